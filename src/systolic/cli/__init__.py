@@ -1,0 +1,118 @@
+"""The ``systolic`` command line (click; rich for tables).
+
+Each engine contributes its verbs from its own module (``systolic.cli.amx``,
+``systolic.cli.xmx``, ``systolic.cli.visa``...), each defining a click group named
+``group``; they are loaded lazily so ``systolic --help`` stays fast and one
+broken module cannot hide the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import SystolicError
+
+#: verb -> (module, one-line help)
+SUBGROUPS = {
+    "amx": ("systolic.cli.amx", "AMX tile machine, native AMX and the tile compiler."),
+    "xmx": ("systolic.cli.xmx", "XMX systolic arrays: DPAS / DPASW."),
+    "visa": ("systolic.cli.visa", "vISA: assemble, encode, decode and run programs."),
+    "layout": ("systolic.cli.layout", "Who holds which element: layout tables and pictures."),
+}
+
+
+class _Lazy(click.Group):
+    def list_commands(self, ctx):
+        names = set(super().list_commands(ctx))
+        names.update(n for n, (mod, _) in SUBGROUPS.items() if importlib.util.find_spec(mod) is not None)
+        return sorted(names)
+
+    def get_command(self, ctx, name):
+        cmd = super().get_command(ctx, name)
+        if cmd is not None or name not in SUBGROUPS:
+            return cmd
+        mod = SUBGROUPS[name][0]
+        if importlib.util.find_spec(mod) is None:
+            return None
+        return importlib.import_module(mod).group
+
+
+def emit_json(obj) -> None:
+    """Print ``obj`` as JSON (the ``--json`` form of data verbs)."""
+    click.echo(json.dumps(obj, indent=2, default=str))
+
+
+@click.group(cls=_Lazy, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="systolic")
+def cli():
+    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit."""
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def info(as_json):
+    """This machine: CPU AMX features, Linux tile-data permission, LLVM, optional GPU libraries."""
+    from ..host import summary
+    s = summary()
+    if as_json:
+        emit_json(s)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"systolic {__version__}", show_header=False)
+    t.add_column("what", style="bold")
+    t.add_column("value")
+    t.add_row("CPU", s["cpu"])
+    t.add_row("AMX features (/proc/cpuinfo)", ", ".join(s["amx_features"]) or "none")
+    t.add_row("AMX features (LLVM host)", ", ".join(s["llvm_amx_features"]) or "none")
+    perm = s["tile_data_permission"]
+    t.add_row("Linux tile data (XTILEDATA)", ("granted" if perm["granted"] else "not granted: " + perm["reason"]))
+    t.add_row("native AMX backend", "available" if perm["granted"] else "unavailable (the emulator is used)")
+    t.add_row("LLVM", s["llvm"] or "missing")
+    libs = s["optional_libraries"]
+    t.add_row("optional libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v) or "none")
+    Console().print(t)
+
+
+@cli.command("types")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per type.")
+def types_cmd(as_json):
+    """The element-type table: bits, format, IGC precision code, dtype, range."""
+    from .. import types as T
+    rows = [T.as_dict(t) for t in T.all_types()]
+    if as_json:
+        emit_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title="element types")
+    for col in ("name", "aliases", "bits", "format", "IGC code", "dtype", "min", "max"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["name"], ", ".join(r["aliases"]), str(r["bits"]), r["format"],
+                  "" if r["igc_precision_code"] is None else str(r["igc_precision_code"]), r["dtype"] or "-",
+                  f"{r['min']:.6g}" if isinstance(r["min"], float) else str(r["min"]),
+                  f"{r['max']:.6g}" if isinstance(r["max"], float) else str(r["max"]))
+    Console().print(t)
+
+
+def main(argv=None) -> None:
+    """Entry point: runs the CLI; a SystolicError becomes a one-line message and exit status 1."""
+    try:
+        cli.main(args=argv, prog_name="systolic", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except SystolicError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)

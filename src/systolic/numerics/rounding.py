@@ -1,0 +1,317 @@
+"""Rounding to the narrow float formats, exactly (scalar) and vectorised (numpy).
+
+Two implementations of one set of rules:
+
+* :func:`round_fraction` rounds an exact rational (``fractions.Fraction``) to a
+  :class:`~systolic.numerics.formats.FloatFormat` and returns its bit pattern.
+  Spec paths use it: "compute exactly, round once" is the manuals' own wording
+  (e.g. SDM vol. 1 4.8.4: the result is as if computed to infinite precision and
+  then rounded).
+* :func:`to_bits` / :func:`from_bits` do the same for whole numpy arrays of
+  float32/float64 values, for fast paths and the public conversion API.
+
+The rules, shared by both (IEEE 754-2019 section 4.3 and 7.4, x86 where it chooses):
+
+* modes ``"rne"`` (nearest, ties to even), ``"rtz"`` (toward zero), ``"rup"``
+  (toward +inf) and ``"rdn"`` (toward -inf);
+* overflow: ``saturate=True`` gives the largest finite value; otherwise a mode
+  rounding away from zero gives infinity (NaN in formats without infinity: OCP
+  E4M3 "fn"), and a mode rounding toward zero gives the largest finite value.
+  Formats with neither infinity nor NaN (E2M1) always saturate;
+* ``ftz=True`` flushes a *tiny* result to a zero of the same sign, tininess
+  detected after rounding as x86 does (SDM vol. 1 4.9.1.5; SoftFloat's 8086
+  specialisation): the value is rounded with an unbounded exponent and flushed
+  if that is below the smallest normal;
+* NaN inputs: ``nan="quiet"`` keeps the sign and the top payload bits and sets
+  the quiet bit (x86 VCVTPS2PH / VCVTNEPS2BF16), ``nan="canonical"`` gives the
+  sign with the default quiet payload (what ml_dtypes does). A format without
+  NaN (E2M1) cannot hold one: :class:`~systolic.errors.InvalidValue`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import InvalidValue
+from .formats import FP64, FloatFormat
+
+__all__ = ["MODES", "round_fraction", "decode_fraction", "decode", "to_bits", "from_bits", "quantize",
+           "fp32_bits", "fp32_from_bits"]
+
+MODES = ("rne", "rtz", "rup", "rdn")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise InvalidValue(f"unknown rounding mode {mode!r}", rule="rounding modes are " + ", ".join(MODES),
+                           values={"mode": mode})
+
+
+def _floor_log2(n: int, d: int) -> int:
+    """floor(log2(n/d)) for positive integers n, d."""
+    e = n.bit_length() - d.bit_length()
+    if (n << -e if e < 0 else n) < (d if e < 0 else d << e):
+        e -= 1
+    return e
+
+
+def _div_round(n: int, d: int, mode: str, negative: bool) -> int:
+    """Round the positive rational n/d to an integer under ``mode`` (sign given separately)."""
+    q, r = divmod(n, d)
+    if r == 0:
+        return q
+    if mode == "rne":
+        return q + 1 if 2 * r > d or (2 * r == d and q & 1) else q
+    if mode == "rtz":
+        return q
+    if mode == "rup":
+        return q if negative else q + 1
+    return q + 1 if negative else q  # rdn
+
+
+def _round_at(n: int, d: int, qe: int, mode: str, negative: bool) -> int:
+    """Round n/d to a multiple of 2**qe; return the multiplier k (value = k * 2**qe)."""
+    if qe >= 0:
+        return _div_round(n, d << qe, mode, negative)
+    return _div_round(n << -qe, d, mode, negative)
+
+
+def _overflow_bits(fmt: FloatFormat, mode: str, negative: bool, saturate: bool) -> int:
+    sign = fmt.sign_bit if negative else 0
+    toward_zero = mode == "rtz" or (mode == "rup" and negative) or (mode == "rdn" and not negative)
+    if saturate or toward_zero or fmt.nan == "none":
+        return sign | _max_bits(fmt)
+    if fmt.nan == "ieee":
+        return sign | fmt.exp_mask
+    return sign | fmt.exp_mask | fmt.man_mask  # fn: NaN
+
+
+def _max_bits(fmt: FloatFormat) -> int:
+    if fmt.nan == "ieee":
+        return (fmt.exp_mask - (1 << fmt.man_bits)) | fmt.man_mask
+    if fmt.nan == "fn":
+        return fmt.exp_mask | (fmt.man_mask - 1)
+    return fmt.exp_mask | fmt.man_mask
+
+
+def _container(fmt: FloatFormat, bits: int) -> int:
+    return bits << (fmt.container_bits - fmt.bits)
+
+
+def round_fraction(q: Fraction | int, fmt: FloatFormat, mode: str = "rne", *, negative_zero: bool = False,
+                   saturate: bool = False, ftz: bool = False) -> int:
+    """Round the exact value ``q`` to ``fmt``; return the bit pattern (in the format's container).
+
+    ``negative_zero`` gives the sign of an exact zero (a Fraction has none), e.g.
+    (-0) + (-0) = -0 under IEEE 754 section 6.3.
+    """
+    _check_mode(mode)
+    q = Fraction(q)
+    if q == 0:
+        return _container(fmt, fmt.sign_bit if negative_zero else 0)
+    negative = q < 0
+    n, d = abs(q.numerator), q.denominator
+    sign = fmt.sign_bit if negative else 0
+    e = _floor_log2(n, d)
+    m = fmt.man_bits
+    if ftz:
+        k_u = _round_at(n, d, e - m, mode, negative)
+        if k_u.bit_length() - 1 + e - m < fmt.emin:  # tiny after rounding (unbounded exponent)
+            return _container(fmt, sign)
+    qe = max(e, fmt.emin) - m
+    k = _round_at(n, d, qe, mode, negative)
+    if k == 0:
+        return _container(fmt, sign)
+    exp = qe + k.bit_length() - 1
+    if exp > fmt.emax or Fraction(k) * Fraction(2) ** qe > fmt.max_fraction:
+        return _container(fmt, _overflow_bits(fmt, mode, negative, saturate))
+    if exp < fmt.emin:  # subnormal: qe == emin - m
+        return _container(fmt, sign | k)
+    frac = (k << (m - (exp - qe))) if exp - qe < m else (k >> (exp - qe - m))
+    return _container(fmt, sign | ((exp + fmt.bias) << m) | (frac - (1 << m)))
+
+
+def decode_fraction(bits: int, fmt: FloatFormat) -> Fraction | float:
+    """Exact value of a bit pattern: a Fraction for finite values, float inf/nan otherwise.
+
+    The sign of a zero is lost in a Fraction; read it from the bits.
+    """
+    bits >>= fmt.container_bits - fmt.bits
+    negative = bool(bits & fmt.sign_bit)
+    e = (bits & fmt.exp_mask) >> fmt.man_bits
+    f = bits & fmt.man_mask
+    top = (1 << fmt.exp_bits) - 1
+    if fmt.nan == "ieee" and e == top:
+        if f:
+            return float("nan")
+        return float("-inf") if negative else float("inf")
+    if fmt.nan == "fn" and e == top and f == fmt.man_mask:
+        return float("nan")
+    if e == 0:
+        v = Fraction(f) * Fraction(2) ** (fmt.emin - fmt.man_bits)
+    else:
+        v = Fraction(f + (1 << fmt.man_bits)) * Fraction(2) ** (e - fmt.bias - fmt.man_bits)
+    return -v if negative else v
+
+
+def decode(bits: int, fmt: FloatFormat) -> float:
+    """Value of a bit pattern as a Python float (exact: every format here fits in fp64; NaN payload dropped)."""
+    v = decode_fraction(bits, fmt)
+    if isinstance(v, float):
+        return v
+    x = float(v)
+    if x == 0 and (bits >> (fmt.container_bits - 1)) & 1:
+        return -0.0
+    return x
+
+
+# ---------------------------------------------------------------- vectorised
+
+def _uint_dtype(bits: int) -> np.dtype:
+    return np.dtype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[max(8, 1 << (bits - 1).bit_length())])
+
+
+def _as_float64(x) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype == np.float64:
+        return a
+    if a.dtype == np.float32:
+        return a.astype(np.float64)  # exact; NaN payload kept (shifted), sNaN quieted
+    if a.dtype.kind in "fiu" or a.dtype.kind == "V" or a.dtype.kind == "b":
+        return a.astype(np.float64)
+    try:
+        return a.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidValue("cannot convert input to floating point", values={"dtype": str(a.dtype)}) from exc
+
+
+def _rint(v: np.ndarray, mode: str, negative: np.ndarray) -> np.ndarray:
+    if mode == "rne":
+        return np.rint(v)
+    if mode == "rtz":
+        return np.trunc(v)
+    if mode == "rup":
+        return np.where(negative, np.floor(v), np.ceil(v))
+    return np.where(negative, np.ceil(v), np.floor(v))
+
+
+def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, ftz: bool = False,
+            nan: str = "quiet") -> np.ndarray:
+    """Convert an array of floats to the bit patterns of ``fmt`` (unsigned ints of the container width).
+
+    Same rules as :func:`round_fraction` (module docstring). Input is taken as
+    float64 (float32 widens exactly), so one rounding happens.
+    """
+    _check_mode(mode)
+    if nan not in ("quiet", "canonical"):
+        raise InvalidValue(f"unknown NaN rule {nan!r}", rule="nan is 'quiet' or 'canonical'", values={"nan": nan})
+    a = _as_float64(x)
+    udt = _uint_dtype(fmt.container_bits)
+    if fmt == FP64 and mode == "rne" and not ftz:
+        return a.view(np.uint64).copy()
+    with np.errstate(all="ignore"):
+        negative = np.signbit(a)
+        mag = np.abs(a)
+        isnan = np.isnan(a)
+        isinf = np.isinf(a)
+        finite = ~(isnan | isinf)
+        m = fmt.man_bits
+        mant, E = np.frexp(np.where(finite & (mag > 0), mag, 1.0))
+        e = E.astype(np.int64) - 1  # mag in [2**e, 2**(e+1))
+        qe = np.maximum(e, fmt.emin) - m
+        k = _rint(np.ldexp(mag, -qe), mode, negative)
+        if ftz:
+            ku = _rint(np.ldexp(mag, -(e - m)), mode, negative)
+            tiny = np.ldexp(ku, e - m) < fmt.min_normal
+            k = np.where(tiny, 0.0, k)
+        value = np.ldexp(k, qe)
+        over = finite & (value > fmt.max)
+        # encode finite, in-range values
+        mv, Ev = np.frexp(np.where(value > 0, value, 1.0))
+        ev = Ev.astype(np.int64) - 1
+        normal = ev >= fmt.emin
+        frac_n = np.ldexp(mv * 2.0 - 1.0, m)
+        field = np.where(normal, ((ev + fmt.bias) << m).astype(np.float64) + frac_n,
+                         np.ldexp(value, -(fmt.emin - m)))
+        field = np.where(value > 0, field, 0.0).astype(np.uint64)
+        sign = np.where(negative, np.uint64(fmt.sign_bit), np.uint64(0))
+        out = field | sign
+        # overflow and infinities
+        toward_zero = (mode == "rtz") | ((mode == "rup") & negative) | ((mode == "rdn") & ~negative)
+        maxb = np.uint64(_max_bits(fmt))
+        if fmt.nan == "none" or saturate:
+            over_bits = maxb
+            inf_bits = maxb
+        elif fmt.nan == "ieee":
+            over_bits = np.where(toward_zero, maxb, np.uint64(fmt.exp_mask))
+            inf_bits = np.uint64(fmt.exp_mask)
+        else:  # fn: no infinity, overflow is NaN
+            over_bits = np.where(toward_zero, maxb, np.uint64(fmt.exp_mask | fmt.man_mask))
+            inf_bits = np.uint64(fmt.exp_mask | fmt.man_mask)
+        out = np.where(over, sign | over_bits, out)
+        out = np.where(isinf, sign | inf_bits, out)
+        if isnan.any():
+            if fmt.nan == "none":
+                raise InvalidValue(f"NaN has no encoding in {fmt.name}", rule=f"{fmt.name} has no NaN",
+                                   values={"count": int(isnan.sum())})
+            if fmt.nan == "fn" or nan == "canonical":
+                nb = np.uint64(fmt.default_nan & ~fmt.sign_bit)
+            else:
+                payload = (a.view(np.uint64) & np.uint64((1 << 52) - 1)) >> np.uint64(52 - m)
+                nb = np.uint64(fmt.exp_mask) | payload | np.uint64(fmt.quiet_bit)
+            out = np.where(isnan, sign | nb, out)
+    shift = fmt.container_bits - fmt.bits
+    if shift:
+        out = out << np.uint64(shift)
+    return out.astype(udt)
+
+
+def from_bits(bits, fmt: FloatFormat, *, daz: bool = False) -> np.ndarray:
+    """Decode bit patterns of ``fmt`` to float64 (exact). NaN payloads move to the top of fp64's fraction.
+
+    ``daz=True`` reads subnormal inputs as zeros of the same sign (x86 MXCSR.DAZ).
+    """
+    b = np.asarray(bits).astype(np.uint64) >> np.uint64(fmt.container_bits - fmt.bits)
+    if fmt == FP64:
+        out = b.view(np.float64).copy()
+        if daz:
+            sub = ((b & np.uint64(fmt.exp_mask)) == 0) & ((b & np.uint64(fmt.man_mask)) != 0)
+            out = np.where(sub, np.where(np.signbit(out), -0.0, 0.0), out)
+        return out
+    negative = (b & np.uint64(fmt.sign_bit)) != 0
+    e = ((b & np.uint64(fmt.exp_mask)) >> np.uint64(fmt.man_bits)).astype(np.int64)
+    f = (b & np.uint64(fmt.man_mask)).astype(np.int64)
+    top = (1 << fmt.exp_bits) - 1
+    sub_scale = fmt.emin - fmt.man_bits
+    mag = np.where(e == 0, np.ldexp(f.astype(np.float64), sub_scale),
+                   np.ldexp((f + (1 << fmt.man_bits)).astype(np.float64), e - fmt.bias - fmt.man_bits))
+    if daz:
+        mag = np.where(e == 0, 0.0, mag)
+    if fmt.nan == "ieee":
+        special = e == top
+        nanbits = np.uint64(0x7FF0000000000000) | (f.astype(np.uint64) << np.uint64(52 - fmt.man_bits))
+        mag = np.where(special & (f == 0), np.inf, mag)
+        mag = np.where(special & (f != 0), nanbits.view(np.float64), mag)
+    elif fmt.nan == "fn":
+        isnan = (e == top) & (f == fmt.man_mask)
+        mag = np.where(isnan, np.float64(np.nan), mag)
+    return np.where(negative, -mag, mag)
+
+
+def quantize(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, ftz: bool = False,
+             nan: str = "quiet") -> np.ndarray:
+    """Round values to ``fmt`` and return them as float64 (the value the narrow format holds)."""
+    return from_bits(to_bits(x, fmt, mode, saturate=saturate, ftz=ftz, nan=nan), fmt)
+
+
+def fp32_bits(x) -> np.ndarray:
+    """Bit patterns (uint32) of float32 values."""
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float32)).view(np.uint32)
+
+
+def fp32_from_bits(b) -> np.ndarray:
+    """float32 values of uint32 bit patterns (NaN payloads kept)."""
+    return np.ascontiguousarray(np.asarray(b, dtype=np.uint32)).view(np.float32)
+

@@ -1,0 +1,217 @@
+"""Every element type the specs use, as data (REFERENCE.md section 1; visa-DPAS.md "Precision" table).
+
+>>> from systolic import types
+>>> t = types.get("bf")            # aliases: bf/bf16/bfloat16, hf/fp16/half, bf8/e5m2, hf8/e4m3, ...
+>>> t.name, t.bits, t.igc_code
+('bf16', 16, 9)
+>>> types.convert([1.0, 3.0e38], "bf16").view("uint16")       # RNE, bits as the hardware holds them
+array([16256, 32610], dtype=uint16)
+
+Integer types carry their range; float types carry a
+:class:`~systolic.numerics.formats.FloatFormat` and convert through
+:mod:`systolic.numerics.rounding` (RNE by default; RTZ, saturation and
+denormal flushing on request).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import ml_dtypes
+import numpy as np
+
+from .errors import InvalidValue
+from .numerics import formats as F
+from .numerics.rounding import from_bits, to_bits
+
+__all__ = ["ElementType", "TYPES", "get", "all_types", "convert", "to_bits", "from_bits", "round_to_tf32",
+           "from_dtype", "as_dict"]
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type: ``name`` (canonical), ``bits``, ``kind`` ("int" or "float"), IGC precision code, dtype."""
+
+    name: str
+    bits: int
+    kind: str
+    signed: bool
+    igc_code: int | None = None
+    dtype_name: str | None = None
+    fmt: F.FloatFormat | None = None
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        """The numpy / ml_dtypes dtype holding one element, where one exists."""
+        if self.dtype_name is None:
+            return None
+        if hasattr(np, self.dtype_name) and self.dtype_name not in ("int4", "uint4", "int2", "uint2"):
+            return np.dtype(getattr(np, self.dtype_name))
+        return np.dtype(getattr(ml_dtypes, self.dtype_name))
+
+    @property
+    def storage_bits(self) -> int:
+        """Bits one element occupies when packed (tf32 occupies a whole dword)."""
+        return self.fmt.container_bits if self.fmt else self.bits
+
+    @property
+    def min(self) -> int | float:
+        if self.fmt:
+            return -self.fmt.max
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max(self) -> int | float:
+        if self.fmt:
+            return self.fmt.max
+        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+
+    @property
+    def format_string(self) -> str:
+        if self.fmt:
+            return f"E{self.fmt.exp_bits}M{self.fmt.man_bits}"
+        return ("s" if self.signed else "u") + f"int{self.bits}"
+
+    def __repr__(self) -> str:
+        return f"ElementType({self.name})"
+
+
+def _int(name, bits, signed, code, dtype, aliases, desc):
+    return ElementType(name, bits, "int", signed, code, dtype, None, aliases, desc)
+
+
+def _flt(name, fmt, code, dtype, aliases, desc):
+    return ElementType(name, fmt.container_bits if name == "tf32" else fmt.bits, "float", True, code, dtype, fmt,
+                       aliases, desc)
+
+
+_ALL = (
+    _int("u1", 1, False, 1, "uint1", ("ub1", "uint1"), "1-bit unsigned integer, range [0, 1]"),
+    _int("s1", 1, True, 2, "int1", ("b1", "int1"), "1-bit signed integer, range [-1, 0]"),
+    _int("u2", 2, False, 3, "uint2", ("uint2",), "2-bit unsigned integer"),
+    _int("s2", 2, True, 4, "int2", ("int2",), "2-bit signed integer"),
+    _int("u4", 4, False, 5, "uint4", ("uint4",), "4-bit unsigned integer"),
+    _int("s4", 4, True, 6, "int4", ("int4",), "4-bit signed integer"),
+    _int("u8", 8, False, 7, "uint8", ("ub", "uint8"), "8-bit unsigned integer"),
+    _int("s8", 8, True, 8, "int8", ("b", "int8"), "8-bit signed integer"),
+    _int("u16", 16, False, None, "uint16", ("uw", "uint16"), "16-bit unsigned integer (vISA :uw)"),
+    _int("s16", 16, True, None, "int16", ("w", "int16"), "16-bit signed integer (vISA :w)"),
+    _int("u32", 32, False, None, "uint32", ("ud", "uint32"), "32-bit unsigned integer (vISA :ud)"),
+    _int("int32", 32, True, None, "int32", ("d", "s32", "i32"), "32-bit signed integer accumulator (vISA :d)"),
+    _int("u64", 64, False, None, "uint64", ("uq", "uint64"), "64-bit unsigned integer (vISA :uq)"),
+    _int("s64", 64, True, None, "int64", ("q", "int64"), "64-bit signed integer (vISA :q)"),
+    _flt("bf16", F.BF16, 9, "bfloat16", ("bf", "bfloat16"), "bfloat16: fp32's exponent, 7 fraction bits"),
+    _flt("fp16", F.FP16, 10, "float16", ("hf", "half", "float16"), "IEEE binary16"),
+    _flt("bf8", F.BF8, 11, "float8_e5m2", ("e5m2", "float8_e5m2"), "OCP FP8 E5M2 (IEEE-like inf/NaN)"),
+    _flt("tf32", F.TF32, 12, None, ("tfloat32",), "TensorFloat-32: fp32 with 10 fraction bits, held in 32 bits"),
+    _flt("hf8", F.HF8, 14, "float8_e4m3fn", ("e4m3", "float8_e4m3fn", "e4m3fn"),
+         "OCP FP8 E4M3 (no inf; S.1111.111 is NaN)"),
+    _flt("e2m1", F.E2M1, 15, "float4_e2m1fn", ("fp4", "float4_e2m1fn", "e2m1fn"), "OCP FP4 E2M1 (no inf, no NaN)"),
+    _flt("fp32", F.FP32, None, "float32", ("f", "float", "float32"), "IEEE binary32"),
+    _flt("fp64", F.FP64, None, "float64", ("df", "double", "float64"), "IEEE binary64"),
+)
+
+TYPES: dict[str, ElementType] = {t.name: t for t in _ALL}
+_LOOKUP: dict[str, ElementType] = {}
+for _t in _ALL:
+    for _n in (_t.name, *_t.aliases):
+        _LOOKUP[_n.lower()] = _t
+
+
+def get(name: str | ElementType) -> ElementType:
+    """The element type called ``name`` (canonical name or alias, case-insensitive)."""
+    if isinstance(name, ElementType):
+        return name
+    t = _LOOKUP.get(str(name).lower())
+    if t is None:
+        raise InvalidValue(f"unknown element type {name!r}", rule="known types: " + ", ".join(TYPES),
+                           values={"name": name})
+    return t
+
+
+def all_types() -> list[ElementType]:
+    return list(_ALL)
+
+
+def from_dtype(dtype) -> ElementType:
+    """The element type of a numpy / ml_dtypes dtype."""
+    dt = np.dtype(dtype)
+    for t in _ALL:
+        if t.dtype is not None and t.dtype == dt:
+            return t
+    raise InvalidValue(f"no systolic element type for dtype {dt}", values={"dtype": str(dt)})
+
+
+def _fmt(t: str | ElementType) -> F.FloatFormat:
+    et = get(t)
+    if et.fmt is None:
+        raise InvalidValue(f"{et.name} is not a floating-point type", rule="float conversion needs a float type",
+                           values={"type": et.name})
+    return et.fmt
+
+
+def convert(x, t: str | ElementType, mode: str = "rne", *, saturate: bool = False, ftz: bool = False,
+            nan: str = "quiet") -> np.ndarray:
+    """Convert float values to type ``t``; return the ml_dtypes/numpy array (tf32: float32 with the low 13 bits 0).
+
+    Rules: :mod:`systolic.numerics.rounding`. Integer targets: round per ``mode`` then wrap is *not* done;
+    out-of-range values raise unless ``saturate=True`` clamps them.
+    """
+    et = get(t)
+    if et.fmt is None:
+        return _convert_int(x, et, mode, saturate)
+    bits = to_bits(x, et.fmt, mode, saturate=saturate, ftz=ftz, nan=nan)
+    if et.name == "tf32":
+        return bits.view(np.float32)
+    return bits.view(et.dtype)
+
+
+def _convert_int(x, et: ElementType, mode: str, saturate: bool) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if np.isnan(a).any():
+        raise InvalidValue(f"NaN has no {et.name} value", values={"type": et.name})
+    r = {"rne": np.rint, "rtz": np.trunc, "rup": np.ceil, "rdn": np.floor}[mode](a)
+    lo, hi = et.min, et.max
+    if saturate:
+        r = np.clip(r, lo, hi)
+    elif ((r < lo) | (r > hi)).any():
+        bad = r[(r < lo) | (r > hi)].ravel()[0]
+        raise InvalidValue(f"value out of range for {et.name}", rule=f"{et.name} holds [{lo}, {hi}]",
+                           values={"value": float(bad)})
+    store = et.dtype if et.dtype is not None else np.dtype(np.int64)
+    return r.astype(np.int64).astype(store)
+
+
+def round_to_tf32(x, *, ftz: bool = False) -> np.ndarray:
+    """fp32 -> tf32 with round-to-nearest-even, as float32 values with the low 13 fraction bits zero.
+
+    SYCL ``round_to_tf32`` (REFERENCE.md section 5) and OpenCL ``intel_convert_tfloat32_as_float``;
+    the GPU's FCVT (PVC+) also flushes denormals: pass ``ftz=True``.
+    """
+    return convert(np.asarray(x, dtype=np.float32), "tf32", ftz=ftz)
+
+
+def as_dict(t: ElementType) -> dict:
+    """A JSON-ready description of one element type (``systolic types --json``)."""
+    d = {
+        "name": t.name, "aliases": list(t.aliases), "kind": t.kind, "bits": t.bits, "signed": t.signed,
+        "storage_bits": t.storage_bits, "igc_precision_code": t.igc_code,
+        "dtype": str(t.dtype) if t.dtype is not None else None, "format": t.format_string,
+        "min": t.min, "max": t.max, "description": t.description,
+    }
+    if t.fmt:
+        d.update(exponent_bits=t.fmt.exp_bits, mantissa_bits=t.fmt.man_bits, bias=t.fmt.bias,
+                 has_inf=t.fmt.has_inf, has_nan=t.fmt.has_nan, min_normal=t.fmt.min_normal,
+                 min_subnormal=t.fmt.min_subnormal)
+    return d
+
+
+def names(types: Iterable[ElementType] | None = None) -> list[str]:
+    return [t.name for t in (types or _ALL)]
