@@ -9,6 +9,7 @@ broken module cannot hide the others.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import sys
 
