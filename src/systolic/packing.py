@@ -108,7 +108,7 @@ def vnni_pack(b, bits: int, *, pad: bool = False) -> np.ndarray:
         raise InvalidValue("B must be a 2-D K x N matrix", values={"shape": v.shape})
     v = _pad_rows(v, per, pad, "B")
     k, n = v.shape
-    return pack(v.reshape(k // per, per, n).transpose(0, 2, 1), bits)
+    return pack(v.reshape(k // per, per, n).transpose(0, 2, 1), bits)[..., 0]
 
 
 def vnni_unpack(packed, bits: int, *, signed: bool = False, k: int | None = None) -> np.ndarray:

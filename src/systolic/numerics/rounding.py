@@ -178,7 +178,8 @@ def _as_float64(x) -> np.ndarray:
     if a.dtype == np.float64:
         return a
     if a.dtype == np.float32:
-        return a.astype(np.float64)  # exact; NaN payload kept (shifted), sNaN quieted
+        with np.errstate(invalid="ignore"):
+            return a.astype(np.float64)  # exact; NaN payload kept (shifted), sNaN quieted
     if a.dtype.kind in "fiu" or a.dtype.kind == "V" or a.dtype.kind == "b":
         return a.astype(np.float64)
     try:

@@ -1,0 +1,71 @@
+"""The element-type table (REFERENCE.md section 1) and the type-level conversion API."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from systolic import types
+from systolic.errors import InvalidValue
+
+# REFERENCE.md section 1 / visa-DPAS.md precision table: name -> (bits, IGC GenPrecision code)
+SPEC = {"u1": (1, 1), "s1": (1, 2), "u2": (2, 3), "s2": (2, 4), "u4": (4, 5), "s4": (4, 6), "u8": (8, 7),
+        "s8": (8, 8), "bf16": (16, 9), "fp16": (16, 10), "bf8": (8, 11), "tf32": (32, 12), "hf8": (8, 14),
+        "e2m1": (4, 15)}
+
+
+@pytest.mark.parametrize("name", SPEC)
+def test_table_matches_spec(name):
+    t = types.get(name)
+    assert (t.bits, t.igc_code) == SPEC[name]
+
+
+def test_aliases_and_dtypes():
+    assert types.get("bf") is types.get("BF16") is types.get("bfloat16")
+    assert types.get("hf").name == "fp16" and types.get("e5m2").name == "bf8" and types.get("e4m3").name == "hf8"
+    assert types.get("s4").dtype == np.dtype(ml_dtypes.int4)
+    assert types.get("u2").dtype == np.dtype(ml_dtypes.uint2)
+    assert types.get("bf16").dtype == np.dtype(ml_dtypes.bfloat16)
+    assert types.get("tf32").dtype is None
+    assert types.from_dtype(ml_dtypes.float8_e4m3fn).name == "hf8"
+    assert types.from_dtype(np.int8).name == "s8"
+    with pytest.raises(InvalidValue, match="unknown element type 'fp12'"):
+        types.get("fp12")
+
+
+def test_ranges():
+    assert (types.get("s1").min, types.get("s1").max) == (-1, 0)
+    assert (types.get("u1").min, types.get("u1").max) == (0, 1)
+    assert (types.get("s4").min, types.get("s4").max) == (-8, 7)
+    assert types.get("hf8").max == 448.0 and types.get("bf8").max == 57344.0
+    assert types.get("e2m1").max == 6.0 and types.get("fp16").max == 65504.0
+    assert types.get("bf16").max == float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    assert types.get("tf32").max == (2 - 2 ** -10) * 2.0 ** 127
+
+
+def test_convert_float_and_tf32():
+    x = np.array([1.0, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 1e-40], dtype=np.float32)
+    tf = types.round_to_tf32(x)
+    assert tf.dtype == np.float32
+    assert tf.view(np.uint32).tolist() == [0x3F800000, 0x3F800000, 0x3F804000, 0x00012000]  # 1.5 ulp ties to even (2 ulp)
+    assert types.round_to_tf32(x, ftz=True).view(np.uint32).tolist()[3] == 0
+    out = types.convert(np.array([0.1, 300.0]), "hf8", saturate=True)
+    assert out.dtype == np.dtype(ml_dtypes.float8_e4m3fn) and out.astype(np.float32).tolist() == [0.1015625, 288.0]
+
+
+def test_convert_int():
+    assert types.convert([1.5, 2.5, -7.6], "s4").astype(int).tolist() == [2, 2, -8]
+    assert types.convert([100, -100], "s4", saturate=True).astype(int).tolist() == [7, -8]
+    with pytest.raises(InvalidValue, match="out of range for u2"):
+        types.convert([4], "u2")
+
+
+def test_as_dict_is_json_ready():
+    import json
+    rows = [types.as_dict(t) for t in types.all_types()]
+    json.dumps(rows)
+    names = [r["name"] for r in rows]
+    for n in SPEC:
+        assert n in names
+    assert "fp32" in names and "int32" in names
