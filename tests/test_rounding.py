@@ -259,3 +259,24 @@ def test_bad_mode():
         to_bits(np.ones(2), BF16, "nearest")
     with pytest.raises(InvalidValue, match="rounding mode"):
         round_fraction(Fraction(1), BF16, "up")
+
+
+f64_any = st.integers(0, 2 ** 64 - 1).map(lambda b: float(np.uint64(b).view(np.float64)))
+f64_near = st.tuples(st.integers(-160, 20), st.integers(0, 2 ** 52 - 1), st.booleans()).map(
+    lambda t: (-1 if t[2] else 1) * float(np.ldexp(1.0 + t[1] / 2.0 ** 52, t[0])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(f64_any, f64_near, st.sampled_from([0.0, -0.0, 5e-324, 2.0 ** -126, 2.0 ** -149])),
+                min_size=1, max_size=16),
+       st.sampled_from(["rne", "rtz", "rup", "rdn"]), st.booleans(), st.booleans())
+def test_vector_equals_exact_scalar(xs, mode, sat, ftz):
+    """The vectorised converter and the exact rational one agree on every format, mode and flag."""
+    a = np.array([x for x in xs if not np.isnan(x)], dtype=np.float64)
+    for fmt in SMALL + [TF32, FP32]:
+        vec = to_bits(a, fmt, mode, saturate=sat, ftz=ftz).tolist()
+        for x, v in zip(a.tolist(), vec):
+            if np.isinf(x):
+                continue
+            want = round_fraction(Fraction(x), fmt, mode, negative_zero=bool(np.signbit(x)), saturate=sat, ftz=ftz)
+            assert v == want, (fmt.name, x, mode, sat, ftz)
