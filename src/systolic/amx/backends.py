@@ -1,0 +1,117 @@
+"""Backends of the tile machine: who executes an instruction once the machine has checked it.
+
+The :class:`~systolic.amx.machine.TileMachine` checks every rule (#GP, #UD,
+memory bounds, CPU features) and handles faulting loads/stores itself; a backend
+is only asked to do the work of an instruction that cannot fault, on the
+machine's state arrays (``m.tiles``: (8, 16, 64) uint8, ``m.config``) in place.
+
+Protocol (agreed with the native-AMX and compiler engineers)::
+
+    name: str
+    load_config(m)                                  # m.config set, tiles already zeroed
+    tileload(m, tmm, memory, base, stride)          # full load from m.config.start_row
+    tilestore(m, tmm, memory, base, stride)         # full store from m.config.start_row
+    tilezero(m, tmm)
+    dot(m, mnemonic, dst, src1, src2)               # any TMUL mnemonic, lower case
+    release(m)
+
+Built in: ``"emulator"`` (vectorised numpy kernels, :mod:`systolic.amx.kernels`)
+and ``"spec"`` (the plain SDM transcription, :mod:`systolic.amx.spec`).
+``"native"`` (real AMX) registers itself from :mod:`systolic.amx.native`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, runtime_checkable
+
+from ..errors import InvalidValue
+
+__all__ = ["Backend", "register_backend", "get_backend", "backend_names", "EmulatorBackend", "SpecBackend"]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+
+    def load_config(self, m) -> None: ...
+    def tileload(self, m, tmm: int, memory, base: int, stride: int) -> None: ...
+    def tilestore(self, m, tmm: int, memory, base: int, stride: int) -> None: ...
+    def tilezero(self, m, tmm: int) -> None: ...
+    def dot(self, m, mnemonic: str, dst: int, src1: int, src2: int) -> None: ...
+    def release(self, m) -> None: ...
+
+
+class _ArrayBackend:
+    """Shared body of the two emulating backends: ``ops`` is the module holding the per-instruction code."""
+
+    name = "?"
+    ops = None
+
+    def load_config(self, m) -> None:
+        pass  # the machine has already zeroed the tiles and set the configuration
+
+    def tileload(self, m, tmm, memory, base, stride) -> None:
+        rows, colsb = m.config.shape(tmm)
+        self.ops.tileload(m.tiles[tmm], memory, base, stride, rows, colsb, m.config.start_row)
+
+    def tilestore(self, m, tmm, memory, base, stride) -> None:
+        rows, colsb = m.config.shape(tmm)
+        self.ops.tilestore(m.tiles[tmm], memory, base, stride, rows, colsb, m.config.start_row)
+
+    def tilezero(self, m, tmm) -> None:
+        self.ops.tilezero(m.tiles[tmm])
+
+    def dot(self, m, mnemonic, dst, src1, src2) -> None:
+        cfg = m.config
+        self.ops.DOT[mnemonic](m.tiles[dst], m.tiles[src1], m.tiles[src2], cfg.rows[dst], cfg.colsb[dst],
+                               cfg.colsb[src1])
+
+    def release(self, m) -> None:
+        pass
+
+
+class EmulatorBackend(_ArrayBackend):
+    """The fast emulator: vectorised kernels proven bit-identical to the spec path."""
+
+    name = "emulator"
+
+    def __init__(self) -> None:
+        from . import kernels
+        self.ops = kernels
+
+
+class SpecBackend(_ArrayBackend):
+    """The spec path: the SDM pseudo-code transcribed, element by element (slow, obviously right)."""
+
+    name = "spec"
+
+    def __init__(self) -> None:
+        from . import spec
+        self.ops = spec
+
+
+_FACTORIES: dict[str, Callable[[], Backend]] = {"emulator": EmulatorBackend, "spec": SpecBackend}
+#: backends that register themselves when their module is imported
+_LAZY = {"native": "systolic.amx.native"}
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    """Make ``TileMachine(backend=name)`` use ``factory()`` (called once per machine)."""
+    _FACTORIES[name] = factory
+
+
+def backend_names() -> list[str]:
+    return sorted(set(_FACTORIES) | set(_LAZY))
+
+
+def get_backend(name: str | Backend) -> Backend:
+    """A new backend instance by name (importing a lazily registered one), or the object itself."""
+    if not isinstance(name, str):
+        return name
+    if name not in _FACTORIES and name in _LAZY:
+        import importlib
+        importlib.import_module(_LAZY[name])
+    if name not in _FACTORIES:
+        raise InvalidValue(f"unknown AMX backend {name!r}", rule="backends: " + ", ".join(backend_names()),
+                           values={"backend": name})
+    return _FACTORIES[name]()

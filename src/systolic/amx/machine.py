@@ -1,0 +1,364 @@
+"""The AMX tile machine: architectural state, every fault rule, one method per instruction.
+
+State (SDM vol. 1 ch. 18 "Intel AMX"; all public):
+
+* ``configured`` - TILES_CONFIGURED;
+* ``config`` - the :class:`~systolic.amx.tilecfg.TileConfig` in force (palette 0 = INIT);
+* ``tiles`` - uint8 array (8, 16, 64): tmm0-7, 16 rows of 64 bytes. Bytes outside a
+  tile's rows/colsb are zero, as every instruction leaves them.
+
+Each instruction method checks, in this order, the CPU feature (#UD), the SDM's
+exception class of the instruction (#UD / #GP, AMX-E1 ... AMX-E5) and memory
+bounds (:class:`~systolic.errors.MemoryFault`, raised where the hardware would
+page-fault), and only then asks the backend to execute. Faulting loads and
+stores are handled here: the rows before the faulting row take effect and
+``config.start_row`` is left at the faulting row, so executing the instruction
+again resumes there (SDM TILELOADD: "In the case of a memory fault in the middle
+of an instruction, the tilecfg.start_row := start").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GeneralProtection, InvalidOpcode, InvalidValue, MemoryFault
+from . import kernels
+from .backends import Backend, get_backend
+from .cpu import CpuModel, INSTRUCTION_FEATURE, get_cpu
+from .tilecfg import NTILES, TileConfig, check_ldtilecfg
+
+__all__ = ["TileMachine", "TMUL_MNEMONICS"]
+
+TMUL_MNEMONICS = ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps", "tcmmimfp16ps",
+                  "tcmmrlfp16ps", "tdpbf8ps", "tdpbhf8ps", "tdphbf8ps", "tdphf8ps")
+
+#: element types of (src1, src2) of each TMUL instruction, for users reading tiles back
+TMUL_TYPES = {
+    "tdpbssd": ("s8", "s8", "s32"), "tdpbsud": ("s8", "u8", "s32"), "tdpbusd": ("u8", "s8", "s32"),
+    "tdpbuud": ("u8", "u8", "s32"), "tdpbf16ps": ("bf16", "bf16", "fp32"), "tdpfp16ps": ("fp16", "fp16", "fp32"),
+    "tcmmimfp16ps": ("fp16", "fp16", "fp32"), "tcmmrlfp16ps": ("fp16", "fp16", "fp32"),
+    "tdpbf8ps": ("bf8", "bf8", "fp32"), "tdpbhf8ps": ("bf8", "hf8", "fp32"), "tdphbf8ps": ("hf8", "bf8", "fp32"),
+    "tdphf8ps": ("hf8", "hf8", "fp32"),
+}
+
+
+def _check_memory(memory) -> np.ndarray:
+    if not isinstance(memory, np.ndarray) or memory.dtype != np.uint8 or memory.ndim != 1:
+        got = type(memory).__name__ if not isinstance(memory, np.ndarray) else f"{memory.dtype} {memory.shape}"
+        raise InvalidValue("memory must be a 1-D uint8 numpy array", rule="TileMachine memory operands",
+                           values={"memory": got})
+    return memory
+
+
+def _int(v, what: str) -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise InvalidValue(f"{what} must be an integer", values={what: v})
+    return int(v)
+
+
+class TileMachine:
+    """An AMX unit driven instruction by instruction.
+
+    >>> m = TileMachine("sapphirerapids")
+    >>> m.ldtilecfg(TileConfig(palette=1, tiles={0: (2, 8), 1: (2, 8), 2: (2, 8)}))
+    >>> m.configured
+    True
+
+    ``backend``: ``"emulator"`` (fast numpy kernels), ``"spec"`` (the SDM
+    pseudo-code, slow) or ``"native"`` (real AMX, when the CPU has it).
+    """
+
+    def __init__(self, cpu: str | CpuModel = "sapphirerapids", backend: str | Backend = "emulator") -> None:
+        self.cpu: CpuModel = get_cpu(cpu)
+        self.backend: Backend = get_backend(backend)
+        self.configured: bool = False
+        self.config: TileConfig = TileConfig.init()
+        self.tiles: np.ndarray = np.zeros((NTILES, 16, 64), dtype=np.uint8)
+
+    def __repr__(self) -> str:
+        return (f"TileMachine(cpu={self.cpu.name!r}, backend={self.backend.name!r}, "
+                f"configured={self.configured}, config={self.config!r})")
+
+    # ------------------------------------------------------------ checks shared by the instructions
+    def _feature(self, mnemonic: str) -> None:
+        feat = INSTRUCTION_FEATURE[mnemonic]
+        if not self.cpu.has(feat):
+            raise InvalidOpcode(f"{mnemonic.upper()} needs {feat.upper()}, which {self.cpu.name} lacks",
+                                rule=f"SDM/ISE {mnemonic.upper()}: CPUID feature flag {feat.upper()}",
+                                values={"cpu": self.cpu.name, "feature": feat})
+
+    def _configured(self, mnemonic: str) -> None:
+        if not self.configured:
+            raise InvalidOpcode(f"{mnemonic.upper()} with tiles not configured",
+                                rule="SDM AMX exception classes: #UD if TILES_CONFIGURED == 0",
+                                values={"instruction": mnemonic})
+
+    def _tile_number(self, mnemonic: str, tmm, what: str = "tile") -> int:
+        t = _int(tmm, what)
+        limit = self.cpu.palette(self.config.palette).max_names if self.configured else NTILES
+        if not 0 <= t < limit:
+            raise InvalidOpcode(f"{mnemonic.upper()}: {what} tmm{t} does not exist",
+                                rule="SDM AMX exception classes: #UD if a tile >= palette max_names",
+                                values={what: t, "max_names": limit})
+        return t
+
+    def _valid(self, mnemonic: str, t: int, what: str = "tile") -> None:
+        if not self.config.valid(t):
+            raise InvalidOpcode(f"{mnemonic.upper()}: {what} tmm{t} is not a valid (configured) tile",
+                                rule="SDM AMX exception classes: #UD if a tile is not valid (rows or colsb 0)",
+                                values={what: t, "rows": self.config.rows[t], "colsb": self.config.colsb[t]})
+
+    def _colsb4(self, mnemonic: str, t: int, what: str = "tile") -> None:
+        if self.config.colsb[t] % 4:
+            raise InvalidOpcode(f"{mnemonic.upper()}: tmm{t} colsb is not a multiple of 4",
+                                rule="SDM AMX exception classes: #UD if colsb % 4 != 0",
+                                values={what: t, "colsb": self.config.colsb[t]})
+
+    def _zero_tilecfg_start(self) -> None:
+        if self.config.start_row:
+            self.config = self.config.with_start_row(0)
+
+    # ------------------------------------------------------------ configuration
+    def ldtilecfg(self, config, base: int | None = None) -> None:
+        """LDTILECFG m512: load TILECFG (a TileConfig, 64 bytes, or ``(memory, base)``).
+
+        SDM vol. 2 LDTILECFG: palette 0 returns to the INIT state; otherwise every
+        #GP rule of :func:`~systolic.amx.tilecfg.check_ldtilecfg`; a successful
+        load zeroes all tile data.
+        """
+        self._feature("ldtilecfg")
+        if base is not None:
+            memory = _check_memory(config)
+            base = _int(base, "base")
+            if base < 0 or base + 64 > memory.size:
+                raise MemoryFault("LDTILECFG reads outside memory", address=base if base < 0 else max(base, memory.size),
+                                  rule="64-byte operand inside the memory image",
+                                  values={"base": base, "memory_size": memory.size})
+            config = memory[base:base + 64]
+        cfg = config if isinstance(config, TileConfig) else TileConfig.from_bytes(config)
+        check_ldtilecfg(cfg, self.cpu)
+        self.tiles[:] = 0
+        if cfg.palette == 0:
+            self.configured = False
+            self.config = TileConfig.init()
+            self.backend.release(self)
+            return
+        self.configured = True
+        self.config = cfg
+        self.backend.load_config(self)
+
+    def sttilecfg(self, memory, base: int) -> None:
+        """STTILECFG m512: store TILECFG (64 zero bytes when tiles are not configured; SDM vol. 2 STTILECFG)."""
+        self._feature("sttilecfg")
+        memory = _check_memory(memory)
+        base = _int(base, "base")
+        if base < 0 or base + 64 > memory.size:
+            raise MemoryFault("STTILECFG writes outside memory", address=base if base < 0 else max(base, memory.size),
+                              rule="64-byte operand inside the memory image",
+                              values={"base": base, "memory_size": memory.size})
+        img = self.config.to_bytes() if self.configured else bytes(64)
+        memory[base:base + 64] = np.frombuffer(img, dtype=np.uint8)
+
+    def tilerelease(self) -> None:
+        """TILERELEASE: back to the INIT state (no configuration needed; SDM vol. 2 TILERELEASE)."""
+        self._feature("tilerelease")
+        self.backend.release(self)
+        self.configured = False
+        self.config = TileConfig.init()
+        self.tiles[:] = 0
+
+    # ------------------------------------------------------------ loads and stores
+    def _transfer_checks(self, mnemonic: str, tmm, memory, base, stride) -> tuple[int, np.ndarray, int, int]:
+        self._feature(mnemonic)
+        self._configured(mnemonic)
+        t = self._tile_number(mnemonic, tmm)
+        self._valid(mnemonic, t)
+        self._colsb4(mnemonic, t)
+        rows = self.config.rows[t]
+        if self.config.start_row >= rows:
+            raise InvalidOpcode(f"{mnemonic.upper()}: start_row >= rows of tmm{t}",
+                                rule="SDM AMX-E3: #UD if tilecfg.start_row >= tile rows",
+                                values={"start_row": self.config.start_row, "rows": rows, "tile": t})
+        return t, _check_memory(memory), _int(base, "base"), _int(stride, "stride")
+
+    def _first_fault(self, t: int, memory: np.ndarray, base: int, stride: int):
+        """(row, address) of the first row whose bytes leave the memory image, or None."""
+        rows, colsb = self.config.shape(t)
+        for r in range(self.config.start_row, rows):
+            addr = base + r * stride
+            if addr < 0:
+                return r, addr
+            if addr + colsb > memory.size:
+                return r, max(addr, memory.size)
+        return None
+
+    def tileloadd(self, tmm: int, memory, base: int, stride: int) -> None:
+        """TILELOADD tmm, [base + index*scale]: row r from ``base + r*stride`` (SDM vol. 2 TILELOADD)."""
+        self._load("tileloadd", tmm, memory, base, stride)
+
+    def tileloaddt1(self, tmm: int, memory, base: int, stride: int) -> None:
+        """TILELOADDT1: TILELOADD with a T1 prefetch hint (no architectural difference)."""
+        self._load("tileloaddt1", tmm, memory, base, stride)
+
+    def _load(self, mnemonic, tmm, memory, base, stride) -> None:
+        t, memory, base, stride = self._transfer_checks(mnemonic, tmm, memory, base, stride)
+        fault = self._first_fault(t, memory, base, stride)
+        if fault is not None:
+            row, addr = fault
+            rows, colsb = self.config.shape(t)
+            # rows start_row ... row-1 arrive (and rows from start_row up are zeroed first), then the fault
+            kernels.tileload(self.tiles[t], memory, base, stride, row, colsb, self.config.start_row)
+            self.config = self.config.with_start_row(row)
+            raise MemoryFault(f"{mnemonic.upper()} tmm{t}: row {row} is outside memory", address=addr, row=row,
+                              rule="memory operand inside the memory image (start_row keeps the faulting row)",
+                              values={"base": base, "stride": stride, "colsb": colsb, "memory_size": memory.size})
+        self.backend.tileload(self, t, memory, base, stride)
+        self._zero_tilecfg_start()
+
+    def tilestored(self, tmm: int, memory, base: int, stride: int) -> None:
+        """TILESTORED [base + index*scale], tmm: colsb bytes of each row to ``base + r*stride``."""
+        mnemonic = "tilestored"
+        t, memory, base, stride = self._transfer_checks(mnemonic, tmm, memory, base, stride)
+        if not memory.flags.writeable:
+            raise InvalidValue("TILESTORED needs writable memory", values={"writeable": False})
+        fault = self._first_fault(t, memory, base, stride)
+        if fault is not None:
+            row, addr = fault
+            rows, colsb = self.config.shape(t)
+            kernels.tilestore(self.tiles[t], memory, base, stride, row, colsb, self.config.start_row)
+            self.config = self.config.with_start_row(row)
+            raise MemoryFault(f"TILESTORED tmm{t}: row {row} is outside memory", address=addr, row=row,
+                              rule="memory operand inside the memory image (start_row keeps the faulting row)",
+                              values={"base": base, "stride": stride, "colsb": colsb, "memory_size": memory.size})
+        self.backend.tilestore(self, t, memory, base, stride)
+        self._zero_tilecfg_start()
+
+    def tilezero(self, tmm: int) -> None:
+        """TILEZERO tmm: all 16 x 64 bytes := 0 (SDM vol. 2 TILEZERO; #UD per AMX-E5)."""
+        self._feature("tilezero")
+        self._configured("tilezero")
+        t = self._tile_number("tilezero", tmm)
+        self._valid("tilezero", t)
+        self.backend.tilezero(self, t)
+        self._zero_tilecfg_start()
+
+    # ------------------------------------------------------------ TMUL
+    def _tmul(self, mnemonic: str, dst, src1, src2) -> None:
+        """Checks of the TMUL exception class (SDM AMX-E4), then the backend's dot product."""
+        self._feature(mnemonic)
+        self._configured(mnemonic)
+        names = ("dst", "src1", "src2")
+        d, a, b = (self._tile_number(mnemonic, v, n) for v, n in zip((dst, src1, src2), names))
+        if d == a or a == b or d == b:
+            raise InvalidOpcode(f"{mnemonic.upper()}: tiles must be pairwise distinct",
+                                rule="SDM AMX-E4: #UD if srcdest == src1 or src1 == src2 or srcdest == src2",
+                                values={"dst": d, "src1": a, "src2": b})
+        for t, n in zip((d, a, b), names):
+            self._valid(mnemonic, t, n)
+        for t, n in zip((d, a, b), names):
+            self._colsb4(mnemonic, t, n)
+        cfg = self.config
+        shape = {"dst": cfg.shape(d), "src1": cfg.shape(a), "src2": cfg.shape(b)}
+        if cfg.colsb[d] != cfg.colsb[b]:
+            raise InvalidOpcode(f"{mnemonic.upper()}: dst colsb != src2 colsb (N)",
+                                rule="SDM AMX-E4: #UD if srcdest.colsb != src2.colsb", values=shape)
+        if cfg.rows[d] != cfg.rows[a]:
+            raise InvalidOpcode(f"{mnemonic.upper()}: dst rows != src1 rows (M)",
+                                rule="SDM AMX-E4: #UD if srcdest.rows != src1.rows", values=shape)
+        if cfg.colsb[a] // 4 != cfg.rows[b]:
+            raise InvalidOpcode(f"{mnemonic.upper()}: src1 colsb / 4 != src2 rows (K)",
+                                rule="SDM AMX-E4: #UD if src1.colsb / 4 != src2.rows", values=shape)
+        if cfg.colsb[d] > self.cpu.tmul_maxn or cfg.colsb[b] > self.cpu.tmul_maxn:
+            raise InvalidOpcode(f"{mnemonic.upper()}: N larger than tmul_maxn",
+                                rule="SDM AMX-E4: #UD if srcdest.colsb or src2.colsb > tmul_maxn",
+                                values={**shape, "tmul_maxn": self.cpu.tmul_maxn})
+        if cfg.colsb[a] // 4 > self.cpu.tmul_maxk or cfg.rows[b] > self.cpu.tmul_maxk:
+            raise InvalidOpcode(f"{mnemonic.upper()}: K larger than tmul_maxk",
+                                rule="SDM AMX-E4: #UD if src1.colsb / 4 or src2.rows > tmul_maxk",
+                                values={**shape, "tmul_maxk": self.cpu.tmul_maxk})
+        self.backend.dot(self, mnemonic, d, a, b)
+        self._zero_tilecfg_start()
+
+    def tdpbssd(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBSSD: int32 += signed int8 x signed int8, 4 products per dword (wraps mod 2^32)."""
+        self._tmul("tdpbssd", dst, src1, src2)
+
+    def tdpbsud(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBSUD: int32 += signed int8 (src1) x unsigned int8 (src2)."""
+        self._tmul("tdpbsud", dst, src1, src2)
+
+    def tdpbusd(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBUSD: int32 += unsigned int8 (src1) x signed int8 (src2)."""
+        self._tmul("tdpbusd", dst, src1, src2)
+
+    def tdpbuud(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBUUD: int32 += unsigned int8 x unsigned int8."""
+        self._tmul("tdpbuud", dst, src1, src2)
+
+    def tdpbf16ps(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBF16PS: fp32 += bf16 pairs (two fp32 chains, DAZ/FTZ/RNE; AMX-BF16)."""
+        self._tmul("tdpbf16ps", dst, src1, src2)
+
+    def tdpfp16ps(self, dst: int, src1: int, src2: int) -> None:
+        """TDPFP16PS: fp32 += fp16 pairs (AMX-FP16)."""
+        self._tmul("tdpfp16ps", dst, src1, src2)
+
+    def tcmmimfp16ps(self, dst: int, src1: int, src2: int) -> None:
+        """TCMMIMFP16PS: imaginary part of complex fp16 matrix products (AMX-COMPLEX)."""
+        self._tmul("tcmmimfp16ps", dst, src1, src2)
+
+    def tcmmrlfp16ps(self, dst: int, src1: int, src2: int) -> None:
+        """TCMMRLFP16PS: real part of complex fp16 matrix products (AMX-COMPLEX)."""
+        self._tmul("tcmmrlfp16ps", dst, src1, src2)
+
+    def tdpbf8ps(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBF8PS: fp32 += bf8 x bf8 (AMX-FP8; model unverified on silicon)."""
+        self._tmul("tdpbf8ps", dst, src1, src2)
+
+    def tdpbhf8ps(self, dst: int, src1: int, src2: int) -> None:
+        """TDPBHF8PS: fp32 += bf8 (src1) x hf8 (src2) (AMX-FP8; unverified)."""
+        self._tmul("tdpbhf8ps", dst, src1, src2)
+
+    def tdphbf8ps(self, dst: int, src1: int, src2: int) -> None:
+        """TDPHBF8PS: fp32 += hf8 (src1) x bf8 (src2) (AMX-FP8; unverified)."""
+        self._tmul("tdphbf8ps", dst, src1, src2)
+
+    def tdphf8ps(self, dst: int, src1: int, src2: int) -> None:
+        """TDPHF8PS: fp32 += hf8 x hf8 (AMX-FP8; unverified)."""
+        self._tmul("tdphf8ps", dst, src1, src2)
+
+    def execute(self, mnemonic: str, *operands) -> None:
+        """Run an instruction by name, e.g. ``m.execute("tdpbssd", 0, 1, 2)``."""
+        name = str(mnemonic).lower()
+        if name not in INSTRUCTION_FEATURE:
+            raise InvalidValue(f"unknown AMX instruction {mnemonic!r}", values={"mnemonic": mnemonic})
+        return getattr(self, name)(*operands)
+
+    # ------------------------------------------------------------ conveniences (not instructions)
+    def tile_bytes(self, tmm: int) -> np.ndarray:
+        """A copy of the configured rows x colsb bytes of tile ``tmm``."""
+        rows, colsb = self.config.shape(_int(tmm, "tile") % NTILES)
+        return self.tiles[tmm, :rows, :colsb].copy()
+
+    def read_tile(self, tmm: int, dtype) -> np.ndarray:
+        """Tile ``tmm``'s configured rows viewed as ``dtype`` elements (e.g. np.int32, np.float32, bfloat16)."""
+        b = np.ascontiguousarray(self.tile_bytes(tmm))
+        dt = np.dtype(dtype)
+        if b.shape[1] % dt.itemsize:
+            raise InvalidValue("colsb is not a multiple of the element size",
+                               values={"colsb": b.shape[1], "itemsize": dt.itemsize})
+        return b.view(dt)
+
+    def write_tile(self, tmm: int, values) -> None:
+        """Set tile ``tmm``'s configured rows from an array of rows x colsb bytes (any dtype); zero the rest."""
+        t = _int(tmm, "tile")
+        if not 0 <= t < NTILES:
+            raise InvalidValue("tiles are 0-7", values={"tile": t})
+        rows, colsb = self.config.shape(t)
+        v = np.ascontiguousarray(values)
+        b = v.view(np.uint8).reshape(v.shape[0], -1) if v.ndim == 2 else None
+        if b is None or b.shape != (rows, colsb):
+            raise InvalidValue("write_tile needs a rows x colsb-bytes 2-D array",
+                               values={"shape": v.shape, "rows": rows, "colsb": colsb})
+        self.tiles[t] = 0
+        self.tiles[t, :rows, :colsb] = b
