@@ -1,0 +1,132 @@
+"""Logical matrices <-> DPAS register images (uses :mod:`systolic.packing`).
+
+Layouts (visa-DPAS.md "Semantics"; IGC ``G4_InstDpas::computeRightBound``):
+
+* **Src2 = A (M x K)**: row-major, K = SD * OPS_PER_CHAN elements per row,
+  elements of Src2PrecisionInBits packed into dwords, lower K in lower bits;
+  row r starts ``r * K * bits / 8`` bytes after Src2 ("Src2 is advanced
+  8*OPS_PER_CHAN elements for each repeat").
+* **Src1 = B (K x N)**: GRF row m holds, in dword i, the ``32 / bits`` K values
+  ``m*per .. m*per+per-1`` of column i. Depth d reads GRF
+  ``d // SRC1_OPERANDS_PER_CHAN`` at element ``(d % SRC1_OPERANDS_PER_CHAN) *
+  OPS_PER_CHAN``, which is exactly this packing (the AMX/VNNI "packed" layout).
+* **Src0 = C, Dst = D (M x N)**: row r is ``N`` elements of the Dst/Src0 type,
+  packed, at ``r * N * sizeof(type)`` (one GRF per row for 32-bit types).
+
+Element values are taken from numpy/ml_dtypes arrays: arrays of the
+precision's own dtype give their bits unchanged; other float arrays are
+rounded to nearest even (tf32: the float32 container with its low 13 bits
+cleared by RNE, REFERENCE.md section 1); integer arrays must be in range.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import packing
+from .. import types as T
+from ..errors import InvalidValue
+from ..numerics.rounding import from_bits
+
+__all__ = ["element_bits", "pack_src2", "unpack_src2", "pack_src1", "unpack_src1", "pack_acc", "unpack_acc",
+           "decode", "acc_dtype"]
+
+
+def element_bits(values, precision: str) -> np.ndarray:
+    """The raw bits (uint32) of ``values`` as elements of ``precision`` (canonical name)."""
+    t = T.get(precision)
+    a = np.asarray(values)
+    if t.fmt is None:
+        if a.dtype.kind == "f" or a.dtype.kind == "V":
+            a = a.astype(np.float64)
+            if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+                raise InvalidValue(f"{t.name} values must be integers", values={"dtype": str(a.dtype)})
+        a = a.astype(np.int64)
+        if a.size and (a.min() < t.min or a.max() > t.max):
+            raise InvalidValue(f"value out of range for {t.name}", rule=f"{t.name} holds [{t.min}, {t.max}]",
+                               values={"min": int(a.min()), "max": int(a.max())})
+        return packing.raw_bits(a, t.bits)
+    if t.name == "tf32":
+        if a.dtype != np.float32:
+            a = a.astype(np.float32)
+        return T.round_to_tf32(a).view(np.uint32).astype(np.uint32)
+    if t.dtype is not None and a.dtype == t.dtype:
+        return packing.raw_bits(a, t.bits)
+    return packing.raw_bits(T.convert(a.astype(np.float64) if a.dtype.kind != "f" else a, t), t.bits)
+
+
+def _bits(precision: str) -> int:
+    return T.get(precision).storage_bits
+
+
+def pack_src2(a, precision: str) -> np.ndarray:
+    """A (M x K) -> the Src2 image (uint8, M * K * bits / 8 bytes)."""
+    a = np.asarray(a)
+    if a.ndim != 2:
+        raise InvalidValue("A must be 2-D (M x K)", values={"shape": a.shape})
+    bits = _bits(precision)
+    return packing.pack(element_bits(a, precision), bits).astype("<u4").view(np.uint8).reshape(-1)
+
+
+def unpack_src2(image, precision: str, m: int, k: int) -> np.ndarray:
+    """The raw element bits (uint32, M x K) of a Src2 image."""
+    bits = _bits(precision)
+    dw = np.asarray(image, dtype=np.uint8)[: m * k * bits // 8].view("<u4").reshape(m, k * bits // 32)
+    return packing.unpack(dw, bits).astype(np.uint32)
+
+
+def pack_src1(b, precision: str) -> np.ndarray:
+    """B (K x N) -> the Src1 image (uint8, K*bits/32 GRF rows of N dwords)."""
+    b = np.asarray(b)
+    if b.ndim != 2:
+        raise InvalidValue("B must be 2-D (K x N)", values={"shape": b.shape})
+    bits = _bits(precision)
+    return packing.vnni_pack(element_bits(b, precision), bits).astype("<u4").view(np.uint8).reshape(-1)
+
+
+def unpack_src1(image, precision: str, k: int, n: int) -> np.ndarray:
+    """The raw element bits (uint32, K x N) of a Src1 image."""
+    bits = _bits(precision)
+    per = 32 // bits
+    dw = np.asarray(image, dtype=np.uint8)[: k // per * n * 4].view("<u4").reshape(k // per, n)
+    return packing.vnni_unpack(dw, bits).astype(np.uint32)
+
+
+def acc_dtype(t: str) -> np.dtype:
+    return {"int32": np.dtype("<i4"), "u32": np.dtype("<u4"), "fp32": np.dtype("<f4"),
+            "bf16": T.get("bf16").dtype, "fp16": np.dtype("<f2")}[T.get(t).name]
+
+
+def pack_acc(c, t: str) -> np.ndarray:
+    """C (M x N) of Dst/Src0 type ``t`` -> the packed image (uint8)."""
+    name = T.get(t).name
+    c = np.asarray(c)
+    if name in ("int32", "u32"):
+        if c.dtype.kind not in "iu":
+            raise InvalidValue("an integer accumulator needs integer values", values={"dtype": str(c.dtype)})
+        return (c.astype(np.int64) & 0xFFFFFFFF).astype("<u4").view(np.uint8).reshape(-1)
+    dt = acc_dtype(name)
+    if c.dtype != dt:
+        c = T.convert(c, name) if name != "fp32" else c.astype(np.float32)
+    return np.ascontiguousarray(c).view(np.uint8).reshape(-1)
+
+
+def unpack_acc(image, t: str, m: int, n: int) -> np.ndarray:
+    """A packed Dst/Src0 image -> M x N array of the type's dtype."""
+    dt = acc_dtype(t)
+    return np.asarray(image, dtype=np.uint8)[: m * n * dt.itemsize].view(dt).reshape(m, n).copy()
+
+
+def decode(bits, precision: str, *, flush: bool = False) -> np.ndarray:
+    """Element bits -> values: int64 for integer precisions, exact float64 for floats.
+
+    ``flush``: denormals become zeros of the same sign (the DPAS denormal rule).
+    """
+    t = T.get(precision)
+    bits = np.asarray(bits, dtype=np.uint32)
+    if t.fmt is None:
+        v = bits.astype(np.int64)
+        if t.signed:
+            v = np.where(v >= (1 << (t.bits - 1)), v - (1 << t.bits), v)
+        return v
+    return from_bits(bits, t.fmt, daz=flush).astype(np.float64)
