@@ -1,0 +1,356 @@
+"""Binary encoding and decoding of vISA operands (and of the instructions of the supported subset).
+
+Source: visa-operands.md (IGC documentation/visa/5_operands.md): "Vector Operands" (the tag byte:
+operand_class bits 0-2, modifiers bits 3-5), "General Operands" (``gen_opnd`` and the 4-bit region
+encoding), "Address Operands", "Predicate Operands", "Indirect Operands", "Immediate Operands" (the
+high dword only for DF/Q/UQ), "State Operands" and "Raw Operands"; the instruction format rows of
+``documentation/visa/instructions/<NAME>.md``. All fields are little-endian.
+
+Choices the text leaves open, documented here and in docs/visa.md:
+
+* tag bits 6-7 and region bits 12-15 are not assigned by the spec; we require them to be zero.
+* the address operand's ``width`` byte holds the execution-size code (0..4 = 1..16 elements), as
+  IGC's disassembler reads it (``Get_VISA_Exec_Size(width & 0xF)`` in visa/IsaDisassembly.cpp).
+* general variable ids count from 1; id 0 is the predefined ``%null`` variable (IGC's V0), only
+  legal as DPAS Src0 ("It could be a null operand, meaning it is zero").
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from ..errors import IllegalInstruction, InvalidValue
+from .isa import (EXEC_SIZES, MODIFIER_CODES, MODIFIERS, OPERAND_CLASS_CODES, OPERAND_CLASSES,
+                  PRECISION_BY_CODE, PRECISIONS, TYPE_BY_CODE, VisaType, exec_size_code)
+from .predication import PredControl
+from .regions import decode_region_value, encode_region_value
+
+__all__ = ["GeneralOperand", "AddressOperand", "PredicateOperand", "IndirectOperand", "ImmediateOperand",
+           "StateOperand", "RawOperand", "AddressOfOperand", "VecOperand", "encode_region", "decode_region",
+           "encode_operand", "decode_operand", "encode_raw", "decode_raw", "expand_v", "expand_uv",
+           "expand_vf", "vf_to_float_bits", "Reader"]
+
+RULE_TAG = "visa-operands.md: Vector Operands (tag byte)"
+
+
+@dataclass(frozen=True)
+class GeneralOperand:
+    """``gen_opnd``: variable ``id``, row/column offsets, region (values in elements; None = Null)."""
+
+    id: int
+    row: int = 0
+    col: int = 0
+    vstride: int | None = None
+    width: int | None = None
+    hstride: int | None = 1
+    modifier: str = "none"
+    cls = "general"
+
+
+@dataclass(frozen=True)
+class AddressOperand:
+    """``addr_opnd``: address variable ``id``, element ``offset`` and ``width`` (1..16 elements)."""
+
+    id: int
+    offset: int = 0
+    width: int = 1
+    modifier: str = "none"
+    cls = "address"
+
+
+@dataclass(frozen=True)
+class PredicateOperand:
+    """``pred_opnd``: the predicate id/control/inverse word."""
+
+    pred: PredControl
+    modifier: str = "none"
+    cls = "predicate"
+
+
+@dataclass(frozen=True)
+class IndirectOperand:
+    """``indirect_opnd``: ``r[A<id>(addr_offset), indirect_offset]<region>:type``."""
+
+    id: int
+    addr_offset: int
+    indirect_offset: int
+    type: VisaType
+    vstride: int | None = None
+    width: int | None = None
+    hstride: int | None = 1
+    modifier: str = "none"
+    cls = "indirect"
+
+
+@dataclass(frozen=True)
+class ImmediateOperand:
+    """``const_opnd``: type and the low (and, for DF/Q/UQ, high) dword of the value's bits."""
+
+    type: VisaType
+    low: int
+    high: int | None = None
+    modifier: str = "none"
+    cls = "immediate"
+
+    @property
+    def bits(self) -> int:
+        return self.low | ((self.high or 0) << 32)
+
+
+@dataclass(frozen=True)
+class StateOperand:
+    """``state_opnd``: storage class 0 surface / 1 sampler, id, offset."""
+
+    state_class: int
+    id: int
+    offset: int = 0
+    modifier: str = "none"
+    cls = "state"
+
+
+@dataclass(frozen=True)
+class RawOperand:
+    """``raw_operand``: variable id and byte offset (text ``V16.0``)."""
+
+    id: int
+    offset: int = 0
+    cls = "raw"
+
+
+@dataclass(frozen=True)
+class AddressOfOperand:
+    """``&V21[+off]``: the byte address of a general variable (ADDR_ADD src0; text only, encoded as general)."""
+
+    id: int
+    offset: int = 0
+    cls = "addressof"
+
+
+VecOperand = GeneralOperand | AddressOperand | PredicateOperand | IndirectOperand | ImmediateOperand | StateOperand
+
+
+# ------------------------------------------------------------------ byte reader
+@dataclass
+class Reader:
+    """Bounds-checked little-endian reader: running off the end names the field being read."""
+
+    data: bytes
+    pos: int = 0
+    what: list = field(default_factory=list)
+
+    def take(self, fmt: str, name: str):
+        size = struct.calcsize(fmt)
+        if self.pos + size > len(self.data):
+            raise InvalidValue(f"truncated vISA bytes while reading {name}",
+                               rule="visa-operands.md: operand layouts",
+                               values={"field": name, "offset": self.pos, "need": size,
+                                       "have": len(self.data) - self.pos})
+        v = struct.unpack_from("<" + fmt, self.data, self.pos)[0]
+        self.pos += size
+        return v
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.data)
+
+
+# ------------------------------------------------------------------ regions
+def encode_region(vstride: int | None, width: int | None, hstride: int | None) -> int:
+    """The ``region`` UW: vertical stride bits 0-3, width bits 4-7, horizontal stride bits 8-11."""
+    return (encode_region_value(vstride, "vstride") | (encode_region_value(width, "width") << 4)
+            | (encode_region_value(hstride, "hstride") << 8))
+
+
+def decode_region(word: int) -> tuple[int | None, int | None, int | None]:
+    if word >> 12:
+        raise IllegalInstruction("region bits 12-15 are not assigned and must be 0",
+                                 rule="visa-operands.md: General Operands (region)", values={"region": word})
+    return (decode_region_value(word & 0xF, "vstride"), decode_region_value((word >> 4) & 0xF, "width"),
+            decode_region_value((word >> 8) & 0xF, "hstride"))
+
+
+# ------------------------------------------------------------------ operands
+def _check_range(name: str, v: int, lo: int, hi: int, rule: str) -> None:
+    if not isinstance(v, int) or not lo <= v <= hi:
+        raise IllegalInstruction(f"{name} out of range [{lo}, {hi}]", rule=rule, values={name: v})
+
+
+def _tag(cls: str, modifier: str) -> int:
+    if modifier not in MODIFIER_CODES:
+        raise IllegalInstruction("unknown operand modifier", rule=RULE_TAG, values={"modifier": modifier})
+    if modifier != "none" and cls not in ("general", "indirect"):
+        raise IllegalInstruction("modifiers may only be used for General and Indirect operands", rule=RULE_TAG,
+                                 values={"class": cls, "modifier": modifier})
+    return OPERAND_CLASS_CODES[cls] | (MODIFIER_CODES[modifier] << 3)
+
+
+def encode_operand(op) -> bytes:
+    """``vec_operand`` bytes: the tag byte, then the class's ``info``."""
+    if isinstance(op, GeneralOperand):
+        _check_range("id", op.id, 0, 0xFFFFFFFF, "visa-operands.md: gen_opnd.id (ud)")
+        _check_range("row_offset", op.row, 0, 255, "visa-operands.md: gen_opnd.row_offset (ub)")
+        _check_range("col_offset", op.col, 0, 255, "visa-operands.md: gen_opnd.col_offset (ub)")
+        return struct.pack("<BIBBH", _tag("general", op.modifier), op.id, op.row, op.col,
+                           encode_region(op.vstride, op.width, op.hstride))
+    if isinstance(op, AddressOperand):
+        _check_range("id", op.id, 0, 0xFFFF, "visa-operands.md: addr_opnd.id (uw)")
+        _check_range("offset", op.offset, 0, 255, "visa-operands.md: addr_opnd.offset (ub)")
+        if op.width not in (1, 2, 4, 8, 16):
+            raise IllegalInstruction("address operand width must be an execution size other than 32",
+                                     rule="visa-operands.md: Address Operands (width)", values={"width": op.width})
+        return struct.pack("<BHBB", _tag("address", op.modifier), op.id, op.offset, exec_size_code(op.width))
+    if isinstance(op, PredicateOperand):
+        return struct.pack("<BH", _tag("predicate", op.modifier), op.pred.encode())
+    if isinstance(op, IndirectOperand):
+        _check_range("id", op.id, 0, 0xFFFF, "visa-operands.md: indirect_opnd.id (uw)")
+        _check_range("addr_offset", op.addr_offset, 0, 255, "visa-operands.md: indirect_opnd.addr_offset (ub)")
+        _check_range("indirect_offset", op.indirect_offset, -512, 511,
+                     "visa-operands.md: Indirect Operands (indirect_offset in [-512, 511])")
+        if op.type.kind in ("vector", "bool"):
+            raise IllegalInstruction("an indirect operand may not have type V, UV, VF or BOOL",
+                                     rule="visa-operands.md: Indirect Operands (bit_properties)",
+                                     values={"type": op.type.name})
+        return struct.pack("<BHBhBH", _tag("indirect", op.modifier), op.id, op.addr_offset, op.indirect_offset,
+                           op.type.code, encode_region(op.vstride, op.width, op.hstride))
+    if isinstance(op, ImmediateOperand):
+        if op.type.kind == "bool":
+            raise IllegalInstruction("an immediate constant may have any type except BOOL",
+                                     rule="visa-operands.md: Immediate Operands", values={"type": op.type.name})
+        _check_range("low", op.low, 0, 0xFFFFFFFF, "visa-operands.md: const_opnd.low (ud)")
+        wide = op.type.name in ("df", "q", "uq")
+        if wide:
+            _check_range("high", op.high or 0, 0, 0xFFFFFFFF, "visa-operands.md: const_opnd.high (ud)")
+            return struct.pack("<BBII", _tag("immediate", op.modifier), op.type.code, op.low, op.high or 0)
+        if op.high:
+            raise IllegalInstruction("the high dword is present only for DF, Q and UQ immediates",
+                                     rule="visa-operands.md: Immediate Operands",
+                                     values={"type": op.type.name, "high": op.high})
+        return struct.pack("<BBI", _tag("immediate", op.modifier), op.type.code, op.low)
+    if isinstance(op, StateOperand):
+        if op.state_class not in (0, 1):
+            raise IllegalInstruction("state class must be 0 (surface) or 1 (sampler)",
+                                     rule="visa-operands.md: State Operands", values={"class": op.state_class})
+        _check_range("id", op.id, 0, 0xFFFF, "visa-operands.md: state_opnd.id (uw)")
+        _check_range("offset", op.offset, 0, 255, "visa-operands.md: state_opnd.offset (ub)")
+        return struct.pack("<BBHB", _tag("state", op.modifier), op.state_class, op.id, op.offset)
+    if isinstance(op, AddressOfOperand):
+        # ADDR_ADD's "&V" source is a general operand (ADDR_ADD.md notes); its byte offset is not
+        # representable unless it is a whole number of the row/column units, so keep it in the column.
+        if op.offset < 0 or op.offset > 255:
+            raise IllegalInstruction("address-of offset must fit the column byte", rule="ADDR_ADD.md notes",
+                                     values={"offset": op.offset})
+        return encode_operand(GeneralOperand(op.id, 0, op.offset, 0, 1, 0))
+    raise InvalidValue("not a vISA vector operand", rule="visa-operands.md: Vector Operands",
+                       values={"operand": repr(op)})
+
+
+def decode_operand(r: Reader):
+    """Read one ``vec_operand`` from ``r``; malformed bytes raise naming the field."""
+    tag = r.take("B", "tag")
+    cls_code, mod_code = tag & 7, (tag >> 3) & 7
+    if tag >> 6:
+        raise IllegalInstruction("tag bits 6-7 are not assigned and must be 0", rule=RULE_TAG, values={"tag": tag})
+    if cls_code not in OPERAND_CLASSES:
+        raise IllegalInstruction("reserved operand class", rule=RULE_TAG, values={"operand_class": cls_code})
+    if mod_code not in MODIFIERS:
+        raise IllegalInstruction("reserved operand modifier", rule=RULE_TAG, values={"modifier": mod_code})
+    cls, mod = OPERAND_CLASSES[cls_code], MODIFIERS[mod_code]
+    if mod != "none" and cls not in ("general", "indirect"):
+        raise IllegalInstruction("modifiers may only be used for General and Indirect operands", rule=RULE_TAG,
+                                 values={"class": cls, "modifier": mod})
+    if cls == "general":
+        vid, row, col, region = r.take("I", "gen_opnd.id"), r.take("B", "row_offset"), r.take("B", "col_offset"), \
+            r.take("H", "region")
+        return GeneralOperand(vid, row, col, *decode_region(region), modifier=mod)
+    if cls == "address":
+        aid, off, wcode = r.take("H", "addr_opnd.id"), r.take("B", "addr_opnd.offset"), r.take("B", "addr_opnd.width")
+        if wcode not in EXEC_SIZES or EXEC_SIZES[wcode] == 32:
+            raise IllegalInstruction("address operand width code is not an execution size 1..16",
+                                     rule="visa-operands.md: Address Operands (width)", values={"width": wcode})
+        return AddressOperand(aid, off, EXEC_SIZES[wcode])
+    if cls == "predicate":
+        return PredicateOperand(PredControl.decode(r.take("H", "pred_opnd.val")))
+    if cls == "indirect":
+        aid, aoff, ioff = r.take("H", "indirect_opnd.id"), r.take("B", "addr_offset"), r.take("h", "indirect_offset")
+        props, region = r.take("B", "bit_properties"), r.take("H", "region")
+        if props >> 4:
+            raise IllegalInstruction("bit_properties bits 4-7 are not assigned and must be 0",
+                                     rule="visa-operands.md: Indirect Operands", values={"bit_properties": props})
+        t = TYPE_BY_CODE[props & 0xF]
+        op = IndirectOperand(aid, aoff, ioff, t, *decode_region(region), modifier=mod)
+        encode_operand(op)  # range and type rules, one place
+        return op
+    if cls == "immediate":
+        tcode = r.take("B", "const_opnd.type")
+        if tcode >> 4:
+            raise IllegalInstruction("immediate type bits 4-7 are not assigned and must be 0",
+                                     rule="visa-operands.md: Immediate Operands", values={"type": tcode})
+        t = TYPE_BY_CODE[tcode]
+        low = r.take("I", "const_opnd.low")
+        high = r.take("I", "const_opnd.high") if t.name in ("df", "q", "uq") else None
+        op = ImmediateOperand(t, low, high)
+        encode_operand(op)
+        return op
+    # state
+    scls, sid, soff = r.take("B", "state_opnd.class"), r.take("H", "state_opnd.id"), r.take("B", "state_opnd.offset")
+    op = StateOperand(scls, sid, soff)
+    encode_operand(op)
+    return op
+
+
+def encode_raw(op: RawOperand) -> bytes:
+    """``raw_operand``: ud id, uw byte offset."""
+    _check_range("id", op.id, 0, 0xFFFFFFFF, "visa-operands.md: raw_operand.id (ud)")
+    _check_range("offset", op.offset, 0, 0xFFFF, "visa-operands.md: raw_operand.offset (uw)")
+    return struct.pack("<IH", op.id, op.offset)
+
+
+def decode_raw(r: Reader) -> RawOperand:
+    return RawOperand(r.take("I", "raw_operand.id"), r.take("H", "raw_operand.offset"))
+
+
+# ------------------------------------------------------------------ packed immediates
+def expand_v(dword: int) -> list[int]:
+    """Type V: eight signed 4-bit integers, element 0 in bits 0-3 (2_datatypes.md; equivalent to 8 x W)."""
+    out = []
+    for i in range(8):
+        nib = (dword >> (4 * i)) & 0xF
+        out.append(nib - 16 if nib & 8 else nib)
+    return out
+
+
+def expand_uv(dword: int) -> list[int]:
+    """Type UV: eight unsigned 4-bit integers (equivalent to 8 x UW)."""
+    return [(dword >> (4 * i)) & 0xF for i in range(8)]
+
+
+def vf_to_float_bits(byte: int) -> int:
+    """One 8-bit restricted float -> fp32 bits: sign bit 7, exponent bits 6-4 (bias 3), mantissa bits 3-0.
+
+    0x00 and 0x80 are +0 and -0 (so 0.125 has no encoding). Sources: 2_datatypes.md (VF range
+    [-31 .. -0.125, 0, 0.125 .. 31]); the layout as IGA states it (Formatter.cpp, "1 sign bit, 3 bits
+    for the biased exponent (bias of 3), and 4 bits for the significand"); zero special-casing as in
+    Mesa's brw_packed_float.c.
+    """
+    sign = (byte >> 7) & 1
+    if byte & 0x7F == 0:
+        return sign << 31
+    exp = ((byte >> 4) & 7) - 3 + 127
+    return (sign << 31) | (exp << 23) | ((byte & 0xF) << 19)
+
+
+def expand_vf(dword: int) -> list[int]:
+    """Type VF: four restricted floats (element 0 in bits 0-7) as fp32 bit patterns (4 x F)."""
+    return [vf_to_float_bits((dword >> (8 * i)) & 0xFF) for i in range(4)]
+
+
+def precision_code(name: str) -> int:
+    return PRECISIONS[name]
+
+
+def precision_name(code: int) -> str:
+    if code not in PRECISION_BY_CODE:
+        raise IllegalInstruction("unknown DPAS precision code", rule="visa-DPAS.md: operand precisions table",
+                                 values={"precision": code})
+    return PRECISION_BY_CODE[code]

@@ -1,0 +1,525 @@
+"""Run a vISA program on one hardware thread's GRF with SIMD semantics.
+
+Every instruction: evaluate the channel-enable mask (visa-operands.md ``EvaluateChEn``), read all
+sources through their regions (direct, indirect, immediate, address, predicate operands), compute
+each enabled channel with the per-element spec path of :mod:`systolic.visa.alu`, then write the
+enabled channels of the destination. DPAS and DPASW are executed by :mod:`systolic.xmx.dpas`
+(raw operands placed by the JIT layout of :mod:`systolic.visa.variables`).
+
+>>> from systolic.visa import asm, interp
+>>> p = asm.parse(".decl V1 v_type=G type=d num_elts=8\\nadd (M1, 8) V1(0,0)<1> 0x76543210:v 0x1:d")
+>>> interp.run(p, platform="dg2").read("V1").tolist()
+[1, 2, 3, 4, 5, 6, 7, 8]
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ..errors import IllegalInstruction, InvalidValue, SystolicError
+from ..xmx.grf import GRF
+from ..xmx.platform import get_platform
+from . import alu
+from .encoding import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
+                       PredicateOperand, RawOperand, expand_uv, expand_v, expand_vf)
+from .indirect import check_alignment, indirect_dest, multi_address_source, single_address_source, RULE_ONE_VAR
+from .isa import MaskControl, TYPES, VisaType
+from .predication import PredControl, evaluate_chen
+from .program import Instruction, Program, located
+from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,
+                      check_two_grfs, dest_element_indices, source_element_indices)
+from .variables import Layout, layout
+
+__all__ = ["Machine", "run", "DTYPES"]
+
+#: numpy dtype of each vISA element type (for --in/--out and read/write)
+DTYPES = {"ud": np.uint32, "d": np.int32, "uw": np.uint16, "w": np.int16, "ub": np.uint8, "b": np.int8,
+          "uq": np.uint64, "q": np.int64, "f": np.float32, "df": np.float64, "hf": np.float16,
+          "bf": ml_dtypes.bfloat16}
+
+_W, _UW, _F = TYPES["w"], TYPES["uw"], TYPES["f"]
+
+
+class Machine:
+    """One thread: GRF, address and predicate variables, the execution mask EM.
+
+    ``pair``: EU1's register file for DPASW (default: a copy of this thread's GRF taken when the
+    DPASW executes, i.e. both fused threads ran the same program on the same data).
+    """
+
+    def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
+                 model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None):
+        self.prog = program
+        self.platform = get_platform(platform)
+        self.grf = GRF(self.platform, num_grf)
+        self.layout: Layout = layout(program.general, self.grf.grf_bytes, self.grf.num_grf)
+        self.addr = {a.id: [0] * a.num_elts for a in program.address}
+        self.pred = {p.id: [0] * p.num_elts for p in program.predicate}
+        if not 0 <= em <= 0xFFFFFFFF:
+            raise InvalidValue("EM is a 32-bit mask", values={"em": em})
+        self.em = [(em >> i) & 1 for i in range(32)]
+        self.model = model
+        self.dpas_model = dpas_model
+        self.pair = pair
+
+    # ------------------------------------------------------------------ variables by name
+    def _gvar(self, name: str):
+        v = self.prog.lookup(name)
+        if v is None:
+            raise InvalidValue(f"no variable {name!r}", values={"variable": name,
+                                                                "declared": sorted(self.prog.names())})
+        return v
+
+    def write(self, name: str, values) -> None:
+        """Set a variable from an array (general: converted to its type; address/predicate: ints/bools)."""
+        v = self._gvar(name)
+        arr = np.asarray(values).ravel()
+        if v in self.prog.address:
+            n = v.num_elts
+            if arr.size > n:
+                raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
+                                                                                "num_elts": n})
+            for i, x in enumerate(arr.tolist()):
+                self.addr[v.id][i] = int(x) & 0xFFFF
+            return
+        if v in self.prog.predicate:
+            if arr.size > v.num_elts:
+                raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
+                                                                                "num_elts": v.num_elts})
+            for i, x in enumerate(arr.tolist()):
+                self.pred[v.id][i] = 1 if x else 0
+            return
+        if arr.size > v.num_elts:
+            raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
+                                                                            "num_elts": v.num_elts})
+        dt = np.dtype(DTYPES[v.type.name])
+        data = arr.astype(dt) if arr.dtype != dt else arr
+        self.grf.write(self.layout.offsets[v.name], np.ascontiguousarray(data).view(np.uint8))
+
+    def read(self, name: str) -> np.ndarray:
+        """A variable's current value as a numpy array of its type (bool array for predicates)."""
+        v = self._gvar(name)
+        if v in self.prog.address:
+            return np.array(self.addr[v.id], dtype=np.uint16)
+        if v in self.prog.predicate:
+            return np.array(self.pred[v.id], dtype=bool)
+        raw = self.grf.read(self.layout.offsets[v.name], v.size)
+        return raw.view(DTYPES[v.type.name]).copy()
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> "Machine":
+        for inst in self.prog.instructions:
+            self.step(inst)
+        return self
+
+    def step(self, inst: Instruction) -> None:
+        try:
+            self._step(inst)
+        except SystolicError as e:
+            raise located(e, inst.line, inst.column, self.prog.source) from None
+
+    # ------------------------------------------------------------------ element access
+    def _load(self, addr: int, t: VisaType) -> int:
+        return int.from_bytes(self.grf.read(addr, t.size).tobytes(), "little")
+
+    def _store(self, addr: int, t: VisaType, bits: int) -> None:
+        self.grf.write(addr, np.frombuffer(int(bits).to_bytes(t.size, "little"), dtype=np.uint8))
+
+    def _var_base(self, vid: int):
+        var = self.prog.gvar(vid)
+        if vid == 0:
+            raise IllegalInstruction("%null has no storage", rule="visa-DPAS.md: Src0 may be null (only there)",
+                                     values={"id": vid})
+        return var, self.layout.offsets[var.name]
+
+    def _owner_check(self, addrs, t: VisaType, rows: int = 1) -> None:
+        """Indirect accesses: aligned, in the GRF file, and (per row) inside one general variable."""
+        check_alignment(addrs, t.size)
+        per_row = max(1, len(addrs) // rows)
+        for r in range(rows):
+            chunk = addrs[r * per_row:(r + 1) * per_row]
+            first = chunk[0]
+            owner = self.layout.owner(first, self.prog.general)
+            if owner is None:
+                raise IllegalInstruction("indirect address points at no general variable", rule=RULE_ONE_VAR,
+                                         values={"address": first})
+            lo = self.layout.offsets[owner.name]
+            for a in chunk:
+                if a < lo or a + t.size > lo + owner.size:
+                    raise IllegalInstruction("indirect access leaves its base general variable", rule=RULE_ONE_VAR,
+                                             values={"variable": owner.name, "address": a, "var_start": lo,
+                                                     "var_end": lo + owner.size})
+
+    def source_addresses(self, op, exec_size: int) -> tuple[list[int], VisaType]:
+        """Byte addresses (one per channel) and element type of a general or indirect source."""
+        gb = self.grf.grf_bytes
+        if isinstance(op, GeneralOperand):
+            var, base = self._var_base(op.id)
+            t = var.type
+            check_src_region(op.vstride, op.width, op.hstride, exec_size)
+            check_column_offset(op.col, t.size, gb)
+            idx = source_element_indices(op.row, op.col, op.vstride, op.width, op.hstride, exec_size, t.size, gb)
+            check_in_variable(idx, var.num_elts, var.name)
+            addrs = [base + i * t.size for i in idx]
+            check_two_grfs(addrs, t.size, gb, var.name)
+            return addrs, t
+        if isinstance(op, IndirectOperand):
+            t = op.type
+            check_src_region(op.vstride, op.width, op.hstride, exec_size, multi_address_ok=True)
+            an = self.addr[self.prog.avar(op.id).id]
+            if op.vstride is None:
+                addrs = multi_address_source(an, op.addr_offset, op.indirect_offset, op.width, op.hstride,
+                                             exec_size, t.size)
+                self._owner_check(addrs, t, rows=exec_size // op.width)
+            else:
+                addrs = single_address_source(an, op.addr_offset, op.indirect_offset, op.vstride, op.width,
+                                              op.hstride, exec_size, t.size)
+                self._owner_check(addrs, t)
+                check_two_grfs(addrs, t.size, gb, "indirect")
+            return addrs, t
+        raise IllegalInstruction("operand has no GRF addresses", rule="visa-operands.md: Vector Operands",
+                                 values={"operand": type(op).__name__})
+
+    def dest_addresses(self, op, exec_size: int) -> tuple[list[int], VisaType]:
+        gb = self.grf.grf_bytes
+        if isinstance(op, GeneralOperand):
+            var, base = self._var_base(op.id)
+            t = var.type
+            check_dst_region(op.hstride)
+            check_column_offset(op.col, t.size, gb)
+            idx = dest_element_indices(op.row, op.col, op.hstride, exec_size, t.size, gb)
+            check_in_variable(idx, var.num_elts, var.name)
+            addrs = [base + i * t.size for i in idx]
+            check_two_grfs(addrs, t.size, gb, var.name)
+            return addrs, t
+        if isinstance(op, IndirectOperand):
+            t = op.type
+            check_dst_region(op.hstride)
+            an = self.addr[self.prog.avar(op.id).id]
+            multi = op.vstride is None and op.width is not None
+            addrs = indirect_dest(an, op.addr_offset, op.indirect_offset, multi, op.hstride, exec_size, t.size)
+            self._owner_check(addrs, t)
+            check_two_grfs(addrs, t.size, gb, "indirect")
+            return addrs, t
+        raise IllegalInstruction("not a general or indirect destination", rule="visa-operands.md: Vector Operands",
+                                 values={"operand": type(op).__name__})
+
+    def read_source(self, op, inst: Instruction) -> tuple[list, VisaType]:
+        """Per-channel values of a source operand (ints or alu.FVal) and their type, modifiers applied."""
+        n = inst.exec_size
+        if isinstance(op, ImmediateOperand):
+            t = op.type
+            if t.kind == "vector":
+                if t.name == "vf":
+                    elems, et = expand_vf(op.low), _F
+                else:
+                    elems, et = (expand_v(op.low), _W) if t.name == "v" else (expand_uv(op.low), _UW)
+                    elems = [e & 0xFFFF for e in elems]
+                if n > len(elems):
+                    raise IllegalInstruction("a packed-vector immediate has only "
+                                             f"{len(elems)} elements (contiguous region, zero offset)",
+                                             rule="visa-operands.md: Immediate Operands",
+                                             values={"type": t.name, "exec_size": n})
+                return [alu.decode_value(b, et, self.model) for b in elems[:n]], et
+            v = alu.decode_value(op.bits, t, self.model)
+            return [v] * n, t
+        if isinstance(op, AddressOperand):
+            av = self.prog.avar(op.id)
+            if op.offset + op.width > av.num_elts:
+                raise IllegalInstruction("address operand offset + width exceeds the address variable",
+                                         rule="visa-operands.md: Address Operands",
+                                         values={"variable": av.name, "offset": op.offset, "width": op.width,
+                                                 "num_elts": av.num_elts})
+            an = self.addr[av.id]
+            return [an[op.offset + (i % op.width)] for i in range(n)], _UW
+        if isinstance(op, AddressOfOperand):
+            var, base = self._var_base(op.id)
+            return [base + op.offset] * n, _UW
+        if isinstance(op, PredicateOperand):
+            pv = self.prog.pvar(op.pred.id)
+            bits = self.pred[pv.id]
+            off = inst.mask.offset
+            if off + n > pv.num_elts:
+                raise IllegalInstruction("predicate operand reads past its variable",
+                                         rule="visa-operands.md: Predicate Operands (contiguous from the mask offset)",
+                                         values={"variable": pv.name, "first": off, "exec_size": n,
+                                                 "num_elts": pv.num_elts})
+            vals = [bits[off + i] for i in range(n)]
+            if op.pred.inverse:
+                vals = [1 - b for b in vals]
+            return vals, TYPES["bool"]
+        addrs, t = self.source_addresses(op, n)
+        vals = [alu.decode_value(self._load(a, t), t, self.model) for a in addrs]
+        mod = getattr(op, "modifier", "none")
+        if mod != "none":
+            vals = [alu.apply_modifier(v, mod, t) for v in vals]
+        return vals, t
+
+    # ------------------------------------------------------------------ masks
+    def _pred_bits(self, pred: PredControl):
+        if not pred.active:
+            return None
+        return self.pred[self.prog.pvar(pred.id).id]
+
+    def chen(self, inst: Instruction) -> list[int]:
+        return evaluate_chen(inst.exec_size, inst.mask, inst.pred, self.em, self._pred_bits(inst.pred))
+
+    # ------------------------------------------------------------------ execution
+    def _step(self, inst: Instruction) -> None:
+        op = inst.op
+        if op in ("dpas", "dpasw"):
+            return self._dpas(inst)
+        n = inst.exec_size
+        if n not in (1, 2, 4, 8, 16, 32):
+            raise IllegalInstruction("execution size must be 1, 2, 4, 8, 16 or 32",
+                                     rule="instructions/*.md: Exec_size", values={"exec_size": n})
+        if inst.mask.offset + n > 32:
+            raise IllegalInstruction("mask control offset + execution size exceeds 32 channels",
+                                     rule="visa-operands.md: Predication (ChEn is a 32-bit mask)",
+                                     values={"mask": inst.mask.name, "exec_size": n})
+        if op == "sel":
+            enabled = evaluate_chen(n, inst.mask, PredControl(), self.em, None)
+            sel = evaluate_chen(n, MaskControl((inst.mask.code & 7) | 8), inst.pred, self.em,
+                                self._pred_bits(inst.pred)) if inst.pred.active else [1] * 32
+        else:
+            enabled = self.chen(inst)
+        srcs = [self.read_source(s, inst) for s in inst.srcs]
+        dst = inst.dst
+        if op in ("and", "or", "xor", "not") and isinstance(dst, PredicateOperand):
+            return self._pred_logic(inst, srcs, enabled)
+        if op == "setp":
+            return self._setp(inst, srcs[0], enabled)
+        if op == "addr_add":
+            return self._addr_add(inst, srcs, enabled)
+        if op == "cmp":
+            return self._cmp(inst, srcs, enabled)
+        if any(t.kind == "bool" for _, t in srcs) and op != "mov":
+            raise IllegalInstruction("predicate sources need a predicate destination",
+                                     rule=f"instructions/{inst.opcode.doc}", values={"opcode": op})
+        addrs, dt = self.dest_addresses(dst, n)
+        self._check_types(inst, dt, [t for _, t in srcs])
+        for i in range(n):
+            if not enabled[i]:
+                continue
+            vals = [s[0][i] for s in srcs]
+            ts = [s[1] for s in srcs]
+            if op == "mov":
+                bits = self._mov(vals[0], ts[0], dt, inst)
+            elif op == "sel":
+                bits = self._convert(vals[0] if sel[i] else vals[1], dt, inst)
+            else:
+                bits = self._convert(self._compute(op, vals, ts, dt), dt, inst)
+            self._store(addrs[i], dt, bits)
+
+    def _check_types(self, inst: Instruction, dt: VisaType, sts: list) -> None:
+        o = inst.opcode
+        kinds = {("float" if (t.is_float or t.name == "vf") else "int") for t in sts if t.kind != "bool"}
+        if dt.name not in o.types:
+            raise IllegalInstruction(f"{inst.op} does not support destination type {dt.name}",
+                                     rule=f"instructions/{o.doc}: Supported Types",
+                                     values={"type": dt.name, "supported": list(o.types)})
+        if inst.op == "mov":
+            return
+        if len(kinds) > 1:
+            raise IllegalInstruction("sources may not mix integer and float types",
+                                     rule="2_datatypes.md: Type Conversion", values={"types": [t.name for t in sts]})
+        if kinds == {"float"} and not dt.is_float or kinds == {"int"} and dt.is_float:
+            raise IllegalInstruction("the destination type must match the execution type (integer or float)",
+                                     rule="2_datatypes.md: Type Conversion",
+                                     values={"dst": dt.name, "sources": [t.name for t in sts]})
+        if inst.op in ("and", "or", "xor", "not", "shl", "shr", "asr") and (dt.is_float or kinds == {"float"}):
+            raise IllegalInstruction(f"{inst.op} takes integer operands only", rule=f"instructions/{o.doc}",
+                                     values={"dst": dt.name, "sources": [t.name for t in sts]})
+        if inst.sat and o.sat == "float" and not dt.is_float:
+            raise IllegalInstruction(f"{inst.op}.sat only when the type is float",
+                                     rule=f"instructions/{o.doc}: Saturation", values={"type": dt.name})
+
+    def _convert(self, v, dt: VisaType, inst: Instruction) -> int:
+        return alu.encode_value(v, dt, sat=inst.sat, model=self.model)
+
+    def _mov(self, v, st: VisaType, dt: VisaType, inst: Instruction) -> int:
+        if st.kind == "bool":
+            raise IllegalInstruction("mov from a predicate is handled with exec size 1", rule="MOV.md notes",
+                                     values={"exec_size": inst.exec_size})
+        return self._convert(v, dt, inst)
+
+    def _compute(self, op: str, vals: list, ts: list, dt: VisaType):
+        a = vals[0]
+        if op == "add":
+            return alu.op_add(a, vals[1])
+        if op == "mul":
+            return alu.op_mul(a, vals[1])
+        if op == "mad":
+            return alu.op_mad(a, vals[1], vals[2])
+        if op in ("min", "max"):
+            return alu.op_minmax(a, vals[1], op == "max", self.model)
+        if op == "and":
+            return a & vals[1]
+        if op == "or":
+            return a | vals[1]
+        if op == "xor":
+            return a ^ vals[1]
+        if op == "not":
+            return ~a
+        if op in ("shl", "shr", "asr"):
+            cnt = vals[1] & (63 if dt.name in ("q", "uq") else 31)  # SHL.md notes: the 5 (6) LSBs of src1
+            if op == "shl":
+                return a << cnt
+            if op == "shr":
+                return (a & ((1 << ts[0].bits) - 1)) >> cnt  # logical: src0's bits as unsigned
+            return a >> cnt                                   # arithmetic: Python's >> keeps the sign
+        raise IllegalInstruction(f"no execution rule for {op}", rule="systolic.visa.isa", values={"opcode": op})
+
+    def _cmp(self, inst: Instruction, srcs, enabled) -> None:
+        n, dst = inst.exec_size, inst.dst
+        (a, ta), (b, tb) = srcs
+        if ta.kind == "bool" or tb.kind == "bool":
+            raise IllegalInstruction("cmp compares general, indirect or immediate sources", rule="CMP.md: Src0/Src1",
+                                     values={"types": [ta.name, tb.name]})
+        if (ta.is_float or ta.name == "vf") != (tb.is_float or tb.name == "vf"):
+            raise IllegalInstruction("sources may not mix integer and float types",
+                                     rule="2_datatypes.md: Type Conversion", values={"types": [ta.name, tb.name]})
+        res = [alu.compare(a[i], b[i], inst.relop, self.model) for i in range(n)]
+        if isinstance(dst, PredicateOperand):
+            pv = self.prog.pvar(dst.pred.id)
+            off = inst.mask.offset
+            if off + n > pv.num_elts:
+                raise IllegalInstruction("cmp writes past its predicate variable",
+                                         rule="visa-operands.md: Predicate Operands",
+                                         values={"variable": pv.name, "first": off, "exec_size": n,
+                                                 "num_elts": pv.num_elts})
+            for i in range(n):
+                if enabled[i]:
+                    self.pred[pv.id][off + i] = 1 if res[i] else 0
+            return
+        addrs, dt = self.dest_addresses(dst, n)
+        for i in range(n):
+            if enabled[i]:
+                self._store(addrs[i], dt, ((1 << dt.bits) - 1) if res[i] else 0)  # -1: all bits set
+
+    def _pred_logic(self, inst: Instruction, srcs, enabled) -> None:
+        if inst.pred.active:
+            raise IllegalInstruction("logic on predicates may not be predicated", rule="NOT.md/AND.md notes",
+                                     values={"opcode": inst.op})
+        if any(t.kind != "bool" for _, t in srcs):
+            raise IllegalInstruction("with a predicate destination all operands must be predicates",
+                                     rule="NOT.md/AND.md notes", values={"types": [t.name for _, t in srcs]})
+        pv = self.prog.pvar(inst.dst.pred.id)
+        off, n = inst.mask.offset, inst.exec_size
+        if off + n > pv.num_elts:
+            raise IllegalInstruction("logic op writes past its predicate variable",
+                                     rule="visa-operands.md: Predicate Operands",
+                                     values={"variable": pv.name, "first": off, "exec_size": n, "num_elts": pv.num_elts})
+        for i in range(n):
+            if not enabled[i]:
+                continue
+            a = srcs[0][0][i]
+            if inst.op == "not":
+                r = 1 - a
+            else:
+                b = srcs[1][0][i]
+                r = {"and": a & b, "or": a | b, "xor": a ^ b}[inst.op]
+            self.pred[pv.id][off + i] = r
+
+    def _setp(self, inst: Instruction, src, enabled) -> None:
+        """SETP.md: scalar src0 -> bit i of src0 for every channel; otherwise ChEn-gated LSB of src0[i]."""
+        n, op0 = inst.exec_size, inst.srcs[0]
+        if not isinstance(inst.dst, PredicateOperand):
+            raise IllegalInstruction("setp writes a predicate", rule="SETP.md: Dst operand class predicate",
+                                     values={"dst": type(inst.dst).__name__})
+        vals, t = src
+        if t.name not in ("ub", "uw", "ud"):
+            raise IllegalInstruction("setp src0 must have type UB, UW or UD", rule="SETP.md: Src0",
+                                     values={"type": t.name})
+        if not inst.mask.nomask or (n == 32 and inst.mask.offset != 0) or inst.mask.offset not in (0, 16):
+            raise IllegalInstruction("setp must be {M1_NM} (or {M5_NM} below 32 channels)", rule="SETP.md notes",
+                                     values={"mask": inst.mask.name, "exec_size": n})
+        pv = self.prog.pvar(inst.dst.pred.id)
+        off = inst.mask.offset
+        if off + n > pv.num_elts:
+            raise IllegalInstruction("setp writes past its predicate variable", rule="visa-operands.md: Predicate Operands",
+                                     values={"variable": pv.name, "first": off, "exec_size": n, "num_elts": pv.num_elts})
+        scalar = isinstance(op0, ImmediateOperand) or (
+            isinstance(op0, (GeneralOperand, IndirectOperand)) and op0.vstride == 0 and op0.width == 1
+            and op0.hstride == 0)
+        for i in range(n):
+            if scalar:
+                self.pred[pv.id][off + i] = (vals[0] >> i) & 1
+            elif enabled[i]:
+                self.pred[pv.id][off + i] = vals[i] & 1
+
+    def _addr_add(self, inst: Instruction, srcs, enabled) -> None:
+        if inst.pred.active:
+            raise IllegalInstruction("predication is not supported for addr_add", rule="ADDR_ADD.md notes",
+                                     values={"pred": inst.pred.id})
+        dst = inst.dst
+        if not isinstance(dst, AddressOperand):
+            raise IllegalInstruction("addr_add writes an address operand", rule="ADDR_ADD.md: Dst operand class",
+                                     values={"dst": type(dst).__name__})
+        av = self.prog.avar(dst.id)
+        n = inst.exec_size
+        if dst.offset + n > av.num_elts:
+            raise IllegalInstruction("addr_add writes past its address variable",
+                                     rule="visa-operands.md: Address Operands",
+                                     values={"variable": av.name, "offset": dst.offset, "exec_size": n,
+                                             "num_elts": av.num_elts})
+        op0 = inst.srcs[0]
+        if isinstance(op0, GeneralOperand):  # "&V(row,col)": the byte address of the variable plus offsets
+            var, base = self._var_base(op0.id)
+            a = [base + op0.row * self.grf.grf_bytes + op0.col * var.type.size] * n
+        else:
+            a = srcs[0][0]
+        b, tb = srcs[1]
+        if tb.name != "uw" and not isinstance(inst.srcs[1], ImmediateOperand):
+            raise IllegalInstruction("addr_add src1 must have type UW", rule="ADDR_ADD.md: Src1",
+                                     values={"type": tb.name})
+        for i in range(n):
+            if enabled[i]:
+                self.addr[av.id][dst.offset + i] = (a[i] + int(b[i])) & 0xFFFF
+
+    def _dpas(self, inst: Instruction) -> None:
+        from ..xmx import dpas as X
+        d, s0, s1, s2 = inst.dst, *inst.srcs
+        if not (isinstance(d, RawOperand) and isinstance(s0, RawOperand) and isinstance(s1, RawOperand)
+                and isinstance(s2, GeneralOperand)):
+            raise IllegalInstruction("dpas takes raw Dst, Src0, Src1 and a general Src2", rule="visa-DPAS.md: Format",
+                                     values={"operands": [type(o).__name__ for o in (d, s0, s1, s2)]})
+
+        def raw(op: RawOperand):
+            var, base = self._var_base(op.id)
+            if op.offset >= var.size:
+                raise IllegalInstruction("raw operand offset is outside its variable",
+                                         rule="visa-operands.md: Raw Operands",
+                                         values={"variable": var.name, "offset": op.offset, "size": var.size})
+            return var, base + op.offset
+
+        dvar, daddr = raw(d)
+        if s0.id == 0:
+            s0addr, s0type = None, None
+        else:
+            s0var, s0addr = raw(s0)
+            s0type = s0var.type.name
+        s1var, s1addr = raw(s1)
+        s2var, s2base = self._var_base(s2.id)
+        s2addr = s2base + s2.row * self.grf.grf_bytes + s2.col * s2var.type.size
+        for v, what in ((s1var, "Src1"), (s2var, "Src2")):
+            if v.type.name not in ("d", "ud"):
+                raise IllegalInstruction(f"DPAS {what} must have type D or UD", rule=f"visa-DPAS.md: {what}",
+                                         values={"type": v.type.name})
+        kw = dict(dst=daddr, src0=s0addr, src1=s1addr, src2=s2addr, dst_type=dvar.type.name, src0_type=s0type,
+                  src1_precision=inst.dpas.w, src2_precision=inst.dpas.a, sd=inst.dpas.sd, rc=inst.dpas.rc,
+                  exec_size=inst.exec_size, platform=self.platform, model=self.dpas_model)
+        if inst.op == "dpas":
+            X.dpas(self.grf, **kw)
+        else:
+            pair = self.pair if self.pair is not None else self.grf.copy()
+            X.dpasw(self.grf, pair=pair, **kw)
+
+
+def run(program: Program, platform="pvc", inputs: dict | None = None, **kw) -> Machine:
+    """Run ``program`` after setting ``inputs`` (name -> array); returns the machine to read results from."""
+    m = Machine(program, platform, **kw)
+    for name, arr in (inputs or {}).items():
+        m.write(name, arr)
+    return m.run()

@@ -1,0 +1,128 @@
+"""A vISA program as data: declarations and instructions (what the assembler reads and prints,
+the encoder packs and the interpreter runs).
+
+Sources: IGC documentation/visa/8_appendix_visa_assembly_syntax.md (declarations, instruction
+syntax) and instructions/<NAME>.md (fields of each instruction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..errors import IllegalInstruction, SystolicError
+from .isa import MaskControl, Opcode, opcode
+from .predication import PredControl
+from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
+
+__all__ = ["DpasInfo", "Instruction", "Program", "located"]
+
+
+@dataclass(frozen=True)
+class DpasInfo:
+    """``DPAS.W.A.SD.RC``: Src1 precision W, Src2 precision A, systolic depth, repeat count (visa-DPAS.md)."""
+
+    w: str
+    a: str
+    sd: int
+    rc: int
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction; operands are the operand records of :mod:`systolic.visa.encoding`."""
+
+    op: str
+    exec_size: int
+    mask: MaskControl
+    dst: object
+    srcs: tuple
+    pred: PredControl = PredControl()
+    sat: bool = False
+    relop: str | None = None
+    dpas: DpasInfo | None = None
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
+
+    @property
+    def opcode(self) -> Opcode:
+        return opcode(self.op)
+
+    def where(self) -> str:
+        return f"{self.line}:{self.column}" if self.line else ""
+
+
+def located(err: SystolicError, line: int, column: int, source: str | None = None) -> SystolicError:
+    """The same error with ``[source:]line:column:`` in front of its message (kept type, rule and values)."""
+    if not line or getattr(err, "_located", False):
+        return err
+    where = f"{source}:" if source else ""
+    new = type(err).__new__(type(err))
+    SystolicError.__init__(new, f"{where}{line}:{column}: {err.message}", rule=err.rule, values=err.values)
+    for k, v in vars(err).items():
+        if k not in ("message", "rule", "values"):
+            setattr(new, k, v)
+    new._located = True
+    return new
+
+
+@dataclass
+class Program:
+    """Declarations (general ids from 1, address ids from 0, predicate ids from 1) and instructions."""
+
+    general: list = field(default_factory=list)
+    address: list = field(default_factory=list)
+    predicate: list = field(default_factory=list)
+    instructions: list = field(default_factory=list)
+    kernel: str | None = None
+    version: str | None = None
+    source: str | None = None
+
+    # ---------------------------------------------------------------- declaration tables
+    def names(self) -> set:
+        return {v.name for v in self.general} | {v.name for v in self.address} | {v.name for v in self.predicate}
+
+    def declare(self, var):
+        """Add a declaration, giving it the next id of its table."""
+        if var.name in self.names() or var.name == NULL_VAR.name:
+            raise IllegalInstruction("variable declared twice", rule="8_appendix_visa_assembly_syntax.md: Declarations",
+                                     values={"variable": var.name})
+        if isinstance(var, GeneralVar):
+            var = replace(var, id=len(self.general) + 1)
+            self.general.append(var)
+        elif isinstance(var, AddressVar):
+            var = replace(var, id=len(self.address))
+            self.address.append(var)
+        elif isinstance(var, PredicateVar):
+            var = replace(var, id=len(self.predicate) + 1)
+            self.predicate.append(var)
+        return var
+
+    def gvar(self, vid: int) -> GeneralVar:
+        if vid == 0:
+            return NULL_VAR
+        if not 1 <= vid <= len(self.general):
+            raise IllegalInstruction("general variable id not declared", rule="visa-operands.md: gen_opnd.id",
+                                     values={"id": vid, "declared": len(self.general)})
+        return self.general[vid - 1]
+
+    def avar(self, aid: int) -> AddressVar:
+        if not 0 <= aid < len(self.address):
+            raise IllegalInstruction("address variable id not declared", rule="visa-operands.md: addr_opnd.id",
+                                     values={"id": aid, "declared": len(self.address)})
+        return self.address[aid]
+
+    def pvar(self, pid: int) -> PredicateVar:
+        if not 1 <= pid <= len(self.predicate):
+            raise IllegalInstruction("predicate variable id not declared",
+                                     rule="visa-operands.md: Predication (predicate ID)",
+                                     values={"id": pid, "declared": len(self.predicate)})
+        return self.predicate[pid - 1]
+
+    def lookup(self, name: str):
+        if name == NULL_VAR.name:
+            return NULL_VAR
+        for table in (self.general, self.address, self.predicate):
+            for v in table:
+                if v.name == name:
+                    return v
+        return None
