@@ -270,8 +270,11 @@ def dot2_add_vec(a0, b0, a1, b1, acc) -> np.ndarray:
     res = np.where(invalid, np.uint32(DEFAULT_NAN), res)
     res = _nan_select(res, [a0, b0, a1, b1, acc]).astype(np.uint32)
     if inexact.any():  # rare: a sum wider than 53 bits; do those elements exactly
-        for idx in zip(*np.nonzero(inexact)):
-            res[idx] = dot2_add(int(a0[idx]), int(b0[idx]), int(a1[idx]), int(b1[idx]), int(acc[idx]))
+        res = np.atleast_1d(res).copy()
+        flat = [np.atleast_1d(v) for v in (a0, b0, a1, b1, acc)]
+        for idx in zip(*np.nonzero(np.atleast_1d(inexact))):
+            res[idx] = dot2_add(*(int(v[idx]) for v in flat))
+        res = res.reshape(np.shape(inexact))
     return res
 
 
@@ -279,7 +282,8 @@ def _narrow_vec(h: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     from ..numerics.rounding import from_bits
     h = np.asarray(h).astype(np.uint32)
     v = from_bits(h, fmt)
-    out = v.astype(np.float32).view(np.uint32)  # exact for finite values; payload handled below
+    with np.errstate(invalid="ignore"):
+        out = v.astype(np.float32).view(np.uint32)  # exact for finite values; NaNs replaced below
     neg = (h & np.uint32(fmt.sign_bit)) != 0
     if fmt.nan == "ieee":
         isnan = ((h & np.uint32(fmt.exp_mask)) == np.uint32(fmt.exp_mask)) & ((h & np.uint32(fmt.man_mask)) != 0)
