@@ -154,6 +154,7 @@ class _Parser:
             if c.at_end():
                 continue
             start = c.i
+            self.opcol = start + 1
             try:
                 if c.peek() == ".":
                     self.directive(c)
@@ -164,7 +165,7 @@ class _Parser:
             except AsmSyntaxError:
                 raise
             except SystolicError as e:
-                raise located(e, ln, start + 1, self.source) from None
+                raise located(e, ln, self.opcol, self.source) from None
         return self.prog
 
     # ------------------------------------------------------------ directives
@@ -320,7 +321,9 @@ class _Parser:
         return Instruction(mnem, exec_size, mask, dst, srcs, pred, sat, relop, dinfo, line, col0)
 
     def raw(self, c: _Cursor) -> RawOperand:
+        c.ws()
         col = c.i
+        self.opcol = col + 1
         name = c.name("raw operand variable")
         var = self.prog.lookup(name)
         if not isinstance(var, GeneralVar):
@@ -375,6 +378,7 @@ class _Parser:
     def vec(self, c: _Cursor, exec_size: int, dst: bool, allow_noregion: bool = False):
         c.ws()
         col = c.i
+        self.opcol = col + 1
         if c.at_end():
             raise c.error("missing operand")
         mod = "none" if dst else self.modifier(c)

@@ -354,3 +354,134 @@ def precision_name(code: int) -> str:
         raise IllegalInstruction("unknown DPAS precision code", rule="visa-DPAS.md: operand precisions table",
                                  values={"precision": code})
     return PRECISION_BY_CODE[code]
+
+
+# ------------------------------------------------------------------ instructions
+def _isa():
+    from . import isa, program
+    return isa, program
+
+
+def encode_instruction(inst, prog) -> bytes:
+    """One instruction as the format row of instructions/<NAME>.md: opcode byte, then its fields in order.
+
+    ``.sat`` is the destination's modifier (SAT = 4, as IGC stores it); ``&V[off]`` (ADDR_ADD src0) is
+    the general operand ``V(0, off / sizeof(type))<0;1,0>`` (ADDR_ADD.md notes).
+    """
+    isa, _ = _isa()
+    o = isa.opcode(inst.op)
+    out = bytearray([o.value])
+    srcs = list(inst.srcs)
+    for f in o.fields:
+        if f == "exec":
+            out.append((inst.mask.code << 4) | exec_size_code(inst.exec_size))
+        elif f == "pred":
+            out += struct.pack("<H", inst.pred.encode())
+        elif f == "relop":
+            out.append(isa.REL_OPS[inst.relop])
+        elif f == "minmax":
+            out.append(1 if inst.op == "max" else 0)
+        elif f == "dst":
+            d = inst.dst
+            if inst.sat:
+                if not isinstance(d, (GeneralOperand, IndirectOperand)):
+                    raise IllegalInstruction(".sat needs a general or indirect destination", rule=RULE_TAG,
+                                             values={"dst": type(d).__name__})
+                d = type(d)(**{**d.__dict__, "modifier": "sat"})
+            out += encode_operand(d)
+        elif f.startswith("src"):
+            s = srcs[int(f[3:])]
+            if isinstance(s, AddressOfOperand):
+                t = prog.gvar(s.id).type
+                if s.offset % t.size:
+                    raise IllegalInstruction("address-of byte offset must be a whole number of elements to encode",
+                                             rule="ADDR_ADD.md notes (row and column offset)",
+                                             values={"offset": s.offset, "type_size": t.size})
+                s = GeneralOperand(s.id, 0, s.offset // t.size, 0, 1, 0)
+            out += encode_operand(s)
+        elif f == "rdst":
+            out += encode_raw(inst.dst)
+        elif f in ("rsrc0", "rsrc1"):
+            out += encode_raw(srcs[int(f[4:])])
+        elif f in ("w", "a"):
+            out.append(precision_code(getattr(inst.dpas, f)))
+        elif f in ("sd", "rc"):
+            v = getattr(inst.dpas, f)
+            _check_range(f, v, 0, 255, f"visa-DPAS.md: {f.upper()} (ub)")
+            out.append(v)
+    return bytes(out)
+
+
+def decode_instruction(r: Reader, prog):
+    """Read one instruction (the inverse of :func:`encode_instruction`)."""
+    isa, program = _isa()
+    from .predication import PredControl
+    start = r.pos
+    val = r.take("B", "opcode")
+    o = isa.OPCODE_BY_VALUE.get(val)
+    if o is None:
+        raise IllegalInstruction("opcode not in the supported subset", rule="visa_igc_common_header.h ISA_Opcode",
+                                 values={"opcode": val, "offset": start})
+    name, mask, n, pred, sat, relop, dst, dinfo = o.name, None, None, PredControl(), False, None, None, {}
+    srcs = []
+    for f in o.fields:
+        if f == "exec":
+            b = r.take("B", "exec_size")
+            if (b & 7) not in EXEC_SIZES or b & 8:
+                raise IllegalInstruction("exec size bits [2..0] must be 0..5 (bit 3 unused)",
+                                         rule="instructions/*.md: Exec_size", values={"exec_size": b})
+            n, mask = EXEC_SIZES[b & 7], isa.MaskControl(b >> 4)
+        elif f == "pred":
+            pred = PredControl.decode(r.take("H", "pred"))
+        elif f == "relop":
+            code = r.take("B", "rel_op")
+            inv = {v: k for k, v in isa.REL_OPS.items()}
+            if code not in inv:
+                raise IllegalInstruction("rel_op must be 0..5", rule="CMP.md: Rel_op", values={"rel_op": code})
+            relop = inv[code]
+        elif f == "minmax":
+            b = r.take("B", "op")
+            if b > 1:
+                raise IllegalInstruction("MIN_MAX op must be 0 (min) or 1 (max)", rule="MIN_MAX.md: Op",
+                                         values={"op": b})
+            name = "max" if b else "min"
+        elif f == "dst":
+            dst = decode_operand(r)
+            if getattr(dst, "modifier", "none") == "sat":
+                sat = True
+                dst = type(dst)(**{**dst.__dict__, "modifier": "none"})
+            elif getattr(dst, "modifier", "none") != "none":
+                raise IllegalInstruction("a destination takes no source modifier", rule=RULE_TAG,
+                                         values={"modifier": dst.modifier})
+        elif f.startswith("src"):
+            s = decode_operand(r)
+            if getattr(s, "modifier", "none") == "sat":
+                raise IllegalInstruction("sat is a destination modifier", rule=RULE_TAG, values={"operand": f})
+            if name == "addr_add" and f == "src0" and isinstance(s, GeneralOperand):
+                t = prog.gvar(s.id).type
+                s = AddressOfOperand(s.id, s.row * 0 + s.col * t.size) if s.row == 0 else s
+            srcs.append(s)
+        elif f == "rdst":
+            dst = decode_raw(r)
+        elif f in ("rsrc0", "rsrc1"):
+            srcs.append(decode_raw(r))
+        elif f in ("w", "a"):
+            dinfo[f] = precision_name(r.take("B", f))
+        elif f in ("sd", "rc"):
+            dinfo[f] = r.take("B", f)
+    info = program.DpasInfo(**dinfo) if dinfo else None
+    return program.Instruction(name, n, mask, dst, tuple(srcs), pred, sat, relop, info)
+
+
+def encode_program(prog) -> bytes:
+    """All instructions, back to back."""
+    return b"".join(encode_instruction(i, prog) for i in prog.instructions)
+
+
+def decode_program(data: bytes, prog) -> list:
+    """Instructions from bytes, with ``prog``'s declarations giving the variable tables."""
+    r = Reader(bytes(data))
+    out = []
+    while not r.done:
+        out.append(decode_instruction(r, prog))
+    return out

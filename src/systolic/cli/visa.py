@@ -1,0 +1,168 @@
+"""``systolic visa``: run, encode, decode vISA programs and show regions.
+
+Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``,
+``decode PROG HEX``, ``region SPEC --type T --exec-size N``, ``fmt PROG``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..errors import InvalidValue
+from . import emit_json
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as e:
+        raise InvalidValue(f"cannot read {path}: {e.strerror}", values={"path": path}) from None
+
+
+def _parse_in(spec: str):
+    if "=" not in spec:
+        raise InvalidValue("--in takes VAR=file.npy or VAR=v0,v1,...", values={"in": spec})
+    name, val = spec.split("=", 1)
+    if val.endswith(".npy"):
+        try:
+            return name, np.load(val, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise InvalidValue(f"cannot load {val}: {e}", values={"file": val}) from None
+    try:
+        return name, np.array([float(x) if re.search(r"[.eEn]", x) else int(x, 0) for x in val.split(",")])
+    except ValueError:
+        raise InvalidValue("--in values must be numbers separated by commas", values={"in": spec}) from None
+
+
+@click.group("visa")
+def group():
+    """vISA: assemble, encode, decode and run programs (regions, predication, DPAS)."""
+
+
+@group.command("run")
+@click.argument("prog", type=click.Path(dir_okay=False))
+@click.option("--platform", "-p", default="pvc", show_default=True, help="dg2, pvc, bmg, lnl, ...")
+@click.option("--in", "inputs", multiple=True, metavar="VAR=file.npy", help="Set a variable before running.")
+@click.option("--out", "outputs", multiple=True, metavar="VAR", help="Print these variables (default: all).")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also save outputs as VAR.npy here.")
+@click.option("--em", default="0xffffffff", show_default=True, help="Execution mask EM (32 bits).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def run_cmd(prog, platform, inputs, outputs, save_dir, em, as_json):
+    """Run PROG (vISA text) on one thread and print its variables."""
+    from ..visa import asm
+    from ..visa.interp import run
+    p = asm.parse(_read(prog), source=prog)
+    try:
+        em_v = int(em, 0)
+    except ValueError:
+        raise InvalidValue("--em must be an integer", values={"em": em}) from None
+    m = run(p, platform, dict(_parse_in(s) for s in inputs), em=em_v)
+    names = list(outputs) or [v.name for v in p.general] + [v.name for v in p.predicate]
+    res = {n: m.read(n) for n in names}
+    if save_dir:
+        Path(save_dir).mkdir(parents=True, exist_ok=True)
+        for n, a in res.items():
+            np.save(Path(save_dir) / f"{n}.npy", a)
+    if as_json:
+        emit_json({n: [x if isinstance(x, (bool, int)) else float(x) for x in a.tolist()] for n, a in res.items()})
+        return
+    with np.printoptions(linewidth=100, threshold=1 << 16):
+        for n, a in res.items():
+            click.echo(f"{n} ({a.dtype}) = {np.array2string(a.astype(np.uint8) if a.dtype == bool else a)}")
+
+
+@group.command("encode")
+@click.argument("prog", type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the instruction bytes to a file.")
+def encode_cmd(prog, output):
+    """Print each instruction of PROG with its binary encoding (hex)."""
+    from ..visa import asm, encoding
+    p = asm.parse(_read(prog), source=prog)
+    blob = b""
+    for inst in p.instructions:
+        b = encoding.encode_instruction(inst, p)
+        blob += b
+        click.echo(f"{b.hex():<64} {asm.format_instruction(inst, p)}")
+    if output:
+        Path(output).write_bytes(blob)
+
+
+@group.command("decode")
+@click.argument("prog", type=click.Path(dir_okay=False))
+@click.argument("hexbytes", required=False)
+@click.option("--file", "-f", "binfile", type=click.Path(dir_okay=False), help="Read the bytes from a file.")
+def decode_cmd(prog, hexbytes, binfile):
+    """Decode instruction bytes (HEX or --file) using PROG's declarations; print vISA text."""
+    from ..visa import asm, encoding
+    p = asm.parse(_read(prog), source=prog)
+    if binfile:
+        data = Path(binfile).read_bytes()
+    elif hexbytes:
+        try:
+            data = bytes.fromhex(hexbytes.replace(" ", ""))
+        except ValueError:
+            raise InvalidValue("HEX must be hexadecimal bytes", values={"hex": hexbytes[:32]}) from None
+    else:
+        raise InvalidValue("give HEX or --file", values={})
+    for inst in encoding.decode_program(data, p):
+        click.echo(asm.format_instruction(inst, p))
+
+
+@group.command("fmt")
+@click.argument("prog", type=click.Path(dir_okay=False))
+def fmt_cmd(prog):
+    """Parse PROG and print it back in IGC's spelling."""
+    from ..visa import asm
+    click.echo(asm.format_program(asm.parse(_read(prog), source=prog)), nl=False)
+
+
+@group.command("region")
+@click.argument("spec")
+@click.option("--type", "-t", "tname", default="d", show_default=True, help="Element type (ud, d, w, b, f, hf, ...).")
+@click.option("--exec-size", "-n", default=8, show_default=True, type=int)
+@click.option("--platform", "-p", default="pvc", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def region_cmd(spec, tname, exec_size, platform, as_json):
+    """Which elements and GRF bytes a region touches, e.g. SPEC = '(1,2)<8;4,2>' (source) or '(0,0)<2>' (dst)."""
+    from ..visa import regions
+    from ..visa.isa import vtype
+    from ..xmx.platform import get_platform
+    m = re.fullmatch(r"\s*(?:\w+)?\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*<\s*([^>]*)>\s*", spec)
+    if not m:
+        raise InvalidValue("SPEC is (row,col)<VertStride;Width,HorzStride> or (row,col)<HorzStride>",
+                           values={"spec": spec})
+    row, col, body = int(m.group(1)), int(m.group(2)), m.group(3)
+    t = vtype(tname)
+    gb = get_platform(platform).grf_bytes
+    regions.check_column_offset(col, t.size, gb)
+    try:
+        nums = [int(x) for x in re.split(r"[;,]", body)]
+    except ValueError:
+        raise InvalidValue("region values must be integers", values={"region": body}) from None
+    if len(nums) == 1:
+        regions.check_dst_region(nums[0])
+        idx = regions.dest_element_indices(row, col, nums[0], exec_size, t.size, gb)
+    elif len(nums) == 3 and ";" in body:
+        regions.check_src_region(*nums, exec_size)
+        idx = regions.source_element_indices(row, col, *nums, exec_size, t.size, gb)
+    else:
+        raise InvalidValue("region is <HorzStride> or <VertStride;Width,HorzStride>", values={"region": body})
+    addrs = [i * t.size for i in idx]
+    regions.check_two_grfs(addrs, t.size, gb)
+    rows = [{"channel": c, "element": e, "byte": a, "grf": a // gb, "subreg_byte": a % gb}
+            for c, (e, a) in enumerate(zip(idx, addrs))]
+    if as_json:
+        emit_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    tb = Table(title=f"{spec} :{t.name}  exec size {exec_size}  GRF {gb} bytes")
+    for c in ("channel", "element", "byte", "grf", "subreg_byte"):
+        tb.add_column(c, justify="right")
+    for r in rows:
+        tb.add_row(*(str(r[k]) for k in ("channel", "element", "byte", "grf", "subreg_byte")))
+    Console().print(tb)
