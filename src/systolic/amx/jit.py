@@ -108,11 +108,15 @@ def declarations(mnemonics=None) -> str:
 
 
 def target_machine(cpu: str = DEFAULT_CPU, features: str | None = None, opt: int = 3):
-    """An llvmlite TargetMachine for x86-64 ``cpu`` with the AMX features (for assembly emission)."""
+    """An llvmlite TargetMachine for x86-64 ``cpu`` with the AMX features (for assembly emission).
+
+    The AMX features this LLVM knows are always added to ``features``: LLVM aborts the whole process
+    (instruction selection failure) on an AMX intrinsic for a target without them.
+    """
     llvm = _llvm()
     target = llvm.Target.from_triple("x86_64-unknown-linux-gnu")
-    return target.create_target_machine(cpu=cpu, features=feature_string() if features is None else features,
-                                        opt=opt, reloc="pic", codemodel="default")
+    feats = ",".join(x for x in (features, feature_string()) if x)
+    return target.create_target_machine(cpu=cpu, features=feats, opt=opt, reloc="pic", codemodel="default")
 
 
 def host_target_machine(opt: int = 3):

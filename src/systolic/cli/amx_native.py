@@ -1,0 +1,102 @@
+"""``systolic amx native-check`` and ``systolic amx asm``: native AMX status, and real AMX assembly anywhere."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit_json
+
+
+@click.command("native-check")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--silicon", is_flag=True,
+              help="Also replay the recorded silicon vectors (tests/data/amx_silicon) on the native backend.")
+def native_check(as_json, silicon):
+    """Can this machine run AMX natively? If not, say why (CPU flags, LLVM, Linux tile-data permission)."""
+    from .. import host
+    from ..amx import native
+    ok, why = native.availability()
+    perm = host.request_tile_permission()
+    info = {
+        "available": ok, "reason": why, "cpu": host.cpu_model_name(), "amx_features": host.amx_features(),
+        "llvm_amx_features": host.llvm_host_features(), "llvm": host.llvm_version(),
+        "tile_data_permission": {"granted": perm.granted, "reason": perm.reason},
+    }
+    if ok:
+        from ..amx import jit
+        info["native_instructions"] = sorted(m for m in jit.DOT_INTRINSICS if native.host_supports(m))
+    if silicon and ok:
+        info["silicon_replay"] = _silicon_replay()
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(f"native AMX: {'available' if ok else 'unavailable'}" + ("" if ok else f" ({why})"))
+    click.echo(f"CPU: {info['cpu']}; AMX: {', '.join(info['amx_features']) or 'none'}; "
+               f"LLVM sees: {', '.join(info['llvm_amx_features']) or 'none'}")
+    click.echo(f"Linux tile data: {'granted' if perm.granted else 'not granted: ' + perm.reason}")
+    if "silicon_replay" in info:
+        for fam, (agree, total) in info["silicon_replay"].items():
+            click.echo(f"  {fam}: {agree}/{total} recorded silicon operations reproduced natively")
+
+
+def _silicon_replay() -> dict:
+    import os
+    import sys
+
+    import numpy as np
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    tools = os.path.join(root, "tools", "silicon")
+    data = os.path.join(root, "tests", "data", "amx_silicon", "full.npz")
+    if not (os.path.isdir(tools) and os.path.exists(data)):
+        return {}
+    sys.path.insert(0, tools)
+    import replay as R
+    import vectors as V
+
+    from ..amx import TileMachine
+    full = np.load(data)
+    out = {}
+    for fam in V.FAMILIES:
+        m = TileMachine(backend="native")
+        agree = total = 0
+        for _, op, outs in R.full_ops(full, fam):
+            got = R.replay(fam, op, m)
+            total += 1
+            agree += all(np.array_equal(got[k], outs[k]) for k in outs)
+        out[fam] = (agree, total)
+    return out
+
+
+@click.command("asm")
+@click.option("--mnemonic", default="tdpbf16ps", show_default=True, help="TMUL instruction of the demo kernel.")
+@click.option("--gemm", is_flag=True, help="Print the native GEMM micro-kernel instead of the one-tile demo.")
+@click.option("--cpu", default="sapphirerapids", show_default=True, help="LLVM CPU name to compile for.")
+@click.option("--ir", "show_ir", is_flag=True, help="Print the LLVM IR instead of the assembly.")
+def asm(mnemonic, gemm, cpu, show_ir):
+    """Real AMX assembly from LLVM (llvmlite), on any machine: a one-tile demo or the GEMM micro-kernel."""
+    from ..amx import jit, native_gemm
+    from ..errors import InvalidValue
+    if mnemonic not in jit.DOT_INTRINSICS:
+        raise InvalidValue("unknown TMUL instruction", rule="TMUL mnemonics: " + ", ".join(jit.DOT_INTRINSICS),
+                           values={"mnemonic": mnemonic})
+    if gemm:
+        ir = native_gemm.kernel_ir(mnemonic)
+    else:
+        p = jit.ptr_type()
+        ir = jit.declarations([mnemonic]) + f"""
+; C (tmm0) += A (tmm1) . B (tmm2), one tile each, stride 64
+define void @amx_demo({p} %cfg, {p} %c, {p} %a, {p} %b) {{
+  call void @llvm.x86.ldtilecfg({p} %cfg)
+  call void @llvm.x86.tileloadd64(i8 0, {p} %c, i64 64)
+  call void @llvm.x86.tileloadd64(i8 1, {p} %a, i64 64)
+  call void @llvm.x86.tileloadd64(i8 2, {p} %b, i64 64)
+  call void @{jit.DOT_INTRINSICS[mnemonic][0]}(i8 0, i8 1, i8 2)
+  call void @llvm.x86.tilestored64(i8 0, {p} %c, i64 64)
+  call void @llvm.x86.tilerelease()
+  ret void
+}}
+"""
+    click.echo(ir if show_ir else jit.emit_asm(ir, cpu=cpu))
+
+
+commands = [native_check, asm]

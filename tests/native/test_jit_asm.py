@@ -1,0 +1,100 @@
+"""systolic.amx.jit: AMX assembly from LLVM IR on any x86-64 machine (no AMX needed), and typed errors."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from systolic.amx import jit, native_gemm
+from systolic.errors import AsmSyntaxError, InvalidValue
+
+DATA_MOVES = ("ldtilecfg", "sttilecfg", "tilerelease", "tilezero", "tileloadd", "tileloaddt1", "tilestored")
+
+
+def _program(mnemonic: str) -> str:
+    p = jit.ptr_type()
+    intr = jit.DOT_INTRINSICS[mnemonic][0]
+    return jit.declarations([mnemonic]) + f"""
+define void @f({p} %cfg, {p} %mem) {{
+  call void @llvm.x86.ldtilecfg({p} %cfg)
+  call void @llvm.x86.tileloadd64(i8 1, {p} %mem, i64 64)
+  call void @llvm.x86.tileloaddt164(i8 2, {p} %mem, i64 128)
+  call void @llvm.x86.tilezero(i8 0)
+  call void @{intr}(i8 0, i8 1, i8 2)
+  call void @llvm.x86.tilestored64(i8 0, {p} %mem, i64 64)
+  call void @llvm.x86.sttilecfg({p} %cfg)
+  call void @llvm.x86.tilerelease()
+  ret void
+}}
+"""
+
+
+def _usable():
+    return [m for m, (_, feat) in jit.DOT_INTRINSICS.items() if feat in jit.supported_features()]
+
+
+@pytest.mark.parametrize("mnemonic", sorted(jit.DOT_INTRINSICS))
+def test_every_instruction_assembles_with_tile_operands(mnemonic):
+    if mnemonic not in _usable():
+        pytest.skip(f"LLVM {jit.llvm_version()} predates {jit.DOT_INTRINSICS[mnemonic][1]}")
+    asm = jit.emit_asm(_program(mnemonic))
+    # AT&T order: src2, src1, dst
+    assert re.search(rf"\b{mnemonic}\s+%tmm2, %tmm1, %tmm0", asm), asm
+    for op in DATA_MOVES:
+        assert re.search(rf"^\s+{op}\b", asm, re.M), op
+    assert re.search(r"tileloadd\s+\(%\w+,%\w+\), %tmm1", asm)
+    assert re.search(r"tilestored\s+%tmm0, \(%\w+,%\w+\)", asm)
+
+
+def test_asm_order_follows_the_ir():
+    asm = jit.emit_asm(_program("tdpbf16ps"))
+    seq = [m.group(1) for m in re.finditer(r"^\s+(ldtilecfg|tileloaddt?1?|tilezero|tdpbf16ps|tilestored|"
+                                            r"sttilecfg|tilerelease)\b", asm, re.M)]
+    assert seq == ["ldtilecfg", "tileloadd", "tileloaddt1", "tilezero", "tdpbf16ps", "tilestored", "sttilecfg",
+                   "tilerelease"]
+
+
+@pytest.mark.parametrize("mnemonic", ["tdpbf16ps", "tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud"])
+def test_gemm_micro_kernel_assembles(mnemonic):
+    asm = jit.emit_asm(native_gemm.kernel_ir(mnemonic))
+    # four accumulators tmm0-3, A in tmm4/5, B in tmm6/7
+    for dst, a, b in ((0, 4, 6), (1, 4, 7), (2, 5, 6), (3, 5, 7)):
+        assert re.search(rf"{mnemonic}\s+%tmm{b}, %tmm{a}, %tmm{dst}", asm), (dst, a, b)
+    assert len(re.findall(r"^\s+tilestored\b", asm, re.M)) == 4
+    assert len(re.findall(r"^\s+tilezero\b", asm, re.M)) == 4
+
+
+def test_gemm_kernel_rejects_unknown_instruction():
+    with pytest.raises(InvalidValue, match="no GEMM kernel"):
+        native_gemm.kernel_ir("tdpfoo")
+
+
+def test_generic_cpu_gets_the_amx_features():
+    # LLVM aborts the process on AMX intrinsics for a target without AMX: emit_asm adds the features
+    asm = jit.emit_asm(_program("tdpbssd"), cpu="x86-64", features="")
+    assert re.search(r"tdpbssd\s+%tmm2, %tmm1, %tmm0", asm)
+
+
+def test_bad_ir_is_a_typed_error_with_a_line():
+    with pytest.raises(AsmSyntaxError) as e:
+        jit.emit_asm("define void @f() {\n  ret i32 0\n}\n")
+    assert e.value.line == 2
+    assert "LLVM rejected the IR" in str(e.value)
+
+
+def test_unknown_feature_is_named():
+    with pytest.raises(InvalidValue, match="unknown AMX extension") as e:
+        jit.feature_string(["AMX-TILE", "AMX-NOPE"])
+    assert e.value.values["features"] == ["AMX-NOPE"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=200))
+def test_fuzz_ir_text_never_crashes(text):
+    try:
+        jit.emit_asm(text)
+    except AsmSyntaxError as e:
+        assert e.line >= 1 and e.column >= 1
