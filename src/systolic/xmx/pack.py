@@ -60,19 +60,29 @@ def _bits(precision: str) -> int:
 
 
 def pack_src2(a, precision: str) -> np.ndarray:
-    """A (M x K) -> the Src2 image (uint8, M * K * bits / 8 bytes)."""
+    """A (M x K) -> the Src2 image (uint8): the row-major element stream packed into dwords.
+
+    Src2 is one 1-D array of elements (visa-DPAS.md "Src2.k"), so rows follow each other without padding;
+    only the end is zero-filled to a whole dword.
+    """
     a = np.asarray(a)
     if a.ndim != 2:
         raise InvalidValue("A must be 2-D (M x K)", values={"shape": a.shape})
     bits = _bits(precision)
-    return packing.pack(element_bits(a, precision), bits).astype("<u4").view(np.uint8).reshape(-1)
+    flat = element_bits(a, precision).reshape(-1)
+    per = 32 // bits
+    if flat.size % per:
+        flat = np.concatenate([flat, np.zeros(per - flat.size % per, dtype=flat.dtype)])
+    return packing.pack(flat, bits).astype("<u4").view(np.uint8)[: -(-a.size * bits // 8)].copy()
 
 
 def unpack_src2(image, precision: str, m: int, k: int) -> np.ndarray:
     """The raw element bits (uint32, M x K) of a Src2 image."""
     bits = _bits(precision)
-    dw = np.asarray(image, dtype=np.uint8)[: m * k * bits // 8].view("<u4").reshape(m, k * bits // 32)
-    return packing.unpack(dw, bits).astype(np.uint32)
+    nbytes = -(-m * k * bits // 8)
+    raw = np.asarray(image, dtype=np.uint8)[:nbytes]
+    raw = np.concatenate([raw, np.zeros(-raw.size % 4, dtype=np.uint8)])
+    return packing.unpack(raw.view("<u4"), bits)[: m * k].reshape(m, k).astype(np.uint32)
 
 
 def pack_src1(b, precision: str) -> np.ndarray:

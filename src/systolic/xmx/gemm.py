@@ -1,0 +1,130 @@
+"""A whole GEMM as a sequence of DPAS tiles: :func:`matmul`.
+
+The GEMM is tiled the way IGC builds joint_matrix shapes (REFERENCE.md
+section 2): output tiles of RC = 8 rows by N = exec-size columns, each
+computed by a chain of DPAS of depth K = 8 * OPS_PER_CHAN, the fp32 result of
+one DPAS being the Src0 of the next. Every output element depends only on its
+row of A, its column of B and its C, and DPAS channels are independent, so the
+tiles are computed all at once (vectorised over M x N) while keeping, per
+element, exactly the order of operations of the DPAS chain. The result is
+bit-identical to composing :func:`systolic.xmx.dpas` calls (tested).
+
+K is zero-padded to a multiple of 8 * OPS_PER_CHAN, as a kernel's K tail
+would be padded; padding products are +0 (they can turn a -0 result into +0,
+exactly as the padded DPAS would).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import types as T
+from ..errors import InvalidValue, UnsupportedCombination
+from . import kernels as KN
+from . import models as M
+from . import pack as PK
+from .platform import Platform, get_platform
+from .rules import ops_per_chan, precision_class
+
+__all__ = ["matmul", "precision_of"]
+
+_DTYPE_PRECISION = {"s8": "s8", "u8": "u8", "s4": "s4", "u4": "u4", "s2": "s2", "u2": "u2", "bf16": "bf16",
+                    "fp16": "fp16", "bf8": "bf8", "hf8": "hf8", "e2m1": "e2m1"}
+
+
+def precision_of(x: np.ndarray, precision: str | None = None) -> str:
+    """The DPAS precision of an array: from its (ml_dtypes) dtype; float32 needs ``precision="tf32"``."""
+    dt = np.asarray(x).dtype
+    if precision is not None:
+        p = T.get(precision).name
+        if p == "tf32" and dt not in (np.float32, np.float64):
+            raise InvalidValue("tf32 inputs must be float32 arrays", values={"dtype": str(dt)})
+        return p
+    try:
+        name = T.from_dtype(dt).name
+    except InvalidValue:
+        name = None
+    if name not in _DTYPE_PRECISION:
+        raise InvalidValue(f"no DPAS precision for dtype {dt}",
+                           rule="inputs are int2/uint2/int4/uint4/int8/uint8/bfloat16/float16/float8_e5m2/"
+                                "float8_e4m3fn/float4_e2m1fn arrays, or float32 with precision='tf32'",
+                           values={"dtype": str(dt)})
+    return _DTYPE_PRECISION[name]
+
+
+def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
+           *, row_block: int | None = None) -> np.ndarray:
+    """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.
+
+    ``a`` (M x K) is Src2, ``b`` (K x N) is Src1; precisions come from their dtypes (ml_dtypes int2/int4/int8,
+    uint*, bfloat16, float16, float8_e5m2, float8_e4m3fn, float4_e2m1fn; ``precision="tf32"`` for float32).
+    Integer GEMMs return int32 (wrapped modulo 2**32), float GEMMs float32 (the fp32 accumulator).
+    ``c`` (M x N) is the initial accumulator (int32 or float32 values), default zero.
+    """
+    P = get_platform(platform)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise InvalidValue("matmul needs A (M x K) and B (K x N)", values={"a": a.shape, "b": b.shape})
+    p2 = precision_of(a, precision)
+    p1 = precision_of(b, precision)
+    for p in (p1, p2):
+        if not P.supports(p):
+            raise UnsupportedCombination(f"{P.name} DPAS does not take {p}",
+                                         rule=f"{P.name} DPAS precisions: {sorted(P.precisions)}",
+                                         values={"precision": p, "platform": P.name})
+    if precision_class(p1) != precision_class(p2):
+        raise UnsupportedCombination(f"DPAS cannot mix {p2} (A) with {p1} (B)",
+                                     rule="visa-DPAS.md: Src1 and Src2 precisions of one kind",
+                                     values={"a": p2, "b": p1})
+    m, k = a.shape
+    n = b.shape[1]
+    ops = ops_per_chan(p1, p2)
+    kd = 8 * ops
+    kp = -(-k // kd) * kd if k else kd
+    mdl = M.get_model(model, P)
+    is_int = precision_class(p1) == "int"
+
+    if is_int:
+        av = PK.decode(PK.element_bits(a, p2), p2)
+        bv = PK.decode(PK.element_bits(b, p1), p1)
+        cv = None
+        if c is not None:
+            cv = _check_c(c, m, n)
+            if cv.dtype.kind not in "iu":
+                raise InvalidValue("an integer GEMM needs an integer C", values={"dtype": str(cv.dtype)})
+        return KN.int_mma(av, bv, cv).view(np.int32)
+
+    av = _float_values(a, p2, mdl.flushes(p2, P))
+    bv = _float_values(b, p1, mdl.flushes(p1, P))
+    if kp != k:
+        av = np.concatenate([av, np.zeros((m, kp - k))], axis=1)
+        bv = np.concatenate([bv, np.zeros((kp - k, n))], axis=0)
+    if c is None:
+        cv = np.zeros((m, n))
+    else:
+        cv = _check_c(c, m, n)
+        cv = cv.astype(np.float32).astype(np.float64) if cv.dtype != np.float32 else cv.astype(np.float64)
+    out = np.empty((m, n), dtype=np.uint32)
+    if row_block is None:
+        terms = kd if mdl.name in ("exact", "block") else ops + 1
+        row_block = max(8, (1 << 21) // max(1, n * terms))
+    for r0 in range(0, m, row_block):
+        r1 = min(m, r0 + row_block)
+        out[r0:r1] = KN.float_mma(av[r0:r1], bv, cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl)
+    return out.view(np.float32)
+
+
+def _check_c(c, m, n) -> np.ndarray:
+    cv = np.asarray(c)
+    if cv.shape != (m, n):
+        raise InvalidValue("C must be M x N", values={"c": cv.shape, "expected": (m, n)})
+    return cv
+
+
+def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:
+    """Exact float64 values of the elements (tf32: RNE from float32), denormals flushed when the rule says so."""
+    if not flush and p != "tf32" and x.dtype == T.get(p).dtype:
+        with np.errstate(invalid="ignore"):
+            return x.astype(np.float64)  # ml_dtypes widening is exact
+    return PK.decode(PK.element_bits(x, p), p, flush=flush)
