@@ -1,0 +1,63 @@
+"""Lowering the shaped tile intrinsics to pseudo tile instructions that carry their shape operands.
+
+Seed section 7 (specs/amx-llvm-programming-model.md): "the AMX intrinsics are lowered to the pseudo AMX
+instruction which has extra row and column operands". The names follow LLVM's X86 pseudos (PTILELOADDV,
+PTDPBSSDV, ...). Operand order is the intrinsic's:
+
+    %t = PTILELOADDV   rows, cols, base, stride          (also PTILELOADDT1V)
+         PTILESTOREDV  rows, cols, base, stride, %t
+    %t = PTILEZEROV    rows, cols
+    %d = PTDPBSSDV     m, n, k, %c, %a, %b               (TDPBSUD/TDPBUSD/TDPBUUD/TDPBF16PS/TDPFP16PS alike)
+
+The result of a PTDP*V is tied to its C operand (TMUL accumulates in place); regalloc makes them one register.
+"""
+
+from __future__ import annotations
+
+from .ir import Function, Module
+from .shapes import classify
+
+__all__ = ["lower", "PSEUDO", "pseudo_name", "is_pseudo", "TILE_DEF_OPS"]
+
+
+def pseudo_name(mnemonic: str) -> str:
+    return f"P{mnemonic.upper()}V"
+
+
+PSEUDO = {pseudo_name(m): m for m in ("tileloadd", "tileloaddt1", "tilestored", "tilezero", "tdpbssd", "tdpbsud",
+                                      "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps")}
+#: pseudos that define a tile value
+TILE_DEF_OPS = {k for k, v in PSEUDO.items() if v != "tilestored"}
+
+
+def is_pseudo(opcode: str) -> bool:
+    return opcode in PSEUDO
+
+
+def lower(module: Module, f: Function) -> None:
+    """Replace each shaped tile intrinsic call in ``f`` (after shapes.propagate) by its pseudo instruction."""
+    for ins in f.instructions():
+        op = classify(ins)
+        if op is None:
+            continue
+        ins.opcode = pseudo_name(op.mnemonic)
+        ins.attrs = {"loc": ins.attrs.get("loc"), "mnemonic": op.mnemonic}
+
+
+def dce(f: Function) -> int:
+    """Remove tile values nobody uses (pseudos that define a tile, tile phis), repeatedly; returns how many.
+
+    LLVM marks the shaped tile intrinsics as not having side effects beyond their result (loads only read
+    memory), so an unused one disappears before it can claim a register or a shape in the configuration.
+    """
+    removed = 0
+    while True:
+        used = {id(o) for i in f.instructions() for o in i.operands}
+        dead = [i for i in f.instructions()
+                if (i.opcode in TILE_DEF_OPS or (i.opcode == "phi" and str(i.type) == "x86_amx"))
+                and id(i) not in used]
+        if not dead:
+            return removed
+        for i in dead:
+            i.block.instrs.remove(i)
+        removed += len(dead)

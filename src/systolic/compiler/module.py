@@ -1,0 +1,182 @@
+"""The compiler's front door: ``compile_ir(text) -> CompiledModule`` and ``CompiledModule.run(...)``.
+
+Pipeline, per defined function (each pass its own module; ``snapshots`` keeps the text after each):
+
+    verify     cfg.verify_ssa         every use dominated by its definition
+    shapes     shapes.propagate       shapes to every tile value; the seed's <256 x i32> form -> x86_amx/.internal
+    lower      lower.lower + dce      pseudo tile instructions with shape operands (seed section 7)
+    tileconfig tileconfig.place_config  config slot, ldtilecfg after the shape defs / after calls, tilerelease
+    regalloc   regalloc.allocate      8 physical tiles, shape-aware, spills, config filled (seed section 8)
+
+then emission: ``machine`` (TileMachine program, :mod:`to_machine`), ``llvm`` (physical-register intrinsics,
+:func:`to_llvm.physical_ir`), ``llvm-internal`` (:func:`to_llvm.internal_ir`), ``asm`` (llvmlite).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import numpy as np
+
+from ..errors import AmxUnavailable, InvalidValue, SystolicError
+from . import cfg, lower as lower_mod, regalloc, shapes, tileconfig
+from .ir import IntType, Module, PtrType
+from .llvm_reader import parse
+from .printer import print_module
+from .to_machine import DEFAULT_MAX_STEPS, Pointer, Runner, RunResult, listing
+
+__all__ = ["compile_ir", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
+
+PASSES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+BACKENDS = ("emulator", "spec", "native", "llvm")
+_jit_ids = itertools.count()
+
+
+class CompiledModule:
+    """A module compiled by the tile compiler.
+
+    ``source``: the module as read; ``final``: after shape propagation (LLVM's final form); ``machine``: the
+    allocated machine program; ``snapshots[pass]``: the printed module after each pass; ``info[function]``:
+    the allocation (virtual -> physical tile, shape of each physical tile, spills, copies).
+    """
+
+    def __init__(self, source: Module) -> None:
+        self.source = source
+        self.snapshots: dict[str, str] = {}
+        m = copy.deepcopy(source)
+        defined = [f for f in m.functions.values() if not f.declaration]
+        for f in defined:
+            cfg.verify_ssa(f)
+        self.snapshots["verify"] = print_module(m)
+        for f in defined:
+            shapes.propagate(m, f)
+        self.snapshots["shapes"] = print_module(m)
+        self.final = copy.deepcopy(m)
+        for f in defined:
+            lower_mod.lower(m, f)
+            lower_mod.dce(f)
+        self.snapshots["lower"] = print_module(m)
+        for f in defined:
+            tileconfig.place_config(m, f)
+        self.snapshots["tileconfig"] = print_module(m)
+        self.info = {}
+        for f in defined:
+            self.info[f.name] = regalloc.allocate(m, f)
+        self.snapshots["regalloc"] = print_module(m)
+        self.machine = m
+        self._jit = None
+
+    # ------------------------------------------------------------------ emission
+    def emit(self, kind: str = "machine") -> str:
+        """Text of one emission: ir | pseudo | machine | llvm | llvm-internal | asm | asm-internal."""
+        if kind == "ir":
+            return print_module(self.final)
+        if kind == "pseudo":
+            return self.snapshots["tileconfig"]
+        if kind == "machine":
+            return "\n\n".join(listing(f) for f in self.machine.functions.values() if not f.declaration) + "\n"
+        if kind == "llvm":
+            from .to_llvm import physical_ir
+            return physical_ir(self.machine)
+        if kind == "llvm-internal":
+            from .to_llvm import internal_ir
+            return internal_ir(self.final)
+        if kind in ("asm", "asm-internal"):
+            from ..amx.jit import emit_asm
+            return emit_asm(self.emit("llvm" if kind == "asm" else "llvm-internal"))
+        raise InvalidValue(f"unknown emission {kind!r}", rule="--emit",
+                           values={"kind": kind, "known": ["ir", "pseudo", "machine", "llvm", "llvm-internal",
+                                                           "asm", "asm-internal"]})
+
+    # ------------------------------------------------------------------ running
+    def run(self, function: str, *args, memory: dict[str, np.ndarray] | None = None, backend: str = "emulator",
+            cpu: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False) -> RunResult:
+        """Run compiled ``function`` with ``args`` (ints; pointers as a global name or (name, offset)).
+
+        Globals live in ``memory`` (1-D uint8 arrays, updated in place; missing ones are made from their
+        initialisers). ``backend``: ``emulator`` / ``spec`` (TileMachine backends), ``native`` (each tile
+        instruction on real AMX through the native backend) or ``llvm`` (the whole function JIT-compiled from
+        :func:`to_llvm.physical_ir` and run on real AMX, after the same program ran on the emulator on copies
+        of the memory to catch every fault first). A fault raises the systolic.errors exception.
+        """
+        from ..amx import TileMachine
+        if backend not in BACKENDS:
+            raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
+                               values={"backend": backend, "known": list(BACKENDS)})
+        f = self.machine.function(function)
+        if backend == "llvm":
+            return self._run_jit(function, args, memory, cpu, max_steps)
+        tm = TileMachine(cpu, backend=backend)
+        r = Runner(self.machine, tm, "machine", max_steps, record=record)
+        r.bind_memory(memory)
+        value = r.call(f, list(args))
+        return RunResult(value, r.memory(), tm, r.steps, r.trace)
+
+    def run_eager(self, function: str, *args, memory: dict[str, np.ndarray] | None = None,
+                  cpu: str = "sapphirerapids", backend: str = "emulator",
+                  max_steps: int = DEFAULT_MAX_STEPS) -> RunResult:
+        """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference)."""
+        from ..amx import TileMachine
+        tm = TileMachine(cpu, backend=backend)
+        r = Runner(self.source, tm, "eager", max_steps)
+        r.bind_memory(memory)
+        value = r.call(self.source.function(function), list(args))
+        return RunResult(value, r.memory(), tm, r.steps)
+
+    def _run_jit(self, function, args, memory, cpu, max_steps) -> RunResult:
+        import ctypes
+
+        try:
+            from ..amx.native import require_native
+        except ImportError as exc:  # pragma: no cover - the native module is another engineer's
+            raise AmxUnavailable(f"systolic.amx.native is not available: {exc}") from None
+        require_native()
+        # 1. the emulator first, on copies: any #GP/#UD/fault is raised here, never as SIGILL/SIGSEGV
+        copies = {k: v.copy() for k, v in (memory or {}).items()}
+        self.run(function, *args, memory=copies, backend="emulator", cpu=cpu, max_steps=max_steps)
+        # 2. the real arrays, bound to the JIT's external globals
+        from ..amx.jit import JitModule
+        import llvmlite.binding as llvm
+        r = Runner(self.machine, None)
+        r.bind_memory(memory)
+        tag = next(_jit_ids)
+        rename = {g: f"systolic.jit{tag}.{g}" for g in self.machine.globals}
+        for g, sym in rename.items():
+            llvm.add_symbol(sym, r.regions[g].data.ctypes.data)
+        from .to_llvm import physical_ir
+        jit = JitModule(physical_ir(self.machine, external_globals=True, rename=rename))
+        f = self.machine.function(function)
+        ctypes_of = {1: ctypes.c_bool, 8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32,
+                     64: ctypes.c_int64}
+        argtypes, cargs = [], []
+        for p, a in zip(f.params, args):
+            if isinstance(p.type, IntType):
+                ct = ctypes_of.get(p.type.bits)
+                if ct is None:
+                    raise InvalidValue(f"i{p.type.bits} arguments are not supported by the JIT runner")
+                argtypes.append(ct)
+                v = r.convert_arg(p, a)
+                cargs.append(v - (1 << p.type.bits) if p.type.bits > 1 and v >> (p.type.bits - 1) else v)
+            elif isinstance(p.type, PtrType):
+                ptr = r.convert_arg(p, a)
+                argtypes.append(ctypes.c_void_p)
+                cargs.append(ptr.region.data.ctypes.data + ptr.offset)
+        rt = f.ret_type
+        restype = ctypes_of.get(rt.bits) if isinstance(rt, IntType) else None
+        fn = jit.cfunc(function, restype, *argtypes)
+        value = fn(*cargs)
+        self._jit = jit  # keep the code alive with the module
+        if isinstance(rt, IntType) and value is not None:
+            value = int(value) & ((1 << rt.bits) - 1)
+        return RunResult(value, r.memory(), None, 0)
+
+
+def compile_module(module: Module) -> CompiledModule:
+    """Compile a parsed (or traced) module."""
+    return CompiledModule(module)
+
+
+def compile_ir(text: str, source: str | None = None) -> CompiledModule:
+    """Parse LLVM IR text (the seed's form or LLVM's final form) and compile it."""
+    return CompiledModule(parse(text, source))

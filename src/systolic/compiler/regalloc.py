@@ -1,0 +1,531 @@
+"""Tile register allocation: 8 physical tiles, one shape each per configuration, spills through memory.
+
+Seed section 8 (specs/amx-llvm-programming-model.md) and REFERENCE.md section 7:
+
+* a physical tile has one (rows, colsb) for the whole configuration, so a virtual tile may only take a
+  physical tile of its own shape. Tiles are grouped by shape (same SSA value or equal constant for rows and for
+  colsb); each shape class gets a pool of physical tiles: at least what one instruction needs at once (a TMUL
+  reads three tiles), the rest by register pressure. More shape classes than tiles is a CompileError;
+* the registers of each class are assigned by linear scan (Poletto and Sarkar, 1999) over live intervals
+  computed from block liveness; when a class runs out, the interval that ends last is spilled everywhere:
+  ``TILESTORED`` to a 1024-byte stack slot after each definition and a same-shape ``TILELOADD`` at stride 64
+  before each use (LLVM's -O0 spill code);
+* tiles live across a call or an ldtilecfg are spilled too (tile state is caller-saved and LDTILECFG zeroes
+  all tiles);
+* tile phis are eliminated into copies at the end of the predecessors (critical edges split first); a TMUL's
+  result is tied to its C operand through a copy. Copies between the same physical tile vanish (coalescing by
+  allocation hint); others go through a stack slot (TILESTORED + TILELOADD stride 64, LLVM's X86LowerTileCopy);
+* finally the rows/colsb of each used physical tile are stored into the 64-byte config slot right before the
+  main ldtilecfg, and the pseudos become real instructions naming tmm0-7.
+"""
+
+from __future__ import annotations
+
+from ..errors import CompileError
+from .cfg import rpo
+from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value,
+                 location)
+from .lower import PSEUDO, TILE_DEF_OPS
+from .shapes import Shape
+
+__all__ = ["allocate", "VReg", "NUM_TILES", "RULE"]
+
+NUM_TILES = 8
+RULE = "seed section 8 / REFERENCE.md 7: one shape per physical tile per configuration"
+_MAX_ROUNDS = 50
+
+
+class VReg(Value):
+    """A virtual tile created by the allocator (phi-copy temporaries, spill temporaries)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.type = name, X86_AMX
+
+
+def _is_dot(ins: Instr) -> bool:
+    return ins.opcode.startswith("PTDP")
+
+
+def tile_def(ins: Instr):
+    """The virtual tile an instruction writes (None if none)."""
+    if ins.opcode == "TILECOPY" or _is_dot(ins):
+        return ins.attrs.get("def", ins)
+    if ins.opcode in TILE_DEF_OPS:
+        return ins.attrs.get("def", ins)
+    return None
+
+
+def tile_uses(ins: Instr) -> list:
+    if ins.opcode == "TILECOPY":
+        return [ins.operands[0]]
+    if ins.opcode == "PTILESTOREDV":
+        return [ins.operands[4]]
+    if _is_dot(ins):
+        return list(ins.operands[3:6])
+    return []
+
+
+def _is_clobber(ins: Instr) -> bool:
+    if ins.opcode == "PLDTILECFGV":
+        return True
+    return ins.opcode == "call" and ins.intrinsic is not None and not ins.intrinsic.startswith("llvm.")
+
+
+class _Allocator:
+    def __init__(self, module: Module, f: Function) -> None:
+        self.m, self.f = module, f
+        self.shapes: dict[int, Shape] = f.meta["shapes"]
+        self.unspillable: set[int] = set()
+        self.slots: list[Instr] = []
+        self.copy_slot: Instr | None = None
+        self.stats = {"spilled": [], "copies": 0, "copies_eliminated": 0, "rounds": 0}
+
+    # ------------------------------------------------------------------ helpers
+    def new_slot(self, prefix: str) -> Instr:
+        slot = Instr("alloca", PTR, [], name=self.f.fresh(prefix), alloc_type=ArrayType(1024, I8), align=64)
+        self.f.entry.insert(0, slot)
+        return slot
+
+    def shape(self, v) -> Shape:
+        return self.shapes[id(v)]
+
+    def vreg(self, like, prefix: str) -> VReg:
+        v = VReg(self.f.fresh(prefix))
+        self.shapes[id(v)] = self.shape(like)
+        return v
+
+    # ------------------------------------------------------------------ phi elimination and ties
+    def split_critical_edges(self) -> None:
+        f = self.f
+        preds = f.predecessors()
+        for b in list(f.blocks):
+            if not any(p.type == X86_AMX for p in b.phis()) or len(preds[b]) < 2:
+                continue
+            for p in list(preds[b]):
+                if len(p.successors) < 2:
+                    continue
+                n = f.add_block(f.fresh(f"{p.name}.{b.name}.split"))
+                n.append(Instr("br", VOID, [], blocks=[b]))
+                t = p.terminator
+                t.attrs["blocks"] = [n if x is b else x for x in t.attrs["blocks"]]
+                for phi in b.phis():
+                    phi.attrs["blocks"] = [n if x is p else x for x in phi.attrs["blocks"]]
+
+    def eliminate_phis(self) -> None:
+        f = self.f
+        for b in f.blocks:
+            phis = [p for p in b.phis() if p.type == X86_AMX]
+            if not phis:
+                continue
+            phi_ids = {id(p) for p in phis}
+            preds = {id(x): x for p in phis for x in p.attrs["blocks"]}
+            for pred in preds.values():
+                pairs = []
+                for p in phis:
+                    k = next(i for i, x in enumerate(p.attrs["blocks"]) if x is pred)
+                    pairs.append((p, p.operands[k]))
+                at = len(pred.instrs) - 1
+                if any(id(src) in phi_ids for _, src in pairs):  # a parallel copy: go through temporaries
+                    temps = []
+                    for p, src in pairs:
+                        t = self.vreg(p, "phi.tmp")
+                        pred.insert(at, Instr("TILECOPY", X86_AMX, [src], **{"def": t}))
+                        at += 1
+                        temps.append((p, t))
+                    pairs = temps
+                for p, src in pairs:
+                    pred.insert(at, Instr("TILECOPY", X86_AMX, [src], **{"def": p}))
+                    at += 1
+            for p in phis:
+                b.instrs.remove(p)
+                p.opcode = "phi-var"  # the phi is now a variable written by the copies
+
+    def tie_dots(self) -> None:
+        """TMUL writes its C operand in place: copy C into the result first (coalesced when C dies there);
+        A and B must be different tiles, so a B that is A gets its own copy."""
+        for b in self.f.blocks:
+            for ins in list(b.instrs):
+                if not _is_dot(ins) or ins.attrs.get("tied"):
+                    continue
+                c = ins.operands[3]
+                idx = b.instrs.index(ins)
+                b.insert(idx, Instr("TILECOPY", X86_AMX, [c], **{"def": ins}, tie=True))
+                ins.operands[3] = ins
+                ins.attrs["tied"] = True
+                if ins.operands[5] is ins.operands[4]:
+                    b2 = self.vreg(ins.operands[5], "b.copy")
+                    b.insert(idx + 1, Instr("TILECOPY", X86_AMX, [ins.operands[5]], **{"def": b2}))
+                    ins.operands[5] = b2
+
+    # ------------------------------------------------------------------ liveness
+    def liveness(self):
+        f = self.f
+        order = rpo(f)
+        order += [b for b in f.blocks if b not in order]
+        use, defs = {}, {}
+        for b in order:
+            u, d = set(), set()
+            for ins in b.instrs:
+                for v in tile_uses(ins):
+                    if id(v) not in d:
+                        u.add(id(v))
+                t = tile_def(ins)
+                if t is not None and not _is_dot(ins):
+                    d.add(id(t))
+            use[b], defs[b] = u, d
+        live_in = {b: set() for b in order}
+        live_out = {b: set() for b in order}
+        changed = True
+        while changed:
+            changed = False
+            for b in reversed(order):
+                out = set()
+                for s in b.successors:
+                    out |= live_in[s]
+                inn = use[b] | (out - defs[b])
+                if out != live_out[b] or inn != live_in[b]:
+                    live_out[b], live_in[b] = out, inn
+                    changed = True
+        return order, live_in, live_out
+
+    def intervals(self):
+        """Live ranges of every tile variable as sorted [start, end) segments over a linear numbering of the
+        blocks (Wimmer and Franz's backward construction), and the variables live across a clobber."""
+        order, live_in, live_out = self.liveness()
+        vars_: dict[int, object] = {}
+        for ins in self.f.instructions():
+            for v in tile_uses(ins):
+                vars_[id(v)] = v
+            t = tile_def(ins)
+            if t is not None:
+                vars_[id(t)] = t
+        segs: dict[int, list[list[int]]] = {vid: [] for vid in vars_}
+        crossing: set[int] = set()
+        pos = 0
+        spans = []
+        for b in order:
+            start = pos
+            pos += 2 + 2 * len(b.instrs)
+            spans.append((b, start, pos))
+            pos += 2
+        for b, start, end in spans:
+            open_end: dict[int, int] = {vid: end for vid in live_out[b]}
+            p = end - 2
+            for ins in reversed(b.instrs):
+                t = tile_def(ins)
+                if t is not None:
+                    vid = id(t)
+                    e = open_end.pop(vid, p)  # a dead definition still occupies its register at p
+                    segs[vid].append([p, e])
+                if _is_clobber(ins):
+                    crossing |= set(open_end)
+                for v in tile_uses(ins):
+                    open_end.setdefault(id(v), p)
+                p -= 2
+            for vid, e in open_end.items():
+                segs[vid].append([start, e])
+        iv = {}
+        for vid, ss in segs.items():
+            ss.sort()
+            merged = []
+            for s0, e0 in ss:
+                if merged and s0 <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], e0)
+                else:
+                    merged.append([s0, e0])
+            iv[vid] = [merged[0][0], merged[-1][1], vars_[vid], merged]
+        return iv, crossing
+
+    def _var_by_id(self, vid):
+        for ins in self.f.instructions():
+            t = tile_def(ins)
+            if t is not None and id(t) == vid:
+                return t
+            for v in tile_uses(ins):
+                if id(v) == vid:
+                    return v
+        raise AssertionError("unknown tile variable")
+
+    # ------------------------------------------------------------------ spilling
+    def spill(self, v) -> None:
+        """Spill everywhere: store after each definition, reload (same shape, stride 64) before each use."""
+        f = self.f
+        s = self.shape(v)
+        slot = self.new_slot(f"spill.{v.name}.")
+        self.slots.append(slot)
+        self.stats["spilled"].append(v.name)
+        for b in f.blocks:
+            k = 0
+            while k < len(b.instrs):
+                ins = b.instrs[k]
+                dot = _is_dot(ins)
+                # uses (a dot's tied C is handled with its definition)
+                for j, op in enumerate(ins.operands):
+                    if op is not v or j < (3 if dot else 0) or (dot and j == 3):
+                        continue
+                    if ins.opcode not in ("TILECOPY", "PTILESTOREDV") and not dot:
+                        continue
+                    r = Instr("PTILELOADDV", X86_AMX, [s.rows, s.cols, slot, ConstantInt(I64, 64)],
+                              name=f.fresh(f"reload.{v.name}."), spill=True)
+                    self.shapes[id(r)] = s
+                    self.unspillable.add(id(r))
+                    b.insert(k, r)
+                    k += 1
+                    ins.operands[j] = r
+                if tile_def(ins) is v:
+                    t = self.vreg(v, f"spilldef.{v.name}.")
+                    self.unspillable.add(id(t))
+                    if dot:
+                        r = Instr("PTILELOADDV", X86_AMX, [s.rows, s.cols, slot, ConstantInt(I64, 64)],
+                                  spill=True, **{"def": t})
+                        b.insert(k, r)
+                        k += 1
+                        ins.operands[3] = t
+                    ins.attrs["def"] = t
+                    st = Instr("PTILESTOREDV", VOID, [s.rows, s.cols, slot, ConstantInt(I64, 64), t], spill=True)
+                    b.insert(k + 1, st)
+                    k += 1
+                k += 1
+
+    # ------------------------------------------------------------------ classes and pools
+    def classes(self, iv) -> tuple[list[Shape], dict[int, int]]:
+        reps: list[Shape] = []
+        cls: dict[int, int] = {}
+        for vid, (_s, _e, v, _g) in iv.items():
+            sh = self.shapes.get(vid)
+            if sh is None:
+                raise CompileError(f"no shape for tile %{v.name}", location=f"@{self.f.name}", rule=RULE)
+            for k, r in enumerate(reps):
+                if r.same(sh):
+                    cls[vid] = k
+                    break
+            else:
+                reps.append(sh)
+                cls[vid] = len(reps) - 1
+        return reps, cls
+
+    def pools(self, reps, cls, iv) -> list[list[int]]:
+        n = len(reps)
+        if n > NUM_TILES:
+            raise CompileError(f"{n} different tile shapes in one configuration; 8 tiles hold at most 8 shapes",
+                               location=f"@{self.f.name}", rule=RULE,
+                               values={"shapes": [str(r) for r in reps]})
+        need = [1] * n
+        for ins in self.f.instructions():
+            ids = {id(v) for v in tile_uses(ins)}
+            t = tile_def(ins)
+            if t is not None:
+                ids.add(id(t))
+            per = [0] * n
+            for vid in ids:
+                per[cls[vid]] += 1
+            need = [max(a, b) for a, b in zip(need, per)]
+        if sum(need) > NUM_TILES:
+            raise CompileError(f"the instructions need {sum(need)} tiles of distinct shapes at once; there are 8",
+                               location=f"@{self.f.name}", rule=RULE, values={"need": need})
+        # pressure: most intervals of a class overlapping one point
+        events: list[tuple[int, int, int]] = []
+        for vid, (s, e, _v, _g) in iv.items():
+            events.append((s, 0, cls[vid]))
+            events.append((e, 1, cls[vid]))
+        cur, peak = [0] * n, [0] * n
+        for _p, kind, c in sorted(events):
+            cur[c] += 1 if kind == 0 else -1
+            peak[c] = max(peak[c], cur[c])
+        count = list(need)
+        while sum(count) < NUM_TILES:
+            gaps = [peak[c] - count[c] for c in range(n)]
+            c = max(range(n), key=lambda c: gaps[c])
+            if gaps[c] <= 0:
+                break
+            count[c] += 1
+        regs, out = iter(range(NUM_TILES)), []
+        for c in range(n):
+            out.append([next(regs) for _ in range(count[c])])
+        return out
+
+    # ------------------------------------------------------------------ linear scan
+    def scan(self, iv, cls, pools) -> tuple[dict[int, int], list]:
+        """Linear scan with lifetime holes: a register is free for ``v`` when none of the variables already on
+        it overlaps ``v``'s segments; copy partners are tried first (coalescing)."""
+        hints: dict[int, list[int]] = {}
+        for ins in self.f.instructions():
+            if ins.opcode == "TILECOPY":
+                a, b = id(ins.operands[0]), id(ins.attrs["def"])
+                hints.setdefault(a, []).append(b)
+                hints.setdefault(b, []).append(a)
+        assign: dict[int, int] = {}
+        on_reg: dict[int, list] = {}
+        to_spill = []
+        for c, pool in enumerate(pools):
+            items = sorted((r for vid, r in iv.items() if cls[vid] == c), key=lambda r: (r[0], r[1]))
+            for r in pool:
+                on_reg[r] = []
+            for r in items:
+                v = r[2]
+                clash = {reg: [w for w in on_reg[reg] if _overlap(w[3], r[3])] for reg in pool}
+                free = [reg for reg in pool if not clash[reg]]
+                reg = None
+                for h in hints.get(id(v), []):
+                    if h in assign and assign[h] in free:
+                        reg = assign[h]
+                        break
+                if reg is None and free:
+                    reg = min(free)
+                if reg is None:
+                    # evict from the register whose clashing variables end last, if they are spillable and
+                    # end after v; otherwise spill v itself
+                    best = None
+                    for cand in pool:
+                        ws = clash[cand]
+                        if any(id(w[2]) in self.unspillable for w in ws):
+                            continue
+                        key = min(w[1] for w in ws)
+                        if best is None or key > best[0]:
+                            best = (key, cand)
+                    if best is not None and (best[0] > r[1] or id(v) in self.unspillable):
+                        reg = best[1]
+                        for w in clash[reg]:
+                            on_reg[reg].remove(w)
+                            del assign[id(w[2])]
+                            to_spill.append(w[2])
+                    elif id(v) not in self.unspillable:
+                        to_spill.append(v)
+                        continue
+                    else:
+                        raise CompileError("no tile register left for a spill temporary",
+                                           location=f"@{self.f.name}", rule=RULE, values={"pool": pool})
+                assign[id(v)] = reg
+                on_reg[reg].append(r)
+        return assign, to_spill
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> dict:
+        self.split_critical_edges()
+        self.eliminate_phis()
+        self.tie_dots()
+        spilled_ids: set[int] = set()
+        for rnd in range(_MAX_ROUNDS):
+            self.stats["rounds"] = rnd + 1
+            iv, crossing = self.intervals()
+            forced = [iv[vid][2] for vid in crossing if vid in iv and vid not in self.unspillable]
+            if forced:
+                for v in forced:
+                    self.spill(v)
+                continue
+            reps, cls = self.classes(iv)
+            pools = self.pools(reps, cls, iv)
+            assign, to_spill = self.scan(iv, cls, pools)
+            if not to_spill:
+                break
+            for v in to_spill:
+                if id(v) in spilled_ids:
+                    raise CompileError("spilling does not converge", location=f"@{self.f.name}", rule=RULE)
+                spilled_ids.add(id(v))
+                self.spill(v)
+        else:
+            raise CompileError("register allocation did not converge", location=f"@{self.f.name}", rule=RULE)
+        reg_shape: dict[int, Shape] = {}
+        for vid, reg in assign.items():
+            reg_shape.setdefault(reg, reps[cls[vid]])
+        self.rewrite(assign, reg_shape)
+        info = {"assign": {iv[vid][2].name: reg for vid, reg in assign.items()},
+                "shapes": {reg: s for reg, s in sorted(reg_shape.items())}, **self.stats}
+        self.f.meta["regalloc"] = info
+        return info
+
+    def rewrite(self, assign: dict[int, int], reg_shape: dict[int, Shape]) -> None:
+        f = self.f
+        cfg = f.meta.get("tilecfg") or {}
+        for b in f.blocks:
+            out = []
+            for ins in b.instrs:
+                op = ins.opcode
+                if op == "TILECOPY":
+                    src, dst = assign[id(ins.operands[0])], assign[id(ins.attrs["def"])]
+                    self.stats["copies"] += 1
+                    if src == dst:
+                        self.stats["copies_eliminated"] += 1
+                        continue
+                    if self.copy_slot is None:
+                        self.copy_slot = self.new_slot("tilecopy")
+                    out.append(_m("TILESTORED", [src], [self.copy_slot, ConstantInt(I64, 64)], copy=True))
+                    out.append(_m("TILELOADD", [dst], [self.copy_slot, ConstantInt(I64, 64)], copy=True))
+                    continue
+                if op in PSEUDO:
+                    mn = PSEUDO[op]
+                    extra = {k: ins.attrs[k] for k in ("spill", "loc") if k in ins.attrs}
+                    if mn in ("tileloadd", "tileloaddt1"):
+                        out.append(_m(mn.upper(), [assign[id(tile_def(ins))]], ins.operands[2:4], **extra))
+                    elif mn == "tilestored":
+                        out.append(_m("TILESTORED", [assign[id(ins.operands[4])]], ins.operands[2:4], **extra))
+                    elif mn == "tilezero":
+                        out.append(_m("TILEZERO", [assign[id(tile_def(ins))]], [], **extra))
+                    else:
+                        d, a, bb = (assign[id(x)] for x in ins.operands[3:6])
+                        assert d == assign[id(tile_def(ins))]
+                        out.append(_m(mn.upper(), [d, a, bb], [], **extra))
+                    continue
+                if op == "PLDTILECFGV":
+                    slot = ins.operands[0]
+                    if ins.attrs.get("role") == "main":
+                        for reg, s in sorted(reg_shape.items()):
+                            out += _config_stores(f, slot, reg, s)
+                    out.append(_m("LDTILECFG", [], [slot], role=ins.attrs.get("role")))
+                    continue
+                out.append(ins)
+            b.instrs = []
+            for ins in out:
+                b.append(ins)
+        f.meta["machine"] = True
+
+
+def _overlap(a: list[list[int]], b: list[list[int]]) -> bool:
+    """Whether two sorted segment lists intersect (segments are [start, end): a value that dies where another
+    is defined does not clash with it, so a copy's source and destination may share a tile)."""
+    i = j = 0
+    while i < len(a) and j < len(b):
+        (s0, e0), (s1, e1) = a[i], b[j]
+        if s0 < e1 and s1 < e0 or (s0 == s1):
+            return True
+        if e0 <= e1:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def _m(opcode: str, tiles: list[int], operands: list, **attrs) -> Instr:
+    return Instr(opcode, VOID, list(operands), tiles=list(tiles), **attrs)
+
+
+def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
+    """rows[reg] (byte 48 + reg) and colsb[reg] (u16 at 16 + 2*reg) of the 64-byte TILECFG (SDM LDTILECFG)."""
+    out = []
+    rows = s.rows
+    if isinstance(rows, ConstantInt):
+        rows8: Value = ConstantInt(I8, rows.value & 0xFF)
+    else:
+        rows8 = Instr("trunc", I8, [rows], name=f.fresh(f"cfg.rows{reg}."))
+        out.append(rows8)
+    prow = Instr("getelementptr", PTR, [slot, ConstantInt(I64, 48 + reg)], name=f.fresh(f"cfg.prows{reg}."),
+                 source_type=I8, flags=["inbounds"])
+    pcol = Instr("getelementptr", PTR, [slot, ConstantInt(I64, 16 + 2 * reg)], name=f.fresh(f"cfg.pcols{reg}."),
+                 source_type=I8, flags=["inbounds"])
+    cols = s.cols if not isinstance(s.cols, ConstantInt) else ConstantInt(I16, s.cols.value & 0xFFFF)
+    out += [prow, Instr("store", VOID, [rows8, prow], align=1), pcol, Instr("store", VOID, [cols, pcol], align=1)]
+    return out
+
+
+def allocate(module: Module, f: Function) -> dict:
+    """Allocate the tiles of ``f`` (after tileconfig.place_config); returns f.meta['regalloc']."""
+    if not f.meta.get("shapes") and not any(i.opcode in PSEUDO for i in f.instructions()):
+        f.meta["regalloc"] = {"assign": {}, "shapes": {}, "spilled": [], "copies": 0, "copies_eliminated": 0,
+                              "rounds": 0}
+        for b in f.blocks:
+            for k, ins in enumerate(b.instrs):
+                if ins.opcode == "PLDTILECFGV":
+                    b.instrs[k] = _m("LDTILECFG", [], ins.operands)
+        f.meta["machine"] = True
+        return f.meta["regalloc"]
+    return _Allocator(module, f).run()

@@ -1,0 +1,370 @@
+"""Shape propagation: give every tile value its (rows, colsb) and rewrite the function into LLVM's final form.
+
+Seed section 6 (specs/amx-llvm-programming-model.md) and REFERENCE.md section 7 (X86LowerAMXType): shapes are
+rooted at the tile intrinsics' shape operands. For ``tdp*(m, n, k, C, A, B)``: C and the result are (m, n),
+A is (m, k), B is (k/4, n); loads, stores and tilezero take (rows, colsb) directly. Shapes flow through phis and
+the casts between ``<256 x i32>`` and ``x86_amx``. A ``load <256 x i32>`` whose value feeds a tile intrinsic
+becomes ``tileloadd64.internal(rows, cols, p, 64)`` and a ``store <256 x i32>`` of a tile value becomes
+``tilestored64.internal(rows, cols, p, 64, t)`` (a ``<256 x i32>`` in memory is 16 rows of 64 bytes).
+
+After :func:`propagate` every tile value is an ``x86_amx`` instruction (a ``*.internal`` intrinsic call or a
+phi), the seed's ``<256 x i32>`` intrinsics are renamed to their ``.internal`` forms, and
+``f.meta["shapes"]`` maps each tile value to its :class:`Shape`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CompileError
+from .cfg import Dominance
+from .ir import (I16, I64, PTR, V256I32, X86_AMX, VOID, ConstantInt, ConstantSpecial, Function, Instr, IntType,
+                 Module, PtrType, TileType, Value, intrinsic, is_tile, location, replace_uses, users)
+
+__all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "internal_name",
+           "SHAPE_RULE"]
+
+#: the TMUL instructions the compiler knows (clang amxintrin.h: __tile_dpbssd ... __tile_dpfp16ps)
+DOT_MNEMONICS = ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps")
+LOAD_MNEMONICS = ("tileloadd", "tileloaddt1")
+SHAPE_RULE = "REFERENCE.md 7 / seed section 6: shapes come from the intrinsics' shape operands"
+
+
+@dataclass(frozen=True)
+class TileOp:
+    """What a tile intrinsic call is: ``kind`` load/store/zero/dot, the instruction mnemonic, the IR form."""
+
+    kind: str
+    mnemonic: str
+    form: str  # "internal" (x86_amx, LLVM's final form) or "seed" (<256 x i32>, the proposal's form)
+
+
+def internal_name(mnemonic: str) -> str:
+    """LLVM's name of the shaped intrinsic: ``llvm.x86.tileloadd64.internal``, ``llvm.x86.tdpbssd.internal``..."""
+    if mnemonic in ("tileloadd", "tileloaddt1", "tilestored"):
+        return f"llvm.x86.{mnemonic}64.internal"
+    return f"llvm.x86.{mnemonic}.internal"
+
+
+_BY_NAME: dict[str, tuple[str, str]] = {}
+for _m in LOAD_MNEMONICS:
+    _BY_NAME[f"{_m}64"] = ("load", _m)
+_BY_NAME["tilestored64"] = ("store", "tilestored")
+_BY_NAME["tilezero"] = ("zero", "tilezero")
+for _m in DOT_MNEMONICS:
+    _BY_NAME[_m] = ("dot", _m)
+
+_NTILE = {"load": 0, "store": 1, "zero": 0, "dot": 3}
+_NSCALAR = {"load": 4, "store": 4, "zero": 2, "dot": 3}
+CASTS = ("llvm.x86.cast.vector.to.tile.v256i32", "llvm.x86.cast.tile.to.vector.v256i32",
+         "llvm.x86.cast.vector.to.tile", "llvm.x86.cast.tile.to.vector")
+
+
+def classify(ins: Instr) -> TileOp | None:
+    """The tile intrinsic a call is, checking its signature; None for anything else.
+
+    The physical-register forms (``tileloadd64(i8 tmm, ...)``, ``tdpbssd(i8, i8, i8)``) are the compiler's
+    output, not its input: they raise CompileError.
+    """
+    name = ins.intrinsic
+    if name is None or not name.startswith("llvm.x86."):
+        return None
+    base = name[len("llvm.x86."):]
+    form = "seed"
+    if base.endswith(".internal"):
+        base, form = base[:-len(".internal")], "internal"
+    if base not in _BY_NAME:
+        if base in ("ldtilecfg", "sttilecfg", "tilerelease"):
+            raise CompileError(f"@{name} is emitted by the compiler (ldtilecfg placement); the input must not "
+                               "configure tiles itself", location=location(ins), rule=SHAPE_RULE)
+        return None
+    kind, mnem = _BY_NAME[base]
+    tile_t = X86_AMX if form == "internal" else V256I32
+    ops = ins.operands
+    if ops and ops[0].type == IntType(8) and form == "seed":
+        raise CompileError(f"@{name} with a physical tile number is the compiler's output form; write the shaped "
+                           f"intrinsic @{internal_name(mnem)}", location=location(ins), rule=SHAPE_RULE)
+    ns, nt = _NSCALAR[kind], _NTILE[kind]
+    ok = len(ops) == ns + nt
+    if ok:
+        if kind in ("load", "store"):
+            ok = ops[0].type == I16 and ops[1].type == I16 and isinstance(ops[2].type, PtrType) \
+                and ops[3].type == I64
+        else:
+            ok = all(o.type == I16 for o in ops[:ns])
+        ok = ok and all(o.type == tile_t for o in ops[ns:])
+        ok = ok and ins.type == (VOID if kind == "store" else tile_t)
+    if not ok:
+        raise CompileError(f"@{name} called with ({', '.join(str(o.type) for o in ops)}) returning {ins.type}",
+                           location=location(ins), rule="clang amxintrin.h / LLVM IntrinsicsX86.td signature")
+    return TileOp(kind, mnem, form)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A tile's (rows, colsb) as IR values (i16): constants or SSA values computed at run time."""
+
+    rows: Value
+    cols: Value
+
+    def same(self, other: "Shape") -> bool:
+        return same_value(self.rows, other.rows) and same_value(self.cols, other.cols)
+
+    def __str__(self) -> str:
+        return f"({self.rows.ref()}, {self.cols.ref()})"
+
+
+def same_value(a: Value, b: Value) -> bool:
+    """Shape operands are equal when they are one SSA value or equal constants."""
+    if a is b:
+        return True
+    return isinstance(a, ConstantInt) and isinstance(b, ConstantInt) and a.value == b.value
+
+
+def _is_cast(ins: Instr) -> bool:
+    if ins.opcode == "bitcast":
+        return {ins.type, ins.operands[0].type} == {V256I32, X86_AMX}
+    return ins.opcode == "call" and ins.intrinsic in CASTS
+
+
+class _Propagation:
+    def __init__(self, module: Module, f: Function) -> None:
+        self.m, self.f = module, f
+        self.ops: dict[int, TileOp] = {}
+        for ins in f.instructions():
+            op = classify(ins)
+            if op is not None:
+                self.ops[id(ins)] = op
+        self.uses = users(f)
+        self.shape: dict[int, Shape] = {}
+        self.kdiv4: dict[int, Value] = {}
+        self.dom = Dominance(f)
+
+    # ------------------------------------------------------------------ which values hold tiles
+    def tile_values(self) -> list[Instr]:
+        """Values that hold tile data: intrinsic tile results/operands and everything connected by phi/cast/
+        vector load/store to them (the seed's <256 x i32> values may also be ordinary vectors)."""
+        f = self.f
+        seeds: list[Value] = []
+        for ins in f.instructions():
+            op = self.ops.get(id(ins))
+            if op is not None:
+                if ins.type != VOID:
+                    seeds.append(ins)
+                seeds += ins.operands[_NSCALAR[op.kind]:]
+            elif isinstance(ins.type, TileType) or any(isinstance(o.type, TileType) for o in ins.operands):
+                seeds.append(ins)
+                seeds += [o for o in ins.operands if isinstance(o.type, TileType)]
+        seen: dict[int, Value] = {}
+        work = list(seeds)
+        while work:
+            v = work.pop()
+            if id(v) in seen or not is_tile(v.type):
+                continue
+            seen[id(v)] = v
+            if isinstance(v, Instr) and (v.opcode == "phi" or _is_cast(v)):
+                work += v.operands
+            for u, _k in self.uses.get(id(v), []):
+                if u.opcode == "phi" or _is_cast(u):
+                    work.append(u)
+        return [v for v in seen.values()]
+
+    # ------------------------------------------------------------------ shapes
+    def b_rows(self, k: Value, at: Instr) -> Value:
+        """Rows of a TMUL's B operand: K/4 (REFERENCE.md 7). Folded for constants, else ``lshr k, 2`` placed
+        right after k's definition."""
+        if isinstance(k, ConstantInt):
+            return ConstantInt(I16, (k.value & 0xFFFF) >> 2)
+        if id(k) in self.kdiv4:
+            return self.kdiv4[id(k)]
+        ins = Instr("lshr", I16, [k, ConstantInt(I16, 2)], name=self.f.fresh("shape.k4."))
+        if isinstance(k, Instr):
+            b = k.block
+            idx = b.first_non_phi() if k.opcode == "phi" else b.instrs.index(k) + 1
+        else:
+            b, idx = self.f.entry, 0
+        b.insert(idx, ins)
+        self.kdiv4[id(k)] = ins
+        self.uses = users(self.f)
+        return ins
+
+    def use_shape(self, user: Instr, k: int) -> Shape | None:
+        op = self.ops.get(id(user))
+        if op is None:
+            if user.opcode == "phi" or _is_cast(user):
+                return self.shape.get(id(user))
+            return None
+        o = user.operands
+        if op.kind == "store":
+            return Shape(o[0], o[1])
+        if op.kind == "dot":
+            if k == 3:
+                return Shape(o[0], o[1])
+            if k == 4:
+                return Shape(o[0], o[2])
+            if k == 5:
+                return Shape(self.b_rows(o[2], user), o[1])
+        return None
+
+    def def_shape(self, v: Value) -> Shape | None:
+        if not isinstance(v, Instr):
+            return None
+        op = self.ops.get(id(v))
+        if op is not None:
+            return Shape(v.operands[0], v.operands[1])
+        if v.opcode == "phi":
+            for x in v.operands:
+                s = self.shape.get(id(x))
+                if s is not None:
+                    return s
+        if _is_cast(v):
+            return self.shape.get(id(v.operands[0]))
+        return None
+
+    def run(self) -> dict[int, Shape]:
+        f = self.f
+        tv = self.tile_values()
+        for v in tv:
+            if not isinstance(v, Instr):
+                what = "a function argument" if v.__class__.__name__ == "Argument" else f"{v.ref()}"
+                user = self.uses.get(id(v), [(None, 0)])[0][0]
+                if isinstance(v, ConstantSpecial):
+                    continue
+                raise CompileError(f"tile value {what} comes from outside the function; tiles cannot be passed "
+                                   "by value (define the tile with a load or tilezero)",
+                                   location=location(user) if user else f"@{f.name}", rule=SHAPE_RULE)
+        tv = [v for v in tv if isinstance(v, Instr)]
+        # definitions first (intrinsic results, then through phis and casts) to a fixpoint; only values no
+        # definition reaches (plain vector loads, phis of them) take the shape of a use
+        while True:
+            changed = True
+            while changed:
+                changed = False
+                for v in tv:
+                    if id(v) not in self.shape:
+                        s = self.def_shape(v)
+                        if s is not None:
+                            self.shape[id(v)] = s
+                            changed = True
+            progress = False
+            for v in tv:
+                if id(v) in self.shape:
+                    continue
+                for u, k in list(self.uses.get(id(v), [])):
+                    s = self.use_shape(u, k)
+                    if s is not None:
+                        self.shape[id(v)] = s
+                        progress = True
+                        break
+                if progress:
+                    break
+            if not progress:
+                break
+        for v in tv:
+            if id(v) not in self.shape:
+                raise CompileError(f"the shape of tile value %{v.name} is unknown: no tile intrinsic defines or "
+                                   "uses it", location=location(v), rule=SHAPE_RULE)
+        # consistency: phis and casts carry one shape; a plain vector load has one shape for all its uses
+        for v in tv:
+            s = self.shape[id(v)]
+            if v.opcode == "phi" or _is_cast(v):
+                for x in v.operands:
+                    sx = self.shape.get(id(x))
+                    if sx is not None and not sx.same(s):
+                        raise CompileError(f"conflicting tile shapes at %{v.name}: {s} and {sx} (a tile's shape "
+                                           "is set once)", location=location(v), rule=SHAPE_RULE,
+                                           values={"value": v.name})
+            if v.opcode == "load":
+                for u, k in self.uses.get(id(v), []):
+                    su = self.use_shape(u, k)
+                    if su is not None and not su.same(s):
+                        raise CompileError(f"conflicting tile shapes for %{v.name}: used as {s} and as {su}",
+                                           location=location(u), rule=SHAPE_RULE, values={"value": v.name})
+        self.rewrite(tv)
+        return self.shape
+
+    # ------------------------------------------------------------------ rewrite into the final form
+    def check_available(self, s: Shape, at: Instr, what: str) -> None:
+        for x in (s.rows, s.cols):
+            if not self.dom.value_available(x, at):
+                raise CompileError(f"{self.f.name}: Failed to config tile register, please define the shape "
+                                   f"earlier ({what} needs {x.ref()}, which is not defined before it)",
+                                   location=location(at), rule=SHAPE_RULE)
+
+    def rewrite(self, tv: list[Instr]) -> None:
+        f, m = self.f, self.m
+        tset = {id(v) for v in tv}
+        self.dom = Dominance(f)
+        for v in tv:
+            for u, k in self.uses.get(id(v), []):
+                if id(u) in self.ops or u.opcode == "phi" or _is_cast(u) or (u.opcode == "store" and k == 0):
+                    continue
+                raise CompileError(f"tile value %{v.name} used by {u.opcode}; tile values may only flow into tile "
+                                   "intrinsics, phis, casts and <256 x i32> stores", location=location(u),
+                                   rule=SHAPE_RULE)
+        for b in list(f.blocks):
+            for ins in list(b.instrs):
+                op = self.ops.get(id(ins))
+                if op is not None:
+                    if op.form == "seed":
+                        ptypes = [o.type if not (o.type == V256I32) else X86_AMX for o in ins.operands]
+                        ret = X86_AMX if ins.type == V256I32 else ins.type
+                        ptypes = [PTR if isinstance(t, PtrType) else t for t in ptypes]
+                        ins.attrs["callee"] = intrinsic(m, internal_name(op.mnemonic), ret, ptypes)
+                        ins.type = ret
+                        ins.attrs["seed"] = True
+                elif ins.opcode == "load" and id(ins) in tset:
+                    s = self.shape[id(ins)]
+                    self.check_available(s, ins, f"the tile load %{ins.name}")
+                    callee = intrinsic(m, internal_name("tileloadd"), X86_AMX, [I16, I16, PTR, I64])
+                    ins.opcode, ins.type = "call", X86_AMX
+                    ins.operands = [s.rows, s.cols, ins.operands[0], ConstantInt(I64, 64)]
+                    ins.attrs = {"callee": callee, "loc": ins.attrs.get("loc"), "from": "load <256 x i32>"}
+                    self.ops[id(ins)] = TileOp("load", "tileloadd", "internal")
+                elif ins.opcode == "store" and id(ins.operands[0]) in tset:
+                    s = self.shape[id(ins.operands[0])]
+                    self.check_available(s, ins, "the tile store")
+                    callee = intrinsic(m, internal_name("tilestored"), VOID, [I16, I16, PTR, I64, X86_AMX])
+                    ins.opcode = "call"
+                    ins.operands = [s.rows, s.cols, ins.operands[1], ConstantInt(I64, 64), ins.operands[0]]
+                    ins.attrs = {"callee": callee, "loc": ins.attrs.get("loc"), "from": "store <256 x i32>"}
+                    self.ops[id(ins)] = TileOp("store", "tilestored", "internal")
+                elif ins.opcode == "phi" and id(ins) in tset:
+                    ins.type = X86_AMX
+        for v in tv:
+            if _is_cast(v):
+                src = v.operands[0]
+                replace_uses(f, v, src)
+                v.block.instrs.remove(v)
+                self.shape.pop(id(v), None)
+        # undef / zeroinitializer flowing into a tile phi: a tilezero of the phi's shape in the predecessor
+        for b in f.blocks:
+            for phi in b.phis():
+                if phi.type != X86_AMX:
+                    continue
+                s = self.shape[id(phi)]
+                for k, x in enumerate(phi.operands):
+                    if isinstance(x, ConstantSpecial):
+                        pred = phi.attrs["blocks"][k]
+                        z = Instr("call", X86_AMX, [s.rows, s.cols], name=f.fresh("tz"),
+                                  callee=intrinsic(m, internal_name("tilezero"), X86_AMX, [I16, I16]))
+                        pred.insert(len(pred.instrs) - 1, z)
+                        self.check_available(s, z, f"the tilezero for {x.ref()} into %{phi.name}")
+                        phi.operands[k] = z
+                        self.ops[id(z)] = TileOp("zero", "tilezero", "internal")
+                        self.shape[id(z)] = s
+
+
+def propagate(module: Module, f: Function) -> dict[int, Shape]:
+    """Propagate shapes in ``f`` and rewrite it to the final form (see the module docstring).
+
+    Returns (and stores in ``f.meta["shapes"]``) ``id(tile value) -> Shape``.
+    """
+    p = _Propagation(module, f)
+    shapes = p.run()
+    # keep only live entries (casts were removed)
+    live = {id(i) for i in f.instructions()}
+    shapes = {k: v for k, v in shapes.items() if k in live}
+    f.meta["shapes"] = shapes
+    f.meta["uses_tiles"] = bool(shapes) or any(classify(i) is not None for i in f.instructions())
+    return shapes

@@ -1,0 +1,484 @@
+"""Emission (a): the compiled function as a TileMachine program, and the runner that executes it.
+
+After ``regalloc`` a function is a *machine program*: the scalar IR instructions (integer arithmetic, pointers,
+branches, calls) plus real tile instructions naming tmm0-7 (``LDTILECFG``, ``TILELOADD``, ``TILESTORED``,
+``TILEZERO``, ``TDPBSSD``..., ``TILERELEASE``). :class:`Runner` executes it: scalars in Python (LLVM LangRef
+semantics, integers modulo 2**bits), tile instructions on a :class:`~systolic.amx.TileMachine`, which checks
+every #GP/#UD/memory rule and raises the systolic.errors exception.
+
+Memory model: every global of the IR lives in a 1-D uint8 array (given by the caller, or made from the
+initializer); allocas get fresh zeroed arrays; a pointer is (region, byte offset) and getelementptr computes
+offsets per LLVM (signed indices times the allocation size of the indexed type). An access outside a region is a
+MemoryFault.
+
+The same runner also executes *uncompiled* IR with the tile intrinsics evaluated one by one (``mode="eager"``:
+each intrinsic configures the machine with its operands' shapes, as :mod:`systolic.amx.intrinsics` does), which
+is the reference the compiled program is compared with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidValue, MemoryFault, SystolicError
+from .ir import (ArrayType, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
+                 Module, PtrType, TileType, Value, VectorType, VOID, size_of, V256I32)
+from .printer import print_instr
+
+__all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS"]
+
+DEFAULT_MAX_STEPS = 2_000_000
+MACHINE_OPS = ("LDTILECFG", "TILELOADD", "TILELOADDT1", "TILESTORED", "TILEZERO", "TILERELEASE", "TDPBSSD",
+               "TDPBSUD", "TDPBUSD", "TDPBUUD", "TDPBF16PS", "TDPFP16PS")
+
+
+@dataclass(eq=False)
+class Region:
+    name: str
+    data: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Pointer:
+    region: Region | None
+    offset: int
+
+    def __add__(self, k: int) -> "Pointer":
+        return Pointer(self.region, self.offset + int(k))
+
+
+@dataclass
+class TileValue:
+    """A tile value in eager mode: the 16 x 64 byte image and the (rows, colsb) it was made with."""
+
+    image: np.ndarray
+    rows: int
+    cols: int
+
+
+@dataclass
+class RunResult:
+    value: object
+    memory: dict[str, np.ndarray]
+    machine: object
+    steps: int = 0
+    trace: list = field(default_factory=list)
+
+
+def listing(f: Function) -> str:
+    """The machine program of a compiled function, one instruction per line (``--emit machine``)."""
+    lines = [f"function @{f.name}:"]
+    for b in f.blocks:
+        lines.append(f"{b.name}:")
+        for ins in b.instrs:
+            lines.append("  " + print_instr(ins))
+    return "\n".join(lines)
+
+
+def _mask(v: int, bits: int) -> int:
+    return v & ((1 << bits) - 1)
+
+
+def _signed(v: int, bits: int) -> int:
+    v = _mask(v, bits)
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+def _ub(msg: str, **values) -> InvalidValue:
+    return InvalidValue(msg, rule="LLVM LangRef: undefined behaviour is refused, not guessed", values=values)
+
+
+class Runner:
+    """Execute functions of a module (compiled: ``mode="machine"``; uncompiled: ``mode="eager"``)."""
+
+    def __init__(self, module: Module, machine, mode: str = "machine", max_steps: int = DEFAULT_MAX_STEPS,
+                 record: bool = False) -> None:
+        self.module, self.tm, self.mode = module, machine, mode
+        self.max_steps, self.steps = max_steps, 0
+        self.regions: dict[str, Region] = {}
+        self.record = record
+        self.trace: list = []
+
+    # ------------------------------------------------------------------ memory
+    def bind_memory(self, memory: dict[str, np.ndarray] | None) -> None:
+        memory = dict(memory or {})
+        for name in memory:
+            if name not in self.module.globals:
+                raise InvalidValue(f"memory given for @{name}, which is not a global of the IR",
+                                   rule="module.run: memory={global_name: uint8 array}",
+                                   values={"name": name, "globals": sorted(self.module.globals)})
+        for name, g in self.module.globals.items():
+            size = size_of(g.value_type)
+            if name in memory:
+                arr = memory[name]
+                if not isinstance(arr, np.ndarray) or arr.dtype != np.uint8 or arr.ndim != 1 or \
+                        not arr.flags.c_contiguous:
+                    raise InvalidValue(f"memory for @{name} must be a contiguous 1-D uint8 array",
+                                       rule="module.run: memory={global_name: uint8 array}",
+                                       values={"name": name, "dtype": str(getattr(arr, "dtype", type(arr))),
+                                               "shape": getattr(arr, "shape", None)})
+                if arr.size < size:
+                    raise InvalidValue(f"memory for @{name} has {arr.size} bytes; the global needs {size}",
+                                       rule="module.run: a global's array holds the whole global",
+                                       values={"name": name, "size": arr.size, "needed": size})
+                if not arr.flags.writeable:
+                    raise InvalidValue(f"memory for @{name} is read-only", values={"name": name})
+            else:
+                arr = _initial_bytes(g)
+            self.regions[name] = Region("@" + name, arr)
+
+    def memory(self) -> dict[str, np.ndarray]:
+        return {k: r.data for k, r in self.regions.items()}
+
+    def _access(self, p, size: int, what: str) -> tuple[np.ndarray, int]:
+        if not isinstance(p, Pointer) or p.region is None:
+            raise MemoryFault(f"{what} through a null or invalid pointer", address=0,
+                              rule="LLVM LangRef: dereferencing null is undefined")
+        arr = p.region.data
+        if p.offset < 0 or p.offset + size > arr.size:
+            raise MemoryFault(f"{what} of {size} bytes at {p.region.name}+{p.offset} is outside its "
+                              f"{arr.size} bytes", address=p.offset if p.offset < 0 else max(p.offset, arr.size),
+                              rule="memory access inside the region (global or alloca) the pointer is based on",
+                              values={"region": p.region.name, "offset": p.offset, "size": size})
+        return arr, p.offset
+
+    # ------------------------------------------------------------------ values
+    def value(self, v: Value, env: dict):
+        if isinstance(v, ConstantInt):
+            return _mask(v.value, v.type.bits)
+        if isinstance(v, Instr) or v.__class__.__name__ in ("Argument", "VReg"):
+            try:
+                return env[id(v)]
+            except KeyError:
+                raise _ub(f"%{v.name} used before it is defined", value=v.name) from None
+        if isinstance(v, GlobalVariable):
+            return Pointer(self.regions[v.name], 0)
+        if isinstance(v, ConstGEP):
+            return self.gep(v.source_type, self.value(v.base, env),
+                            [(self.value(i, env), i.type.bits) for i in v.indices])
+        if isinstance(v, ConstantSpecial):
+            if v.kind == "null":
+                return Pointer(None, 0)
+            if isinstance(v.type, IntType):
+                return 0
+            if isinstance(v.type, VectorType):
+                return np.zeros(size_of(v.type), np.uint8)
+            if isinstance(v.type, PtrType):
+                return Pointer(None, 0)
+            return None
+        if isinstance(v, Function):
+            raise _ub("function pointers are not supported", function=v.name)
+        raise _ub(f"cannot evaluate {v!r}")
+
+    def gep(self, src, base, idx) -> Pointer:
+        if not isinstance(base, Pointer):
+            raise _ub("getelementptr on a non-pointer")
+        off = base.offset
+        t = src
+        for k, (i, bits) in enumerate(idx):
+            i = _signed(i, bits)
+            if k == 0:
+                off += i * size_of(t)
+            else:
+                if not isinstance(t, (ArrayType, VectorType)):
+                    raise _ub(f"cannot index into {t}")
+                t = t.elem
+                off += i * size_of(t)
+        return Pointer(base.region, off)
+
+    # ------------------------------------------------------------------ execution
+    def call(self, f: Function, args: list):
+        if f.declaration:
+            raise InvalidValue(f"@{f.name} is only declared; the runner executes functions defined in the IR",
+                               rule="module.run: callees must be defined", values={"function": f.name})
+        if len(args) != len(f.params):
+            raise InvalidValue(f"@{f.name} takes {len(f.params)} arguments, {len(args)} given",
+                               values={"function": f.name, "params": [str(p.type) for p in f.params]})
+        env: dict = {}
+        for p, a in zip(f.params, args):
+            env[id(p)] = self.convert_arg(p, a)
+        block, prev = f.entry, None
+        while True:
+            # phis read their inputs simultaneously on entry
+            phis = [i for i in block.instrs if i.opcode == "phi"]
+            if phis:
+                vals = []
+                for phi in phis:
+                    k = next((j for j, b in enumerate(phi.attrs["blocks"]) if b is prev), None)
+                    if k is None:
+                        raise _ub(f"phi %{phi.name} has no entry for the block we came from")
+                    vals.append(self.value(phi.operands[k], env))
+                for phi, v in zip(phis, vals):
+                    env[id(phi)] = v
+            for ins in block.instrs[len(phis):]:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    raise InvalidValue(f"the program ran more than {self.max_steps} instructions",
+                                       rule="module.run max_steps (a guard against endless loops)",
+                                       values={"max_steps": self.max_steps})
+                op = ins.opcode
+                if op == "br":
+                    bl = ins.attrs["blocks"]
+                    if ins.operands:
+                        nxt = bl[0] if self.value(ins.operands[0], env) & 1 else bl[1]
+                    else:
+                        nxt = bl[0]
+                    prev, block = block, nxt
+                    break
+                if op == "ret":
+                    return self.value(ins.operands[0], env) if ins.operands else None
+                if op == "unreachable":
+                    raise _ub("reached 'unreachable'")
+                r = self.execute(ins, env)
+                if ins.type != VOID and ins.name is not None:
+                    env[id(ins)] = r
+            else:
+                raise _ub(f"block %{block.name} fell off its end")
+
+    def convert_arg(self, p, a):
+        t = p.type
+        if isinstance(t, IntType):
+            if isinstance(a, (bool, np.bool_)):
+                a = int(a)
+            if not isinstance(a, (int, np.integer)):
+                raise InvalidValue(f"argument %{p.name} ({t}) needs an integer", values={"arg": repr(a)})
+            a = int(a)
+            if not -(1 << t.bits) < a < (1 << t.bits):
+                raise InvalidValue(f"argument %{p.name} = {a} does not fit {t}",
+                                   rule="module.run: integer arguments fit their IR type",
+                                   values={"arg": a, "type": str(t)})
+            return _mask(a, t.bits)
+        if isinstance(t, PtrType):
+            if isinstance(a, Pointer):
+                return a
+            name, off = (a, 0) if isinstance(a, str) else a
+            name = name.lstrip("@")
+            if name not in self.regions:
+                raise InvalidValue(f"pointer argument names no global: {name!r}",
+                                   rule="module.run: pointer arguments are a global name or (name, offset)",
+                                   values={"arg": repr(a)})
+            return Pointer(self.regions[name], int(off))
+        raise InvalidValue(f"arguments of type {t} are not supported", values={"param": p.name})
+
+    def execute(self, ins: Instr, env: dict):
+        op = ins.opcode
+        o = ins.operands
+        if op in ("add", "sub", "mul", "sdiv", "udiv", "srem", "urem", "shl", "lshr", "ashr", "and", "or", "xor"):
+            bits = ins.type.bits
+            a, b = self.value(o[0], env), self.value(o[1], env)
+            return _mask(_binop(op, a, b, bits), bits)
+        if op == "icmp":
+            a, b = self.value(o[0], env), self.value(o[1], env)
+            if isinstance(a, Pointer) or isinstance(b, Pointer):
+                if op != "icmp" or ins.attrs["pred"] not in ("eq", "ne"):
+                    raise _ub("only eq/ne compare pointers")
+                same = (a.region is b.region and a.offset == b.offset)
+                return int(same == (ins.attrs["pred"] == "eq"))
+            return int(_icmp(ins.attrs["pred"], a, b, o[0].type.bits))
+        if op in ("sext", "zext", "trunc"):
+            a = self.value(o[0], env)
+            sb, db = o[0].type.bits, ins.type.bits
+            if op == "sext":
+                return _mask(_signed(a, sb), db)
+            return _mask(a, db)
+        if op == "bitcast" or op == "addrspacecast":
+            a = self.value(o[0], env)
+            if isinstance(ins.type, PtrType):
+                return a
+            if isinstance(o[0].type, TileType) or isinstance(ins.type, TileType):
+                return a  # eager mode: tile <-> vector casts keep the value
+            return _bits_cast(a, o[0].type, ins.type)
+        if op == "select":
+            c = self.value(o[0], env)
+            return self.value(o[1] if c & 1 else o[2], env)
+        if op == "getelementptr":
+            return self.gep(ins.attrs["source_type"], self.value(o[0], env),
+                            [(self.value(i, env), i.type.bits) for i in o[1:]])
+        if op == "alloca":
+            return Pointer(Region(f"%{ins.name}", np.zeros(size_of(ins.attrs["alloc_type"]), np.uint8)), 0)
+        if op == "load":
+            return self.load(ins.type, self.value(o[0], env))
+        if op == "store":
+            self.store(o[0].type, self.value(o[0], env), self.value(o[1], env))
+            return None
+        if op == "call":
+            return self.do_call(ins, env)
+        if op in MACHINE_OPS:
+            return self.machine_op(ins, env)
+        if op in ("ptrtoint", "inttoptr"):
+            raise _ub(f"{op} is not supported by the runner (pointers are region + offset)")
+        raise InvalidValue(f"the runner cannot execute {op!r}", rule="compiled machine program",
+                           values={"opcode": op})
+
+    def load(self, ty, p):
+        n = size_of(ty)
+        arr, off = self._access(p, n, "load")
+        raw = arr[off:off + n]
+        if isinstance(ty, IntType):
+            return _mask(int.from_bytes(raw.tobytes(), "little"), ty.bits)
+        if isinstance(ty, VectorType):
+            return raw.copy()
+        raise _ub(f"load of {ty} is not supported")
+
+    def store(self, ty, v, p):
+        n = size_of(ty)
+        if isinstance(v, TileValue):  # eager mode: a store of a tile value is a tile store at stride 64
+            self.tile_store(v, p, 64)
+            return
+        arr, off = self._access(p, n, "store")
+        if isinstance(ty, IntType):
+            arr[off:off + n] = np.frombuffer(_mask(v, 8 * n).to_bytes(n, "little"), np.uint8)
+        elif isinstance(ty, VectorType):
+            arr[off:off + n] = v
+        else:
+            raise _ub(f"store of {ty} is not supported (pointers cannot be stored in the byte memory model)")
+
+    def do_call(self, ins: Instr, env: dict):
+        callee = ins.attrs["callee"]
+        args = [self.value(a, env) for a in ins.operands]
+        if callee.name.startswith("llvm."):
+            if self.mode == "eager":
+                return self.eager_intrinsic(ins, callee.name, args)
+            raise InvalidValue(f"intrinsic @{callee.name} is not supported by the runner",
+                               values={"intrinsic": callee.name})
+        f = self.module.functions.get(callee.name)
+        if f is None or f.declaration:
+            raise InvalidValue(f"@{callee.name} is only declared; the runner executes functions defined in the IR",
+                               rule="module.run: callees must be defined", values={"function": callee.name})
+        return self.call(f, args)
+
+    # ------------------------------------------------------------------ tile instructions
+    def machine_op(self, ins: Instr, env: dict):
+        op = ins.opcode
+        tm = self.tm
+        t = ins.attrs.get("tiles", [])
+        if self.record:
+            self.trace.append(print_instr(ins))
+        if op == "LDTILECFG":
+            p = self.value(ins.operands[0], env)
+            arr, off = self._access(p, 64, "LDTILECFG")
+            tm.ldtilecfg(arr, off)
+        elif op == "TILERELEASE":
+            tm.tilerelease()
+        elif op in ("TILELOADD", "TILELOADDT1", "TILESTORED"):
+            p = self.value(ins.operands[0], env)
+            stride = _signed(self.value(ins.operands[1], env), 64)
+            if not isinstance(p, Pointer) or p.region is None:
+                raise MemoryFault(f"{op} through a null pointer", address=0, rule="memory operand")
+            getattr(tm, op.lower())(t[0], p.region.data, p.offset, stride)
+        elif op == "TILEZERO":
+            tm.tilezero(t[0])
+        else:
+            getattr(tm, op.lower())(t[0], t[1], t[2])
+        return None
+
+    # ------------------------------------------------------------------ eager mode (uncompiled IR)
+    def eager_intrinsic(self, ins: Instr, name: str, args: list):
+        from ..amx import intrinsics as I
+        from .shapes import CASTS, classify
+        if name in CASTS:
+            return args[0]
+        op = classify(ins)
+        if op is None:
+            raise InvalidValue(f"intrinsic @{name} is not supported by the runner", values={"intrinsic": name})
+        if op.kind == "zero":
+            rows, cols = args[0], args[1]
+            return TileValue(I.eager_zero(self.tm, rows, cols), rows, cols)
+        if op.kind == "load":
+            rows, cols, p, stride = args
+            if not isinstance(p, Pointer) or p.region is None:
+                raise MemoryFault("tile load through a null pointer", address=0, rule="memory operand")
+            img = I.eager_load(self.tm, rows, cols, p.region.data, p.offset, _signed(stride, 64),
+                               stream=op.mnemonic == "tileloaddt1")
+            return TileValue(img, rows, cols)
+        if op.kind == "store":
+            rows, cols, p, stride, t = args
+            t = self.as_tile(t, rows, cols)
+            self.tile_store(TileValue(t.image, rows, cols), p, _signed(stride, 64))
+            return None
+        m, n, k = args[:3]
+        c = self.as_tile(args[3], m, n)
+        a = self.as_tile(args[4], m, k)
+        b = self.as_tile(args[5], (k & 0xFFFF) >> 2, n)
+        img = I.eager_dot(self.tm, op.mnemonic, (c.image, c.rows, c.cols), (a.image, a.rows, a.cols),
+                          (b.image, b.rows, b.cols))
+        return TileValue(img, c.rows, c.cols)
+
+    def as_tile(self, v, rows, cols) -> TileValue:
+        if isinstance(v, TileValue):
+            return v
+        # a <256 x i32> loaded from memory: 16 rows of 64 bytes, shaped by its use (seed section 6)
+        img = np.asarray(v, np.uint8).reshape(16, 64).copy()
+        from ..amx import intrinsics as I
+        I.mask_image(img, rows, cols)
+        return TileValue(img, rows, cols)
+
+    def tile_store(self, t: TileValue, p, stride: int) -> None:
+        from ..amx import intrinsics as I
+        if not isinstance(p, Pointer) or p.region is None:
+            raise MemoryFault("tile store through a null pointer", address=0, rule="memory operand")
+        I.eager_store(self.tm, t.image, t.rows, t.cols, p.region.data, p.offset, stride)
+
+
+def _binop(op: str, a: int, b: int, bits: int) -> int:
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op in ("sdiv", "udiv", "srem", "urem"):
+        if b == 0:
+            raise _ub(f"{op} by zero", op=op)
+        if op[0] == "u":
+            return a // b if op == "udiv" else a % b
+        sa, sb = _signed(a, bits), _signed(b, bits)
+        if sa == -(1 << (bits - 1)) and sb == -1:
+            raise _ub(f"{op} overflow (INT_MIN / -1)", op=op)
+        q = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)
+        return q if op == "sdiv" else sa - q * sb
+    if op in ("shl", "lshr", "ashr"):
+        if b >= bits:
+            raise _ub(f"{op} by {b} >= {bits} bits is poison", op=op, shift=b)
+        if op == "shl":
+            return a << b
+        if op == "lshr":
+            return a >> b
+        return _signed(a, bits) >> b
+    if op == "and":
+        return a & b
+    if op == "or":
+        return a | b
+    return a ^ b
+
+
+def _icmp(pred: str, a: int, b: int, bits: int) -> bool:
+    if pred in ("slt", "sle", "sgt", "sge"):
+        a, b = _signed(a, bits), _signed(b, bits)
+    return {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b, "sge": a >= b,
+            "ult": a < b, "ule": a <= b, "ugt": a > b, "uge": a >= b}[pred]
+
+
+def _bits_cast(a, src, dst):
+    n = size_of(src)
+    raw = a.tobytes() if isinstance(a, np.ndarray) else _mask(a, 8 * n).to_bytes(n, "little")
+    if isinstance(dst, IntType):
+        return _mask(int.from_bytes(raw, "little"), dst.bits)
+    return np.frombuffer(raw, np.uint8).copy()
+
+
+def _initial_bytes(g: GlobalVariable) -> np.ndarray:
+    size = size_of(g.value_type)
+    init = g.initializer
+    arr = np.zeros(size, np.uint8)
+    if isinstance(init, bytes):
+        arr[:] = np.frombuffer(init, np.uint8)
+    elif isinstance(init, int):
+        arr[:] = np.frombuffer(_mask(init, 8 * size).to_bytes(size, "little"), np.uint8)
+    elif isinstance(init, list):
+        es = size_of(g.value_type.elem)
+        for k, x in enumerate(init):
+            arr[k * es:(k + 1) * es] = np.frombuffer(_mask(x, 8 * es).to_bytes(es, "little"), np.uint8)
+    return arr
