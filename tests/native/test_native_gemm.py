@@ -1,0 +1,101 @@
+"""Native GEMM: B packing (index oracle), the blocked reference (exact integers), and - on AMX - the
+JIT-compiled micro-kernel bit-identical to the tile machine with the same blocking."""
+
+from __future__ import annotations
+
+import zlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from systolic.amx import native_gemm as G
+from systolic.errors import InvalidValue
+
+from .conftest import NATIVE, NATIVE_WHY
+
+DTYPES = {"bf16": ml_dtypes.bfloat16, "int8": np.int8, "uint8": np.uint8}
+
+
+def _rand(rng, shape, dt, adversarial=False):
+    if dt is ml_dtypes.bfloat16:
+        if adversarial:
+            bits = rng.integers(0, 1 << 16, shape, dtype=np.uint16)
+            return bits.view(ml_dtypes.bfloat16)
+        return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+    info = np.iinfo(dt)
+    if adversarial:
+        return rng.choice(np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2], dt), shape)
+    return rng.integers(info.min, info.max + 1, shape).astype(dt)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 80), st.integers(1, 70), st.sampled_from(["bf16", "int8", "uint8"]), st.integers(0, 99))
+def test_pack_b_layout_against_index_oracle(k, n, dt, seed):
+    b = _rand(np.random.default_rng(seed), (k, n), DTYPES[dt])
+    pb = G.pack_b(b)
+    es = b.dtype.itemsize
+    g = 4 // es
+    assert pb.kp % (64 // es) == 0 and pb.kp >= k and pb.np_ % 32 == 0 and pb.np_ >= n
+    raw = b.view(np.uint8 if es == 1 else np.uint16)
+    packed = pb.data.view(raw.dtype)
+    rows_per_panel = pb.kp // g
+    for p in range(pb.np_ // 16):
+        for r in range(rows_per_panel):
+            for c in range(16):
+                for e in range(g):
+                    kk, nn = r * g + e, 16 * p + c
+                    want = raw[kk, nn] if kk < k and nn < n else 0
+                    got = packed[((p * rows_per_panel + r) * 16 + c) * g + e]
+                    assert got == want, (p, r, c, e)
+
+
+@pytest.mark.parametrize("pair", [("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"), ("uint8", "uint8")])
+def test_blocked_reference_is_the_exact_integer_product(pair):
+    rng = np.random.default_rng(7)
+    a = _rand(rng, (20, 70), DTYPES[pair[0]], adversarial=True)
+    b = _rand(rng, (70, 18), DTYPES[pair[1]])
+    exact = a.astype(np.int64) @ b.astype(np.int64)
+    want = ((exact + 2**31) % 2**32 - 2**31).astype(np.int32)
+    assert np.array_equal(G.reference_blocked(a, b), want)
+
+
+def test_blocked_reference_bf16_is_the_tile_chain():
+    """One K block: the reference is a single TDPBF16PS per tile, which for small integers is exact."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-4, 5, (17, 40)).astype(ml_dtypes.bfloat16)
+    b = rng.integers(-4, 5, (40, 5)).astype(ml_dtypes.bfloat16)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.array_equal(G.reference_blocked(a, b), want.astype(np.float32))
+
+
+def test_bad_arguments_are_typed_errors():
+    with pytest.raises(InvalidValue, match="inner dimensions"):
+        G.matmul(np.zeros((4, 5), np.int8), G.pack_b(np.zeros((6, 4), np.int8)))
+    with pytest.raises(InvalidValue, match="unsupported dtype pair"):
+        G.matmul(np.zeros((4, 6), np.int8), G.pack_b(np.zeros((6, 4), ml_dtypes.bfloat16)))
+    with pytest.raises(InvalidValue):
+        G.pack_b(np.zeros((4, 4), np.float32))
+    with pytest.raises(InvalidValue):
+        G.matmul(np.zeros(4, np.int8), np.zeros((4, 4), np.int8))
+
+
+@pytest.mark.native
+@pytest.mark.skipif(not NATIVE, reason=f"native AMX unavailable: {NATIVE_WHY}")
+@pytest.mark.parametrize("pair", [("bf16", "bf16"), ("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"),
+                                  ("uint8", "uint8")])
+@pytest.mark.parametrize("shape", [(32, 64, 32), (33, 65, 47), (1, 1, 1), (64, 200, 96), (100, 37, 130)])
+@pytest.mark.parametrize("adversarial", [False, True])
+def test_native_gemm_equals_tile_machine_blocking(pair, shape, adversarial):
+    m, k, n = shape
+    rng = np.random.default_rng(zlib.crc32(repr((pair, shape, adversarial)).encode()))
+    a = _rand(rng, (m, k), DTYPES[pair[0]], adversarial)
+    b = _rand(rng, (k, n), DTYPES[pair[1]], adversarial)
+    want = G.reference_blocked(a, b)
+    for threads, bm, bn in ((1, 128, 256), (4, 32, 32), (3, 64, 96)):
+        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn)
+        assert got.dtype == want.dtype and got.shape == (m, n)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn)
+    assert np.array_equal(G.matmul(a, G.pack_b(b)).view(np.uint32), want.view(np.uint32))
