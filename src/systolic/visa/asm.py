@@ -191,8 +191,13 @@ class _Parser:
         while not c.at_end():
             col = c.i
             key = c.name("attribute")
-            if key == "alias" and c.peek() in "<(":
-                close = ">" if c.accept("<") else (c.expect("(") or ")")
+            if key == "alias":
+                c.accept("=")
+                if c.accept("<"):
+                    close = ">"
+                else:
+                    c.expect("(")
+                    close = ")"
                 parent = c.name("aliased variable")
                 c.expect(",")
                 off = c.integer("alias offset")

@@ -479,7 +479,8 @@ class Machine:
                 self.addr[av.id][dst.offset + i] = (a[i] + int(b[i])) & 0xFFFF
 
     def _dpas(self, inst: Instruction) -> None:
-        from ..xmx import dpas as X
+        import importlib
+        X = importlib.import_module("systolic.xmx.dpas")
         d, s0, s1, s2 = inst.dst, *inst.srcs
         if not (isinstance(d, RawOperand) and isinstance(s0, RawOperand) and isinstance(s1, RawOperand)
                 and isinstance(s2, GeneralOperand)):

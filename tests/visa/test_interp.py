@@ -1,0 +1,403 @@
+"""The interpreter: SIMD semantics, regions, indirect access, predication, ALU numerics, DPAS."""
+
+import math
+import struct
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from systolic import packing
+from systolic.errors import IllegalInstruction, SystolicError
+from systolic.visa import asm, run_text
+from systolic.visa.interp import Machine
+from systolic.xmx.dpas import dpas as xmx_dpas
+from systolic.xmx.grf import GRF
+
+
+def f32(x):
+    return np.float32(x)
+
+
+def bits32(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+# ----------------------------------------------------------------- the spec's figures
+def test_figure3_general_regions():
+    """fig3: add(16) V3(0,0)<2> V1(0,1)<16;8,2> V2(1,0)<0;1,0> with a 32-byte GRF."""
+    prog = """
+.decl V1 v_type=G type=ub num_elts=32
+.decl V2 v_type=G type=ub num_elts=64
+.decl V3 v_type=G type=w num_elts=32
+add (M1, 16) V3(0,0)<2> V1(0,1)<16;8,2> V2(1,0)<0;1,0>
+"""
+    v1 = np.arange(32, dtype=np.uint8) * 3
+    v2 = np.arange(64, dtype=np.uint8) + 100
+    m = run_text(prog, "dg2", {"V1": v1, "V2": v2})
+    want = np.zeros(32, np.int16)
+    for c in range(16):
+        want[2 * c] = int(v1[1 + (c // 8) * 16 + (c % 8) * 2]) + int(v2[32])
+    assert m.read("V3").tolist() == want.tolist()
+
+
+def test_figure4_indirect_regions():
+    """fig4: add(4) V3(0,0)<1> r[A0(0),0]<4;4,1> r[A1(0),0]<1,0> (single- and multi-address)."""
+    prog = """
+.decl V1 v_type=G type=f num_elts=8
+.decl V2 v_type=G type=f num_elts=16
+.decl V3 v_type=G type=f num_elts=8
+.decl OFF v_type=G type=uw num_elts=4
+.decl A0 v_type=A num_elts=1
+.decl A1 v_type=A num_elts=4
+addr_add (M1, 1) A0(0) &V1 0x0:uw
+addr_add (M1, 4) A1(0) &V2 OFF(0,0)<1;1,0>
+add (M1, 4) V3(0,0)<1> r[A0(0),0]<4;4,1>:f r[A1(0),0]<1,0>:f
+"""
+    v1 = np.arange(8, dtype=np.float32) + 0.5
+    v2 = np.arange(16, dtype=np.float32) * 10
+    off = np.array([12, 0, 36, 60], dtype=np.uint16)
+    m = run_text(prog, "dg2", {"V1": v1, "V2": v2, "OFF": off})
+    assert m.read("V3")[:4].tolist() == [v1[i] + v2[off[i] // 4] for i in range(4)]
+
+
+# ----------------------------------------------------------------- SIMD, masks, predication
+DECL16 = """
+.decl X v_type=G type=d num_elts=16 align=GRF
+.decl Y v_type=G type=d num_elts=16 align=GRF
+.decl P1 v_type=P num_elts=32
+"""
+
+
+def test_simd_add_and_packed_vector():
+    m = run_text(DECL16 + "add (M1, 8) Y(0,0)<1> X(0,0)<1;1,0> 0x76543210:v\n", "pvc",
+                 {"X": np.arange(16) * 10})
+    assert m.read("Y").tolist() == [i * 10 + i for i in range(8)] + [0] * 8
+
+
+def test_predicated_mov_and_inverse_any_all():
+    x = np.array([5, -1, 7, -3, 0, 2, -8, 9, 1, 1, 1, 1, 1, 1, 1, 1])
+    base = DECL16 + "cmp.lt (M1, 16) P1 X(0,0)<1;1,0> 0x0:d\n"
+    m = run_text(base + "(P1) mov (M1, 16) Y(0,0)<1> 0x1:d\n", "pvc", {"X": x})
+    assert m.read("Y").tolist() == [1 if v < 0 else 0 for v in x]
+    assert m.read("P1")[:16].tolist() == [bool(v < 0) for v in x]
+    m = run_text(base + "(!P1) mov (M1, 16) Y(0,0)<1> 0x1:d\n", "pvc", {"X": x})
+    assert m.read("Y").tolist() == [0 if v < 0 else 1 for v in x]
+    m = run_text(base + "(P1.any) mov (M1, 16) Y(0,0)<1> 0x1:d\n", "pvc", {"X": x})
+    assert m.read("Y").tolist() == [1] * 16
+    m = run_text(base + "(P1.all) mov (M1, 16) Y(0,0)<1> 0x1:d\n", "pvc", {"X": x})
+    assert m.read("Y").tolist() == [0] * 16
+    m = run_text(base + "(!P1.all) mov (M1, 16) Y(0,0)<1> 0x1:d\n", "pvc", {"X": x})
+    assert m.read("Y").tolist() == [1] * 16
+
+
+def test_mask_offset_and_em():
+    # M3: channels read predicate elements 8.. and EM bits 8..
+    p = DECL16 + "setp (M1_NM, 32) P1 0x0000aa00:ud\n(P1) mov (M3, 8) Y(0,0)<1> 0x1:d\n"
+    assert run_text(p, "pvc").read("Y")[:8].tolist() == [0, 1, 0, 1, 0, 1, 0, 1]
+    m = run_text(DECL16 + "mov (M1, 16) Y(0,0)<1> 0x7:d\n", "pvc", em=0x00F0)
+    assert m.read("Y").tolist() == [0] * 4 + [7] * 4 + [0] * 8
+    m = run_text(DECL16 + "mov (M1_NM, 16) Y(0,0)<1> 0x7:d\n", "pvc", em=0x00F0)
+    assert m.read("Y").tolist() == [7] * 16
+
+
+def test_sel_uses_em_and_predicate():
+    p = DECL16 + "setp (M1_NM, 16) P1 0x00f0:uw\n(P1) sel (M1, 8) Y(0,0)<1> 0x1:d 0x2:d\n"
+    assert run_text(p, "pvc", em=0xFF7F).read("Y")[:8].tolist() == [2, 2, 2, 2, 1, 1, 1, 0]
+
+
+def test_setp_general_and_predicate_logic():
+    p = DECL16 + """
+.decl P2 v_type=P num_elts=16
+.decl P3 v_type=P num_elts=16
+.decl U v_type=G type=ud num_elts=16
+setp (M1_NM, 16) P2 U(0,0)<1;1,0>
+setp (M1_NM, 16) P3 0x0ff0:uw
+and (M1, 16) P1 P2 P3
+"""
+    x = np.arange(16)
+    m = run_text(p, "pvc", {"U": x})
+    assert m.read("P2").tolist() == [bool(v & 1) for v in x]
+    assert m.read("P1")[:16].tolist() == [bool(v & 1) and 4 <= v < 12 for v in x]
+    m = run_text(p.replace("and (M1, 16) P1 P2 P3", "not (M1, 16) P3 P2"), "pvc", {"U": x})
+    assert m.read("P3").tolist() == [not (v & 1) for v in x]
+
+
+def test_setp_mask_rule():
+    with pytest.raises(IllegalInstruction, match="SETP.md"):
+        run_text(DECL16 + "setp (M1, 16) P1 0x1:uw\n", "pvc")
+
+
+# ----------------------------------------------------------------- integer arithmetic
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-2**31, 2**31 - 1), min_size=8, max_size=8),
+       st.lists(st.integers(-2**31, 2**31 - 1), min_size=8, max_size=8))
+def test_int_add_mul_mad_wrap(a, b):
+    p = DECL16 + """
+.decl S v_type=G type=d num_elts=8
+.decl M v_type=G type=d num_elts=8
+.decl D v_type=G type=d num_elts=8
+add (M1, 8) S(0,0)<1> X(0,0)<1;1,0> Y(0,0)<1;1,0>
+mul (M1, 8) M(0,0)<1> X(0,0)<1;1,0> Y(0,0)<1;1,0>
+mad (M1, 8) D(0,0)<1> X(0,0)<1;1,0> Y(0,0)<1;1,0> X(0,0)<1;1,0>
+"""
+    m = run_text(p, "pvc", {"X": np.array(a, np.int32), "Y": np.array(b, np.int32)})
+
+    def wrap(v):
+        v &= 0xFFFFFFFF
+        return v - (1 << 32) if v >> 31 else v
+    assert m.read("S").tolist() == [wrap(x + y) for x, y in zip(a, b)]
+    assert m.read("M").tolist() == [wrap(x * y) for x, y in zip(a, b)]
+    assert m.read("D").tolist() == [wrap(x * y + x) for x, y in zip(a, b)]
+
+
+def test_int_saturation_and_modifiers():
+    p = """
+.decl B v_type=G type=ub num_elts=8
+.decl W v_type=G type=w num_elts=8
+.decl R v_type=G type=ub num_elts=8
+.decl S v_type=G type=w num_elts=8
+add.sat (M1, 8) R(0,0)<1> B(0,0)<1;1,0> 0x80:uw
+add (M1, 8) S(0,0)<1> (-abs)W(0,0)<1;1,0> 0x1:w
+"""
+    m = run_text(p, "dg2", {"B": np.array([0, 1, 100, 127, 128, 200, 255, 5], np.uint8),
+                            "W": np.array([-5, 5, -32768, 0, 1, -1, 7, -7], np.int16)})
+    assert m.read("R").tolist() == [128, 129, 228, 255, 255, 255, 255, 133]
+    # -abs(-32768) = -32768 exactly, +1 -> -32767 (extra precision inside, then truncation)
+    assert m.read("S").tolist() == [-4, -4, -32767, 1, 0, 0, -6, -6]
+
+
+def test_shifts_mask_count():
+    p = """
+.decl A v_type=G type=d num_elts=4
+.decl U v_type=G type=ud num_elts=4
+.decl R1 v_type=G type=d num_elts=4
+.decl R2 v_type=G type=ud num_elts=4
+.decl R3 v_type=G type=d num_elts=4
+shl (M1, 4) R1(0,0)<1> A(0,0)<1;1,0> 0x21:d
+shr (M1, 4) R2(0,0)<1> U(0,0)<1;1,0> 0x4:d
+asr (M1, 4) R3(0,0)<1> A(0,0)<1;1,0> 0x3:d
+"""
+    a = np.array([1, -1, 0x40000000, -256], np.int32)
+    u = np.array([0xF0000000, 0xFF, 1, 0xFFFFFFFF], np.uint32)
+    m = run_text(p, "dg2", {"A": a, "U": u})
+    assert m.read("R1").tolist() == [2, -2, -2**31, -512]        # 33 & 31 = 1
+    assert m.read("R2").tolist() == [0x0F000000, 0xF, 0, 0x0FFFFFFF]
+    assert m.read("R3").tolist() == [0, -1, 0x08000000, -32]
+
+
+def test_logic_and_not_modifier():
+    p = DECL16 + "and (M1, 4) Y(0,0)<1> (~)X(0,0)<1;1,0> 0xff:d\nxor (M1, 4) Y(0,4)<1> X(0,0)<1;1,0> 0xf0f0:d\n"
+    x = np.array([0x0F, 0x1234, -1, 0], np.int32)
+    m = run_text(p, "pvc", {"X": x})
+    assert m.read("Y")[:8].tolist() == [(~int(v)) & 0xFF for v in x] + [int(v) ^ 0xF0F0 for v in x]
+
+
+# ----------------------------------------------------------------- float arithmetic
+FLOATS = st.one_of(st.floats(width=32, allow_nan=True, allow_infinity=True),
+                   st.sampled_from([0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38,
+                                    float("inf"), float("-inf"), float("nan")]))
+FDECL = """
+.decl A v_type=G type=f num_elts=8
+.decl B v_type=G type=f num_elts=8
+.decl C v_type=G type=f num_elts=8
+.decl S v_type=G type=f num_elts=8
+.decl M v_type=G type=f num_elts=8
+.decl F v_type=G type=f num_elts=8
+.decl N v_type=G type=f num_elts=8
+.decl X v_type=G type=f num_elts=8
+add (M1, 8) S(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
+mul (M1, 8) M(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
+mad (M1, 8) F(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0> C(0,0)<1;1,0>
+min (M1, 8) N(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
+max (M1, 8) X(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
+"""
+
+
+def same(got, want):
+    g, w = np.float32(got), np.float32(want)
+    if np.isnan(w):
+        return bool(np.isnan(g)) and g.view(np.uint32) == 0x7FC00000   # the model's default NaN
+    return g.view(np.uint32) == w.view(np.uint32)
+
+
+def rne_fp32(q: Fraction):
+    """Independent oracle: nearest fp32 to an exact value (ties to even) by testing neighbours."""
+    if abs(q) >= Fraction(2) ** 128 - Fraction(2) ** 103:
+        return np.float32(np.inf if q > 0 else -np.inf)
+    with np.errstate(all="ignore"):
+        x = np.float32(float(q))
+        cands = [x, np.nextafter(x, np.float32(np.inf)), np.nextafter(x, np.float32(-np.inf))]
+    cands = [c for c in cands if np.isfinite(c)]
+    return min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(c.view(np.uint32)) & 1))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(FLOATS, min_size=8, max_size=8), st.lists(FLOATS, min_size=8, max_size=8),
+       st.lists(FLOATS, min_size=8, max_size=8))
+def test_float_ops_against_ieee_oracles(a, b, c):
+    a, b, c = (np.array(v, np.float32) for v in (a, b, c))
+    m = run_text(FDECL, "pvc", {"A": a, "B": b, "C": c})
+    with np.errstate(all="ignore"):
+        add, mul = a + b, a * b
+    for i in range(8):
+        assert same(m.read("S")[i], add[i]), (a[i], b[i])
+        assert same(m.read("M")[i], mul[i]), (a[i], b[i])
+        if np.isfinite([a[i], b[i], c[i]]).all():
+            q = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+            want = rne_fp32(q)
+            if q == 0:
+                prod_neg = (math.copysign(1, a[i]) * math.copysign(1, b[i])) < 0
+                prod_zero = a[i] == 0 or b[i] == 0
+                want = np.float32(-0.0) if (prod_zero and prod_neg and math.copysign(1, c[i]) < 0) else np.float32(0)
+            assert same(m.read("F")[i], want), (a[i], b[i], c[i])
+        # MIN_MAX.md: a NaN loses to a number, two NaNs give src1
+        if np.isnan(a[i]) and np.isnan(b[i]):
+            assert np.isnan(m.read("N")[i]) and np.isnan(m.read("X")[i])
+        elif np.isnan(a[i]) or np.isnan(b[i]):
+            other = b[i] if np.isnan(a[i]) else a[i]
+            assert same(m.read("N")[i], other) and same(m.read("X")[i], other)
+        elif a[i] != b[i]:
+            assert same(m.read("N")[i], min(a[i], b[i])) and same(m.read("X")[i], max(a[i], b[i]))
+
+
+def test_min_max_signed_zero_and_fused_mad_example():
+    m = run_text(FDECL, "pvc", {"A": np.array([0.0, -0.0, 1 + 2**-23] + [0] * 5, np.float32),
+                                "B": np.array([-0.0, 0.0, 1 - 2**-23] + [0] * 5, np.float32),
+                                "C": np.array([0, 0, -1] + [0] * 5, np.float32)})
+    n, x, f = m.read("N"), m.read("X"), m.read("F")
+    assert [math.copysign(1, v) for v in n[:2]] == [-1, -1] and [math.copysign(1, v) for v in x[:2]] == [1, 1]
+    # (1+e)(1-e) - 1 = -e^2 exactly representable: fused, not 0 as an unfused mul+add gives
+    assert f[2] == np.float32(-(2.0 ** -46))
+
+
+def test_conversions():
+    p = """
+.decl F v_type=G type=f num_elts=8
+.decl D v_type=G type=d num_elts=8
+.decl UB v_type=G type=ub num_elts=8
+.decl H v_type=G type=hf num_elts=8
+.decl G v_type=G type=f num_elts=8
+.decl I v_type=G type=d num_elts=8
+mov (M1, 8) D(0,0)<1> F(0,0)<1;1,0>
+mov (M1, 8) UB(0,0)<1> F(0,0)<1;1,0>
+mov (M1, 8) H(0,0)<1> F(0,0)<1;1,0>
+mov (M1, 8) G(0,0)<1> I(0,0)<1;1,0>
+mov.sat (M1, 8) F(0,0)<1> F(0,0)<1;1,0>
+"""
+    fv = np.array([1.9, -1.9, 3e9, -3e9, np.nan, np.inf, 65520.0, 1e-8], np.float32)
+    iv = np.array([2**24 + 1, 2**24 + 3, -(2**31), 7, 0, -1, 2**31 - 1, 123456789], np.int32)
+    m = run_text(p, "pvc", {"F": fv, "I": iv})
+    assert m.read("D").tolist() == [1, -1, 2**31 - 1, -(2**31), 0, 2**31 - 1, 65520, 0]
+    assert m.read("UB").tolist() == [1, 0, 255, 0, 0, 255, 255, 0]
+    with np.errstate(all="ignore"):
+        want_h = fv.astype(np.float16)
+    h = m.read("H")
+    for i in range(8):
+        assert (np.isnan(h[i]) and np.isnan(want_h[i])) or h[i].view(np.uint16) == want_h[i].view(np.uint16)
+    assert m.read("G").tolist() == iv.astype(np.float32).tolist()  # numpy int32 -> fp32 is RNE
+    assert m.read("F").tolist() == [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, np.float32(1e-8)]
+
+
+def test_vf_immediate():
+    p = ".decl F v_type=G type=f num_elts=4\nmov (M1, 4) F(0,0)<1> 0x7f30a000:vf\n"
+    assert run_text(p, "pvc").read("F").tolist() == [0.0, -0.5, 1.0, 31.0]
+
+
+# ----------------------------------------------------------------- rule violations at run time
+@pytest.mark.parametrize("inst,rule", [
+    ("add (M1, 16) Y(0,0)<1> X(0,0)<16;8,1> 0x1:d", "rule 6"),
+    ("add (M1, 16) Y(0,1)<1> X(0,0)<1;1,0> 0x1:d", "outside its variable"),
+    ("add (M1, 8) Y(0,8)<1> X(0,0)<1;1,0> 0x1:d", "GRF boundary"),
+    ("add (M1, 16) Y(0,0)<1> 0x76543210:v 0x1:d", "packed-vector"),
+    ("add (M1, 8) Y(0,0)<1> X(0,0)<1;1,0> 0x3f800000:f", "mix integer and float"),
+    ("add (M8, 16) Y(0,0)<1> X(0,0)<1;1,0> 0x1:d", "exceeds 32"),
+])
+def test_runtime_rules_carry_line_and_column(inst, rule):
+    with pytest.raises(SystolicError, match=rule) as e:
+        run_text(".decl X v_type=G type=d num_elts=32 align=GRF\n.decl Y v_type=G type=d num_elts=16 align=GRF\n"
+                 + inst + "\n", "dg2")
+    assert str(e.value).startswith("3:1:")
+
+
+def test_indirect_rules():
+    base = """
+.decl V v_type=G type=d num_elts=8 align=GRF
+.decl W v_type=G type=d num_elts=8 align=GRF
+.decl A v_type=A num_elts=2
+"""
+    with pytest.raises(IllegalInstruction, match="aligned"):
+        run_text(base + "addr_add (M1, 1) A(0) &V 0x2:uw\nmov (M1, 1) W(0,0)<1> r[A(0),0]<0;1,0>:d\n", "dg2")
+    with pytest.raises(IllegalInstruction, match="base general variable"):
+        run_text(base + "addr_add (M1, 1) A(0) &V 0x0:uw\nmov (M1, 8) W(0,0)<1> r[A(0),4]<8;8,1>:d\n", "dg2")
+    with pytest.raises(IllegalInstruction, match="past the end of its address variable"):
+        run_text(base + "mov (M1, 8) W(0,0)<1> r[A(0),0]<2,1>:d\n", "dg2")
+    # indirect destination, negative indirect offset
+    m = run_text(base + "addr_add (M1, 1) A(0) &W 0x10:uw\nmov (M1, 4) r[A(0),-16]<1>:d 0x9:d\n", "dg2")
+    assert m.read("W").tolist() == [9, 9, 9, 9, 0, 0, 0, 0]
+
+
+def test_multi_address_destination_rejected():
+    from systolic.visa.encoding import ImmediateOperand, IndirectOperand
+    from systolic.visa.isa import TYPES, MaskControl
+    from systolic.visa.program import Instruction
+    p = asm.parse(".decl V v_type=G type=d num_elts=8\n.decl A v_type=A num_elts=2\n")
+    bad = Instruction("mov", 2, MaskControl(0), IndirectOperand(0, 0, 0, TYPES["d"], None, 1, 1),
+                      (ImmediateOperand(TYPES["d"], 1),))
+    with pytest.raises(IllegalInstruction, match="Additional Region Restrictions"):
+        Machine(p, "dg2").step(bad)
+
+
+# ----------------------------------------------------------------- DPAS
+GEMM_BF16 = """
+.decl C v_type=G type=f num_elts=128 align=GRF
+.decl B v_type=G type=ud num_elts=128 align=GRF
+.decl A v_type=G type=ud num_elts=64 align=GRF
+.decl D v_type=G type=f num_elts=128 align=GRF
+dpas.bf.bf.8.8 (M1, 16) D.0 C.0 B.0 A(0,0)
+"""
+
+
+def test_dpas_bf16_micro_kernel_equals_xmx_and_exact_matmul():
+    rng = np.random.default_rng(1)
+    a = rng.integers(-8, 8, (8, 16)).astype(ml_dtypes.bfloat16)
+    b = rng.integers(-8, 8, (16, 16)).astype(ml_dtypes.bfloat16)
+    c = rng.integers(-100, 100, (8, 16)).astype(np.float32)
+    ins = {"A": packing.pack_a(a, 16).ravel(), "B": packing.vnni_pack(b, 16).ravel(), "C": c.ravel()}
+    m = run_text(GEMM_BF16, "pvc", ins)
+    d = m.read("D").reshape(8, 16)
+    # independent: small integers, every sum exact in fp32
+    assert np.array_equal(d, c + a.astype(np.float64) @ b.astype(np.float64))
+    # and the same bits as systolic.xmx.dpas on a register file with the same placement
+    g = GRF("pvc")
+    off = m.layout.offsets
+    for n, v in ins.items():
+        g.write(off[n], np.ascontiguousarray(v).view(np.uint8))
+    xmx_dpas(g, dst=off["D"], src0=off["C"], src1=off["B"], src2=off["A"], dst_type="f", src1_precision="bf",
+             src2_precision="bf", sd=8, rc=8)
+    assert np.array_equal(g.read(off["D"], 512), m.grf.read(off["D"], 512))
+
+
+def test_dpas_int8_dg2_null_src0():
+    p = """
+.decl B v_type=G type=d num_elts=64 align=GRF
+.decl A v_type=G type=d num_elts=64 align=GRF
+.decl D v_type=G type=d num_elts=64 align=GRF
+dpas.s8.s8.8.8 (M1, 8) D.0 %null.0 B.0 A(0,0)
+"""
+    rng = np.random.default_rng(2)
+    a = rng.integers(-128, 128, (8, 32))
+    b = rng.integers(-128, 128, (32, 8))
+    m = run_text(p, "dg2", {"A": packing.pack_a(a.astype(np.int8), 8).view(np.int32).ravel(),
+                            "B": packing.vnni_pack(b.astype(np.int8), 8).view(np.int32).ravel()})
+    assert np.array_equal(m.read("D").reshape(8, 8), a @ b)
+
+
+def test_dpas_rules_carry_line():
+    with pytest.raises(IllegalInstruction, match="^7:1: ") as e:
+        run_text(GEMM_BF16 + "dpas.bf.bf.8.8 (M1, 8) D.0 C.0 B.0 A(0,0)\n", "pvc")
+    assert "exec" in str(e.value).lower()
+    with pytest.raises(IllegalInstruction, match="D or UD"):
+        run_text(GEMM_BF16.replace("type=ud num_elts=64", "type=f num_elts=64"), "pvc")
