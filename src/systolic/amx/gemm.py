@@ -1,0 +1,225 @@
+"""``systolic.amx.matmul``: a whole GEMM exactly as a tiled AMX kernel computes it.
+
+The kernel being modelled (the usual AMX GEMM, and what
+``method="instructions"`` literally runs on a :class:`TileMachine`):
+
+* C is cut in blocks of 16 rows x 16 int32/fp32 columns (64 bytes), edges as
+  partial tiles (fewer rows, smaller colsb);
+* K is cut in tile-K blocks of 64 bytes (64 int8 or 32 bf16/fp16 values =
+  16 dwords), the last one partial; K is zero-padded to whole dwords (4 int8 or
+  2 16-bit values), as a kernel must pack it;
+* for each C block and each K block in order: TDP* C, A, B - so C is carried
+  from K block to K block, and every K block starts new fp32 chains.
+
+Each output element depends only on its own row of A, column of B and C value,
+so the M/N blocking does not change any result; the K blocking does (float).
+
+Fast paths, both proven equal to ``method="instructions"`` by the tests:
+
+* int8: integer arithmetic modulo 2^32 is associative, so the result is
+  ``(C + A @ B) mod 2^32``. ``A @ B`` runs as float32 BLAS GEMMs on K chunks
+  small enough that every product and every partial sum is an integer of at
+  most 2^24 in magnitude (hence exact in fp32, in any summation order), summed
+  in int64.
+* bf16 / fp16: the chains run in a compiled kernel (:mod:`systolic.amx.gemm_jit`)
+  for rows/columns whose inputs are finite; rows of A and columns of B holding
+  an inf or NaN (and NaN C values) go through the vectorised numpy chains
+  (:mod:`systolic.amx.fp_x86`), which follow the x86 NaN rules bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..errors import InvalidOpcode, InvalidValue
+from . import fp_x86 as fp
+from .cpu import get_cpu
+
+__all__ = ["matmul", "mnemonic_for"]
+
+TILE_ROWS = 16
+TILE_BYTES = 64
+
+_INT = {(np.dtype(np.int8), np.dtype(np.int8)): "tdpbssd", (np.dtype(np.int8), np.dtype(np.uint8)): "tdpbsud",
+        (np.dtype(np.uint8), np.dtype(np.int8)): "tdpbusd", (np.dtype(np.uint8), np.dtype(np.uint8)): "tdpbuud"}
+
+
+def _bf16():
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def mnemonic_for(a_dtype, b_dtype) -> str:
+    """The TMUL instruction a GEMM of these element types uses."""
+    da, db = np.dtype(a_dtype), np.dtype(b_dtype)
+    if (da, db) in _INT:
+        return _INT[(da, db)]
+    if da == db == _bf16():
+        return "tdpbf16ps"
+    if da == db == np.dtype(np.float16):
+        return "tdpfp16ps"
+    raise InvalidValue("no AMX instruction multiplies these element types",
+                       rule="int8/uint8 x int8/uint8 (TDPB*D), bfloat16 x bfloat16 (TDPBF16PS), "
+                            "float16 x float16 (TDPFP16PS)", values={"a": str(da), "b": str(db)})
+
+
+def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads: int | None = None) -> np.ndarray:
+    """``c + a @ b`` computed exactly as a tiled AMX kernel on ``cpu`` computes it.
+
+    ``a``: (M, K) int8/uint8 (signedness picks TDPBSSD/SUD/USD/UUD), bfloat16
+    (ml_dtypes) or float16; ``b``: (K, N) of the matching kind; ``c``: (M, N)
+    int32 (int8 GEMMs) or float32, zeros if omitted. Returns a new array.
+    ``method``: ``"auto"`` (fast), ``"numpy"`` (vectorised chains, no compiled
+    kernel), ``"instructions"`` (drive a TileMachine tile by tile - slow, the
+    definition), ``"spec"`` (the same on the spec backend - slower still).
+
+    >>> import numpy as np
+    >>> matmul(np.full((2, 3), -128, np.int8), np.full((3, 2), -128, np.int8))[0, 0]
+    np.int32(49152)
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise InvalidValue("matmul needs a (M, K) and b (K, N)", values={"a": a.shape, "b": b.shape})
+    mn = mnemonic_for(a.dtype, b.dtype)
+    model = get_cpu(cpu)
+    if not model.supports(mn):
+        raise InvalidOpcode(f"{mn.upper()} is not available on {model.name}",
+                            rule="CPUID feature flag of the instruction", values={"cpu": model.name, "instruction": mn})
+    M, K = a.shape
+    N = b.shape[1]
+    integer = mn.startswith("tdpb") and mn.endswith("d")
+    cdt = np.dtype(np.int32) if integer else np.dtype(np.float32)
+    if c is None:
+        c = np.zeros((M, N), cdt)
+    c = np.asarray(c)
+    if c.shape != (M, N) or c.dtype != cdt:
+        raise InvalidValue(f"c must be ({M}, {N}) {cdt}", values={"shape": c.shape, "dtype": str(c.dtype)})
+    if method not in ("auto", "numpy", "instructions", "spec"):
+        raise InvalidValue("unknown matmul method", rule="auto, numpy, instructions, spec", values={"method": method})
+    per = 4 if integer else 2                      # elements per dword
+    kp = -(-K // per) * per                        # K padded to whole dwords
+    if kp != K:
+        a = np.concatenate([a, np.zeros((M, kp - K), a.dtype)], axis=1)
+        b = np.concatenate([b, np.zeros((kp - K, N), b.dtype)], axis=0)
+    if method in ("instructions", "spec"):
+        return _by_instructions(mn, a, b, c, model, "emulator" if method == "instructions" else "spec")
+    if M == 0 or N == 0:
+        return c.copy()
+    if integer:
+        return _int8(a, b, c)
+    return _float(mn, a, b, c, method, threads)
+
+
+# ---------------------------------------------------------------- the definition: loop the instructions
+
+def _by_instructions(mn, a, b, c, model, backend) -> np.ndarray:
+    from .machine import TileMachine
+    from .tilecfg import TileConfig
+    from ..packing import vnni_pack
+    M, kp = a.shape
+    N = b.shape[1]
+    eb = a.dtype.itemsize                          # bytes per element (1 or 2)
+    per = 4 // eb
+    amem = np.ascontiguousarray(a).view(np.uint8).reshape(-1).copy()
+    bits = 8 * eb
+    bv = vnni_pack(b, bits) if kp else np.zeros((0, N), np.uint32)            # (kp/per, N) dwords
+    bmem = np.ascontiguousarray(bv.astype("<u4")).view(np.uint8).reshape(-1).copy()
+    cmem = np.ascontiguousarray(c).view(np.uint8).reshape(-1).copy()
+    arow, brow, crow = kp * eb, 4 * N, 4 * N       # bytes per row of each image
+    m = TileMachine(model, backend=backend)
+    kb_elems = TILE_BYTES // eb                    # K elements per tile-K block
+    for m0 in range(0, M, TILE_ROWS):
+        mr = min(TILE_ROWS, M - m0)
+        for n0 in range(0, N, 16):
+            nc = min(16, N - n0)
+            for k0 in range(0, kp, kb_elems):
+                kc = min(kb_elems, kp - k0)        # elements; a multiple of per
+                m.ldtilecfg(TileConfig(tiles={0: (mr, 4 * nc), 1: (mr, kc * eb), 2: (kc // per, 4 * nc)}))
+                m.tileloadd(0, cmem, m0 * crow + 4 * n0, crow)
+                m.tileloadd(1, amem, m0 * arow + k0 * eb, arow)
+                m.tileloadd(2, bmem, (k0 // per) * brow + 4 * n0, brow)
+                m.execute(mn, 0, 1, 2)
+                m.tilestored(0, cmem, m0 * crow + 4 * n0, crow)
+    m.tilerelease()
+    return cmem.view(c.dtype).reshape(M, N).copy()
+
+
+# ---------------------------------------------------------------- int8: exact integer GEMM
+
+def _int8(a, b, c) -> np.ndarray:
+    amax = 128 if a.dtype == np.int8 else 255
+    bmax = 128 if b.dtype == np.int8 else 255
+    chunk = max(1, (1 << 24) // (amax * bmax))     # every partial sum stays an integer <= 2^24: exact in fp32
+    a32 = a.astype(np.float32)
+    b32 = b.astype(np.float32)
+    K = a.shape[1]
+    acc = c.astype(np.int64)
+    for k0 in range(0, K, chunk):
+        acc += (a32[:, k0:k0 + chunk] @ b32[k0:k0 + chunk]).astype(np.int64)
+    return (acc & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+# ---------------------------------------------------------------- bf16 / fp16: the two chains
+
+def _to_fp32_bits(x: np.ndarray, mn: str) -> np.ndarray:
+    w = x.view(np.uint16).astype(np.uint32)
+    bits = (w << np.uint32(16)) if mn == "tdpbf16ps" else fp.fp16_to_fp32_vec(w)
+    return fp.daz_vec(bits)
+
+
+def _chains_numpy(a32: np.ndarray, b32: np.ndarray, c32: np.ndarray, kt: int) -> np.ndarray:
+    """The chains, vectorised over (M, 2N) lanes with fp_x86.fma_vec (exact, NaN rules included); bits in/out."""
+    M, kp = a32.shape
+    N = b32.shape[1]
+    k2 = kp // 2
+    lane = np.arange(2 * N) % 2
+    binter = np.empty((k2, 2 * N), np.uint32)     # row k: b[2k, n] at lane 2n, b[2k+1, n] at lane 2n+1
+    binter[:, 0::2] = b32[0::2]
+    binter[:, 1::2] = b32[1::2]
+    out = c32.copy()
+    for k0 in range(0, k2, kt):
+        temp = np.zeros((M, 2 * N), np.uint32)
+        for k in range(k0, min(k0 + kt, k2)):
+            temp = fp.fma_vec(a32[:, 2 * k + lane], binter[k][None, :], temp)
+        out = fp.add_vec(out, fp.add_vec(temp[:, 0::2], temp[:, 1::2]))
+    return out
+
+
+def _float(mn, a, b, c, method, threads) -> np.ndarray:
+    from . import gemm_jit
+    M, kp = a.shape
+    N = b.shape[1]
+    kt = TILE_BYTES // 4                           # 16 dwords of pairs per tile-K block
+    a32 = _to_fp32_bits(a, mn)
+    b32 = _to_fp32_bits(b, mn)
+    c32 = fp.daz_vec(np.ascontiguousarray(c).view(np.uint32))
+    if method == "numpy" or not gemm_jit.available():
+        return _chains_numpy(a32, b32, c32, kt).view(np.float32)
+    exp = np.uint32(0x7F800000)
+    bad_rows = np.nonzero(((a32 & exp) == exp).any(axis=1))[0]
+    bad_cols = np.nonzero(((b32 & exp) == exp).any(axis=0))[0]
+    out = c32.view(np.float32).copy()
+    af = a32.view(np.float32)
+    be = np.ascontiguousarray(b32[0::2]).view(np.float32)
+    bo = np.ascontiguousarray(b32[1::2]).view(np.float32)
+    nthreads = threads or min(os.cpu_count() or 1, 8)
+    nthreads = max(1, min(nthreads, M // 32 or 1))
+    bounds = np.linspace(0, M, nthreads + 1).astype(int)
+    if nthreads == 1:
+        gemm_jit.chain_gemm(af, be, bo, out, 0, M, kt)
+    else:
+        with ThreadPoolExecutor(nthreads) as ex:
+            list(ex.map(lambda i: gemm_jit.chain_gemm(af, be, bo, out, int(bounds[i]), int(bounds[i + 1]), kt),
+                        range(nthreads)))
+    ob = out.view(np.uint32)
+    ob[np.isnan(out)] = fp.DEFAULT_NAN             # NaNs made from finite inputs are the default NaN
+    cnan = np.isnan(c32.view(np.float32))
+    ob[cnan] = c32[cnan] | np.uint32(fp.QUIET_BIT)  # dst is the first operand of every C + t
+    if bad_rows.size:
+        ob[bad_rows] = _chains_numpy(a32[bad_rows], b32, c32[bad_rows], kt)
+    if bad_cols.size:
+        ob[:, bad_cols] = _chains_numpy(a32, b32[:, bad_cols], c32[:, bad_cols], kt)
+    return out
