@@ -1,0 +1,168 @@
+"""``systolic xmx ...``: XMX platforms, one DPAS on random or given operands, GEMMs on .npy files, layouts."""
+
+from __future__ import annotations
+
+import click
+import numpy as np
+
+from . import emit_json
+
+
+@click.group("xmx")
+def group():
+    """XMX systolic arrays: platforms, DPAS/DPASW, GEMM as DPAS tiles, register layouts."""
+
+
+@group.command("platforms")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def platforms(as_json):
+    """The GPU platforms: GRF, exec size, DPASW, precisions, accumulator types, denormal rule."""
+    from ..xmx.platform import PLATFORMS
+    if as_json:
+        emit_json([p.as_dict() for p in PLATFORMS.values()])
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title="XMX platforms")
+    for col in ("name", "family", "GRF", "N", "DPASW", "precisions", "bf16/tf32 denormals", "aliases"):
+        t.add_column(col)
+    for p in PLATFORMS.values():
+        d = p.as_dict()
+        t.add_row(p.name, p.family, f"{p.num_grf} x {p.grf_bytes} B", str(p.exec_size), "yes" if p.has_dpasw else "no",
+                  " ".join(d["precisions"]), p.denormals["bf16"], ", ".join(p.aliases))
+    Console().print(t)
+
+
+_FLOAT_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "bf8": "float8_e5m2", "hf8": "float8_e4m3fn",
+                 "e2m1": "float4_e2m1fn"}
+
+
+def _random_logical(rng, prec, shape):
+    import ml_dtypes
+
+    from .. import types as T
+    from ..xmx.rules import canonical_precision
+    p = canonical_precision(prec)
+    t = T.get(p)
+    if t.fmt is None:
+        return rng.integers(t.min, t.max + 1, size=shape).astype(np.int64), p
+    x = rng.standard_normal(shape)
+    if p == "tf32":
+        return x.astype(np.float32), p
+    return x.astype(getattr(ml_dtypes, _FLOAT_DTYPES[p]) if p != "fp16" else np.float16), p
+
+
+@group.command("dpas")
+@click.option("--platform", default="pvc", show_default=True, help="dg2, pvc, bmg, lnl, xe3p (or an alias).")
+@click.option("--precision", default="bf16", show_default=True, help="Src1 (B) precision: s8 u8 s4 u4 s2 u2 bf hf tf32 bf8 hf8 e2m1.")
+@click.option("--src2-precision", default=None, help="Src2 (A) precision (default: --precision).")
+@click.option("--dst-type", default=None, help="Dst/Src0 type: d ud f bf hf (default: d for ints, f for floats).")
+@click.option("--rc", default=8, show_default=True, type=int, help="Repeat count M (1..8).")
+@click.option("--model", default=None, help="Numerics model: stage, sequential, exact, block(L,F).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random operands.")
+@click.option("--null-src0", is_flag=True, help="Src0 = null (C = 0).")
+@click.option("--spec/--fast", default=True, show_default=True, help="Spec path (pseudo-code) or vectorised path.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, null_src0, spec, as_json):
+    """Run one DPAS on random operands placed in a register file; show A, B, C and D."""
+    from ..xmx import GRF, dpas
+    from ..xmx import pack as PK
+    from ..xmx.kernels import dpas_fast
+    from ..xmx.models import get_model
+    rng = np.random.default_rng(seed)
+    g = GRF(platform)
+    P = g.platform
+    a_p = src2_precision or precision
+    from ..xmx.rules import ops_per_chan, canonical_precision, precision_class
+    p1, p2 = canonical_precision(precision), canonical_precision(a_p)
+    k = 8 * ops_per_chan(p1, p2)
+    n = P.exec_size
+    a, p2 = _random_logical(rng, p2, (rc, k))
+    b, p1 = _random_logical(rng, p1, (k, n))
+    is_int = precision_class(p1) == "int"
+    dt = dst_type or ("d" if is_int else "f")
+    from .. import types as T
+    acc_t = T.get(dt).name
+    c = None if null_src0 else (rng.integers(-1000, 1000, (rc, n)) if is_int else rng.standard_normal((rc, n)))
+    gb = g.grf_bytes
+    off = dict(dst=96 * gb, src0=None if c is None else 64 * gb, src1=32 * gb, src2=0)
+    g.write(0, PK.pack_src2(a, p2))
+    g.write(32 * gb, PK.pack_src1(b, p1))
+    if c is not None:
+        g.write(64 * gb, PK.pack_acc(c.astype(np.int32) if is_int else c.astype(np.float32), acc_t))
+    mdl = get_model(model, P)
+    (dpas if spec else dpas_fast)(g, **off, dst_type=dt, src1_precision=p1, src2_precision=p2, rc=rc, model=mdl)
+    d = PK.unpack_acc(g.read(off["dst"], rc * n * PK.acc_dtype(acc_t).itemsize), acc_t, rc, n)
+    out = {"platform": P.name, "instruction": f"dpas.{p1}.{p2}.8.{rc} ({n}) r96 {'null' if c is None else 'r64'} "
+                                              f"r32 r0", "model": mdl.label if not is_int else None,
+           "A": np.asarray(a, dtype=np.float64 if not is_int else np.int64).tolist(),
+           "B": np.asarray(b, dtype=np.float64 if not is_int else np.int64).tolist(),
+           "C": None if c is None else np.asarray(c).tolist(), "D": d.astype(np.float64 if not is_int else np.int64).tolist()}
+    if as_json:
+        emit_json(out)
+        return
+    from rich.console import Console
+    con = Console()
+    con.print(f"[bold]{out['instruction']}[/bold] on {P.name}" + (f", model {out['model']}" if out["model"] else ""))
+    with np.printoptions(precision=6, suppress=True, linewidth=160):
+        con.print("D =", np.array(out["D"]))
+
+
+@group.command("gemm")
+@click.argument("a_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("b_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--c", "c_file", type=click.Path(exists=True, dir_okay=False), help="Initial accumulator C (.npy).")
+@click.option("--platform", default="pvc", show_default=True)
+@click.option("--model", default="stage", show_default=True)
+@click.option("--precision", default=None, help="tf32 for float32 inputs.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write D to this .npy file.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (and D when small).")
+def gemm_cmd(a_file, b_file, c_file, platform, model, precision, out_file, as_json):
+    """D = C + A @ B as chained DPAS tiles, on .npy files (A: M x K, B: K x N, ml_dtypes dtypes)."""
+    from ..xmx import matmul
+    a = np.load(a_file, allow_pickle=False)
+    b = np.load(b_file, allow_pickle=False)
+    c = np.load(c_file, allow_pickle=False) if c_file else None
+    d = matmul(a, b, c, platform=platform, model=model, precision=precision)
+    if out_file:
+        np.save(out_file, d)
+    summary = {"platform": platform, "model": model, "shape": list(d.shape), "dtype": str(d.dtype),
+               "out": out_file}
+    if d.size <= 4096:
+        summary["D"] = d.astype(np.float64).tolist()
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(f"D: {d.shape[0]} x {d.shape[1]} {d.dtype}" + (f" -> {out_file}" if out_file else ""))
+        if d.size <= 256:
+            click.echo(str(d))
+
+
+@group.command("layout")
+@click.option("--platform", default="pvc", show_default=True)
+@click.option("--precision", default="bf16", show_default=True, help="Src1 precision.")
+@click.option("--src2-precision", default=None)
+@click.option("--operand", type=click.Choice(["src1", "src2", "dst"]), default="src1", show_default=True)
+@click.option("--rc", default=8, show_default=True, type=int)
+@click.option("--json", "as_json", is_flag=True)
+def layout_cmd(platform, precision, src2_precision, operand, rc, as_json):
+    """Which GRF dword holds which matrix elements, for one DPAS operand."""
+    from ..xmx.layout import operand_layout
+    rows = operand_layout(platform, precision, src2_precision or precision, operand, rc)
+    if as_json:
+        emit_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"{operand} on {platform} ({precision} x {src2_precision or precision})")
+    t.add_column("GRF")
+    t.add_column("dword")
+    t.add_column("bytes")
+    t.add_column("elements (row, col), lowest bits first")
+    for r in rows:
+        t.add_row(str(r["grf"]), str(r["dword"]), f"{r['byte']}..{r['byte'] + 3}",
+                  " ".join(f"({i},{j})" for i, j in r["elements"]))
+    Console().print(t)
+
+
+commands = [platforms, dpas_cmd, gemm_cmd, layout_cmd]
