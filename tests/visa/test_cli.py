@@ -1,0 +1,99 @@
+"""``systolic visa`` commands and the runnable examples under examples/visa/."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from systolic.cli import cli, main
+
+EX = Path(__file__).resolve().parents[2] / "examples" / "visa"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, ["visa", *args])
+
+
+@pytest.mark.parametrize("path", sorted(EX.glob("*.visa")), ids=lambda p: p.name)
+def test_every_example_runs_without_arguments(path):
+    r = invoke("run", str(path))
+    assert r.exit_code == 0, r.output
+    assert "=" in r.output
+
+
+def run_json(path, *extra):
+    r = invoke("run", str(path), "--json", *extra)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_examples_compute_what_their_comments_say():
+    out = run_json(EX / "simd_add.visa")
+    assert out["V2"] == [i + 100 for i in range(16)]
+    assert out["V4"] == [(c // 4) * 8 + (c % 4) * 2 + 115 for c in range(8)]
+    out = run_json(EX / "predicated_select.visa")
+    assert out["Y"] == [abs(x) for x in range(-8, 8)] and out["W"] == [7] * 16
+    assert out["Z"] == [int(x >= 0) for x in range(-8, 8)]
+    out = run_json(EX / "indirect.visa")
+    assert out["T"] == [20, 30, 40, 50] and out["G"] == [70, 0, 30, 50]
+    d = np.array(run_json(EX / "dpas_gemm_bf16.visa", "--out", "D")["D"]).reshape(8, 16)
+    a = np.array([[k - 8 + m for k in range(16)] for m in range(8)], float)
+    b = np.array([[(k == n) + (k == n + 1) for n in range(16)] for k in range(16)], float)
+    assert np.array_equal(d, 1000 * np.arange(8)[:, None] + a @ b)
+
+
+def test_run_with_inputs_and_save(tmp_path):
+    prog = tmp_path / "p.visa"
+    prog.write_text(".decl X v_type=G type=f num_elts=4\n.decl Y v_type=G type=f num_elts=4\n"
+                    "mul (M1, 4) Y(0,0)<1> X(0,0)<1;1,0> 2.0:f\n")
+    np.save(tmp_path / "x.npy", np.array([1, 2.5, -3, 0.25], np.float32))
+    r = invoke("run", str(prog), "--in", f"X={tmp_path / 'x.npy'}", "--out", "Y", "--save", str(tmp_path / "o"),
+               "--platform", "dg2")
+    assert r.exit_code == 0, r.output
+    assert np.load(tmp_path / "o" / "Y.npy").tolist() == [2, 5, -6, 0.5]
+    r = invoke("run", str(prog), "--in", "X=1,2,3,4", "--out", "Y", "--json")
+    assert json.loads(r.output) == {"Y": [2.0, 4.0, 6.0, 8.0]}
+
+
+def test_broken_program_exits_nonzero_with_line_column(tmp_path, capsys):
+    prog = tmp_path / "bad.visa"
+    prog.write_text(".decl X v_type=G type=d num_elts=8\n\nadd (M1, 8) X(0,0)<1> X(0,0)<1;1 0x1:d\n")
+    with pytest.raises(SystemExit) as e:
+        main(["visa", "run", str(prog)])
+    assert e.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and f"{prog}:3:34:" in err
+    prog.write_text(".decl X v_type=G type=d num_elts=8\nadd (M1, 8) X(0,0)<0> X(0,0)<1;1,0> 0x1:d\n")
+    with pytest.raises(SystemExit):
+        main(["visa", "run", str(prog)])
+    err = capsys.readouterr().err
+    assert "2:13:" in err and "rule 5" in err
+
+
+def test_encode_decode_roundtrip(tmp_path):
+    src = EX / "indirect.visa"
+    r = invoke("encode", str(src), "-o", str(tmp_path / "b.bin"))
+    assert r.exit_code == 0, r.output
+    hexes = "".join(line.split()[0] for line in r.output.splitlines())
+    texts = [line.split(None, 1)[1] for line in r.output.splitlines()]
+    r2 = invoke("decode", str(src), hexes)
+    assert r2.exit_code == 0 and r2.output.splitlines() == texts
+    r3 = invoke("decode", str(src), "--file", str(tmp_path / "b.bin"))
+    assert r3.output.splitlines() == texts
+    bad = CliRunner().invoke(cli, ["visa", "decode", str(src), "29ff"])
+    assert bad.exit_code != 0
+
+
+def test_fmt_and_region():
+    r = invoke("fmt", str(EX / "simd_add.visa"))
+    assert "mul (M1, 8) V3(0,0)<2> V1(0,0)<8;8,1> 0x2:d" in r.output
+    r = invoke("region", "(1,2)<8;4,2>", "-t", "d", "-n", "8", "-p", "pvc", "--json")
+    rows = json.loads(r.output)
+    assert [x["element"] for x in rows] == [18, 20, 22, 24, 26, 28, 30, 32]
+    assert rows[0]["grf"] == 1 and rows[0]["subreg_byte"] == 8
+    r = invoke("region", "(1,2)<8;4,2>", "-t", "d", "-n", "8", "-p", "dg2")  # 32-byte GRFs: spans 1..3
+    assert r.exit_code != 0 and "rule 6" in str(r.exception)
+    r = invoke("region", "(0,0)<0>", "-n", "8")
+    assert r.exit_code != 0
