@@ -128,9 +128,11 @@ def print_module(m: Module) -> str:
         out.append(print_global(g))
     if m.globals:
         out.append("")
+    called = {id(i.attrs["callee"]) for f in m.functions.values() for i in f.instructions()
+              if i.opcode == "call"}
     for f in m.functions.values():
-        if f.declaration and f.implicit:
-            continue
+        if f.declaration and f.implicit and id(f) not in called:
+            continue  # declarations the reader or a pass made and nothing calls any more
         out.append(print_function(f))
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -294,6 +294,7 @@ class _Propagation:
     def rewrite(self, tv: list[Instr]) -> None:
         f, m = self.f, self.m
         tset = {id(v) for v in tv}
+        casts = [v for v in tv if _is_cast(v)]  # before retyping: afterwards both sides are x86_amx
         self.dom = Dominance(f)
         for v in tv:
             for u, k in self.uses.get(id(v), []):
@@ -331,8 +332,8 @@ class _Propagation:
                     self.ops[id(ins)] = TileOp("store", "tilestored", "internal")
                 elif ins.opcode == "phi" and id(ins) in tset:
                     ins.type = X86_AMX
-        for v in tv:
-            if _is_cast(v):
+        for v in casts:
+            if True:
                 src = v.operands[0]
                 replace_uses(f, v, src)
                 v.block.instrs.remove(v)

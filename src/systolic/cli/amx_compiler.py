@@ -1,0 +1,123 @@
+"""``systolic amx compile`` and ``systolic amx run``: the tile compiler from the command line.
+
+    systolic amx compile examples/amx/api.ll --emit machine
+    systolic amx compile examples/amx/api.ll --print-after shapes --print-after regalloc
+    systolic amx run examples/amx/api.ll --function api --arg 1 --arg 8 --arg 32 --mem buf=buf.npy
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+
+import click
+import numpy as np
+
+from ..errors import InvalidValue
+
+EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
+PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+
+
+def _read(file: str) -> str:
+    return pathlib.Path(file).read_text()
+
+
+@click.command("compile")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--emit", type=click.Choice(EMITS), default="machine", show_default=True,
+              help="ir: after shape propagation (x86_amx, .internal); pseudo: pseudo tile instructions with "
+                   "ldtilecfg placed; machine: the allocated TileMachine program; llvm: LLVM IR with the "
+                   "physical-register intrinsics; llvm-internal: LLVM's final form; asm/asm-internal: x86 "
+                   "assembly of those (llvmlite).")
+@click.option("--print-after", "print_after", type=click.Choice(PASS_NAMES), multiple=True,
+              help="Also print the module after this pass (repeatable).")
+@click.option("--stats", is_flag=True, help="Print the tile allocation of each function (JSON).")
+def compile_cmd(file, emit, print_after, stats):
+    """Compile an LLVM IR FILE (the seed's <256 x i32> form or LLVM's x86_amx form) to AMX code."""
+    from ..compiler import compile_ir
+    mod = compile_ir(_read(file), source=file)
+    for p in print_after:
+        click.echo(f"; *** IR after {p} ***")
+        click.echo(mod.snapshots[p])
+    click.echo(mod.emit(emit), nl=False)
+    if stats:
+        from . import emit_json
+        emit_json({fn: {"assign": i["assign"], "tile_shapes": {f"tmm{r}": str(s) for r, s in i["shapes"].items()},
+                        "spilled": i["spilled"], "copies": i["copies"],
+                        "copies_eliminated": i["copies_eliminated"]} for fn, i in mod.info.items()})
+
+
+compile_cmd.name = "compile"
+
+
+def _parse_arg(text: str):
+    t = text.strip()
+    if t.startswith("@"):
+        name, _, off = t[1:].partition("+")
+        return (name, int(off, 0) if off else 0)
+    try:
+        return int(t, 0)
+    except ValueError:
+        raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",
+                           rule="systolic amx run --arg", values={"arg": text}) from None
+
+
+def _load_mem(spec: str) -> tuple[str, np.ndarray]:
+    name, eq, path = spec.partition("=")
+    if not eq or not name:
+        raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InvalidValue(f"cannot read {path}: {exc}", rule="systolic amx run --mem", values={"file": path}) \
+            from None
+    # any dtype: the global holds the array's bytes (C order)
+    return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
+
+
+@click.command("run")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--function", "-f", "function", required=True, help="The function to run.")
+@click.option("--arg", "args", multiple=True, help="An argument: integer, or @global[+offset] for a pointer.")
+@click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
+@click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
+              show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
+@click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
+@click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
+@click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def run_cmd(file, function, args, mems, backend, eager, save, show_trace, as_json):
+    """Compile FILE and run FUNCTION; print its result and a digest of every global."""
+    from ..compiler import compile_ir
+    mod = compile_ir(_read(file), source=file)
+    memory = dict(_load_mem(m) for m in mems)
+    values = [_parse_arg(a) for a in args]
+    if eager:
+        res = mod.run_eager(function, *values, memory=memory)
+    else:
+        res = mod.run(function, *values, memory=memory, backend=backend, record=show_trace)
+    out = {"function": function, "value": res.value, "backend": "eager" if eager else backend,
+           "globals": {k: {"bytes": int(v.size), "sha256": hashlib.sha256(v.tobytes()).hexdigest()[:16],
+                           "head": v[:16].tolist()} for k, v in res.memory.items()}}
+    if show_trace:
+        out["trace"] = res.trace
+    if save:
+        d = pathlib.Path(save)
+        d.mkdir(parents=True, exist_ok=True)
+        for k, v in res.memory.items():
+            np.save(d / f"{k}.npy", v)
+    if as_json:
+        from . import emit_json
+        emit_json(out)
+        return
+    for line in out.get("trace", []):
+        click.echo(line)
+    click.echo(f"@{function} returned {res.value}")
+    for k, g in out["globals"].items():
+        click.echo(f"@{k}: {g['bytes']} bytes sha256 {g['sha256']} first {g['head']}")
+
+
+run_cmd.name = "run"
+
+commands = [compile_cmd, run_cmd]
