@@ -86,14 +86,14 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     is_int = precision_class(p1) == "int"
 
     if is_int:
-        av = PK.decode(PK.element_bits(a, p2), p2)
-        bv = PK.decode(PK.element_bits(b, p1), p1)
+        av, bv = _int_values(a, p2), _int_values(b, p1)
         cv = None
         if c is not None:
             cv = _check_c(c, m, n)
             if cv.dtype.kind not in "iu":
                 raise InvalidValue("an integer GEMM needs an integer C", values={"dtype": str(cv.dtype)})
-        return KN.int_mma(av, bv, cv).view(np.int32)
+        bound = lambda p: max(-T.get(p).min, T.get(p).max)  # noqa: E731
+        return KN.int_mma(av, bv, cv, bound_a=bound(p2), bound_b=bound(p1)).view(np.int32)
 
     av = _float_values(a, p2, mdl.flushes(p2, P))
     bv = _float_values(b, p1, mdl.flushes(p1, P))
@@ -120,6 +120,13 @@ def _check_c(c, m, n) -> np.ndarray:
     if cv.shape != (m, n):
         raise InvalidValue("C must be M x N", values={"c": cv.shape, "expected": (m, n)})
     return cv
+
+
+def _int_values(x: np.ndarray, p: str) -> np.ndarray:
+    """Integer elements as a numpy integer array (the array itself when its dtype is the precision's)."""
+    if x.dtype in (np.int8, np.uint8) and x.dtype == T.get(p).dtype:
+        return x
+    return PK.decode(PK.element_bits(x, p), p)
 
 
 def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:

@@ -156,30 +156,38 @@ def fp32_bits_to_value(bits: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------ MMA on logical matrices
 
-def int_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
-    """(C + A @ B) mod 2**32 as uint32, exactly; A (M x K) and B (K x N) integer arrays of small values."""
-    a = np.asarray(a, dtype=np.int64)
-    b = np.asarray(b, dtype=np.int64)
+def int_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, bound_a: int | None = None,
+            bound_b: int | None = None) -> np.ndarray:
+    """(C + A @ B) mod 2**32 as uint32, exactly; A (M x K) and B (K x N) integer arrays of small values.
+
+    ``bound_a``/``bound_b``: the largest magnitude an element can have (the precision's range), which sizes the
+    K chunks; measured from the data when not given.
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
     m, k = a.shape
     n = b.shape[1]
-    acc = np.zeros((m, n), dtype=np.int64) if c is None else np.asarray(c).astype(np.int64) & 0xFFFFFFFF
-    if k == 0:
-        return (acc & 0xFFFFFFFF).astype(np.uint32)
-    amax = int(np.abs(a).max()) if a.size else 0
-    bmax = int(np.abs(b).max()) if b.size else 0
-    pmax = max(amax * bmax, 1)
-    # float32 is exact while every partial sum is an integer of magnitude <= 2**24
+    if bound_a is None:
+        bound_a = int(np.abs(a.astype(np.int64)).max()) if a.size else 0
+    if bound_b is None:
+        bound_b = int(np.abs(b.astype(np.int64)).max()) if b.size else 0
+    pmax = max(bound_a * bound_b, 1)
+    # float32 is exact while every partial sum is an integer of magnitude <= 2**24 (any summation order)
     chunk = (1 << 24) // pmax
     if chunk >= 1:
-        af, bf, dt = a.astype(np.float32), b.astype(np.float32), np.float32
+        dt = np.float32
     else:
-        chunk = (1 << 53) // pmax
-        af, bf, dt = a.astype(np.float64), b.astype(np.float64), np.float64
+        chunk, dt = (1 << 53) // pmax, np.float64
+    af, bf = a.astype(dt), b.astype(dt)
+    acc = None
     for k0 in range(0, k, chunk):
-        part = np.matmul(af[:, k0:k0 + chunk], bf[k0:k0 + chunk, :], dtype=dt)
-        acc += part.astype(np.int64)
-        acc &= 0xFFFFFFFF
-    return acc.astype(np.uint32)
+        part = np.matmul(af[:, k0:k0 + chunk], bf[k0:k0 + chunk, :]).astype(np.int64)
+        acc = part if acc is None else acc + part  # int64: at most 2**(63-24) chunks before overflow
+    if acc is None:
+        acc = np.zeros((m, n), dtype=np.int64)
+    if c is not None:
+        acc = acc + (np.asarray(c).astype(np.int64) & 0xFFFFFFFF)
+    return acc.astype(np.uint32)  # C conversion to an unsigned type: modulo 2**32
 
 
 def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_chan: int, k_per_instr: int,
