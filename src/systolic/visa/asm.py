@@ -317,7 +317,7 @@ class _Parser:
             srcs = tuple(self.vec(c, exec_size, dst=False) for _ in range(op.n_src))
         if not c.at_end():
             raise c.error("unexpected text after the last operand", found=c.s[c.i:c.i + 12])
-        if pred.active and not op.has_pred and mnem not in ("dpas", "dpasw"):
+        if pred.active and not op.has_pred:
             raise IllegalInstruction(f"{line}:{col0}: {mnem} takes no predicate",
                                      rule=f"instructions/{op.doc}: format", values={"opcode": mnem})
         if sat and op.sat == "no":
