@@ -147,3 +147,18 @@ def test_narrow_conversions_vec_equal_scalar(h):
     assert int(fp.fp16_to_fp32_vec(np.uint32(h))) == fp.fp16_to_fp32(h)
     assert int(fp.fp8_to_fp32_vec(np.uint32(h & 0xFF), fp.FP8_FORMATS["bf8"])) == fp.fp8_to_fp32(h & 0xFF, fp.FP8_FORMATS["bf8"])
     assert int(fp.fp8_to_fp32_vec(np.uint32(h & 0xFF), fp.FP8_FORMATS["hf8"])) == fp.fp8_to_fp32(h & 0xFF, fp.FP8_FORMATS["hf8"])
+
+
+def test_ftz_window_below_min_normal():
+    """acc = 2^-126, a*b = -1.5*2^-151: exact 2^-126 - 1.5*2^-151 rounds (24 bits, unbounded exponent) to
+    2^-126 - 2^-150, which is tiny: FTZ gives +0, although the denormal-grid rounding would give 2^-126."""
+    a = fp.bf16_to_fp32(0xB340)   # -1.5 * 2^-25
+    b = fp.bf16_to_fp32(0x0080)   # 2^-126
+    assert fp.fma(a, b, 0x00800000) == 0x00000000
+    assert int(fp.fma_vec(np.uint32(a), np.uint32(b), np.uint32(0x00800000))) == 0
+    a2 = fp.bf16_to_fp32(0xB380)  # -2^-24: x = 2^-126 - 2^-150 exactly: tiny, flushed
+    assert fp.fma(a2, b, 0x00800000) == 0 and int(fp.fma_vec(np.uint32(a2), np.uint32(b), np.uint32(0x00800000))) == 0
+    a3 = fp.bf16_to_fp32(0xB300)  # -2^-25 -> x = 2^-126 - 2^-151: the tie rounds to even 2^-126
+    assert fp.fma(a3, b, 0x00800000) == 0x00800000
+    assert int(fp.fma_vec(np.uint32(a3), np.uint32(b), np.uint32(0x00800000))) == 0x00800000
+    assert fp.add(0x00800001, 0x80000001) == 0x00800001  # y is denormal: DAZ -> x + (-0) = x

@@ -207,7 +207,11 @@ def _round_ftz(s: np.ndarray) -> np.ndarray:
     """
     r = s.astype(np.float32)
     rb = r.view(np.uint32)
-    sub = ((rb & np.uint32(EXP)) == 0) & ((rb & np.uint32(MAN)) != 0)
+    # The cast rounds tiny values on the denormal grid; the decision "tiny after rounding to 24 bits" can
+    # differ from it only where the cast gives a denormal or exactly +-2^-126 (e.g. 2^-126 - 1.5*2^-151
+    # casts to 2^-126 but rounds to 24 bits as 2^-126 - 2^-150: tiny, flushed).
+    mag = rb & np.uint32(0x7FFFFFFF)
+    sub = (mag != 0) & (mag <= np.uint32(0x00800000))
     if sub.any():
         up = np.abs(s) >= FTZ_THRESHOLD
         fixed = np.where(up, np.uint32(0x00800000), np.uint32(0)) | (rb & np.uint32(SIGN))

@@ -14,7 +14,8 @@ the caller routes rows / columns with inf or NaN inputs to the numpy path):
 * ``llvm.fma.f32`` is one correctly rounded FMA (RNE; MXCSR is set to its
   default 0x1F80 for the duration of the call and restored after).
 * FTZ with tininess after rounding: where the hardware returns a denormal
-  (gradual underflow), the exact sum is tiny, so all operands are small
+  or exactly +-2^-126 (the only results where gradual underflow and "tiny
+  after rounding to 24 bits" can disagree), the exact sum is tiny, so all operands are small
   (|acc| < 2^-100); the same FMA on operands scaled by 2^64 is then exact in
   its scaling and rounds in the normal range, i.e. with an unbounded exponent;
   the result is 2^-126 (with the sign) when that rounded value is >= 2^-62,
@@ -52,7 +53,7 @@ declare void @llvm.x86.sse.stmxcsr(ptr)
 
 define internal float @ftz_fix(float %r, float %rs) alwaysinline {
   %ar = call float @llvm.fabs.f32(float %r)
-  %tiny = fcmp olt float %ar, 0x3810000000000000
+  %tiny = fcmp ole float %ar, 0x3810000000000000
   %nz = fcmp one float %r, 0.0
   %sub = and i1 %tiny, %nz
   %ars = call float @llvm.fabs.f32(float %rs)
@@ -102,7 +103,7 @@ vloop:
   %ri = bitcast <8 x float> %r to <8 x i32>
   %ab = and <8 x i32> %ri, splat (i32 2147483647)
   %m1 = sub <8 x i32> %ab, splat (i32 1)
-  %sub = icmp ult <8 x i32> %m1, splat (i32 8388607)
+  %sub = icmp ult <8 x i32> %m1, splat (i32 8388608)
   %any = call i1 @llvm.vector.reduce.or.v8i1(<8 x i1> %sub)
   br i1 %any, label %vfix, label %vstore
 vfix:

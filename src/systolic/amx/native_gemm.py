@@ -53,16 +53,68 @@ def _kernel_ir(mnemonic: str) -> str:
     p = jit.ptr_type()
     intr = jit.DOT_INTRINSICS[mnemonic][0]
     return jit.declarations([mnemonic]) + f"""
+; gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, packa)
+; regions: nregions x (m0, m1, n0, n1) i64; with packa != 0 each region's rows of A are first copied by
+; tile moves (TILELOADD stride lda -> TILESTORED stride 64) into abuf, one contiguous 1 KiB tile per K step,
+; so the inner loop reads A tiles at stride 64 (no 4 KiB aliasing of rows, few pages); consecutive regions
+; with the same rows (same m0 and m1) reuse the packed copy.
 define void @gemm({p} %cfg, {p} %A, i64 %lda, {p} %B, i64 %panel, {p} %C, i64 %ldc, i64 %ksteps,
-                  i64 %m0, i64 %m1, i64 %n0, i64 %n1, i64 %acc) {{
+                  {p} %regions, i64 %nreg, {p} %abuf, i64 %packa) {{
 entry:
   call void @llvm.x86.ldtilecfg({p} %cfg)
-  %lda16 = mul i64 %lda, 16
   %ldc16 = mul i64 %ldc, 16
-  %doacc = icmp ne i64 %acc, 0
+  %dopack = icmp ne i64 %packa, 0
+  %astep = select i1 %dopack, i64 1024, i64 64
+  %astride = select i1 %dopack, i64 64, i64 %lda
+  %pstride = mul i64 %ksteps, 1024
+  %apanel = select i1 %dopack, i64 %pstride, i64 0
+  %lda16 = mul i64 %lda, 16
+  %anext = select i1 %dopack, i64 %pstride, i64 %lda16
+  %none = icmp eq i64 %nreg, 0
+  br i1 %none, label %done, label %rloop
+rloop:
+  %r = phi i64 [ 0, %entry ], [ %rnext, %rlatch ]
+  %prevm0 = phi i64 [ -1, %entry ], [ %m0, %rlatch ]
+  %r4 = mul i64 %r, 4
+  %q0 = getelementptr i64, {p} %regions, i64 %r4
+  %m0 = load i64, {p} %q0
+  %q1 = getelementptr i64, {p} %q0, i64 1
+  %m1 = load i64, {p} %q1
+  %q2 = getelementptr i64, {p} %q0, i64 2
+  %n0 = load i64, {p} %q2
+  %q3 = getelementptr i64, {p} %q0, i64 3
+  %n1 = load i64, {p} %q3
+  %newrows = icmp ne i64 %m0, %prevm0
+  %packnow = and i1 %dopack, %newrows
+  br i1 %packnow, label %ppanel, label %rbody
+ppanel:
+  %pm = phi i64 [ %m0, %rloop ], [ %pmnext, %ppanel_latch ]
+  %pao = mul i64 %pm, %lda
+  %pabase = getelementptr i8, {p} %A, i64 %pao
+  %prow = sub i64 %pm, %m0
+  %ppan = udiv i64 %prow, 16
+  %pdo = mul i64 %ppan, %pstride
+  %pdbase = getelementptr i8, {p} %abuf, i64 %pdo
+  br label %pstep
+pstep:
+  %ps = phi i64 [ 0, %ppanel ], [ %psnext, %pstep ]
+  %psa = mul i64 %ps, 64
+  %psrc = getelementptr i8, {p} %pabase, i64 %psa
+  %psd = mul i64 %ps, 1024
+  %pdst = getelementptr i8, {p} %pdbase, i64 %psd
+  call void @llvm.x86.tileloadd64(i8 4, {p} %psrc, i64 %lda)
+  call void @llvm.x86.tilestored64(i8 4, {p} %pdst, i64 64)
+  %psnext = add i64 %ps, 1
+  %pmore = icmp ult i64 %psnext, %ksteps
+  br i1 %pmore, label %pstep, label %ppanel_latch
+ppanel_latch:
+  %pmnext = add i64 %pm, 16
+  %pmmore = icmp ult i64 %pmnext, %m1
+  br i1 %pmmore, label %ppanel, label %rbody
+rbody:
   br label %nloop
 nloop:
-  %n = phi i64 [ %n0, %entry ], [ %nnext, %nlatch ]
+  %n = phi i64 [ %n0, %rbody ], [ %nnext, %nlatch ]
   %np = udiv i64 %n, 16
   %boff0 = mul i64 %np, %panel
   %b0base = getelementptr i8, {p} %B, i64 %boff0
@@ -70,45 +122,40 @@ nloop:
   %cn = mul i64 %n, 4
   br label %mloop
 mloop:
-  %m = phi i64 [ %m0, %nloop ], [ %mnext, %mlatch ]
-  %aoff = mul i64 %m, %lda
-  %a0base = getelementptr i8, {p} %A, i64 %aoff
-  %a1base = getelementptr i8, {p} %a0base, i64 %lda16
+  %m = phi i64 [ %m0, %nloop ], [ %mnext, %store ]
+  %mrel = sub i64 %m, %m0
+  %mpan = udiv i64 %mrel, 16
+  %aoffp = mul i64 %mpan, %apanel
+  %aoffd = mul i64 %m, %lda
+  %aoff = select i1 %dopack, i64 %aoffp, i64 %aoffd
+  %abase = select i1 %dopack, {p} %abuf, {p} %A
+  %a0base = getelementptr i8, {p} %abase, i64 %aoff
+  %a1base = getelementptr i8, {p} %a0base, i64 %anext
   %coff = mul i64 %m, %ldc
   %coff2 = add i64 %coff, %cn
   %c00 = getelementptr i8, {p} %C, i64 %coff2
   %c01 = getelementptr i8, {p} %c00, i64 64
   %c10 = getelementptr i8, {p} %c00, i64 %ldc16
   %c11 = getelementptr i8, {p} %c10, i64 64
-  br i1 %doacc, label %loadc, label %zeroc
-loadc:
-  call void @llvm.x86.tileloadd64(i8 0, {p} %c00, i64 %ldc)
-  call void @llvm.x86.tileloadd64(i8 1, {p} %c01, i64 %ldc)
-  call void @llvm.x86.tileloadd64(i8 2, {p} %c10, i64 %ldc)
-  call void @llvm.x86.tileloadd64(i8 3, {p} %c11, i64 %ldc)
-  br label %kpre
-zeroc:
   call void @llvm.x86.tilezero(i8 0)
   call void @llvm.x86.tilezero(i8 1)
   call void @llvm.x86.tilezero(i8 2)
   call void @llvm.x86.tilezero(i8 3)
-  br label %kpre
-kpre:
   br label %kloop
 kloop:
-  %s = phi i64 [ 0, %kpre ], [ %snext, %kloop ]
-  %ao = mul i64 %s, 64
+  %s = phi i64 [ 0, %mloop ], [ %snext, %kloop ]
+  %ao = mul i64 %s, %astep
   %bo = mul i64 %s, 1024
   %pa0 = getelementptr i8, {p} %a0base, i64 %ao
   %pa1 = getelementptr i8, {p} %a1base, i64 %ao
   %pb0 = getelementptr i8, {p} %b0base, i64 %bo
   %pb1 = getelementptr i8, {p} %b1base, i64 %bo
-  call void @llvm.x86.tileloadd64(i8 4, {p} %pa0, i64 %lda)
+  call void @llvm.x86.tileloadd64(i8 4, {p} %pa0, i64 %astride)
   call void @llvm.x86.tileloadd64(i8 6, {p} %pb0, i64 64)
   call void @{intr}(i8 0, i8 4, i8 6)
   call void @llvm.x86.tileloadd64(i8 7, {p} %pb1, i64 64)
   call void @{intr}(i8 1, i8 4, i8 7)
-  call void @llvm.x86.tileloadd64(i8 5, {p} %pa1, i64 %lda)
+  call void @llvm.x86.tileloadd64(i8 5, {p} %pa1, i64 %astride)
   call void @{intr}(i8 2, i8 5, i8 6)
   call void @{intr}(i8 3, i8 5, i8 7)
   %snext = add i64 %s, 1
@@ -119,15 +166,17 @@ store:
   call void @llvm.x86.tilestored64(i8 1, {p} %c01, i64 %ldc)
   call void @llvm.x86.tilestored64(i8 2, {p} %c10, i64 %ldc)
   call void @llvm.x86.tilestored64(i8 3, {p} %c11, i64 %ldc)
-  br label %mlatch
-mlatch:
   %mnext = add i64 %m, 32
   %mmore = icmp ult i64 %mnext, %m1
   br i1 %mmore, label %mloop, label %nlatch
 nlatch:
   %nnext = add i64 %n, 32
   %nmore = icmp ult i64 %nnext, %n1
-  br i1 %nmore, label %nloop, label %done
+  br i1 %nmore, label %nloop, label %rlatch
+rlatch:
+  %rnext = add i64 %r, 1
+  %rmore = icmp ult i64 %rnext, %nreg
+  br i1 %rmore, label %rloop, label %done
 done:
   call void @llvm.x86.tilerelease()
   ret void
@@ -153,7 +202,7 @@ def _compiled(mnemonic: str):
     with _lock:
         mod = jit.JitModule(_kernel_ir(mnemonic))
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
-        f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, i64, i64, i64, i64, i64)
+        f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
         return mod, f
 
 
@@ -213,21 +262,53 @@ def pack_b(b: np.ndarray) -> PackedB:
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}
+_tls = threading.local()
 
 
 def _pool(n: int) -> ThreadPoolExecutor:
-    if n not in _pools:
-        _pools[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="amx-gemm")
-    return _pools[n]
+    with _lock:
+        if n not in _pools:
+            _pools[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="amx-gemm")
+        return _pools[n]
 
 
-def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int = 128, block_n: int = 256,
-           out: np.ndarray | None = None) -> np.ndarray:
+def _abuf(nbytes: int) -> np.ndarray:
+    """This thread's buffer for packed A rows (kept between calls: no page faults on every call)."""
+    buf = getattr(_tls, "abuf", None)
+    if buf is None or buf.size < nbytes:
+        buf = np.empty(max(nbytes, 1), np.uint8)
+        _tls.abuf = buf
+    return buf
+
+
+def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int | None = None):
+    """Regions (m0, m1, n0, n1) of a padded m x n C, and how they are dealt to ``threads`` workers.
+
+    Default blocks: 128 x 256, shrunk (to at least 32 x 32) until every worker has at least two regions,
+    so small products still use all threads. Regions are listed row-block by row-block and dealt to the
+    workers in contiguous runs, so a worker's consecutive regions share rows of A (packed once per run)."""
+    bm = block_m or 128
+    bn = block_n or 256
+    if block_m is None and block_n is None:
+        while (-(-m // bm)) * (-(-n // bn)) < 2 * threads and (bm > 32 or bn > 32):
+            if bn >= bm and bn > 32:
+                bn //= 2
+            else:
+                bm //= 2
+    bm, bn = max(32, bm // 32 * 32), max(32, bn // 32 * 32)
+    regions = [(m0, min(m0 + bm, m), n0, min(n0 + bn, n)) for m0 in range(0, m, bm) for n0 in range(0, n, bn)]
+    return regions, bm, bn
+
+
+def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
+           block_n: int | None = None, pack_a: bool = True, out: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
-    Python threads over regions of ``block_m`` x ``block_n`` (default: all CPUs). Raises AmxUnavailable
-    where the CPU cannot run it.
+    workers (Python threads, one ctypes call each; default all CPUs) over regions of
+    ``block_m`` x ``block_n`` of C (:func:`plan`). ``pack_a``: copy each region's rows of A into
+    tile-contiguous form first (by tile moves). The result does not depend on threads, blocks or pack_a.
+    Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
         raise InvalidValue("A must be a matrix", rule="matmul: A is M x K", values={"shape": a.shape})
@@ -251,22 +332,27 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int = 128, 
     cp = np.empty((mp, pb.np_), cdt)
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
-    bm = max(32, block_m // 32 * 32)
-    bn = max(32, block_n // 32 * 32)
-    regions = [(m0, min(m0 + bm, mp), n0, min(n0 + bn, pb.np_)) for n0 in range(0, pb.np_, bn)
-               for m0 in range(0, mp, bm)]
+    nthreads = max(1, threads or os.cpu_count() or 1)
+    regions, bm, _ = plan(mp, pb.np_, nthreads, block_m, block_n)
+    nthreads = min(nthreads, len(regions))
+    reg = np.array(regions, np.int64).reshape(-1, 4)
+    shares = [np.ascontiguousarray(x) for x in np.array_split(reg, nthreads)]
     pa, pbd, pc, pcfg = ap.ctypes.data, pb.data.ctypes.data, cp.ctypes.data, _CFG.ctypes.data
     panel = pb.panel_bytes
+    abytes = bm * ksteps * 64 if pack_a else 0
 
-    def work(r):
-        f(pcfg, pa, lda, pbd, panel, pc, ldc, ksteps, r[0], r[1], r[2], r[3], 0)
+    def work(share):
+        buf = _abuf(abytes)
+        f(pcfg, pa, lda, pbd, panel, pc, ldc, ksteps, share.ctypes.data, len(share), buf.ctypes.data,
+          1 if pack_a else 0)
 
-    nthreads = threads or os.cpu_count() or 1
-    if nthreads == 1 or len(regions) == 1:
-        for r in regions:
-            work(r)
+    if nthreads == 1:
+        work(shares[0])
     else:
-        list(_pool(nthreads).map(work, regions))
+        futs = [_pool(nthreads).submit(work, sh) for sh in shares[1:]]
+        work(shares[0])  # the calling thread takes the first share
+        for fu in futs:
+            fu.result()
     res = cp[:m, :pb.n]
     if out is not None:
         out[...] = res
