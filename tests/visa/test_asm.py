@@ -1,5 +1,6 @@
 """Text assembly: IGC's vISA syntax (8_appendix_visa_assembly_syntax.md, IsaDisassembly spelling)."""
 
+import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -8,6 +9,8 @@ from systolic.visa import asm
 from systolic.visa.encoding import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand,
                                     IndirectOperand, PredicateOperand, RawOperand)
 from systolic.visa.isa import TYPES
+
+SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 DECLS = """
 .version 3.6
@@ -143,7 +146,7 @@ ALPHABET = st.sampled_from(list("VAPr[](),<>;:.-!~&%0123456789 abcdfhimnoqsuvwxy
                             ".decl", " v_type=G", " type=d", " num_elts=4", "dpas.bf.bf.8.8", "%null.0", "r[A0(0),0]"])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500 * SOAK, deadline=None)
 @given(st.lists(ALPHABET, max_size=30).map("".join))
 def test_fuzz_parser_only_typed_errors(text):
     try:
@@ -155,7 +158,7 @@ def test_fuzz_parser_only_typed_errors(text):
     assert again.instructions == p.instructions
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 * SOAK, deadline=None)
 @given(st.text(max_size=60))
 def test_fuzz_parser_arbitrary_text(text):
     try:

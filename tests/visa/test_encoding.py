@@ -1,5 +1,6 @@
 """Binary operands and instructions: visa-operands.md "Vector Operands" ... "Raw Operands"."""
 
+import os
 import math
 import struct
 
@@ -11,6 +12,8 @@ from systolic.visa import asm
 from systolic.visa import encoding as E
 from systolic.visa.isa import TYPES
 from systolic.visa.predication import PredControl
+
+SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 REG = st.sampled_from([None, 0, 1, 2, 4, 8, 16, 32])
 MODS = st.sampled_from(["none", "abs", "neg", "neg_abs", "sat", "not"])
@@ -40,7 +43,7 @@ def operands(draw):
     return E.StateOperand(draw(st.integers(0, 1)), draw(st.integers(0, 0xFFFF)), draw(st.integers(0, 255)))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500 * SOAK, deadline=None)
 @given(operands())
 def test_operand_roundtrip(op):
     b = E.encode_operand(op)
@@ -119,7 +122,7 @@ def test_malformed_bytes_name_the_field():
         E.decode_operand(E.Reader(bytes([0b101 | (2 << 3), 1, 0, 0, 0, 0])))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500 * SOAK, deadline=None)
 @given(st.binary(max_size=24))
 def test_fuzz_operand_decoder(data):
     r = E.Reader(data)
@@ -202,7 +205,7 @@ def test_decode_program_errors():
         E.decode_program(E.encode_instruction(p.instructions[0], p)[:-1], p)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=1000 * SOAK, deadline=None)
 @given(st.binary(max_size=40))
 def test_fuzz_instruction_decoder(data):
     p = asm.parse(PROG)

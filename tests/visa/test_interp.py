@@ -1,5 +1,6 @@
 """The interpreter: SIMD semantics, regions, indirect access, predication, ALU numerics, DPAS."""
 
+import os
 import math
 import struct
 from fractions import Fraction
@@ -15,6 +16,8 @@ from systolic.visa import asm, run_text
 from systolic.visa.interp import Machine
 from systolic.xmx.dpas import dpas as xmx_dpas
 from systolic.xmx.grf import GRF
+
+SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 
 def f32(x):
@@ -131,7 +134,7 @@ def test_setp_mask_rule():
 
 
 # ----------------------------------------------------------------- integer arithmetic
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60 * SOAK, deadline=None)
 @given(st.lists(st.integers(-2**31, 2**31 - 1), min_size=8, max_size=8),
        st.lists(st.integers(-2**31, 2**31 - 1), min_size=8, max_size=8))
 def test_int_add_mul_mad_wrap(a, b):
@@ -234,7 +237,7 @@ def rne_fp32(q: Fraction):
     return min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(c.view(np.uint32)) & 1))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120 * SOAK, deadline=None)
 @given(st.lists(FLOATS, min_size=8, max_size=8), st.lists(FLOATS, min_size=8, max_size=8),
        st.lists(FLOATS, min_size=8, max_size=8))
 def test_float_ops_against_ieee_oracles(a, b, c):

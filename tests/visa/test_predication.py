@@ -1,11 +1,14 @@
 """Predication: visa-operands.md "Predication" (control word and EvaluateChEn)."""
 
+import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from systolic.errors import IllegalInstruction, InvalidValue
 from systolic.visa.isa import MaskControl, mask_by_name
 from systolic.visa.predication import PredControl, evaluate_chen, evaluate_chen_bits, mask_to_int
+
+SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 
 def test_control_word_layout():
@@ -93,7 +96,7 @@ def oracle(n, off, nomask, pid, comb, inv, em, pv):
     return en
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 * SOAK, deadline=None)
 @given(st.sampled_from([1, 2, 4, 8, 16, 32]), st.integers(0, 15), st.integers(0, 3), st.sampled_from(["", "any", "all"]),
        st.booleans(), st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
 def test_chen_spec_vs_oracle_vs_fast(n, mcode, pid, comb, inv, em, pv):

@@ -1,11 +1,14 @@
 """Regions: visa-operands.md "Region-based Addressing" and "Region Restrictions"."""
 
+import os
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from systolic.errors import IllegalInstruction
 from systolic.visa import regions as R
+
+SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 EXEC = (1, 2, 4, 8, 16, 32)
 
@@ -25,7 +28,7 @@ def legal_src(draw):
             draw(st.sampled_from([32, 64])))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400 * SOAK, deadline=None)
 @given(legal_src())
 def test_source_indices_match_oracle_and_fast_path(p):
     row, col, vs, w, hs, n, size, grf = p
@@ -35,7 +38,7 @@ def test_source_indices_match_oracle_and_fast_path(p):
     assert R.source_element_indices_np(*p).tolist() == spec
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200 * SOAK, deadline=None)
 @given(st.integers(0, 7), st.integers(0, 15), st.sampled_from([1, 2, 4]), st.sampled_from(EXEC),
        st.sampled_from([1, 2, 4, 8]), st.sampled_from([32, 64]))
 def test_dest_indices(row, col, hs, n, size, grf):

@@ -1,11 +1,14 @@
 """Declarations and the JIT placement rules (visa-operands.md, Region Restrictions, implementation note)."""
 
+import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from systolic.errors import IllegalInstruction
 from systolic.visa.isa import TYPES
 from systolic.visa.variables import AddressVar, GeneralVar, PredicateVar, layout
+
+SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 TYPE_NAMES = ["ud", "d", "uw", "w", "ub", "b", "f", "hf", "bf", "df", "q", "uq"]
 ALIGNS = [None, "byte", "word", "dword", "qword", "oword", "GRF", "2GRF"]
@@ -19,7 +22,7 @@ def var_lists(draw):
                        draw(st.sampled_from(ALIGNS))) for i in range(n)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 * SOAK, deadline=None)
 @given(var_lists(), st.sampled_from([32, 64]))
 def test_layout_obeys_jit_rules(vars_, grf):
     lay = layout(vars_, grf, 128)
