@@ -404,3 +404,65 @@ def test_dpas_rules_carry_line():
     assert "exec" in str(e.value).lower()
     with pytest.raises(IllegalInstruction, match="D or UD"):
         run_text(GEMM_BF16.replace("type=ud num_elts=64", "type=f num_elts=64"), "pvc")
+
+
+def test_mov_from_predicate_and_cmp_to_general():
+    p = DECL16 + """
+.decl U v_type=G type=ud num_elts=1
+.decl UB v_type=G type=ub num_elts=1
+cmp.ge (M1, 16) P1 X(0,0)<1;1,0> 0x3:d
+mov (M1, 1) U(0,0)<1> P1
+cmp.eq (M1, 16) Y(0,0)<1> X(0,0)<1;1,0> 0x3:d
+"""
+    x = np.array([0, 5, 3, 1, 9, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 7])
+    m = run_text(p, "pvc", {"X": x})
+    assert int(m.read("U")[0]) == sum(1 << i for i, v in enumerate(x) if v >= 3)
+    assert m.read("Y").tolist() == [-1 if v == 3 else 0 for v in x]
+    with pytest.raises(IllegalInstruction, match="at least as wide"):
+        run_text(p.replace("mov (M1, 1) U(0,0)<1> P1", "mov (M1, 1) UB(0,0)<1> P1"), "pvc", {"X": x})
+
+
+def test_address_operand_replicates_its_width():
+    p = """
+.decl V v_type=G type=d num_elts=16 align=GRF
+.decl W v_type=G type=d num_elts=8 align=GRF
+.decl A v_type=A num_elts=4
+.decl B v_type=A num_elts=8
+addr_add (M1, 4) A(0) &V 0x76543210:v
+addr_add (M1, 8) B(0) A(1)<2> 0x0:uw
+mov (M1, 8) W(0,0)<1> r[B(0),0]<1,0>:ub
+"""
+    m = run_text(p, "pvc", {"V": np.arange(16) * 2})
+    base = m.layout.offsets["V"]
+    assert m.read("A").tolist() == [base, base + 1, base + 2, base + 3]
+    assert m.read("B").tolist() == [base + 1, base + 2] * 4          # width 2 replicated over 8 channels
+    v = np.arange(16, dtype=np.int32) * 2
+    assert m.read("W").tolist() == [int(v.view(np.uint8)[1]), int(v.view(np.uint8)[2])] * 4
+
+
+def test_dpasw_on_dg2_shares_src2_between_the_pair():
+    p = """
+.decl B v_type=G type=d num_elts=64 align=GRF
+.decl A v_type=G type=d num_elts=64 align=GRF
+.decl D v_type=G type=d num_elts=64 align=GRF
+dpasw.s8.s8.8.8 (M1, 8) D.0 %null.0 B.0 A(0,0)
+"""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (8, 32))
+    b = rng.integers(-128, 128, (32, 8))
+    ins = {"A": packing.pack_a(a.astype(np.int8), 8).view(np.int32).ravel(),
+           "B": packing.vnni_pack(b.astype(np.int8), 8).view(np.int32).ravel()}
+    # default partner: a thread that ran the same program on the same data, so its Src2 GRFs 0..3
+    # (A rows 0..3) stand in for rows 4..7 (DPASW.md: Src2.R[NGrf_EU0 + i] = EU1.Src2.R[i]; 8 GRFs -> 4 + 4)
+    m = run_text(p, "dg2", ins)
+    assert np.array_equal(m.read("D").reshape(8, 8), np.vstack([a[:4], a[:4]]) @ b)
+    # the split usage: the partner holds rows 4..7 of A in its Src2 -> the full product
+    mach = Machine(asm.parse(p), "dg2")
+    pair = GRF("dg2")
+    off = mach.layout.offsets
+    for k, v in ins.items():
+        mach.write(k, v)
+    pair.write(off["A"], packing.pack_a(a[4:].astype(np.int8), 8).view(np.uint8).ravel())
+    mach.pair = pair
+    mach.run()
+    assert np.array_equal(mach.read("D").reshape(8, 8), a @ b)

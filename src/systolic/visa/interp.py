@@ -278,6 +278,8 @@ class Machine:
             raise IllegalInstruction("mask control offset + execution size exceeds 32 channels",
                                      rule="visa-operands.md: Predication (ChEn is a 32-bit mask)",
                                      values={"mask": inst.mask.name, "exec_size": n})
+        if op == "mov" and inst.srcs and isinstance(inst.srcs[0], PredicateOperand):
+            return self._mov_from_predicate(inst)
         if op == "sel":
             enabled = evaluate_chen(n, inst.mask, PredControl(), self.em, None)
             sel = evaluate_chen(n, MaskControl((inst.mask.code & 7) | 8), inst.pred, self.em,
@@ -311,6 +313,23 @@ class Machine:
             else:
                 bits = self._convert(self._compute(op, vals, ts, dt), dt, inst)
             self._store(addrs[i], dt, bits)
+
+    def _mov_from_predicate(self, inst: Instruction) -> None:
+        """MOV.md notes: exec size 1, dst UB/UW/UD at least as wide as the predicate, element 0 in the LSB."""
+        pv = self.prog.pvar(inst.srcs[0].pred.id)
+        addrs, dt = self.dest_addresses(inst.dst, 1)
+        if inst.exec_size != 1 or inst.pred.active or inst.sat:
+            raise IllegalInstruction("mov from a predicate needs exec size 1, no predication and no saturation",
+                                     rule="MOV.md notes", values={"exec_size": inst.exec_size,
+                                                                  "predicated": inst.pred.active, "sat": inst.sat})
+        if dt.name not in ("ub", "uw", "ud") or dt.bits < pv.num_elts:
+            raise IllegalInstruction("mov from a predicate needs a UB/UW/UD destination at least as wide as it",
+                                     rule="MOV.md notes", values={"dst": dt.name, "num_elts": pv.num_elts})
+        bits = self.pred[pv.id]
+        if inst.srcs[0].pred.inverse:
+            bits = [1 - b for b in bits]
+        if self.chen(inst)[0]:
+            self._store(addrs[0], dt, sum(b << i for i, b in enumerate(bits)))
 
     def _check_types(self, inst: Instruction, dt: VisaType, sts: list) -> None:
         o = inst.opcode
