@@ -38,6 +38,7 @@ def main(argv=None):
     ap.add_argument("--sizes", default="1024,4096")
     ap.add_argument("--threads", default=None, help="comma list; default 1 and all CPUs")
     ap.add_argument("--md", default=None)
+    ap.add_argument("--sweep", action="store_true", help="first time kernel variants (A packing, block sizes)")
     a = ap.parse_args(argv)
     import torch
 
@@ -91,6 +92,20 @@ def main(argv=None):
                     check = f"rel diff vs torch {np.linalg.norm(ours - tres) / np.linalg.norm(tres):.2e}"
             print(f"n={n} {dt}: {check}", flush=True)
             flop = 2.0 * n ** 3
+            if a.sweep:
+                variants = [dict(pack_a=False), dict(pack_a=True), dict(pack_a=True, block_m=256, block_n=256),
+                            dict(pack_a=True, block_m=128, block_n=512), dict(pack_a=True, block_m=64, block_n=1024),
+                            dict(pack_a=True, block_m=256, block_n=128), dict(pack_a=False, block_m=256, block_n=256),
+                            dict(pack_a=False, block_m=128, block_n=512), dict(pack_a=True, block_m=64, block_n=256),
+                            dict(pack_a=True, block_m=32, block_n=512)]
+                for t in threads:
+                    for v in variants:
+                        if t == 1 and n >= 4096 and v != variants[0] and v != variants[1]:
+                            continue
+                        tv = _median_time(lambda: G.matmul(an, pb, threads=t, **v), 3 if n >= 4096 else 7)
+                        same = np.array_equal(G.matmul(an, pb, threads=t, **v).view(np.uint32), ours.view(np.uint32))
+                        print(f"  sweep threads={t:2d} {v}: {flop / tv / 1e12:.2f} TOP/s ({tv * 1e3:.2f} ms) "
+                              f"identical={same}", flush=True)
             for t in threads:
                 torch.set_num_threads(t)
                 reps = 3 if n >= 4096 and t == 1 else 7

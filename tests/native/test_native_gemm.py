@@ -71,6 +71,21 @@ def test_blocked_reference_bf16_is_the_tile_chain():
     assert np.array_equal(G.reference_blocked(a, b), want.astype(np.float32))
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 32), st.sampled_from([None, 32, 64, 100, 256]),
+       st.sampled_from([None, 32, 96, 512]))
+def test_plan_covers_c_exactly_once(mb, nb, threads, bm, bn):
+    m, n = 32 * mb, 32 * nb
+    regions, _, _ = G.plan(m, n, threads, bm, bn)
+    count = np.zeros((m // 32, n // 32), int)
+    for m0, m1, n0, n1 in regions:
+        assert m0 % 32 == 0 and n0 % 32 == 0 and m1 % 32 == 0 and n1 % 32 == 0 and m0 < m1 and n0 < n1
+        count[m0 // 32:m1 // 32, n0 // 32:n1 // 32] += 1
+    assert (count == 1).all()
+    if bm is None and bn is None and mb * nb >= 2 * threads:
+        assert len(regions) >= 2 * threads or len(regions) == mb * nb
+
+
 def test_bad_arguments_are_typed_errors():
     with pytest.raises(InvalidValue, match="inner dimensions"):
         G.matmul(np.zeros((4, 5), np.int8), G.pack_b(np.zeros((6, 4), np.int8)))
@@ -94,8 +109,9 @@ def test_native_gemm_equals_tile_machine_blocking(pair, shape, adversarial):
     a = _rand(rng, (m, k), DTYPES[pair[0]], adversarial)
     b = _rand(rng, (k, n), DTYPES[pair[1]], adversarial)
     want = G.reference_blocked(a, b)
-    for threads, bm, bn in ((1, 128, 256), (4, 32, 32), (3, 64, 96)):
-        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn)
+    for threads, bm, bn, pa in ((1, None, None, True), (4, 32, 32, False), (3, 64, 96, True),
+                                (16, None, None, False), (2, 256, 32, True)):
+        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn, pack_a=pa)
         assert got.dtype == want.dtype and got.shape == (m, n)
-        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa)
     assert np.array_equal(G.matmul(a, G.pack_b(b)).view(np.uint32), want.view(np.uint32))

@@ -16,8 +16,9 @@ pre-packed in VNNI panels of 16 columns) per K step, and issues four TDP* per st
 Every 16x16 tile of C is therefore the chain of TDP* instructions over the K blocks in increasing order,
 starting from zero: exactly what the tile machine computes for the same blocking
 (:func:`reference_blocked`), bit for bit, because a tile store/load round trip is exact. Regions of C
-(``block_m`` rows x ``block_n`` columns) are spread over Python threads; each calls the kernel through
-ctypes, which releases the GIL. Shapes are zero-padded to multiples of 32 (M, N) and of the K step.
+(``block_m`` rows x ``block_n`` columns) are dealt to worker threads in contiguous runs; one ctypes call
+(GIL released) runs the first run on the calling thread and the others on POSIX threads that the JIT code
+itself creates and joins (``gemm_mt``), so no Python runs while the threads work. Shapes are zero-padded to multiples of 32 (M, N) and of the K step.
 
 Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sections 6-7 (intrinsics).
 """
@@ -28,7 +29,6 @@ import ctypes
 import functools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -184,15 +184,82 @@ done:
 """
 
 
+def _threads_ir() -> str:
+    """gemm_mt(args, n, tids): run ``n`` shares of work, share 0 on the calling thread and shares 1..n-1 on
+    POSIX threads created for the call (a share whose thread cannot be created runs on the caller).
+    args: n x 12 i64, the arguments of @gemm in order."""
+    p = jit.ptr_type()
+    return f"""
+declare i32 @pthread_create({p}, {p}, {p}, {p})
+declare i32 @pthread_join(i64, {p})
+
+define {p} @worker({p} %a) {{
+""" + "".join(f"  %q{i} = getelementptr i64, {p} %a, i64 {i}\n  %v{i} = load i64, {p} %q{i}\n" for i in range(12)) + \
+        "".join(f"  %x{i} = inttoptr i64 %v{i} to {p}\n" for i in (0, 1, 3, 5, 8, 10)) + f"""
+  call void @gemm({p} %x0, {p} %x1, i64 %v2, {p} %x3, i64 %v4, {p} %x5, i64 %v6, i64 %v7, {p} %x8, i64 %v9,
+                  {p} %x10, i64 %v11)
+  ret {p} null
+}}
+
+define void @gemm_mt({p} %args, i64 %n, {p} %tids) {{
+entry:
+  %multi = icmp ugt i64 %n, 1
+  br i1 %multi, label %spawn, label %self
+spawn:
+  %i = phi i64 [ 1, %entry ], [ %inext, %spawned ]
+  %ai = mul i64 %i, 12
+  %argi = getelementptr i64, {p} %args, i64 %ai
+  %tid = getelementptr i64, {p} %tids, i64 %i
+  %rc = call i32 @pthread_create({p} %tid, {p} null, {p} @worker, {p} %argi)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %inline, label %spawned
+inline:
+  store i64 0, {p} %tid
+  %ignored = call {p} @worker({p} %argi)
+  br label %spawned
+spawned:
+  %inext = add i64 %i, 1
+  %more = icmp ult i64 %inext, %n
+  br i1 %more, label %spawn, label %self
+self:
+  %mine = call {p} @worker({p} %args)
+  br i1 %multi, label %join, label %done
+join:
+  %j = phi i64 [ 1, %self ], [ %jnext, %joined ]
+  %tj = getelementptr i64, {p} %tids, i64 %j
+  %t = load i64, {p} %tj
+  %running = icmp ne i64 %t, 0
+  br i1 %running, label %dojoin, label %joined
+dojoin:
+  %jr = call i32 @pthread_join(i64 %t, {p} null)
+  br label %joined
+joined:
+  %jnext = add i64 %j, 1
+  %jmore = icmp ult i64 %jnext, %n
+  br i1 %jmore, label %join, label %done
+done:
+  ret void
+}}
+"""
+
+
 def kernel_ir(mnemonic: str = "tdpbf16ps") -> str:
     """The LLVM IR of the GEMM micro-kernel for ``mnemonic`` (for ``emit_asm`` or inspection)."""
     if mnemonic not in {k[0] for k in KERNELS.values()}:
         raise InvalidValue("no GEMM kernel for this instruction", rule="native GEMM: " + ", ".join(
             sorted({k[0] for k in KERNELS.values()})), values={"mnemonic": mnemonic})
-    return _kernel_ir(mnemonic)
+    return _kernel_ir(mnemonic) + _threads_ir()
 
 
 _lock = threading.Lock()
+
+
+def _bind_pthreads() -> None:
+    """Point the JIT's pthread_create / pthread_join at this process's C library."""
+    import llvmlite.binding as llvm
+    libc = ctypes.CDLL(None)
+    for name in ("pthread_create", "pthread_join"):
+        llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
 
 
 @functools.lru_cache(maxsize=None)
@@ -200,10 +267,12 @@ def _compiled(mnemonic: str):
     from .native import require_native
     require_native()
     with _lock:
-        mod = jit.JitModule(_kernel_ir(mnemonic))
+        _bind_pthreads()
+        mod = jit.JitModule(kernel_ir(mnemonic))
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
         f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
-        return mod, f
+        fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
+        return mod, f, fmt
 
 
 #: all eight tiles 16 rows x 64 bytes
@@ -261,24 +330,17 @@ def pack_b(b: np.ndarray) -> PackedB:
     return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
 
 
-_pools: dict[int, ThreadPoolExecutor] = {}
 _tls = threading.local()
 
 
-def _pool(n: int) -> ThreadPoolExecutor:
-    with _lock:
-        if n not in _pools:
-            _pools[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="amx-gemm")
-        return _pools[n]
-
-
-def _abuf(nbytes: int) -> np.ndarray:
-    """This thread's buffer for packed A rows (kept between calls: no page faults on every call)."""
-    buf = getattr(_tls, "abuf", None)
-    if buf is None or buf.size < nbytes:
-        buf = np.empty(max(nbytes, 1), np.uint8)
-        _tls.abuf = buf
-    return buf
+def _abufs(n: int, nbytes: int) -> list[np.ndarray]:
+    """``n`` buffers for packed A rows, one per worker, kept per calling thread between calls (so they are
+    not page-faulted in again on every call, and concurrent callers do not share them)."""
+    bufs = getattr(_tls, "abufs", None)
+    if bufs is None or len(bufs) < n or bufs[0].size < nbytes:
+        bufs = [np.empty(max(nbytes, 64), np.uint8) for _ in range(max(n, len(bufs or [])))]
+        _tls.abufs = bufs
+    return bufs
 
 
 def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int | None = None):
@@ -305,7 +367,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
-    workers (Python threads, one ctypes call each; default all CPUs) over regions of
+    workers (POSIX threads created by the JIT code; default all CPUs) over regions of
     ``block_m`` x ``block_n`` of C (:func:`plan`). ``pack_a``: copy each region's rows of A into
     tile-contiguous form first (by tile moves). The result does not depend on threads, blocks or pack_a.
     Raises AmxUnavailable where the CPU cannot run it.
@@ -321,7 +383,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         raise InvalidValue("inner dimensions differ", rule="matmul: A.shape[1] == B.shape[0]",
                            values={"a": a.shape, "b": (pb.k, pb.n)})
     mnemonic, esize, cdt = KERNELS[key]
-    _, f = _compiled(mnemonic)
+    _, f, fmt = _compiled(mnemonic)
     m, k = a.shape
     mp = -(-m // 32) * 32
     if mp != m or pb.kp != k or not a.flags.c_contiguous:
@@ -337,22 +399,16 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     nthreads = min(nthreads, len(regions))
     reg = np.array(regions, np.int64).reshape(-1, 4)
     shares = [np.ascontiguousarray(x) for x in np.array_split(reg, nthreads)]
-    pa, pbd, pc, pcfg = ap.ctypes.data, pb.data.ctypes.data, cp.ctypes.data, _CFG.ctypes.data
-    panel = pb.panel_bytes
     abytes = bm * ksteps * 64 if pack_a else 0
-
-    def work(share):
-        buf = _abuf(abytes)
-        f(pcfg, pa, lda, pbd, panel, pc, ldc, ksteps, share.ctypes.data, len(share), buf.ctypes.data,
-          1 if pack_a else 0)
-
-    if nthreads == 1:
-        work(shares[0])
-    else:
-        futs = [_pool(nthreads).submit(work, sh) for sh in shares[1:]]
-        work(shares[0])  # the calling thread takes the first share
-        for fu in futs:
-            fu.result()
+    bufs = _abufs(nthreads, abytes)
+    args = np.empty((nthreads, 12), np.int64)
+    args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
+               ksteps, 0, 0, 0, 1 if pack_a else 0)
+    for w, sh in enumerate(shares):
+        args[w, 8], args[w, 9], args[w, 10] = sh.ctypes.data, len(sh), bufs[w].ctypes.data
+    tids = np.zeros(nthreads, np.uint64)
+    # one call: share 0 runs here, the others on POSIX threads created and joined inside (GIL released)
+    fmt(args.ctypes.data, nthreads, tids.ctypes.data)
     res = cp[:m, :pb.n]
     if out is not None:
         out[...] = res
