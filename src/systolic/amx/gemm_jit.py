@@ -35,143 +35,141 @@ import ctypes
 import functools
 import threading
 
-__all__ = ["available", "chain_gemm"]
+__all__ = ["available", "chain_gemm", "pack_b", "GROUP"]
 
-_IR = r"""
-declare float @llvm.fma.f32(float, float, float)
+U = 2  # vectors of 8 lanes per group (16 columns): 4 chains in registers, no spills
+GROUP = 8 * U
+
+HEAD = r"""
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
 declare <8 x float> @llvm.fabs.v8f32(<8 x float>)
 declare <8 x float> @llvm.copysign.v8f32(<8 x float>, <8 x float>)
+declare <8 x i32> @llvm.umin.v8i32(<8 x i32>, <8 x i32>)
 declare i1 @llvm.vector.reduce.or.v8i1(<8 x i1>)
-declare float @llvm.fabs.f32(float)
-declare float @llvm.copysign.f32(float, float)
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.x86.sse.ldmxcsr(ptr)
 declare void @llvm.x86.sse.stmxcsr(ptr)
 
-; 2^-126 = 0x3810000000000000, 2^64 = 0x43F0000000000000, 2^-62 = 0x3C10000000000000
+; constants: 2^-126 = 0x3810000000000000, 2^64 = 0x43F0000000000000, 2^-62 = 0x3C10000000000000
 
-define internal float @ftz_fix(float %r, float %rs) alwaysinline {
-  %ar = call float @llvm.fabs.f32(float %r)
-  %tiny = fcmp ole float %ar, 0x3810000000000000
-  %nz = fcmp one float %r, 0.0
-  %sub = and i1 %tiny, %nz
-  %ars = call float @llvm.fabs.f32(float %rs)
-  %up = fcmp oge float %ars, 0x3C10000000000000
-  %mag = select i1 %up, float 0x3810000000000000, float 0.0
-  %fixed = call float @llvm.copysign.f32(float %mag, float %r)
-  %out = select i1 %sub, float %fixed, float %r
-  ret float %out
-}
-
-define internal float @fma_ftz(float %a, float %b, float %c) alwaysinline {
-  %r = call float @llvm.fma.f32(float %a, float %b, float %c)
-  %as = fmul float %a, 0x43F0000000000000
-  %cs = fmul float %c, 0x43F0000000000000
-  %rs = call float @llvm.fma.f32(float %as, float %b, float %cs)
-  %o = call float @ftz_fix(float %r, float %rs)
-  ret float %o
-}
-
-define internal float @add_ftz(float %x, float %y) alwaysinline {
-  %r = fadd float %x, %y
-  %xs = fmul float %x, 0x43F0000000000000
-  %ys = fmul float %y, 0x43F0000000000000
-  %rs = fadd float %xs, %ys
-  %o = call float @ftz_fix(float %r, float %rs)
-  ret float %o
-}
-
-; t[n] = fma_ftz(a, b[n], t[n]) for n < len: 8 lanes at a time; the FTZ fix runs only when a lane is denormal
-define internal void @chain_step(ptr noalias %t, ptr noalias %b, float %a, i64 %len) {
-entry:
-  %as = fmul float %a, 0x43F0000000000000
-  %va0 = insertelement <8 x float> poison, float %a, i64 0
-  %va = shufflevector <8 x float> %va0, <8 x float> poison, <8 x i32> zeroinitializer
-  %vas0 = insertelement <8 x float> poison, float %as, i64 0
-  %vas = shufflevector <8 x float> %vas0, <8 x float> poison, <8 x i32> zeroinitializer
-  %nvec = and i64 %len, -8
-  %hasvec = icmp sgt i64 %nvec, 0
-  br i1 %hasvec, label %vloop, label %tail_entry
-vloop:
-  %i = phi i64 [0, %entry], [%i1, %vstore]
-  %pb = getelementptr inbounds float, ptr %b, i64 %i
-  %pt = getelementptr inbounds float, ptr %t, i64 %i
-  %vb = load <8 x float>, ptr %pb, align 4
-  %vt = load <8 x float>, ptr %pt, align 4
-  %r = call <8 x float> @llvm.fma.v8f32(<8 x float> %va, <8 x float> %vb, <8 x float> %vt)
+; (|bits(r)| - 1) as unsigned: below 2^23 exactly where r is a denormal or +-2^-126
+define internal <8 x i32> @key(<8 x float> %r) alwaysinline {
   %ri = bitcast <8 x float> %r to <8 x i32>
   %ab = and <8 x i32> %ri, splat (i32 2147483647)
-  %m1 = sub <8 x i32> %ab, splat (i32 1)
-  %sub = icmp ult <8 x i32> %m1, splat (i32 8388608)
-  %any = call i1 @llvm.vector.reduce.or.v8i1(<8 x i1> %sub)
-  br i1 %any, label %vfix, label %vstore
-vfix:
-  %vts = fmul <8 x float> %vt, splat (float 0x43F0000000000000)
-  %rs = call <8 x float> @llvm.fma.v8f32(<8 x float> %vas, <8 x float> %vb, <8 x float> %vts)
+  %k = sub <8 x i32> %ab, splat (i32 1)
+  ret <8 x i32> %k
+}
+
+; replace lanes of r that are denormal or +-2^-126 by the FTZ-after-rounding result; rs = the same
+; operation on operands scaled by 2^64 (exact there, rounded in the normal range)
+define internal <8 x float> @fix(<8 x float> %r, <8 x float> %rs) alwaysinline {
+  %k = call <8 x i32> @key(<8 x float> %r)
+  %sub = icmp ult <8 x i32> %k, splat (i32 8388608)
   %ars = call <8 x float> @llvm.fabs.v8f32(<8 x float> %rs)
   %up = fcmp oge <8 x float> %ars, splat (float 0x3C10000000000000)
   %mag = select <8 x i1> %up, <8 x float> splat (float 0x3810000000000000), <8 x float> zeroinitializer
   %fx = call <8 x float> @llvm.copysign.v8f32(<8 x float> %mag, <8 x float> %r)
-  %rf = select <8 x i1> %sub, <8 x float> %fx, <8 x float> %r
-  br label %vstore
-vstore:
-  %rv = phi <8 x float> [%r, %vloop], [%rf, %vfix]
-  store <8 x float> %rv, ptr %pt, align 4
-  %i1 = add nuw nsw i64 %i, 8
-  %vmore = icmp slt i64 %i1, %nvec
-  br i1 %vmore, label %vloop, label %tail_entry
-tail_entry:
-  %j0 = phi i64 [0, %entry], [%nvec, %vstore]
-  %hastail = icmp slt i64 %j0, %len
-  br i1 %hastail, label %tloop, label %done
-tloop:
-  %j = phi i64 [%j0, %tail_entry], [%j1, %tloop]
-  %qb = getelementptr inbounds float, ptr %b, i64 %j
-  %qt = getelementptr inbounds float, ptr %t, i64 %j
-  %sb = load float, ptr %qb
-  %st = load float, ptr %qt
-  %sr = call float @fma_ftz(float %a, float %sb, float %st)
-  store float %sr, ptr %qt
-  %j1 = add nuw nsw i64 %j, 1
-  %tmore = icmp slt i64 %j1, %len
-  br i1 %tmore, label %tloop, label %done
-done:
-  ret void
+  %out = select <8 x i1> %sub, <8 x float> %fx, <8 x float> %r
+  ret <8 x float> %out
 }
 
-; c[n] = add_ftz(c[n], add_ftz(te[n], to[n]))
-define internal void @finish(ptr noalias %c, ptr noalias %te, ptr noalias %to, i64 %len) {
-entry:
-  %empty = icmp sle i64 %len, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %n = phi i64 [0, %entry], [%n1, %loop]
-  %pe = getelementptr inbounds float, ptr %te, i64 %n
-  %po = getelementptr inbounds float, ptr %to, i64 %n
-  %pc = getelementptr inbounds float, ptr %c, i64 %n
-  %ve = load float, ptr %pe
-  %vo = load float, ptr %po
-  %vc = load float, ptr %pc
-  %t = call float @add_ftz(float %ve, float %vo)
-  %r = call float @add_ftz(float %vc, float %t)
-  store float %r, ptr %pc
-  %n1 = add nuw nsw i64 %n, 1
-  %more = icmp slt i64 %n1, %len
-  br i1 %more, label %loop, label %done
-done:
-  ret void
+define internal <8 x float> @add_ftz(<8 x float> %x, <8 x float> %y) alwaysinline {
+  %r = fadd <8 x float> %x, %y
+  %xs = fmul <8 x float> %x, splat (float 0x43F0000000000000)
+  %ys = fmul <8 x float> %y, splat (float 0x43F0000000000000)
+  %rs = fadd <8 x float> %xs, %ys
+  %o = call <8 x float> @fix(<8 x float> %r, <8 x float> %rs)
+  ret <8 x float> %o
 }
+"""
 
-define void @chain_gemm(ptr noalias %A, ptr noalias %BE, ptr noalias %BO, ptr noalias %C, ptr noalias %tE,
-                        ptr noalias %tO, i64 %m0, i64 %m1, i64 %N, i64 %K2, i64 %KT, i64 %NB) {
+
+def group_fn() -> str:
+    L = []
+    w = L.append
+    w("; one row of A times a 16-column group of B over one K tile: 8 chains (even/odd x 4 vectors) in registers,")
+    w("; then C += even + odd. a: A row at dword k0 (2 floats per dword), be/bo: B even/odd rows at (k0, column),")
+    w("; ldb: floats per B row, c: C row at the group's first column; chk: run the FTZ check")
+    w("define internal void @group(ptr noalias %a, ptr noalias %be, ptr noalias %bo, i64 %ldb, i64 %klen, ptr noalias %c, i1 %chk) {")
+    w("entry:")
+    w("  %has = icmp sgt i64 %klen, 0")
+    w("  br i1 %has, label %kloop, label %kend")
+    w("kloop:")
+    w("  %k = phi i64 [0, %entry], [%k1, %knext]")
+    for u in range(U):
+        for ch in "eo":
+            w(f"  %{ch}{u} = phi <8 x float> [zeroinitializer, %entry], [%n{ch}{u}, %knext]")
+    w("  %k2 = shl i64 %k, 1")
+    w("  %pae = getelementptr inbounds float, ptr %a, i64 %k2")
+    w("  %pao = getelementptr inbounds float, ptr %pae, i64 1")
+    w("  %sae = load float, ptr %pae")
+    w("  %sao = load float, ptr %pao")
+    for ch in "eo":
+        w(f"  %v{ch}0 = insertelement <8 x float> poison, float %sa{ch}, i64 0")
+        w(f"  %va{ch} = shufflevector <8 x float> %v{ch}0, <8 x float> poison, <8 x i32> zeroinitializer")
+    w("  %boff = mul i64 %k, %ldb")
+    w("  %pbe = getelementptr inbounds float, ptr %be, i64 %boff")
+    w("  %pbo = getelementptr inbounds float, ptr %bo, i64 %boff")
+    for u in range(U):
+        for ch in "eo":
+            w(f"  %qb{ch}{u} = getelementptr inbounds float, ptr %pb{ch}, i64 {8 * u}")
+            w(f"  %b{ch}{u} = load <8 x float>, ptr %qb{ch}{u}, align 4")
+            w(f"  %r{ch}{u} = call <8 x float> @llvm.fma.v8f32(<8 x float> %va{ch}, <8 x float> %b{ch}{u}, <8 x float> %{ch}{u})")
+    w("  br i1 %chk, label %check, label %knext")
+    w("check:")
+    names = [f"r{ch}{u}" for u in range(U) for ch in "eo"]
+    for nm in names:
+        w(f"  %key_{nm} = call <8 x i32> @key(<8 x float> %{nm})")
+    acc = f"%key_{names[0]}"
+    for i, nm in enumerate(names[1:]):
+        w(f"  %mn{i} = call <8 x i32> @llvm.umin.v8i32(<8 x i32> {acc}, <8 x i32> %key_{nm})")
+        acc = f"%mn{i}"
+    w(f"  %lo = icmp ult <8 x i32> {acc}, splat (i32 8388608)")
+    w("  %any = call i1 @llvm.vector.reduce.or.v8i1(<8 x i1> %lo)")
+    w("  br i1 %any, label %fixit, label %knext")
+    w("fixit:")
+    for ch in "eo":
+        w(f"  %vas{ch} = fmul <8 x float> %va{ch}, splat (float 0x43F0000000000000)")
+    for u in range(U):
+        for ch in "eo":
+            w(f"  %ts{ch}{u} = fmul <8 x float> %{ch}{u}, splat (float 0x43F0000000000000)")
+            w(f"  %rs{ch}{u} = call <8 x float> @llvm.fma.v8f32(<8 x float> %vas{ch}, <8 x float> %b{ch}{u}, <8 x float> %ts{ch}{u})")
+            w(f"  %f{ch}{u} = call <8 x float> @fix(<8 x float> %r{ch}{u}, <8 x float> %rs{ch}{u})")
+    w("  br label %knext")
+    w("knext:")
+    for u in range(U):
+        for ch in "eo":
+            w(f"  %n{ch}{u} = phi <8 x float> [%r{ch}{u}, %kloop], [%r{ch}{u}, %check], [%f{ch}{u}, %fixit]")
+    w("  %k1 = add nuw nsw i64 %k, 1")
+    w("  %kmore = icmp slt i64 %k1, %klen")
+    w("  br i1 %kmore, label %kloop, label %kend")
+    w("kend:")
+    for u in range(U):
+        for ch in "eo":
+            w(f"  %z{ch}{u} = phi <8 x float> [zeroinitializer, %entry], [%n{ch}{u}, %knext]")
+    for u in range(U):
+        w(f"  %t{u} = call <8 x float> @add_ftz(<8 x float> %ze{u}, <8 x float> %zo{u})")
+        w(f"  %pc{u} = getelementptr inbounds float, ptr %c, i64 {8 * u}")
+        w(f"  %c{u} = load <8 x float>, ptr %pc{u}, align 4")
+        w(f"  %s{u} = call <8 x float> @add_ftz(<8 x float> %c{u}, <8 x float> %t{u})")
+        w(f"  store <8 x float> %s{u}, ptr %pc{u}, align 4")
+    w("  ret void")
+    w("}")
+    return "\n".join(L)
+
+
+DRIVER = r"""
+; rows m0 ... m1-1; N: columns (a multiple of GROUP (16), B/C row length), K2: dwords of K, KT: dwords per K tile,
+; NB: columns per N block (a multiple of GROUP (16)); chk != 0: run the FTZ check at every chain step
+define void @chain_gemm(ptr noalias %A, ptr noalias %BE, ptr noalias %BO, ptr noalias %C,
+                        i64 %m0, i64 %m1, i64 %N, i64 %K2, i64 %KT, i64 %NB, i64 %chk64) {
 entry:
   %saved = alloca i32
   %mx = alloca i32
   call void @llvm.x86.sse.stmxcsr(ptr %saved)
   store i32 8064, ptr %mx            ; 0x1F80: RNE, exceptions masked, no FTZ, no DAZ
   call void @llvm.x86.sse.ldmxcsr(ptr %mx)
-  %lda = mul i64 %K2, 2
+  %chk = icmp ne i64 %chk64, 0
+  %lda = shl i64 %K2, 1
   br label %nb_head
 nb_head:
   %nb = phi i64 [0, %entry], [%nb_next, %kt_end]
@@ -181,7 +179,6 @@ nb_body:
   %nrest = sub i64 %N, %nb
   %nsmall = icmp slt i64 %nrest, %NB
   %nlen = select i1 %nsmall, i64 %nrest, i64 %NB
-  %nbytes = mul i64 %nlen, 4
   br label %kt_head
 kt_head:
   %k0 = phi i64 [0, %nb_body], [%k0_next, %m_end]
@@ -191,41 +188,37 @@ kt_body:
   %krest = sub i64 %K2, %k0
   %ksmall = icmp slt i64 %krest, %KT
   %klen = select i1 %ksmall, i64 %krest, i64 %KT
-  %kend = add i64 %k0, %klen
   br label %m_head
 m_head:
-  %m = phi i64 [%m0, %kt_body], [%m_next, %k_end]
+  %m = phi i64 [%m0, %kt_body], [%m_next, %g_end]
   %m_more = icmp slt i64 %m, %m1
   br i1 %m_more, label %m_body, label %m_end
 m_body:
-  call void @llvm.memset.p0.i64(ptr %tE, i8 0, i64 %nbytes, i1 false)
-  call void @llvm.memset.p0.i64(ptr %tO, i8 0, i64 %nbytes, i1 false)
   %arow = mul i64 %m, %lda
-  br label %k_head
-k_head:
-  %k = phi i64 [%k0, %m_body], [%k_next, %k_body]
-  %k_more = icmp slt i64 %k, %kend
-  br i1 %k_more, label %k_body, label %k_end
-k_body:
-  %k2 = mul i64 %k, 2
-  %ia = add i64 %arow, %k2
-  %pae = getelementptr inbounds float, ptr %A, i64 %ia
-  %pao = getelementptr inbounds float, ptr %pae, i64 1
-  %ae = load float, ptr %pae
-  %ao = load float, ptr %pao
-  %brow = mul i64 %k, %N
-  %bidx = add i64 %brow, %nb
+  %k02 = shl i64 %k0, 1
+  %aidx = add i64 %arow, %k02
+  %pa = getelementptr inbounds float, ptr %A, i64 %aidx
+  %crow = mul i64 %m, %N
+  br label %g_head
+g_head:
+  %g = phi i64 [0, %m_body], [%g_next, %g_body]
+  %g_more = icmp slt i64 %g, %nlen
+  br i1 %g_more, label %g_body, label %g_end
+g_body:
+  %col = add i64 %nb, %g
+  ; B is packed in column panels: panel p = col / GROUP_COLS holds K2 rows of GROUP_COLS floats
+  %panel = udiv i64 %col, GROUP_COLS
+  %prow = mul i64 %panel, %K2
+  %prow2 = add i64 %prow, %k0
+  %bidx = mul i64 %prow2, GROUP_COLS
   %pbe = getelementptr inbounds float, ptr %BE, i64 %bidx
   %pbo = getelementptr inbounds float, ptr %BO, i64 %bidx
-  call void @chain_step(ptr %tE, ptr %pbe, float %ae, i64 %nlen)
-  call void @chain_step(ptr %tO, ptr %pbo, float %ao, i64 %nlen)
-  %k_next = add i64 %k, 1
-  br label %k_head
-k_end:
-  %crow = mul i64 %m, %N
-  %cidx = add i64 %crow, %nb
+  %cidx = add i64 %crow, %col
   %pc = getelementptr inbounds float, ptr %C, i64 %cidx
-  call void @finish(ptr %pc, ptr %tE, ptr %tO, i64 %nlen)
+  call void @group(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc, i1 %chk)
+  %g_next = add i64 %g, GROUP_COLS
+  br label %g_head
+g_end:
   %m_next = add i64 %m, 1
   br label %m_head
 m_end:
@@ -239,6 +232,12 @@ exit:
   ret void
 }
 """
+
+
+def _ir() -> str:
+    return HEAD + "\n" + group_fn() + "\n" + DRIVER.replace("GROUP_COLS", str(GROUP))
+
+
 
 _lock = threading.Lock()
 
@@ -260,7 +259,7 @@ def _compiled():
         tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                           features=llvm.get_host_cpu_features().flatten(), opt=3,
                                           codemodel="jitdefault")
-        mod = llvm.parse_assembly(_IR)
+        mod = llvm.parse_assembly(_ir())
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
         pto.loop_vectorization = True
@@ -270,7 +269,7 @@ def _compiled():
         engine = llvm.create_mcjit_compiler(mod, tm)
         engine.finalize_object()
         addr = engine.get_function_address("chain_gemm")
-    proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 6), *([ctypes.c_int64] * 6))
+    proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 7))
     return engine, proto(addr)
 
 
@@ -281,18 +280,26 @@ def available() -> bool:
         return False
 
 
-def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, nb: int = 256) -> None:
+def pack_b(b_rows):
+    """(K2, N) -> the column-panel layout (N / 16, K2, 16) the kernel reads."""
+    import numpy as np
+    k2, n = b_rows.shape
+    return np.ascontiguousarray(b_rows.reshape(k2, n // GROUP, GROUP).transpose(1, 0, 2))
+
+
+def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, nb: int = 256, check: bool = True) -> None:
     """Run the kernel on rows m0 ... m1-1 (arrays: float32, C-contiguous; c updated in place).
 
-    ``a32``: (M, 2*K2) DAZ-flushed fp32 inputs; ``be`` / ``bo``: (K2, N) even / odd rows of B;
-    ``c``: (M, N) fp32 accumulators; ``kt``: dwords per K tile (16 for a full tile).
+    ``a32``: (M, 2*K2) DAZ-flushed fp32 inputs; ``be`` / ``bo``: the even / odd rows of B, (K2, N), packed
+    by :func:`pack_b` into column panels (N / 16, K2, 16) so a K tile of a panel is 1 KiB of contiguous
+    memory (rows of B 4 KiB apart would all fall in one L1 set); and
+    ``c``: (M, N) fp32 accumulators, N a multiple of GROUP (16); ``kt``: dwords per K tile (16 for a full tile);
+    ``check=False`` skips the FTZ check (only valid when no chain value can be tiny: see gemm.py).
     """
-    import numpy as np
     _, fn = _compiled()
     n = c.shape[1]
-    k2 = be.shape[0]
-    nb = max(1, min(nb, n))
-    te = np.zeros(nb, np.float32)
-    to = np.zeros(nb, np.float32)
-    fn(a32.ctypes.data, be.ctypes.data, bo.ctypes.data, c.ctypes.data, te.ctypes.data, to.ctypes.data,
-       m0, m1, n, k2, kt, nb)
+    if n % GROUP or be.shape != bo.shape or be.shape[0] * GROUP != n or be.shape[2] != GROUP:
+        raise ValueError("chain_gemm: N must be a multiple of 16 and B packed by pack_b")
+    k2 = be.shape[1]
+    nb = max(GROUP, min(nb // GROUP * GROUP, n))
+    fn(a32.ctypes.data, be.ctypes.data, bo.ctypes.data, c.ctypes.data, m0, m1, n, k2, kt, nb, int(check))
