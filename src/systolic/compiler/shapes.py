@@ -135,6 +135,12 @@ class _Propagation:
             op = classify(ins)
             if op is not None:
                 self.ops[id(ins)] = op
+            elif ins.opcode == "call" and ins.intrinsic.startswith("llvm.") and ins.intrinsic not in CASTS:
+                raise CompileError(f"unsupported intrinsic @{ins.intrinsic}", location=location(ins),
+                                   rule="the tile compiler knows the AMX intrinsics of clang's amxintrin.h",
+                                   values={"known": sorted(internal_name(m) for m in
+                                                           (*LOAD_MNEMONICS, "tilestored", "tilezero",
+                                                            *DOT_MNEMONICS))})
         self.uses = users(f)
         self.shape: dict[int, Shape] = {}
         self.kdiv4: dict[int, Value] = {}

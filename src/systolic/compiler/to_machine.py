@@ -394,17 +394,21 @@ class Runner:
                                stream=op.mnemonic == "tileloaddt1")
             return TileValue(img, rows, cols)
         if op.kind == "store":
+            # a tile value keeps the shape it was defined with (LLVM takes a virtual tile's shape from its
+            # definition); only a <256 x i32> from memory takes the store's operands
             rows, cols, p, stride, t = args
             t = self.as_tile(t, rows, cols)
-            self.tile_store(TileValue(t.image, rows, cols), p, _signed(stride, 64))
+            self.tile_store(t, p, _signed(stride, 64))
             return None
         m, n, k = args[:3]
+        # the result (and so the accumulator's tile) has the intrinsic's (m, n); A and B keep their own shapes
         c = self.as_tile(args[3], m, n)
         a = self.as_tile(args[4], m, k)
         b = self.as_tile(args[5], (k & 0xFFFF) >> 2, n)
-        img = I.eager_dot(self.tm, op.mnemonic, (c.image, c.rows, c.cols), (a.image, a.rows, a.cols),
+        cimg = I.mask_image(c.image.copy(), m, n)
+        img = I.eager_dot(self.tm, op.mnemonic, (cimg, m, n), (a.image, a.rows, a.cols),
                           (b.image, b.rows, b.cols))
-        return TileValue(img, c.rows, c.cols)
+        return TileValue(img, m, n)
 
     def as_tile(self, v, rows, cols) -> TileValue:
         if isinstance(v, TileValue):

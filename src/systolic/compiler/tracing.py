@@ -223,10 +223,12 @@ class Tracer:
                                     callee=intrinsic(self.m, internal_name("tilezero"), X86_AMX, [I16, I16])))
 
     def tile_dot(self, mnemonic: str, dst, src0, src1) -> None:
-        # clang amxintrin.h: _tile_dp*_internal(src0.row, src1.col, src0.col, dst->tile, src0.tile, src1.tile)
+        # clang amxintrin.h passes (src0.row, src1.col, src0.col); we pass (dst.row, dst.col, src0.col): equal for
+        # every shape the hardware accepts, and with it the configured dst tile has dst's own shape, so a
+        # mismatched dst faults (#UD, C.rows != A.rows or C.colsb != B.colsb) exactly as in eager mode
         cv, av, bv = self.read(dst), self.read(src0), self.read(src1)
-        m = self.coerce(src0.rows, I16)
-        n = self.coerce(src1.colsb, I16)
+        m = self.coerce(dst.rows, I16)
+        n = self.coerce(dst.colsb, I16)
         k = self.coerce(src0.colsb, I16)
         dst.value = self.emit(Instr("call", X86_AMX, [m, n, k, cv, av, bv],
                                     callee=intrinsic(self.m, internal_name(mnemonic), X86_AMX,
