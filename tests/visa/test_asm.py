@@ -165,3 +165,19 @@ def test_fuzz_parser_arbitrary_text(text):
         asm.parse(text)
     except SystolicError:
         pass
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("add (M1, 16) V34(0,0)<1> (~)V33(0,0)<1;1,0> 0x1:d", "not modifier is not allowed on add"),
+    ("and (M1, 16) V34(0,0)<1> (-)V33(0,0)<1;1,0> 0x1:d", "neg modifier is not allowed on and"),
+    ("add (M1, 16) P1 V33(0,0)<1;1,0> 0x1:d", "dst may not be a predicate"),
+    ("mov (M1, 16) V34(0,0)<1> A0(0)<1>", "src0 may not be a address"),
+    ("setp (M1_NM, 16) V34(0,0)<1> 0x1:uw", "dst may not be a general"),
+    ("addr_add (M1, 1) V34(0,0)<1> &V33 0x1:uw", "dst may not be a general"),
+    ("(P1) dpas.bf.bf.8.8 (M1, 16) V40.0 %null.0 V41.0 V41(0,0)", "takes no predicate"),
+    ("mov (M8, 8) V34(0,0)<1> 0x1:d", "exceeds 32"),
+])
+def test_static_instruction_rules(text, msg):
+    with pytest.raises(IllegalInstruction, match=msg) as e:
+        asm.parse(DECLS + text)
+    assert str(e.value).startswith(f"{DECLS.count(chr(10)) + 1}:")

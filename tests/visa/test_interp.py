@@ -466,3 +466,15 @@ dpasw.s8.s8.8.8 (M1, 8) D.0 %null.0 B.0 A(0,0)
     mach.pair = pair
     mach.run()
     assert np.array_equal(mach.read("D").reshape(8, 8), a @ b)
+
+
+def test_inputs_must_fit_integer_variables():
+    from systolic.errors import InvalidValue
+    p = ".decl X v_type=G type=ub num_elts=4\n"
+    with pytest.raises(InvalidValue, match="fit"):
+        run_text(p, "pvc", {"X": np.array([1, 2, 300, 4])})
+    with pytest.raises(InvalidValue, match="fit"):
+        run_text(p, "pvc", {"X": np.array([1.5, 2, 3, 4])})
+    with pytest.raises(InvalidValue, match="too many"):
+        run_text(p, "pvc", {"X": np.arange(5)})
+    assert run_text(p, "pvc", {"X": np.array([1.0, 2, 3, 255])}).read("X").tolist() == [1, 2, 3, 255]

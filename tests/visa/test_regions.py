@@ -140,3 +140,24 @@ def test_text():
     assert R.SrcRegion(None, 4, 1).text() == "<4,1>"
     assert R.DstRegion(2).text() == "<2>"
     assert np.array_equal(R.source_element_indices_np(0, 0, 0, 1, 0, 4, 4, 32), [0, 0, 0, 0])
+
+
+@settings(max_examples=200 * SOAK, deadline=None)
+@given(legal_src(), st.lists(st.integers(0, 4000), min_size=32, max_size=32), st.integers(-512, 511),
+       st.integers(0, 3))
+def test_indirect_addressing_pseudo_code(p, an, off, k):
+    """Single-address: origin AN(k)+offset then the general pattern; multi-address: row i starts at AN(k+i)+offset."""
+    from systolic.visa import indirect as I
+    _, _, vs, w, hs, n, size, _ = p
+    single = I.single_address_source(an, k, off, vs, w, hs, n, size)
+    assert single == [an[k] + off + ((c // w) * vs + (c % w) * hs) * size for c in range(n)]
+    if k + n // w <= len(an):
+        multi = I.multi_address_source(an, k, off, w, hs, n, size)
+        assert multi == [an[k + c // w] + off + (c % w) * hs * size for c in range(n)]
+    else:
+        with pytest.raises(IllegalInstruction, match="past the end"):
+            I.multi_address_source(an, k, off, w, hs, n, size)
+    if hs:
+        assert I.indirect_dest(an, k, off, False, hs, n, size) == [an[k] + off + c * hs * size for c in range(n)]
+    with pytest.raises(IllegalInstruction, match="Additional Region Restrictions"):
+        I.indirect_dest(an, k, off, True, 1, n, size)

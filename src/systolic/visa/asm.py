@@ -32,7 +32,7 @@ from .encoding import (AddressOfOperand, AddressOperand, GeneralOperand, Immedia
                        PredicateOperand, RawOperand)
 from .isa import MODIFIER_TEXT, OPCODES, REL_OPS, TYPES, mask_by_name, precision, vtype
 from .predication import PredControl
-from .program import DpasInfo, Instruction, Program, located
+from .program import DpasInfo, Instruction, Program, check_instruction, located
 from .regions import check_dst_region, check_src_region
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
@@ -317,13 +317,10 @@ class _Parser:
             srcs = tuple(self.vec(c, exec_size, dst=False) for _ in range(op.n_src))
         if not c.at_end():
             raise c.error("unexpected text after the last operand", found=c.s[c.i:c.i + 12])
-        if pred.active and not op.has_pred:
-            raise IllegalInstruction(f"{line}:{col0}: {mnem} takes no predicate",
-                                     rule=f"instructions/{op.doc}: format", values={"opcode": mnem})
-        if sat and op.sat == "no":
-            raise IllegalInstruction(f"{line}:{col0}: {mnem} does not support .sat",
-                                     rule=f"instructions/{op.doc}: Saturation", values={"opcode": mnem})
-        return Instruction(mnem, exec_size, mask, dst, srcs, pred, sat, relop, dinfo, line, col0)
+        inst = Instruction(mnem, exec_size, mask, dst, srcs, pred, sat, relop, dinfo, line, col0)
+        self.opcol = col0
+        check_instruction(inst)
+        return inst
 
     def raw(self, c: _Cursor) -> RawOperand:
         c.ws()
@@ -542,11 +539,6 @@ def parse(text: str, source: str | None = None) -> Program:
         raise AsmSyntaxError("vISA text must be a str", line=1, column=1, source=source)
     p = _Parser(text, source)
     prog = p.run()
-    for inst in prog.instructions:
-        if isinstance(inst.srcs and inst.srcs[-1], ImmediateOperand) and inst.srcs[-1].modifier != "none":
-            raise located(IllegalInstruction("modifiers may only be used for General and Indirect operands",
-                                             rule="visa-operands.md: Vector Operands (tag byte)",
-                                             values={"class": "immediate"}), inst.line, inst.column, source)
     return prog
 
 

@@ -235,12 +235,8 @@ def encode_operand(op) -> bytes:
         _check_range("offset", op.offset, 0, 255, "visa-operands.md: state_opnd.offset (ub)")
         return struct.pack("<BBHB", _tag("state", op.modifier), op.state_class, op.id, op.offset)
     if isinstance(op, AddressOfOperand):
-        # ADDR_ADD's "&V" source is a general operand (ADDR_ADD.md notes); its byte offset is not
-        # representable unless it is a whole number of the row/column units, so keep it in the column.
-        if op.offset < 0 or op.offset > 255:
-            raise IllegalInstruction("address-of offset must fit the column byte", rule="ADDR_ADD.md notes",
-                                     values={"offset": op.offset})
-        return encode_operand(GeneralOperand(op.id, 0, op.offset, 0, 1, 0))
+        raise InvalidValue("&V is encoded as a general operand whose column depends on V's type; "
+                           "encode it with encode_instruction", rule="ADDR_ADD.md notes", values={"id": op.id})
     raise InvalidValue("not a vISA vector operand", rule="visa-operands.md: Vector Operands",
                        values={"operand": repr(op)})
 
@@ -470,7 +466,9 @@ def decode_instruction(r: Reader, prog):
         elif f in ("sd", "rc"):
             dinfo[f] = r.take("B", f)
     info = program.DpasInfo(**dinfo) if dinfo else None
-    return program.Instruction(name, n, mask, dst, tuple(srcs), pred, sat, relop, info)
+    inst = program.Instruction(name, n, mask, dst, tuple(srcs), pred, sat, relop, info)
+    program.check_instruction(inst)
+    return inst
 
 
 def encode_program(prog) -> bytes:

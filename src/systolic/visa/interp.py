@@ -95,6 +95,14 @@ class Machine:
                                                                             "num_elts": v.num_elts})
         dt = np.dtype(DTYPES[v.type.name])
         data = arr.astype(dt) if arr.dtype != dt else arr
+        if dt.kind in "iu" and arr.dtype != dt:
+            # integers must arrive exactly: a float or an out-of-range value would be changed silently
+            with np.errstate(all="ignore"):
+                back = data.astype(arr.dtype) if arr.dtype.kind != "b" else data.astype(bool)
+            if arr.dtype.kind == "f" and not np.isfinite(arr).all() or not np.array_equal(back, arr):
+                raise InvalidValue("input values do not fit the variable's integer type exactly",
+                                   rule="2_datatypes.md: type ranges",
+                                   values={"variable": name, "type": v.type.name, "dtype": str(arr.dtype)})
         self.grf.write(self.layout.offsets[v.name], np.ascontiguousarray(data).view(np.uint8))
 
     def read(self, name: str) -> np.ndarray:

@@ -126,3 +126,61 @@ class Program:
                 if v.name == name:
                     return v
         return None
+
+
+def check_instruction(inst: Instruction) -> None:
+    """The static rules of one instruction (no register state needed); raises IllegalInstruction.
+
+    Exec size and mask (instructions/*.md Exec_size; ChEn is 32 channels), predication only where the
+    format row has a Pred field, ``.sat`` only where the page allows it, operand classes of the page,
+    source modifiers by kind (visa-operands.md "Vector Operands": "not" only in and/not/or/xor,
+    arithmetic ones in arithmetic, shift and move instructions), region rules 1-5, no multi-address
+    destination.
+    """
+    from .encoding import (AddressOfOperand, GeneralOperand, ImmediateOperand, IndirectOperand)
+    from .regions import check_dst_region, check_src_region
+    o = inst.opcode
+    doc = f"instructions/{o.doc}"
+    n = inst.exec_size
+    if n not in (1, 2, 4, 8, 16, 32):
+        raise IllegalInstruction("execution size must be 1, 2, 4, 8, 16 or 32", rule=f"{doc}: Exec_size",
+                                 values={"exec_size": n})
+    if inst.mask.offset + n > 32:
+        raise IllegalInstruction("mask control offset + execution size exceeds 32 channels",
+                                 rule="visa-operands.md: Predication (ChEn is a 32-bit mask)",
+                                 values={"mask": inst.mask.name, "exec_size": n})
+    if inst.pred.active and not o.has_pred:
+        raise IllegalInstruction(f"{inst.op} takes no predicate", rule=f"{doc}: format", values={"opcode": inst.op})
+    if inst.sat and o.sat == "no":
+        raise IllegalInstruction(f"{inst.op} does not support .sat", rule=f"{doc}: Saturation",
+                                 values={"opcode": inst.op})
+    if inst.op in ("dpas", "dpasw"):
+        return
+    classes = [("dst", inst.dst, o.dst_classes)] + [(f"src{i}", s, o.src_classes) for i, s in enumerate(inst.srcs)]
+    for where, op, allowed in classes:
+        cls = "general" if isinstance(op, AddressOfOperand) else op.cls
+        if cls not in allowed:
+            raise IllegalInstruction(f"{inst.op} {where} may not be a {cls} operand", rule=f"{doc}: operand class",
+                                     values={"operand": where, "class": cls, "allowed": list(allowed)})
+        mod = getattr(op, "modifier", "none")
+        if mod != "none":
+            if isinstance(op, ImmediateOperand):
+                raise IllegalInstruction("modifiers may only be used for General and Indirect operands",
+                                         rule="visa-operands.md: Vector Operands (tag byte)",
+                                         values={"class": "immediate"})
+            kind = "logic" if mod == "not" else "arithmetic"
+            if o.modifier != kind:
+                raise IllegalInstruction(f"the {mod} modifier is not allowed on {inst.op}",
+                                         rule="visa-operands.md: Vector Operands (modifiers) / " + doc,
+                                         values={"modifier": mod, "opcode": inst.op,
+                                                 "allowed": o.modifier or "none"})
+        if isinstance(op, (GeneralOperand, IndirectOperand)) and not isinstance(op, AddressOfOperand):
+            if where == "dst":
+                if isinstance(op, IndirectOperand) and op.vstride is None and op.width is not None:
+                    raise IllegalInstruction("a multi-address indirect operand may not be a destination",
+                                             rule="visa-operands.md: Additional Region Restrictions for indirect "
+                                                  "operands rule 1", values={"operand": where})
+                check_dst_region(op.hstride)
+            elif not (inst.op == "addr_add" and where == "src0"):
+                check_src_region(op.vstride, op.width, op.hstride, n,
+                                 multi_address_ok=isinstance(op, IndirectOperand))
