@@ -18,7 +18,7 @@ starting from zero: exactly what the tile machine computes for the same blocking
 (:func:`reference_blocked`), bit for bit, because a tile store/load round trip is exact. Regions of C
 (``block_m`` rows x ``block_n`` columns) are dealt to worker threads in contiguous runs; one ctypes call
 (GIL released) runs the first run on the calling thread and the others on POSIX threads that the JIT code
-itself creates and joins (``gemm_mt``), so no Python runs while the threads work. Shapes are zero-padded to multiples of 32 (M, N) and of the K step.
+itself creates (as a binary tree) and joins (``gemm_mt``), so no Python runs while the threads work. Shapes are zero-padded to multiples of 32 (M, N) and of the K step.
 
 Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sections 6-7 (intrinsics).
 """
@@ -184,60 +184,74 @@ done:
 """
 
 
+#: i64 fields of one worker's share: the 12 arguments of @gemm, then its index, the worker count, the
+#: address of share 0 and the address of the thread-id array
+SHARE_FIELDS = 16
+
+
 def _threads_ir() -> str:
-    """gemm_mt(args, n, tids): run ``n`` shares of work, share 0 on the calling thread and shares 1..n-1 on
-    POSIX threads created for the call (a share whose thread cannot be created runs on the caller).
-    args: n x 12 i64, the arguments of @gemm in order."""
+    """gemm_mt(shares, n, tids): run ``n`` shares of work on a tree of POSIX threads: worker i first starts
+    workers 2i+1 and 2i+2 (so thread creation takes log2(n) steps instead of n), then does its share, then
+    joins its children. Worker 0 is the calling thread; a worker whose thread cannot be created runs on its
+    parent. shares: n x SHARE_FIELDS i64."""
     p = jit.ptr_type()
+    loads = "".join(f"  %q{i} = getelementptr i64, {p} %a, i64 {i}\n  %v{i} = load i64, {p} %q{i}\n"
+                    for i in range(SHARE_FIELDS))
+    ptrs = "".join(f"  %x{i} = inttoptr i64 %v{i} to {p}\n" for i in (0, 1, 3, 5, 8, 10, 14, 15))
     return f"""
 declare i32 @pthread_create({p}, {p}, {p}, {p})
 declare i32 @pthread_join(i64, {p})
 
+define internal void @spawn(i64 %child, i64 %n, {p} %base, {p} %tids) {{
+entry:
+  %ok = icmp ult i64 %child, %n
+  br i1 %ok, label %go, label %out
+go:
+  %off = mul i64 %child, {SHARE_FIELDS}
+  %arg = getelementptr i64, {p} %base, i64 %off
+  %tid = getelementptr i64, {p} %tids, i64 %child
+  %rc = call i32 @pthread_create({p} %tid, {p} null, {p} @worker, {p} %arg)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %inline, label %out
+inline:
+  store i64 0, {p} %tid
+  %r = call {p} @worker({p} %arg)
+  br label %out
+out:
+  ret void
+}}
+
+define internal void @join(i64 %child, i64 %n, {p} %tids) {{
+entry:
+  %ok = icmp ult i64 %child, %n
+  br i1 %ok, label %look, label %out
+look:
+  %tid = getelementptr i64, {p} %tids, i64 %child
+  %t = load i64, {p} %tid
+  %running = icmp ne i64 %t, 0
+  br i1 %running, label %go, label %out
+go:
+  %r = call i32 @pthread_join(i64 %t, {p} null)
+  br label %out
+out:
+  ret void
+}}
+
 define {p} @worker({p} %a) {{
-""" + "".join(f"  %q{i} = getelementptr i64, {p} %a, i64 {i}\n  %v{i} = load i64, {p} %q{i}\n" for i in range(12)) + \
-        "".join(f"  %x{i} = inttoptr i64 %v{i} to {p}\n" for i in (0, 1, 3, 5, 8, 10)) + f"""
+{loads}{ptrs}  %i2 = mul i64 %v12, 2
+  %c1 = add i64 %i2, 1
+  %c2 = add i64 %i2, 2
+  call void @spawn(i64 %c1, i64 %v13, {p} %x14, {p} %x15)
+  call void @spawn(i64 %c2, i64 %v13, {p} %x14, {p} %x15)
   call void @gemm({p} %x0, {p} %x1, i64 %v2, {p} %x3, i64 %v4, {p} %x5, i64 %v6, i64 %v7, {p} %x8, i64 %v9,
                   {p} %x10, i64 %v11)
+  call void @join(i64 %c1, i64 %v13, {p} %x15)
+  call void @join(i64 %c2, i64 %v13, {p} %x15)
   ret {p} null
 }}
 
-define void @gemm_mt({p} %args, i64 %n, {p} %tids) {{
-entry:
-  %multi = icmp ugt i64 %n, 1
-  br i1 %multi, label %spawn, label %self
-spawn:
-  %i = phi i64 [ 1, %entry ], [ %inext, %spawned ]
-  %ai = mul i64 %i, 12
-  %argi = getelementptr i64, {p} %args, i64 %ai
-  %tid = getelementptr i64, {p} %tids, i64 %i
-  %rc = call i32 @pthread_create({p} %tid, {p} null, {p} @worker, {p} %argi)
-  %failed = icmp ne i32 %rc, 0
-  br i1 %failed, label %inline, label %spawned
-inline:
-  store i64 0, {p} %tid
-  %ignored = call {p} @worker({p} %argi)
-  br label %spawned
-spawned:
-  %inext = add i64 %i, 1
-  %more = icmp ult i64 %inext, %n
-  br i1 %more, label %spawn, label %self
-self:
-  %mine = call {p} @worker({p} %args)
-  br i1 %multi, label %join, label %done
-join:
-  %j = phi i64 [ 1, %self ], [ %jnext, %joined ]
-  %tj = getelementptr i64, {p} %tids, i64 %j
-  %t = load i64, {p} %tj
-  %running = icmp ne i64 %t, 0
-  br i1 %running, label %dojoin, label %joined
-dojoin:
-  %jr = call i32 @pthread_join(i64 %t, {p} null)
-  br label %joined
-joined:
-  %jnext = add i64 %j, 1
-  %jmore = icmp ult i64 %jnext, %n
-  br i1 %jmore, label %join, label %done
-done:
+define void @gemm_mt({p} %shares, i64 %n, {p} %tids) {{
+  %r = call {p} @worker({p} %shares)
   ret void
 }}
 """
@@ -346,11 +360,11 @@ def _abufs(n: int, nbytes: int) -> list[np.ndarray]:
 def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int | None = None):
     """Regions (m0, m1, n0, n1) of a padded m x n C, and how they are dealt to ``threads`` workers.
 
-    Default blocks: 128 x 256, shrunk (to at least 32 x 32) until every worker has at least two regions,
+    Default blocks: 128 x 512 (best of the sweeps in benchmarks/results/native_gemm.md), shrunk (to at least 32 x 32) until every worker has at least two regions,
     so small products still use all threads. Regions are listed row-block by row-block and dealt to the
     workers in contiguous runs, so a worker's consecutive regions share rows of A (packed once per run)."""
     bm = block_m or 128
-    bn = block_n or 256
+    bn = block_n or 512
     if block_m is None and block_n is None:
         while (-(-m // bm)) * (-(-n // bn)) < 2 * threads and (bm > 32 or bn > 32):
             if bn >= bm and bn > 32:
@@ -401,12 +415,12 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     shares = [np.ascontiguousarray(x) for x in np.array_split(reg, nthreads)]
     abytes = bm * ksteps * 64 if pack_a else 0
     bufs = _abufs(nthreads, abytes)
-    args = np.empty((nthreads, 12), np.int64)
-    args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, 1 if pack_a else 0)
-    for w, sh in enumerate(shares):
-        args[w, 8], args[w, 9], args[w, 10] = sh.ctypes.data, len(sh), bufs[w].ctypes.data
+    args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     tids = np.zeros(nthreads, np.uint64)
+    args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
+               ksteps, 0, 0, 0, 1 if pack_a else 0, 0, nthreads, args.ctypes.data, tids.ctypes.data)
+    for w, sh in enumerate(shares):
+        args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w
     # one call: share 0 runs here, the others on POSIX threads created and joined inside (GIL released)
     fmt(args.ctypes.data, nthreads, tids.ctypes.data)
     res = cp[:m, :pb.n]
