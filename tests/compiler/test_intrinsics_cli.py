@@ -1,0 +1,204 @@
+"""The clang-style intrinsics (eager and traced) and the `systolic amx compile/run` commands."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from systolic.amx import TileMachine
+from systolic.amx import intrinsics as I
+from systolic.cli import cli, main
+from systolic.compiler import compile_ir, compile_module
+from systolic.compiler.printer import print_module
+from systolic.compiler.tracing import Scalar, for_range, if_, trace
+from systolic.errors import CompileError, InvalidOpcode, InvalidValue, MemoryFault
+
+from .helpers import EXAMPLES, example, native
+
+
+def s8(x):
+    return x - 256 if x >= 128 else x
+
+
+def test_eager_tdpbusd_matches_exact_integers():
+    rng = np.random.default_rng(7)
+    A = rng.integers(0, 256, 2048, dtype=np.uint8)
+    C = rng.integers(0, 256, 1024, dtype=np.uint8)
+    M, K, N = 5, 3, 7
+    a, b, c = I.Tile(M, 4 * K), I.Tile(K, 4 * N), I.Tile(M, 4 * N)
+    I.tile_loadd(a, I.Ptr(A), 64)
+    I.tile_loadd(b, I.Ptr(A) + 1024, 128)
+    I.tile_loadd(c, I.Ptr(C), 64)
+    I.tile_dpbusd(c, a, b)
+    out = np.zeros(1024, np.uint8)
+    I.tile_stored(I.Ptr(out), 64, c)
+    for m in range(M):
+        for n in range(N):
+            acc = int.from_bytes(C[m * 64 + 4 * n:m * 64 + 4 * n + 4].tobytes(), "little", signed=True)
+            for k in range(K):
+                for q in range(4):
+                    acc += int(A[m * 64 + 4 * k + q]) * s8(int(A[1024 + k * 128 + 4 * n + q]))
+            acc = (acc + 2 ** 31) % 2 ** 32 - 2 ** 31
+            assert int.from_bytes(out[m * 64 + 4 * n:m * 64 + 4 * n + 4].tobytes(), "little", signed=True) == acc
+    assert (out.reshape(16, 64)[M:] == 0).all() and (out.reshape(16, 64)[:, 4 * N:] == 0).all()
+    assert np.array_equal(c.numpy(np.int32), out.reshape(16, 64)[:M, :4 * N].view(np.int32))
+
+
+def test_eager_tiles_follow_the_hardware_rules():
+    buf = np.zeros(1024, np.uint8)
+    a, b, c = I.Tile(16, 32), I.Tile(16, 32), I.Tile(16, 32)
+    with pytest.raises(InvalidOpcode):
+        I.tile_dpbssd(c, a, b)                          # K = 8 dwords but B has 16 rows
+    t = I.Tile(16, 64)
+    with pytest.raises(MemoryFault) as ei:
+        I.tile_loadd(t, I.Ptr(buf) + 64, 64)            # row 15 ends at 64 + 15*64 + 64 > 1024
+    assert ei.value.row == 15
+    with pytest.raises(InvalidValue, match="initialised once"):
+        t.rows = 8
+    with pytest.raises(InvalidValue):
+        I.tile_loadd(t, [1, 2, 3], 64)
+    zero = I.Tile(4, 8)
+    assert (zero.numpy() == 0).all() and zero.numpy().shape == (4, 8)
+
+
+def test_eager_on_the_spec_path_machine_agrees():
+    rng = np.random.default_rng(1)
+    A = rng.integers(0, 256, 1024, dtype=np.uint8)
+    out1, out2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
+
+    def prog(out):
+        a, b, c = I.Tile(4, 16), I.Tile(4, 16), I.Tile(4, 16)
+        I.tile_loadd(a, I.Ptr(A), 64)
+        I.tile_loadd(b, I.Ptr(A) + 256, 64)
+        I.tile_dpbf16ps(c, a, b)
+        I.tile_stored(I.Ptr(out), 64, c)
+
+    prog(out1)
+    with I.use_machine(TileMachine(backend="spec")):
+        prog(out2)
+    assert np.array_equal(out1, out2)
+
+
+def test_tracing_emits_the_internal_intrinsics_with_shapes():
+    def k(n, A, C):
+        a, c = I.Tile(8, 32), I.Tile(8, 32)
+        b = I.Tile(8, 32)
+        I.tile_zero(c)
+        for_range(0, n, lambda i: (I.tile_loadd(a, A + i * 32, 64), I.tile_stream_loadd(b, A, 64),
+                                   I.tile_dpbssd(c, a, b)))
+        I.tile_stored(C, 64, c)
+
+    m = trace(k, scalars={"n": "i32"}, buffers={"A": 4096, "C": 1024})
+    text = print_module(m)
+    assert "call x86_amx @llvm.x86.tilezero.internal(i16 8, i16 32)" in text
+    assert "@llvm.x86.tileloaddt164.internal(i16 8, i16 32, ptr @A, i64 64)" in text
+    assert "phi x86_amx" in text and "phi i32" in text
+    assert "@A = global [4096 x i8] zeroinitializer, align 64" in text
+    mod = compile_module(m)
+    A = (np.arange(4096) % 7).astype(np.uint8)
+    for n in (0, 1, 3):
+        C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
+        mod.run("k", n, memory={"A": A.copy(), "C": C1})
+        mod.run_eager("k", n, memory={"A": A.copy(), "C": C2})
+        expect = np.zeros((8, 8), np.int64)
+        for i in range(n):
+            a = A[i * 32:].astype(np.int64)
+            aa = np.array([[a[r * 64 + c] for c in range(32)] for r in range(8)]).reshape(8, 8, 4)
+            bb = A[:8 * 64].reshape(8, 64)[:, :32].astype(np.int64).reshape(8, 8, 4)
+            expect += np.einsum("mkq,knq->mn", aa, bb)  # bytes < 7: unsigned == signed
+        assert np.array_equal(C1.reshape(16, 64)[:8, :32].view(np.int32), expect.astype(np.int32))
+        assert np.array_equal(C1, C2)
+
+
+def test_traced_values_refuse_python_control_flow():
+    def bad(n, A):
+        if n > 0:
+            pass
+
+    with pytest.raises(CompileError, match="if_"):
+        trace(bad, scalars={"n": "i32"}, buffers={"A": 64})
+
+    def escape(c, A):
+        keep = []
+        if_(c != 0, lambda: keep.append(I.Tile(4, 4)) or I.tile_loadd(keep[0], A, 64))
+        I.tile_stored(A, 64, keep[0])
+
+    with pytest.raises(CompileError, match="created inside"):
+        trace(escape, scalars={"c": "i32"}, buffers={"A": 1024})
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+def run_cli(*args):
+    r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return r
+
+
+def test_cli_compile_emits_each_form():
+    api = str(EXAMPLES / "api.ll")
+    r = run_cli("amx", "compile", api, "--emit", "machine")
+    assert r.exit_code == 0 and "LDTILECFG" in r.output and "TDPBSSD tmm2, tmm0, tmm1" in r.output
+    r = run_cli("amx", "compile", api, "--emit", "pseudo")
+    assert "PTDPBSSDV %row, %conv.i31, %conv.i31" in r.output and "PLDTILECFGV" in r.output
+    r = run_cli("amx", "compile", api, "--emit", "ir")
+    assert "@llvm.x86.tdpbssd.internal" in r.output and "x86_amx" in r.output
+    r = run_cli("amx", "compile", api, "--emit", "llvm")
+    assert "call void @llvm.x86.tdpbssd(i8 2, i8 0, i8 1)" in r.output
+    r = run_cli("amx", "compile", api, "--emit", "asm")
+    assert "ldtilecfg" in r.output and "tdpbssd\t%tmm1, %tmm0, %tmm2" in r.output and "tilerelease" in r.output
+    r = run_cli("amx", "compile", str(EXAMPLES / "final_form.ll"), "--emit", "asm-internal")
+    assert "tdpbssd" in r.output and "ldtilecfg" in r.output
+    r = run_cli("amx", "compile", api, "--print-after", "shapes", "--print-after", "regalloc", "--stats")
+    assert "; *** IR after shapes ***" in r.output and "; *** IR after regalloc ***" in r.output
+    assert '"copies_eliminated": 7' in r.output
+
+
+def main_error(capsys, *args) -> str:
+    """Run the real entry point; a SystolicError must end as one 'error: ...' line and exit status 1."""
+    with pytest.raises(SystemExit) as ei:
+        main(list(args))
+    assert ei.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    return err
+
+
+def test_cli_run_and_errors(tmp_path, capsys):
+    buf = (np.arange(1024) % 251).astype(np.uint8)
+    np.save(tmp_path / "buf.npy", buf)
+    api = str(EXAMPLES / "api.ll")
+    r = run_cli("amx", "run", api, "--function", "api", "--arg", "1", "--arg", "8", "--arg", "32",
+                "--mem", f"buf={tmp_path / 'buf.npy'}", "--json", "--save", str(tmp_path / "out"))
+    assert r.exit_code == 0
+    out = json.loads(r.output)
+    got = np.load(tmp_path / "out" / "buf.npy")
+    want = buf.copy()
+    compile_ir(example("api.ll")).run("api", 1, 8, 32, memory={"buf": want})
+    assert np.array_equal(got, want) and out["globals"]["buf"]["head"] == want[:16].tolist()
+    r = run_cli("amx", "run", api, "--function", "api", "--arg", "1", "--arg", "8", "--arg", "32",
+                "--mem", f"buf={tmp_path / 'buf.npy'}", "--eager")
+    assert r.exit_code == 0 and "@api returned None" in r.output
+    assert "#UD TDPBSSD" in main_error(capsys, "amx", "run", api, "-f", "api", "--arg", "1", "--arg", "16",
+                                       "--arg", "32")
+    bad = tmp_path / "bad.ll"
+    bad.write_text("define void @f() {\nentry:\n  %x = add i32 1\n  ret void\n}\n")
+    assert "bad.ll:4:3:" in main_error(capsys, "amx", "compile", str(bad))
+    assert "--arg" in main_error(capsys, "amx", "run", api, "-f", "api", "--arg", "x")
+    assert "--mem" in main_error(capsys, "amx", "run", api, "-f", "api", "--mem", "nofile")
+
+
+# ------------------------------------------------------------------------------------------------ native
+@native
+@pytest.mark.parametrize("cond, row, col", [(1, 8, 32), (0, 16, 64)])
+def test_api_natively_gives_the_same_bits(cond, row, col):
+    mod = compile_ir(example("api.ll"))
+    rng = np.random.default_rng(11)
+    buf, buf2 = rng.integers(0, 256, 1024, dtype=np.uint8), rng.integers(0, 256, 1024, dtype=np.uint8)
+    ref = {"buf": buf.copy(), "buf2": buf2.copy()}
+    mod.run("api", cond, row, col, memory=ref)
+    for backend in ("native", "llvm"):
+        mem = {"buf": buf.copy(), "buf2": buf2.copy()}
+        mod.run("api", cond, row, col, memory=mem, backend=backend)
+        assert np.array_equal(mem["buf"], ref["buf"])
+    with pytest.raises(InvalidOpcode):  # checked before anything reaches silicon
+        mod.run("api", 1, 16, 32, memory={"buf": buf.copy(), "buf2": buf2.copy()}, backend="llvm")
