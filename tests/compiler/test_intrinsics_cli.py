@@ -202,3 +202,33 @@ def test_api_natively_gives_the_same_bits(cond, row, col):
         assert np.array_equal(mem["buf"], ref["buf"])
     with pytest.raises(InvalidOpcode):  # checked before anything reaches silicon
         mod.run("api", 1, 16, 32, memory={"buf": buf.copy(), "buf2": buf2.copy()}, backend="llvm")
+
+
+def test_jit_call_binds_globals_and_arguments_without_tiles():
+    """The JIT runner's plumbing (external globals bound to the caller's arrays, ctypes arguments, return value)
+    on a function without tile instructions, so it runs on any x86-64."""
+    import platform
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86-64 only")
+    text = """
+@g = global [16 x i8] zeroinitializer, align 64
+define i32 @f(i16 signext %a, i32 %b, ptr %p) {
+entry:
+  %x = sext i16 %a to i32
+  %y = mul i32 %x, %b
+  %q = getelementptr inbounds i8, ptr %p, i64 4
+  store i32 %y, ptr %q, align 1
+  %z = load i8, ptr @g, align 1
+  %w = zext i8 %z to i32
+  %r = add i32 %y, %w
+  ret i32 %r
+}
+"""
+    mod = compile_ir(text)
+    g = np.zeros(16, np.uint8)
+    g[0] = 7
+    res = mod._jit_call("f", (-3, 5, "g"), {"g": g})
+    assert res.value == (-15 + 7) % 2 ** 32
+    assert int.from_bytes(g[4:8].tobytes(), "little", signed=True) == -15
+    ref = mod.run("f", -3, 5, "g", memory={"g": np.array([7] + [0] * 15, np.uint8)})
+    assert ref.value == res.value and np.array_equal(ref.memory["g"], g)

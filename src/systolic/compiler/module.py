@@ -136,6 +136,13 @@ class CompiledModule:
         copies = {k: v.copy() for k, v in (memory or {}).items()}
         self.run(function, *args, memory=copies, backend="emulator", cpu=cpu, max_steps=max_steps)
         # 2. the real arrays, bound to the JIT's external globals
+        return self._jit_call(function, args, memory)
+
+    def _jit_call(self, function, args, memory) -> RunResult:
+        """JIT-compile :func:`to_llvm.physical_ir` for this CPU and call ``function`` on ``memory`` in place
+        (no checks: the caller made sure the program cannot fault)."""
+        import ctypes
+
         from ..amx.jit import JitModule
         import llvmlite.binding as llvm
         r = Runner(self.machine, None)
