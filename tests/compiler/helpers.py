@@ -16,16 +16,20 @@ def example(name: str) -> str:
     return (EXAMPLES / name).read_text()
 
 
-def has_native_amx() -> bool:
+def native_availability() -> tuple[bool, str]:
     try:
-        from systolic.amx.native import require_native
-        require_native()
-        return True
-    except Exception:
-        return False
+        from systolic.amx.native import availability
+        return availability()
+    except Exception as exc:  # the native module missing or broken is "unavailable", with the reason
+        return False, f"{type(exc).__name__}: {exc}"
 
 
-native = pytest.mark.skipif(not has_native_amx(), reason="needs a CPU with AMX and tile-data permission")
+_NATIVE, _WHY = native_availability()
+
+
+def native(f):
+    """Marker ``native`` + skip where the CPU has no AMX or no tile-data permission."""
+    return pytest.mark.native(pytest.mark.skipif(not _NATIVE, reason=f"native AMX unavailable: {_WHY}")(f))
 
 
 def rand_bytes(rng, n):

@@ -88,6 +88,17 @@ def test_colsb_not_multiple_of_4_is_invalid_opcode(api):
         api.run("api", 1, 8, 30, memory={"buf": np.zeros(1024, np.uint8), "buf2": np.zeros(1024, np.uint8)})
 
 
+def test_spec_path_backend_gives_the_same_bytes(api):
+    rng = np.random.default_rng(9)
+    buf, buf2 = rand_bytes(rng, 1024), rand_bytes(rng, 1024)
+    m1 = {"buf": buf.copy(), "buf2": buf2.copy()}
+    m2 = {"buf": buf.copy(), "buf2": buf2.copy()}
+    api.run("api", 0, 16, 64, memory=m1)
+    r = api.run("api", 0, 16, 64, memory=m2, backend="spec")
+    assert r.machine.backend.name == "spec"
+    assert np.array_equal(m1["buf"], m2["buf"])
+
+
 def test_machine_program_shape(api):
     text = api.emit("machine")
     assert text.count("LDTILECFG") == 1 and text.count("TILERELEASE") == 1

@@ -236,16 +236,6 @@ class _Allocator:
             iv[vid] = [merged[0][0], merged[-1][1], vars_[vid], merged]
         return iv, crossing
 
-    def _var_by_id(self, vid):
-        for ins in self.f.instructions():
-            t = tile_def(ins)
-            if t is not None and id(t) == vid:
-                return t
-            for v in tile_uses(ins):
-                if id(v) == vid:
-                    return v
-        raise AssertionError("unknown tile variable")
-
     # ------------------------------------------------------------------ spilling
     def spill(self, v) -> None:
         """Spill everywhere: store after each definition, reload (same shape, stride 64) before each use."""
