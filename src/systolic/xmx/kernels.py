@@ -191,45 +191,67 @@ def int_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, bound_
 
 
 def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_chan: int, k_per_instr: int,
-              model: M.NumericsModel) -> np.ndarray:
+              model: M.NumericsModel, native: bool | None = None) -> np.ndarray:
     """fp32 bits (uint32, M x N) of C + A @ B under ``model``; A, B exact float64 values (flushing done).
 
     K is processed in K order: instructions of ``k_per_instr`` products, each made of systolic stages of
     ``ops_per_chan`` products; C (fp32 values, float64 array or None = +0) enters first and the fp32 result of
-    one instruction is the C of the next (as a GEMM chains DPAS).
+    one instruction is the C of the next (as a GEMM chains DPAS). ``native``: use the compiled kernel of
+    :mod:`systolic.xmx.native` for "stage"/"sequential" (default: when available); elements it flags are
+    recomputed here.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     m, k = a.shape
     n = b.shape[1]
     acc = np.zeros((m, n)) if c is None else np.asarray(c, dtype=np.float64)
-    bits = round_sum_fp32([acc], model)
+    step = ops_per_chan if model.name == "stage" else 1
+    if native is None:
+        native = model.name in ("stage", "sequential") and not model.ftz_result and k % step == 0 and m * n >= 64
+        if native:
+            from . import native as NT
+            native = NT.available()
+    if native:
+        from . import native as NT
+        acc0 = fp32_bits_to_value(round_sum_fp32([acc], model))  # C as the fp32 accumulator it is
+        res, flag = NT.stage_mma(a.astype(np.float32), b.astype(np.float32), acc0, step)
+        bits = res.astype(np.float32).view(np.uint32)
+        rows, cols = np.nonzero(flag)
+        if rows.size:
+            bits[rows, cols] = _chain(lambda kk: a[rows, kk] * b[kk, cols], acc0[rows, cols], k, ops_per_chan,
+                                      k_per_instr, model)
+        return bits
 
     def prod(kk):
-        with np.errstate(invalid="ignore", over="ignore"):
-            p = a[:, kk, None] * b[None, kk, :]
-        # inf * 0 is NaN in IEEE binary64 as in the spec; signed zeros follow IEEE too
-        return p
+        return a[:, kk, None] * b[None, kk, :]
 
-    if model.name == "stage":
-        for k0 in range(0, k, ops_per_chan):
-            bits = round_sum_fp32([acc] + [prod(kk) for kk in range(k0, min(k0 + ops_per_chan, k))], model)
-            acc = fp32_bits_to_value(bits)
-    elif model.name == "sequential":
-        for kk in range(k):
-            bits = round_sum_fp32([acc, prod(kk)], model)
-            acc = fp32_bits_to_value(bits)
-    elif model.name == "exact":
-        for k0 in range(0, k, k_per_instr):
-            bits = round_sum_fp32([acc] + [prod(kk) for kk in range(k0, min(k0 + k_per_instr, k))], model)
-            acc = fp32_bits_to_value(bits)
-    else:  # block
-        L = model.block_size
-        for k0 in range(0, k, k_per_instr):
-            k1 = min(k0 + k_per_instr, k)
-            for b0 in range(k0, k1, L):
-                bits = round_block_fp32([acc] + [prod(kk) for kk in range(b0, min(b0 + L, k1))], model)
+    return _chain(prod, acc, k, ops_per_chan, k_per_instr, model)
+
+
+def _chain(prod, acc, k, ops_per_chan, k_per_instr, model) -> np.ndarray:
+    """The model's accumulation over K, vectorised over whatever shape ``prod(kk)`` and ``acc`` have."""
+    bits = round_sum_fp32([acc], model)
+    acc = fp32_bits_to_value(bits)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if model.name == "stage":
+            for k0 in range(0, k, ops_per_chan):
+                bits = round_sum_fp32([acc] + [prod(kk) for kk in range(k0, min(k0 + ops_per_chan, k))], model)
                 acc = fp32_bits_to_value(bits)
+        elif model.name == "sequential":
+            for kk in range(k):
+                bits = round_sum_fp32([acc, prod(kk)], model)
+                acc = fp32_bits_to_value(bits)
+        elif model.name == "exact":
+            for k0 in range(0, k, k_per_instr):
+                bits = round_sum_fp32([acc] + [prod(kk) for kk in range(k0, min(k0 + k_per_instr, k))], model)
+                acc = fp32_bits_to_value(bits)
+        else:  # block
+            L = model.block_size
+            for k0 in range(0, k, k_per_instr):
+                k1 = min(k0 + k_per_instr, k)
+                for b0 in range(k0, k1, L):
+                    bits = round_block_fp32([acc] + [prod(kk) for kk in range(b0, min(b0 + L, k1))], model)
+                    acc = fp32_bits_to_value(bits)
     return np.asarray(bits, dtype=np.uint32)
 
 
