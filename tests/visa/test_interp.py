@@ -478,3 +478,48 @@ def test_inputs_must_fit_integer_variables():
     with pytest.raises(InvalidValue, match="too many"):
         run_text(p, "pvc", {"X": np.arange(5)})
     assert run_text(p, "pvc", {"X": np.array([1.0, 2, 3, 255])}).read("X").tolist() == [1, 2, 3, 255]
+
+
+_HALF = {"hf": (np.float16, Fraction(65520)), "bf": (ml_dtypes.bfloat16, Fraction(2) ** 128 - Fraction(2) ** 119)}
+
+
+def rne16(q: Fraction, tname: str):
+    """Independent oracle for 16-bit formats: nearest of the bit-neighbours of a first guess, ties to even."""
+    dt, overflow = _HALF[tname]
+    if abs(q) >= overflow:
+        return np.array([np.inf if q > 0 else -np.inf]).astype(dt)[0]
+    with np.errstate(all="ignore"):
+        b = int(np.array([float(q)]).astype(np.float32).astype(dt).view(np.uint16)[0])
+    cands = []
+    for c in (b - 1, b, b + 1):
+        v = np.array([c & 0xFFFF], np.uint16).view(dt)[0]
+        if np.isfinite(np.float32(v)):
+            cands.append(v)
+    return min(cands, key=lambda v: (abs(Fraction(float(np.float32(v))) - q), int(np.array([v]).view(np.uint16)[0]) & 1))
+
+
+HBITS = st.one_of(st.integers(0, 0xFFFF), st.sampled_from([0x0000, 0x8000, 0x0001, 0x8001, 0x3C00, 0x7BFF, 0x3F80,
+                                                             0x7F7F, 0x0080, 0x0400]))
+_EXP = {"hf": 0x7C00, "bf": 0x7F80}
+
+
+@settings(max_examples=80 * SOAK, deadline=None)
+@given(st.sampled_from(["hf", "bf"]), st.lists(st.tuples(HBITS, HBITS, HBITS), min_size=8, max_size=8))
+def test_half_and_bfloat_alu_against_exact_oracle(tname, triples):
+    dt, e = _HALF[tname][0], _EXP[tname]
+    finite = [[(x & ~0x4000) if (x & e) == e else x for x in t] for t in triples]   # no inf/NaN inputs here
+    a, b, c = (np.array([t[i] for t in finite], np.uint16).view(dt) for i in range(3))
+    prog = "\n".join(f".decl {n} v_type=G type={tname} num_elts=8" for n in "ABCSMF") + f"""
+add (M1, 8) S(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
+mul (M1, 8) M(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
+mad (M1, 8) F(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0> C(0,0)<1;1,0>
+"""
+    m = run_text(prog, "pvc", {"A": a, "B": b, "C": c})
+    for i in range(8):
+        fa, fb, fc = (Fraction(float(np.float32(x[i]))) for x in (a, b, c))
+        sa, sb, sc = (math.copysign(1, float(np.float32(x[i]))) < 0 for x in (a, b, c))
+        for name, q, negzero in (("S", fa + fb, sa and sb), ("M", fa * fb, sa != sb),
+                                 ("F", fa * fb + fc, (sa != sb) and (fa * fb == 0) and sc)):
+            want = rne16(q, tname) if q != 0 else np.array([-0.0 if negzero else 0.0], np.float32).astype(dt)[0]
+            got = m.read(name)[i]
+            assert np.array([got]).view(np.uint16)[0] == np.array([want]).view(np.uint16)[0], (tname, name, a[i], b[i], c[i])

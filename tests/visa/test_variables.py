@@ -11,8 +11,9 @@ from systolic.visa.variables import AddressVar, GeneralVar, PredicateVar, layout
 SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))  # long runs: SYSTOLIC_SOAK=50
 
 TYPE_NAMES = ["ud", "d", "uw", "w", "ub", "b", "f", "hf", "bf", "df", "q", "uq"]
-ALIGNS = [None, "byte", "word", "dword", "qword", "oword", "GRF", "2GRF"]
-ALIGN_BYTES = {None: 1, "byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16}
+ALIGNS = [None, "byte", "word", "dword", "qword", "oword", "hword", "wordx32", "wordx64", "GRF", "2GRF", "GRFx2"]
+ALIGN_BYTES = {None: 1, "byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "hword": 32, "wordx32": 64,
+               "wordx64": 128}
 
 
 @st.composite
@@ -33,7 +34,7 @@ def test_layout_obeys_jit_rules(vars_, grf):
         assert o % v.type.size == 0
         if v.align == "GRF":
             assert o % grf == 0
-        elif v.align == "2GRF":
+        elif v.align in ("2GRF", "GRFx2"):
             assert o % (2 * grf) == 0
         else:
             assert o % ALIGN_BYTES[v.align] == 0

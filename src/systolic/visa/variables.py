@@ -19,8 +19,11 @@ __all__ = ["ALIGNMENTS", "GeneralVar", "AddressVar", "PredicateVar", "NULL_VAR",
 RULE_DECL = "8_appendix_visa_assembly_syntax.md: Declarations"
 RULE_ALIGN = "visa-operands.md: Region Restrictions, implementation note (JIT variable alignment)"
 
-#: align=<...> -> bytes (None: in GRF units, resolved with the platform's GRF size)
-ALIGNMENTS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "GRF": None, "2GRF": None}
+#: align=<...> -> bytes (None: in GRF units, resolved with the platform's GRF size). The appendix lists
+#: byte..oword, GRF, 2GRF; IGC's printer also writes GRFx2, hword, wordx32, wordx64
+#: (visa/Common_ISA_util.cpp ``CISAAlignTable``).
+ALIGNMENTS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "hword": 32, "wordx32": 64,
+              "wordx64": 128, "GRF": None, "2GRF": None, "GRFx2": None}
 _ALIGN_CANON = {k.lower(): k for k in ALIGNMENTS}
 
 
@@ -95,7 +98,7 @@ def align_bytes(var: GeneralVar, grf_bytes: int) -> int:
     a = max(var.type.size, 1)
     if var.align == "GRF":
         a = max(a, grf_bytes)
-    elif var.align == "2GRF":
+    elif var.align in ("2GRF", "GRFx2"):
         a = max(a, 2 * grf_bytes)
     elif var.align is not None:
         a = max(a, ALIGNMENTS[var.align])
