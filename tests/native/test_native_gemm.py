@@ -86,6 +86,20 @@ def test_plan_covers_c_exactly_once(mb, nb, threads, bm, bn):
         assert len(regions) >= 2 * threads or len(regions) == mb * nb
 
 
+@pytest.mark.native
+@pytest.mark.skipif(not NATIVE, reason=f"native AMX unavailable: {NATIVE_WHY}")
+def test_pool_serves_concurrent_callers():
+    """Several Python threads calling matmul at once share the resident pool without mixing results."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(11)
+    cases = [(_rand(rng, (96, 128), np.int8), _rand(rng, (128, 64), np.int8)) for _ in range(12)]
+    wants = [G.reference_blocked(a, b) for a, b in cases]
+    with ThreadPoolExecutor(6) as ex:
+        gots = list(ex.map(lambda ab: G.matmul(*ab, threads=8), cases * 3))
+    for got, want in zip(gots, wants * 3):
+        assert np.array_equal(got, want)
+
+
 def test_bad_arguments_are_typed_errors():
     with pytest.raises(InvalidValue, match="inner dimensions"):
         G.matmul(np.zeros((4, 5), np.int8), G.pack_b(np.zeros((6, 4), np.int8)))
@@ -109,9 +123,10 @@ def test_native_gemm_equals_tile_machine_blocking(pair, shape, adversarial):
     a = _rand(rng, (m, k), DTYPES[pair[0]], adversarial)
     b = _rand(rng, (k, n), DTYPES[pair[1]], adversarial)
     want = G.reference_blocked(a, b)
-    for threads, bm, bn, pa in ((1, None, None, True), (4, 32, 32, False), (3, 64, 96, True),
-                                (16, None, None, False), (2, 256, 32, True)):
-        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn, pack_a=pa)
+    for threads, bm, bn, pa, rt in ((1, None, None, True, "pool"), (4, 32, 32, False, "pool"),
+                                    (3, 64, 96, True, "spawn"), (16, None, None, False, "spawn"),
+                                    (2, 256, 32, True, "pool"), (64, 32, 32, True, "pool")):
+        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn, pack_a=pa, runtime=rt)
         assert got.dtype == want.dtype and got.shape == (m, n)
-        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa, rt)
     assert np.array_equal(G.matmul(a, G.pack_b(b)).view(np.uint32), want.view(np.uint32))

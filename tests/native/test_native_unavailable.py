@@ -38,7 +38,6 @@ def test_machine_with_native_backend_raises_amx_unavailable(disabled):
 
 
 def test_gemm_raises_amx_unavailable(disabled):
-    native_gemm._compiled.cache_clear()
     a = np.ones((32, 64), np.int8)
     with pytest.raises(AmxUnavailable):
         native_gemm.matmul(a, a.T.copy())

@@ -26,7 +26,6 @@ Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sect
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -257,6 +256,134 @@ define void @gemm_mt({p} %shares, i64 %n, {p} %tids) {{
 """
 
 
+#: control block of the resident worker pool (i64 slots; futex words are the low 32 bits of their slot)
+CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE, CTRL_FIELDS = 0, 8, 16, 24, 32, 40, 64
+#: in a pool share, slot 12 holds the address of the @gemm to call (the pool serves every kernel)
+POOL_FN = 12
+
+
+def pool_ir() -> str:
+    """A resident pool of worker threads for the GEMM (Linux futexes; no Python while it works).
+
+    pool_worker(ctrl, w): worker w waits (spins briefly, then FUTEX_WAIT) until the generation counter
+    moves, runs share w if w < n (an indirect call of the share's @gemm), counts ``pending`` down and wakes
+    the caller when it was the last; returns when ``stop`` is set.
+    pool_run(ctrl): the caller publishes a job (shares, n already stored), bumps the generation, wakes
+    the workers, runs share 0 itself and waits until every worker has reported."""
+    p = jit.ptr_type()
+    gemm_t = f"void ({p}, {p}, i64, {p}, i64, {p}, i64, i64, {p}, i64, {p}, i64)"
+    loads = "".join(f"  %q{i} = getelementptr i64, {p} %sh, i64 {i}\n  %v{i} = load i64, {p} %q{i}\n"
+                    for i in range(13))
+    ptrs = "".join(f"  %x{i} = inttoptr i64 %v{i} to {p}\n" for i in (0, 1, 3, 5, 8, 10, 12))
+    return f"""
+declare i64 @syscall(i64, ...)
+declare void @llvm.x86.sse2.pause()
+
+define internal void @run_share({p} %shares, i64 %w) {{
+  %off = mul i64 %w, {SHARE_FIELDS}
+  %sh = getelementptr i64, {p} %shares, i64 %off
+{loads}{ptrs}  call {gemm_t} %x12({p} %x0, {p} %x1, i64 %v2, {p} %x3, i64 %v4, {p} %x5, i64 %v6, i64 %v7,
+                      {p} %x8, i64 %v9, {p} %x10, i64 %v11)
+  ret void
+}}
+
+; wait until the i32 at %addr differs from %val: spin %spins times, then sleep in FUTEX_WAIT_PRIVATE
+define internal i32 @wait_change({p} %addr, i32 %val, i64 %spins) {{
+entry:
+  br label %spin
+spin:
+  %i = phi i64 [ 0, %entry ], [ %inext, %again ]
+  %cur = load atomic i32, {p} %addr acquire, align 4
+  %moved = icmp ne i32 %cur, %val
+  br i1 %moved, label %out, label %again
+again:
+  call void @llvm.x86.sse2.pause()
+  %inext = add i64 %i, 1
+  %more = icmp ult i64 %inext, %spins
+  br i1 %more, label %spin, label %sleep
+sleep:
+  %cur2 = load atomic i32, {p} %addr acquire, align 4
+  %moved2 = icmp ne i32 %cur2, %val
+  br i1 %moved2, label %out2, label %dosleep
+dosleep:
+  %r = call i64 (i64, ...) @syscall(i64 202, {p} %addr, i64 128, i32 %val, {p} null)
+  br label %sleep
+out:
+  ret i32 %cur
+out2:
+  ret i32 %cur2
+}}
+
+define internal void @wake({p} %addr, i32 %count) {{
+  %r = call i64 (i64, ...) @syscall(i64 202, {p} %addr, i64 129, i32 %count)
+  ret void
+}}
+
+define void @pool_worker({p} %ctrl, i64 %w) {{
+entry:
+  %genp = getelementptr i8, {p} %ctrl, i64 {CTRL_GEN}
+  %pendp = getelementptr i8, {p} %ctrl, i64 {CTRL_PENDING}
+  %sharesp = getelementptr i8, {p} %ctrl, i64 {CTRL_SHARES}
+  %np = getelementptr i8, {p} %ctrl, i64 {CTRL_N}
+  %stopp = getelementptr i8, {p} %ctrl, i64 {CTRL_STOP}
+  %donep = getelementptr i8, {p} %ctrl, i64 {CTRL_DONE}
+  br label %loop
+loop:
+  %seen = phi i32 [ 0, %entry ], [ %g, %next ]
+  %g = call i32 @wait_change({p} %genp, i32 %seen, i64 20000)
+  %stop = load atomic i64, {p} %stopp acquire, align 8
+  %stopping = icmp ne i64 %stop, 0
+  br i1 %stopping, label %exit, label %work
+work:
+  %n = load i64, {p} %np
+  %mine = icmp ult i64 %w, %n
+  br i1 %mine, label %run, label %finish
+run:
+  %shares = load {p}, {p} %sharesp
+  call void @run_share({p} %shares, i64 %w)
+  br label %finish
+finish:
+  %old = atomicrmw sub {p} %pendp, i64 1 acq_rel
+  %last = icmp eq i64 %old, 1
+  br i1 %last, label %signal, label %next
+signal:
+  store atomic i32 1, {p} %donep release, align 4
+  call void @wake({p} %donep, i32 1)
+  br label %next
+next:
+  br label %loop
+exit:
+  ret void
+}}
+
+; pool_run(ctrl, workers): shares and n are stored in ctrl by the caller; workers = threads in the pool
+define void @pool_run({p} %ctrl, i64 %workers) {{
+entry:
+  %genp = getelementptr i8, {p} %ctrl, i64 {CTRL_GEN}
+  %pendp = getelementptr i8, {p} %ctrl, i64 {CTRL_PENDING}
+  %sharesp = getelementptr i8, {p} %ctrl, i64 {CTRL_SHARES}
+  %donep = getelementptr i8, {p} %ctrl, i64 {CTRL_DONE}
+  store atomic i64 %workers, {p} %pendp release, align 8
+  store atomic i32 0, {p} %donep release, align 4
+  %none = icmp eq i64 %workers, 0
+  br i1 %none, label %mine, label %publish
+publish:
+  %old = atomicrmw add {p} %genp, i32 1 acq_rel
+  call void @wake({p} %genp, i32 2147483647)
+  br label %mine
+mine:
+  %shares = load {p}, {p} %sharesp
+  call void @run_share({p} %shares, i64 0)
+  br i1 %none, label %done, label %wait
+wait:
+  %d = call i32 @wait_change({p} %donep, i32 0, i64 200000)
+  br label %done
+done:
+  ret void
+}}
+"""
+
+
 def kernel_ir(mnemonic: str = "tdpbf16ps") -> str:
     """The LLVM IR of the GEMM micro-kernel for ``mnemonic`` (for ``emit_asm`` or inspection)."""
     if mnemonic not in {k[0] for k in KERNELS.values()}:
@@ -269,24 +396,91 @@ _lock = threading.Lock()
 
 
 def _bind_pthreads() -> None:
-    """Point the JIT's pthread_create / pthread_join at this process's C library."""
+    """Point the JIT's pthread_create / pthread_join / syscall at this process's C library (once, under the
+    JIT lock: LLVM's symbol table is global)."""
+    if _symbols_bound:
+        return
     import llvmlite.binding as llvm
     libc = ctypes.CDLL(None)
-    for name in ("pthread_create", "pthread_join"):
-        llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+    with jit._lock:
+        for name in ("pthread_create", "pthread_join", "syscall"):
+            llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+    _symbols_bound.append(True)
 
 
-@functools.lru_cache(maxsize=None)
+_compiled_cache: dict = {}
+_symbols_bound: list = []
+
+
 def _compiled(mnemonic: str):
+    """(module, gemm, gemm_mt) for ``mnemonic``: compiled once per process, kept for its lifetime (threads
+    may be running the code), thread-safe."""
     from .native import require_native
-    require_native()
+    require_native()  # cached: cheap, and honours SYSTOLIC_NO_NATIVE even after a compile
+    got = _compiled_cache.get(mnemonic)
+    if got is not None:
+        return got
+    with _lock:
+        got = _compiled_cache.get(mnemonic)
+        if got is None:
+            _bind_pthreads()
+            mod = jit.JitModule(kernel_ir(mnemonic))
+            vp, i64 = ctypes.c_void_p, ctypes.c_int64
+            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
+            fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
+            got = _compiled_cache[mnemonic] = (mod, f, fmt)
+    return got
+
+
+class _Pool:
+    """Resident worker threads (``size - 1`` of them; the caller is worker 0), parked in pool_worker."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.mod = jit.JitModule(pool_ir())
+        vp, i64 = ctypes.c_void_p, ctypes.c_int64
+        self._run = self.mod.cfunc("pool_run", None, vp, i64)
+        self._worker = self.mod.cfunc("pool_worker", None, vp, i64)
+        self.ctrl = np.zeros(CTRL_FIELDS // 8, np.int64)
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._worker, args=(self.ctrl.ctypes.data, w), daemon=True,
+                                         name=f"amx-gemm-{w}") for w in range(1, size)]
+        for t in self.threads:
+            t.start()
+
+    def run(self, shares: np.ndarray) -> None:
+        with self.lock:
+            self.ctrl[CTRL_SHARES // 8] = shares.ctypes.data
+            self.ctrl[CTRL_N // 8] = len(shares)
+            self._run(self.ctrl.ctypes.data, self.size - 1)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.ctrl[CTRL_STOP // 8] = 1
+            self.ctrl[CTRL_N // 8] = 0
+            g = self.ctrl[CTRL_GEN // 8:CTRL_GEN // 8 + 1].view(np.int32)
+            g[0] += 1
+            import llvmlite  # noqa: F401  (wake through the C library)
+            libc = ctypes.CDLL(None)
+            libc.syscall(ctypes.c_long(202), ctypes.c_void_p(self.ctrl.ctypes.data), ctypes.c_long(129),
+                         ctypes.c_int(2**31 - 1))
+        for t in self.threads:
+            t.join(timeout=1.0)
+
+
+_pool_obj: list = []
+
+
+def _pool() -> _Pool:
     with _lock:
         _bind_pthreads()
-        mod = jit.JitModule(kernel_ir(mnemonic))
-        vp, i64 = ctypes.c_void_p, ctypes.c_int64
-        f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
-        fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
-        return mod, f, fmt
+        if not _pool_obj:
+            import atexit
+            pool = _Pool(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                             else os.cpu_count() or 1))
+            _pool_obj.append(pool)
+            atexit.register(pool.stop)
+        return _pool_obj[0]
 
 
 #: all eight tiles 16 rows x 64 bytes
@@ -377,13 +571,16 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
-           block_n: int | None = None, pack_a: bool = True, out: np.ndarray | None = None) -> np.ndarray:
+           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool",
+           out: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
     workers (POSIX threads created by the JIT code; default all CPUs) over regions of
     ``block_m`` x ``block_n`` of C (:func:`plan`). ``pack_a``: copy each region's rows of A into
-    tile-contiguous form first (by tile moves). The result does not depend on threads, blocks or pack_a.
+    tile-contiguous form first (by tile moves). ``runtime``: ``"pool"`` (resident worker threads parked
+    on futexes, the default) or ``"spawn"`` (a tree of POSIX threads created for the call). The result
+    does not depend on threads, blocks, pack_a or runtime.
     Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
@@ -408,7 +605,12 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     cp = np.empty((mp, pb.np_), cdt)
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
+    if runtime not in ("pool", "spawn"):
+        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
+    pool = _pool() if runtime == "pool" else None
     nthreads = max(1, threads or os.cpu_count() or 1)
+    if pool is not None:
+        nthreads = min(nthreads, pool.size)
     regions, bm, _ = plan(mp, pb.np_, nthreads, block_m, block_n)
     nthreads = min(nthreads, len(regions))
     reg = np.array(regions, np.int64).reshape(-1, 4)
@@ -421,8 +623,12 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
                ksteps, 0, 0, 0, 1 if pack_a else 0, 0, nthreads, args.ctypes.data, tids.ctypes.data)
     for w, sh in enumerate(shares):
         args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w
-    # one call: share 0 runs here, the others on POSIX threads created and joined inside (GIL released)
-    fmt(args.ctypes.data, nthreads, tids.ctypes.data)
+    if pool is not None:
+        args[:, POOL_FN] = ctypes.cast(f, ctypes.c_void_p).value
+        pool.run(args)
+    else:
+        # one call: share 0 runs here, the others on POSIX threads created and joined inside (GIL released)
+        fmt(args.ctypes.data, nthreads, tids.ctypes.data)
     res = cp[:m, :pb.n]
     if out is not None:
         out[...] = res
