@@ -307,6 +307,8 @@ mov.sat (M1, 8) F(0,0)<1> F(0,0)<1;1,0>
 def test_vf_immediate():
     p = ".decl F v_type=G type=f num_elts=4\nmov (M1, 4) F(0,0)<1> 0x7f30a000:vf\n"
     assert run_text(p, "pvc").read("F").tolist() == [0.0, -0.5, 1.0, 31.0]
+    with pytest.raises(IllegalInstruction, match=":vf datatype is not supported"):
+        run_text(p, "bmg")
 
 
 # ----------------------------------------------------------------- rule violations at run time
@@ -523,3 +525,70 @@ mad (M1, 8) F(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0> C(0,0)<1;1,0>
             want = rne16(q, tname) if q != 0 else np.array([-0.0 if negzero else 0.0], np.float32).astype(dt)[0]
             got = m.read(name)[i]
             assert np.array([got]).view(np.uint16)[0] == np.array([want]).view(np.uint16)[0], (tname, name, a[i], b[i], c[i])
+
+
+FUZZ_DECLS = """
+.decl G1 v_type=G type=d num_elts=16 align=GRF
+.decl G2 v_type=G type=f num_elts=32 align=GRF
+.decl G3 v_type=G type=uw num_elts=8
+.decl G4 v_type=G type=hf num_elts=16
+.decl G5 v_type=G type=ub num_elts=40
+.decl G6 v_type=G type=ud num_elts=64 align=GRF
+.decl A1 v_type=A num_elts=4
+.decl P1 v_type=P num_elts=16
+"""
+_VARS = ["G1", "G2", "G3", "G4", "G5", "G6"]
+_IMMS = ["0x1:d", "-3:w", "1.5:f", "0x76543210:v", "0x3c00:hf", "0xff:ub", "0x10:uw", "nan:f", "inf:f"]
+
+
+@st.composite
+def fuzz_operand(draw, dst):
+    k = draw(st.sampled_from(["g", "g", "i", "imm", "p", "a"]))
+    if k == "imm" and not dst:
+        return draw(st.sampled_from(_IMMS))
+    if k == "p":
+        return "P1"
+    if k == "a":
+        return "A1(0)" if dst else "A1(1)<2>"
+    r, c = draw(st.integers(0, 2)), draw(st.integers(0, 17))
+    if k == "i":
+        reg = f"<{draw(st.sampled_from([1, 2]))}>" if dst else draw(st.sampled_from(["<1;1,0>", "<8;8,1>", "<4,1>",
+                                                                                       "<0;1,0>"]))
+        return f"r[A1({draw(st.integers(0, 3))}),{draw(st.integers(-64, 64))}]{reg}:{draw(st.sampled_from(['d', 'w', 'f', 'ub']))}"
+    v = draw(st.sampled_from(_VARS))
+    if dst:
+        return f"{v}({r},{c})<{draw(st.sampled_from([1, 2, 4]))}>"
+    mod = draw(st.sampled_from(["", "", "(-)", "(abs)", "(~)"]))
+    reg = draw(st.sampled_from(["<1;1,0>", "<8;8,1>", "<0;1,0>", "<16;8,2>", "<4;4,1>", "<2;1,0>"]))
+    return f"{mod}{v}({r},{c}){reg}"
+
+
+@st.composite
+def fuzz_inst(draw):
+    op = draw(st.sampled_from(["mov", "add", "mul", "mad", "sel", "min", "max", "and", "or", "xor", "not", "shl",
+                               "shr", "asr", "cmp.lt", "cmp.ne", "setp", "addr_add", "add.sat", "mov.sat"]))
+    nsrc = {"mov": 1, "mov.sat": 1, "not": 1, "setp": 1, "mad": 3}.get(op, 2)
+    pred = draw(st.sampled_from(["", "", "(P1) ", "(!P1.any) ", "(P1.all) "]))
+    mask = draw(st.sampled_from(["M1", "M1", "M5", "M1_NM", "M3", "M8"]))
+    n = draw(st.sampled_from([1, 2, 4, 8, 16, 32]))
+    ops = [draw(fuzz_operand(True))] + [draw(fuzz_operand(False)) for _ in range(nsrc)]
+    return f"{pred}{op} ({mask}, {n}) " + " ".join(ops)
+
+
+@settings(max_examples=200 * SOAK, deadline=None)
+@given(st.lists(fuzz_inst(), min_size=1, max_size=6), st.sampled_from(["dg2", "pvc"]),
+       st.integers(0, 2**32 - 1))
+def test_fuzz_programs_only_typed_errors(insts, platform, em):
+    """Random (mostly ill-formed) programs: a result or a systolic error, never a crash or a hang."""
+    text = FUZZ_DECLS + "\n".join(insts) + "\n"
+    try:
+        prog = asm.parse(text)
+    except SystolicError:
+        return
+    m = Machine(prog, platform, em=em)
+    m.write("G1", np.arange(16))
+    m.write("A1", [m.layout.offsets["G1"], m.layout.offsets["G2"], m.layout.offsets["G5"], 3])
+    try:
+        m.run()
+    except SystolicError as e:
+        assert ":" in str(e).split(" ")[0]   # located: "line:column:"

@@ -220,6 +220,11 @@ class Machine:
             t = op.type
             if t.kind == "vector":
                 if t.name == "vf":
+                    if self.platform.family.startswith("Xe2") or self.platform.family.startswith("Xe3"):
+                        # HWCaps.inc hasPackedRestrictedFloatVector(): platform < Xe2
+                        raise IllegalInstruction(":vf datatype is not supported on this platform",
+                                                 rule="IsaVerification.cpp (hasPackedRestrictedFloatVector)",
+                                                 values={"platform": self.platform.name})
                     elems, et = expand_vf(op.low), _F
                 else:
                     elems, et = (expand_v(op.low), _W) if t.name == "v" else (expand_uv(op.low), _UW)
