@@ -20,7 +20,7 @@ Fast paths, both proven equal to ``method="instructions"`` by the tests:
   ``(C + A @ B) mod 2^32``. ``A @ B`` runs as float32 BLAS GEMMs on K chunks
   small enough that every product and every partial sum is an integer of at
   most 2^24 in magnitude (hence exact in fp32, in any summation order), summed
-  in int64.
+  in int64 (unsigned operands are first shifted to signed; see :func:`_int8`).
 * bf16 / fp16: the chains run in a compiled kernel (:mod:`systolic.amx.gemm_jit`)
   for rows/columns whose inputs are finite; rows of A and columns of B holding
   an inf or NaN (and NaN C values) go through the vectorised numpy chains
@@ -150,16 +150,37 @@ def _by_instructions(mn, a, b, c, model, backend) -> np.ndarray:
 # ---------------------------------------------------------------- int8: exact integer GEMM
 
 def _int8(a, b, c) -> np.ndarray:
-    amax = 128 if a.dtype == np.int8 else 255
-    bmax = 128 if b.dtype == np.int8 else 255
-    chunk = max(1, (1 << 24) // (amax * bmax))     # every partial sum stays an integer <= 2^24: exact in fp32
-    a32 = a.astype(np.float32)
-    b32 = b.astype(np.float32)
+    """``(C + A @ B) mod 2^32`` exactly, with fp32 BLAS.
+
+    Unsigned operands are shifted to signed ones (A = A_s + alpha, alpha in {0, 128}; the same for B),
+    so every product is at most 2^14 in magnitude and a K chunk of 1024 keeps every partial sum of a
+    chunk an integer of at most 2^24: exact in fp32 whatever order the BLAS adds in. The shift is undone
+    exactly in int64: A @ B = A_s @ B_s + beta * rowsum(A_s) + alpha * colsum(B_s) + alpha * beta * K.
+    """
+    alpha = 128 if a.dtype == np.uint8 else 0
+    beta = 128 if b.dtype == np.uint8 else 0
+    a_s = a.astype(np.float32)
+    b_s = b.astype(np.float32)
+    if alpha:
+        a_s -= alpha
+    if beta:
+        b_s -= beta
     K = a.shape[1]
-    acc = c.astype(np.int64)
+    chunk = 1 << 10                                # 1024 * 128 * 128 = 2^24
+    acc = None
     for k0 in range(0, K, chunk):
-        acc += (a32[:, k0:k0 + chunk] @ b32[k0:k0 + chunk]).astype(np.int64)
-    return (acc & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        part = (a_s[:, k0:k0 + chunk] @ b_s[k0:k0 + chunk]).astype(np.int64)
+        acc = part if acc is None else acc + part
+    if acc is None:
+        acc = np.zeros(c.shape, np.int64)
+    acc += c
+    if beta:
+        acc += beta * a_s.sum(axis=1, dtype=np.float64).astype(np.int64)[:, None]
+    if alpha:
+        acc += alpha * b_s.sum(axis=0, dtype=np.float64).astype(np.int64)[None, :]
+    if alpha and beta:
+        acc += alpha * beta * K
+    return acc.astype(np.uint32).view(np.int32)   # int64 -> uint32 keeps the low 32 bits: mod 2^32
 
 
 # ---------------------------------------------------------------- bf16 / fp16: the two chains
