@@ -8,7 +8,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from systolic import packing
 from systolic.errors import IllegalInstruction, SystolicError

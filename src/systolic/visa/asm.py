@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 from fractions import Fraction
 
 from ..errors import AsmSyntaxError, IllegalInstruction, SystolicError
@@ -109,7 +108,7 @@ def immediate_from_value(value, type_name: str) -> ImmediateOperand:
     if t.is_float:
         fmt = _FLOAT_FMT[t.name]
         if isinstance(value, float) and math.isnan(value):
-            bits = fmt.quiet_nan_bits if hasattr(fmt, "quiet_nan_bits") else _qnan(fmt)
+            bits = _qnan(fmt)
         elif isinstance(value, float) and math.isinf(value):
             bits = (fmt.exp_mask) | (fmt.sign_bit if value < 0 else 0)
         else:
@@ -296,7 +295,6 @@ class _Parser:
             if mnem == "cmp" and relop is None:
                 raise c.error("cmp needs a relational operator (.eq .ne .gt .ge .lt .le)", mcol)
         c.expect("(")
-        mk = c.i
         mask = mask_by_name(c.name("mask control (M1..M8, M1_NM..)"))
         c.expect(",")
         ecol = c.i
@@ -305,7 +303,6 @@ class _Parser:
         if exec_size not in (1, 2, 4, 8, 16, 32):
             raise IllegalInstruction(f"{line}:{ecol + 1}: execution size must be 1, 2, 4, 8, 16 or 32",
                                      rule="instructions/*.md: Exec_size bits [2..0]", values={"exec_size": exec_size})
-        del mk
         if mnem in ("dpas", "dpasw"):
             dst = self.raw(c)
             s0 = self.raw(c)
@@ -622,4 +619,3 @@ def format_program(prog: Program) -> str:
     return "\n".join(lines) + "\n"
 
 
-_ = struct  # (struct kept for float helpers in callers)
