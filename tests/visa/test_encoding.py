@@ -205,7 +205,7 @@ def test_decode_program_errors():
         E.decode_program(E.encode_instruction(p.instructions[0], p)[:-1], p)
 
 
-@settings(max_examples=1000 * SOAK, deadline=None)
+@settings(max_examples=600 * SOAK, deadline=None)
 @given(st.binary(max_size=40))
 def test_fuzz_instruction_decoder(data):
     p = asm.parse(PROG)
