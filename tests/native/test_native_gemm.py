@@ -100,6 +100,31 @@ def test_pool_serves_concurrent_callers():
         assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("pair", [("bf16", "bf16"), ("uint8", "int8")])
+def test_blocked_reference_equals_amx_matmul_definition(pair):
+    """Our blocking (TILEZERO, K zero-padded to whole tiles) is systolic.amx.matmul's (partial last tile)."""
+    from systolic.amx import matmul
+    rng = np.random.default_rng(5)
+    a = _rand(rng, (18, 75), DTYPES[pair[0]], adversarial=True)
+    b = _rand(rng, (75, 20), DTYPES[pair[1]], adversarial=True)
+    want = matmul(a, b, method="instructions")
+    assert np.array_equal(G.reference_blocked(a, b).view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.native
+@pytest.mark.skipif(not NATIVE, reason=f"native AMX unavailable: {NATIVE_WHY}")
+@pytest.mark.parametrize("pair", [("bf16", "bf16"), ("int8", "int8"), ("uint8", "uint8")])
+@pytest.mark.parametrize("shape", [(256, 512, 256), (100, 300, 130), (64, 4096, 64)])
+@pytest.mark.parametrize("adversarial", [False, True])
+def test_native_gemm_equals_amx_matmul(pair, shape, adversarial):
+    from systolic.amx import matmul
+    m, k, n = shape
+    rng = np.random.default_rng(zlib.crc32(repr((pair, shape, adversarial, "mm")).encode()))
+    a = _rand(rng, (m, k), DTYPES[pair[0]], adversarial)
+    b = _rand(rng, (k, n), DTYPES[pair[1]], adversarial)
+    assert np.array_equal(G.matmul(a, b).view(np.uint32), matmul(a, b).view(np.uint32))
+
+
 def test_bad_arguments_are_typed_errors():
     with pytest.raises(InvalidValue, match="inner dimensions"):
         G.matmul(np.zeros((4, 5), np.int8), G.pack_b(np.zeros((6, 4), np.int8)))
