@@ -592,3 +592,34 @@ def test_fuzz_programs_only_typed_errors(insts, platform, em):
         m.run()
     except SystolicError as e:
         assert ":" in str(e).split(" ")[0]   # located: "line:column:"
+
+
+def test_chained_dpas_k32_equals_two_xmx_calls_bit_for_bit():
+    """A K=32 micro-kernel: two DPAS, the second accumulating onto the first's Dst (raw offsets, Src2 row offset)."""
+    p = """
+.decl A v_type=G type=ud num_elts=128 align=GRF
+.decl B v_type=G type=ud num_elts=256 align=GRF
+.decl C v_type=G type=f num_elts=128 align=GRF
+.decl D v_type=G type=f num_elts=128 align=GRF
+dpas.bf.bf.8.8 (M1, 16) D.0 C.0 B.0 A(0,0)
+dpas.bf.bf.8.8 (M1, 16) D.0 D.0 B.512 A(4,0)
+"""
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((8, 32)) * 3).astype(ml_dtypes.bfloat16)
+    b = (rng.standard_normal((32, 16)) * 3).astype(ml_dtypes.bfloat16)
+    c = (rng.standard_normal((8, 16)) * 100).astype(np.float32)
+    ins = {"A": np.concatenate([packing.pack_a(a[:, :16], 16).ravel(), packing.pack_a(a[:, 16:], 16).ravel()]),
+           "B": np.concatenate([packing.vnni_pack(b[:16], 16).ravel(), packing.vnni_pack(b[16:], 16).ravel()]),
+           "C": c.ravel()}
+    m = run_text(p, "pvc", ins)
+    g = GRF("pvc")
+    off = m.layout.offsets
+    for n, v in ins.items():
+        g.write(off[n], np.ascontiguousarray(v).view(np.uint8))
+    kw = dict(dst_type="f", src1_precision="bf", src2_precision="bf", sd=8, rc=8)
+    xmx_dpas(g, dst=off["D"], src0=off["C"], src1=off["B"], src2=off["A"], **kw)
+    xmx_dpas(g, dst=off["D"], src0=off["D"], src1=off["B"] + 512, src2=off["A"] + 256, **kw)
+    assert np.array_equal(g.read(off["D"], 512), m.grf.read(off["D"], 512))
+    # and close to the float64 product (the rounding model itself is systolic.xmx's business)
+    want = c + a.astype(np.float64) @ b.astype(np.float64)
+    assert np.allclose(m.read("D").reshape(8, 16), want, rtol=1e-5, atol=1e-3)
