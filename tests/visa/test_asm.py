@@ -202,3 +202,52 @@ mov (M1_NM, 1) RES01(0,2)<1> ALS0(0,2)<0;1,0>
     assert m.read("vectorized_phi").tolist() == [0.0] * 32 + [1.0] * 32 + [0.0] * 64  # row 2 = element 32
     assert m.read("RES01").tolist() == [7 | (7 << 32)] * 2 + [0]
     assert m.layout.offsets["VAR0"] % 64 == 0 and m.layout.offsets["ALS0"] == m.layout.offsets["VAR0"]
+
+
+def test_every_example_of_the_syntax_appendix_parses():
+    """8_appendix_visa_assembly_syntax.md: the Example column of the directive, declaration and operand tables."""
+    text = """
+.version 1.0
+.kernel BlockMotionSearch
+.kernel_attr OutputAsmPath=IS_genx_1.asm
+.decl V8 v_type=G type=UD num_elts=1 align=dword
+.decl A14 v_type=A type=UW num_elts=1
+.decl P182 v_type=P num_elts=8
+.decl S0 v_type=S
+.decl T5 v_type=T
+.input T5 offset=36 size=4
+.decl V58 v_type=G type=ud num_elts=64 align=GRF
+.decl V55 v_type=G type=ud num_elts=8 align=GRF
+.decl V21 v_type=G type=ud num_elts=8
+.decl V16 v_type=G type=ud num_elts=8
+.decl P64 v_type=P num_elts=16
+.decl P17 v_type=P num_elts=16
+.decl P8 v_type=P num_elts=16
+.decl A3 v_type=A num_elts=2
+.decl A11 v_type=A num_elts=2
+BB_11224:
+??$d_transpose@M$07$0IA@@@YAXVSurfaceIndex@@0HH@Z:
+(!P64.all) mov (M1, 8) V55(0,0)<1> V58(0,0)<8;8,1>
+mov (M1, 8) V55(0,0)<1> r[A3(0),448]<8;8,1>:ud
+mov (M1, 8) r[A11(0),64]<1>:ud 0x100:uw
+addr_add (M1, 1) A11(0) A3(0)<1> 0x0:uw
+addr_add (M1, 1) A11(0) &V21+0 0x0:uw
+and (M1, 16) P8 P17 P64
+mov (M1, 4) V55(0,0)<1> V58(0,0)<4;4,1>
+"""
+    p = asm.parse(text)
+    assert p.version == "1.0" and p.kernel == "BlockMotionSearch"
+    assert p.lookup("V8").type.name == "ud" and p.lookup("V8").align == "dword"
+    assert p.lookup("P182").num_elts == 8 and p.lookup("A14").num_elts == 1
+    i = p.instructions
+    assert i[0].pred.inverse and i[0].pred.combine == "all" and i[0].pred.id == p.lookup("P64").id
+    assert i[6].exec_size == 4 and i[0].srcs[0] == GeneralOperand(p.lookup("V58").id, 0, 0, 8, 8, 1)
+    assert i[1].srcs[0] == IndirectOperand(p.lookup("A3").id, 0, 448, TYPES["ud"], 8, 8, 1)
+    assert i[2].dst == IndirectOperand(p.lookup("A11").id, 0, 64, TYPES["ud"], None, None, 1)
+    assert i[2].srcs[0] == ImmediateOperand(TYPES["uw"], 0x100)
+    assert i[3].srcs[0] == AddressOperand(p.lookup("A3").id, 0, 1) and i[3].dst == AddressOperand(p.lookup("A11").id, 0, 1)
+    assert i[4].srcs[0] == AddressOfOperand(p.lookup("V21").id, 0)
+    assert [type(s) for s in i[5].srcs] == [PredicateOperand, PredicateOperand]
+    assert asm.parse("/* a raw operand */\n.decl V16 v_type=G type=ud num_elts=128 align=GRF\n"
+                     ".decl B v_type=G type=ud num_elts=128 align=GRF\n.decl D v_type=G type=f num_elts=128 align=GRF\n"
+                     "dpas.bf.bf.8.8 (M1, 16) D.0 %null.0 V16.0 B(0,0)").instructions[0].srcs[1] == RawOperand(1, 0)

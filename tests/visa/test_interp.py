@@ -623,3 +623,11 @@ dpas.bf.bf.8.8 (M1, 16) D.0 D.0 B.512 A(4,0)
     # and close to the float64 product (the rounding model itself is systolic.xmx's business)
     want = c + a.astype(np.float64) @ b.astype(np.float64)
     assert np.allclose(m.read("D").reshape(8, 16), want, rtol=1e-5, atol=1e-3)
+
+
+def test_shift_signedness_rules():
+    base = ".decl D v_type=G type=d num_elts=4\n.decl U v_type=G type=ud num_elts=4\n"
+    with pytest.raises(IllegalInstruction, match="shr needs unsigned dst"):
+        run_text(base + "shr (M1, 4) D(0,0)<1> U(0,0)<1;1,0> 0x1:d\n", "pvc")
+    with pytest.raises(IllegalInstruction, match="asr needs signed src0"):
+        run_text(base + "asr (M1, 4) D(0,0)<1> U(0,0)<1;1,0> 0x1:d\n", "pvc")

@@ -363,6 +363,13 @@ class Machine:
         if inst.op in ("and", "or", "xor", "not", "shl", "shr", "asr") and (dt.is_float or kinds == {"float"}):
             raise IllegalInstruction(f"{inst.op} takes integer operands only", rule=f"instructions/{o.doc}",
                                      values={"dst": dt.name, "sources": [t.name for t in sts]})
+        if inst.op in ("shr", "asr"):
+            want_signed = inst.op == "asr"   # SHR.md: unsigned dst and src0; ASR.md: signed dst and src0
+            for what, t in (("dst", dt), ("src0", sts[0])):
+                if t.kind == "int" and t.signed != want_signed:
+                    raise IllegalInstruction(f"{inst.op} needs {'signed' if want_signed else 'unsigned'} "
+                                             f"{what}", rule=f"instructions/{o.doc} notes",
+                                             values={what: t.name})
         if inst.sat and o.sat == "float" and not dt.is_float:
             raise IllegalInstruction(f"{inst.op}.sat only when the type is float",
                                      rule=f"instructions/{o.doc}: Saturation", values={"type": dt.name})
