@@ -25,16 +25,18 @@ DOTS = ["tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps"]
 
 @st.composite
 def programs(draw, max_tiles=14):
-    M = draw(st.integers(1, 16))
-    K = draw(st.integers(1, 16))       # dwords of A's row = rows of B
-    N = draw(st.integers(1, 16))       # dwords of C's / B's row
-    shapes = {"c": (M, 4 * N), "a": (M, 4 * K), "b": (K, 4 * N)}
+    """A random tile program: 1-2 groups of (M, K, N) each giving C (M x 4N), A (M x 4K) and B (K x 4N) tiles;
+    shapes are constants or, when ``dynamic``, i16 arguments of the function (run-time shapes)."""
+    groups = draw(st.integers(1, 2))
+    dims = [(draw(st.integers(1, 16)), draw(st.integers(1, 16)), draw(st.integers(1, 16))) for _ in range(groups)]
+    shapes = {}
+    for g, (M, K, N) in enumerate(dims):
+        shapes.update({f"c{g}": (M, 4 * N), f"a{g}": (M, 4 * K), f"b{g}": (K, 4 * N)})
     n = draw(st.integers(9, max_tiles))
-    roles = [draw(st.sampled_from("cab")) for _ in range(n)]
-    for r in "cab":  # at least one tile of each role
-        roles[draw(st.integers(0, n - 1))] = r if roles.count(r) == 0 else roles[draw(st.integers(0, n - 1))]
-    roles = roles if all(r in roles for r in "cab") else ["c", "a", "b"] + roles[3:]
-    by = {r: [i for i, x in enumerate(roles) if x == r] for r in "cab"}
+    keys = sorted(shapes)
+    roles = keys + [draw(st.sampled_from(keys)) for _ in range(n - len(keys))]
+    roles = draw(st.permutations(roles))
+    by = {k: [i for i, x in enumerate(roles) if x == k] for k in keys}
 
     def load():
         t = draw(st.integers(0, n - 1))
@@ -45,8 +47,9 @@ def programs(draw, max_tiles=14):
         return ("load", t, off, stride, draw(st.booleans()))
 
     def dot():
-        return ("dot", draw(st.sampled_from(DOTS)), draw(st.sampled_from(by["c"])), draw(st.sampled_from(by["a"])),
-                draw(st.sampled_from(by["b"])))
+        g = draw(st.integers(0, groups - 1))
+        return ("dot", draw(st.sampled_from(DOTS)), draw(st.sampled_from(by[f"c{g}"])),
+                draw(st.sampled_from(by[f"a{g}"])), draw(st.sampled_from(by[f"b{g}"])))
 
     def steps(depth):
         out = []
@@ -68,15 +71,31 @@ def programs(draw, max_tiles=14):
     body = steps(0)
     if draw(st.integers(0, 9)) == 0:  # a last load past the end of A: MemoryFault in both executions
         body.append(("load", draw(st.integers(0, n - 1)), ABUF - 2, 64, False))
-    return {"shapes": shapes, "roles": roles, "steps": body}
+    return {"shapes": shapes, "dims": dims, "roles": roles, "steps": body, "dynamic": draw(st.booleans())}
+
+
+def dim_args(prog) -> dict[str, int]:
+    """The i16 shape arguments of a dynamic program: rows M, K and byte widths 4N, 4K per group."""
+    out = {}
+    if prog["dynamic"]:
+        for g, (M, K, N) in enumerate(prog["dims"]):
+            out.update({f"M{g}": M, f"K{g}": K, f"N4{g}": 4 * N, f"K4{g}": 4 * K})
+    return out
 
 
 def build(prog):
     shapes, roles = prog["shapes"], prog["roles"]
 
-    def kernel(sel, cnt0, cnt1, cnt2, A, C):
+    def kernel(sel, cnt0, cnt1, cnt2, A, C, **dims):
         counts = (cnt0, cnt1, cnt2)
-        tiles = [I.Tile(*shapes[r]) for r in roles]
+        if prog["dynamic"]:
+            def shape(key):
+                g = key[1]
+                return {"c": (dims[f"M{g}"], dims[f"N4{g}"]), "a": (dims[f"M{g}"], dims[f"K4{g}"]),
+                        "b": (dims[f"K{g}"], dims[f"N4{g}"])}[key[0]]
+        else:
+            shape = shapes.__getitem__
+        tiles = [I.Tile(*shape(r)) for r in roles]
         for k, t in enumerate(tiles):
             I.tile_loadd(t, A + 4 * k, 64)
 
@@ -111,27 +130,29 @@ SCALARS = {"sel": "i32", "cnt0": "i32", "cnt1": "i32", "cnt2": "i32"}
 
 def check(prog, sel, counts, seed, backend="emulator"):
     kernel = build(prog)
-    module = trace(kernel, scalars=SCALARS, buffers={"A": ABUF, "C": CBUF})
+    dims = dim_args(prog)
+    module = trace(kernel, scalars={**SCALARS, **{k: "i16" for k in dims}}, buffers={"A": ABUF, "C": CBUF})
     compiled = compile_module(module)
     rng = np.random.default_rng(seed)
     A = rng.integers(0, 256, ABUF, dtype=np.uint8)
     C1, C2 = np.zeros(CBUF, np.uint8), np.zeros(CBUF, np.uint8)
-    args = dict(sel=sel, cnt0=counts[0], cnt1=counts[1], cnt2=counts[2])
+    args = dict(sel=sel, cnt0=counts[0], cnt1=counts[1], cnt2=counts[2], **dims)
+    pos = list(args.values())
     try:
         run_eager(kernel, scalars=args, buffers={"A": A.copy(), "C": C2})
         expect = None
     except SystolicError as e:
         expect = type(e)
     if expect is None:
-        compiled.run(kernel.__name__, sel, *counts, memory={"A": A.copy(), "C": C1}, backend=backend)
+        compiled.run(kernel.__name__, *pos, memory={"A": A.copy(), "C": C1}, backend=backend)
         assert np.array_equal(C1, C2)
         # the traced IR interpreted one intrinsic at a time agrees too
         C3 = np.zeros(CBUF, np.uint8)
-        compiled.run_eager(kernel.__name__, sel, *counts, memory={"A": A.copy(), "C": C3})
+        compiled.run_eager(kernel.__name__, *pos, memory={"A": A.copy(), "C": C3})
         assert np.array_equal(C3, C2)
     else:
         with pytest.raises(expect):
-            compiled.run(kernel.__name__, sel, *counts, memory={"A": A.copy(), "C": C1}, backend=backend)
+            compiled.run(kernel.__name__, *pos, memory={"A": A.copy(), "C": C1}, backend=backend)
     return compiled
 
 
@@ -146,7 +167,8 @@ def test_compiled_equals_eager(prog, sel, counts, seed):
 
 
 def test_a_fixed_program_with_every_construct():
-    prog = {"shapes": {"c": (16, 64), "a": (16, 64), "b": (16, 64)}, "roles": list("cab" * 4),
+    prog = {"shapes": {"c0": (16, 64), "a0": (16, 64), "b0": (16, 64)}, "roles": ["c0", "a0", "b0"] * 4,
+            "dims": [(16, 16, 16)], "dynamic": False,
             "steps": [("dot", "tdpbssd", 0, 1, 2),
                       ("loop", 0, [("dot", "tdpbusd", 3, 4, 5), ("load", 4, 64, 128, False),
                                    ("if", 1, [("zero", 6)], [("dot", "tdpbf16ps", 9, 10, 11)])]),
@@ -158,8 +180,8 @@ def test_a_fixed_program_with_every_construct():
 
 def test_a_program_whose_shapes_the_hardware_rejects_faults_the_same_way():
     # K = 4 dwords in A, but B has 5 rows: TDPBSSD raises #UD in both executions
-    prog = {"shapes": {"c": (4, 16), "a": (4, 16), "b": (5, 16)}, "roles": list("cab") * 3,
-            "steps": [("dot", "tdpbssd", 0, 1, 2)]}
+    prog = {"shapes": {"c0": (4, 16), "a0": (4, 16), "b0": (5, 16)}, "roles": ["c0", "a0", "b0"] * 3,
+            "dims": [(4, 4, 4)], "dynamic": False, "steps": [("dot", "tdpbssd", 0, 1, 2)]}
     check(prog, 0, (0, 0, 0), 1)
 
 

@@ -302,6 +302,8 @@ class _Allocator:
                                values={"shapes": [str(r) for r in reps]})
         need = [1] * n
         for ins in self.f.instructions():
+            if ins.opcode == "TILECOPY":
+                continue  # a copy's source can always die into its destination (spill the source if not)
             ids = {id(v) for v in tile_uses(ins)}
             t = tile_def(ins)
             if t is not None:
