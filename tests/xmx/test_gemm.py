@@ -124,3 +124,17 @@ def test_matmul_errors():
         matmul(bf, bf, c=np.zeros((3, 3), np.float32))
     with pytest.raises(UnsupportedCombination):
         matmul(np.zeros((4, 4), ml_dtypes.float8_e5m2), np.zeros((4, 4), ml_dtypes.float8_e5m2), platform="pvc")
+
+
+@pytest.mark.parametrize("da,db", [(np.uint8, np.uint8), (np.int8, np.uint8), (np.uint8, np.int8),
+                                   (ml_dtypes.uint4, np.int8), (ml_dtypes.int2, ml_dtypes.uint4)])
+def test_int_gemm_centering_and_chunks_exact(da, db):
+    # K = 2500 spans several float32 chunks; extremes of each range; C near the int32 limits wraps
+    rng = np.random.default_rng(4)
+    ia, ib = ml_dtypes.iinfo(da), ml_dtypes.iinfo(db)
+    a = rng.choice([ia.min, ia.max, 0, 1], size=(6, 2500)).astype(da)
+    b = rng.choice([ib.min, ib.max, 1], size=(2500, 9)).astype(db)
+    c = rng.choice([-(2 ** 31), 2 ** 31 - 1, 0], size=(6, 9)).astype(np.int32)
+    got = matmul(a, b, c, platform="dg2")
+    want = ((a.astype(np.int64) @ b.astype(np.int64) + c) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    np.testing.assert_array_equal(got, want)

@@ -92,8 +92,7 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
             cv = _check_c(c, m, n)
             if cv.dtype.kind not in "iu":
                 raise InvalidValue("an integer GEMM needs an integer C", values={"dtype": str(cv.dtype)})
-        bound = lambda p: max(-T.get(p).min, T.get(p).max)  # noqa: E731
-        return KN.int_mma(av, bv, cv, bound_a=bound(p2), bound_b=bound(p1)).view(np.int32)
+        return _int_gemm(av, bv, cv, p2, p1)
 
     av = _float_values(a, p2, mdl.flushes(p2, P))
     bv = _float_values(b, p1, mdl.flushes(p1, P))
@@ -113,6 +112,32 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         r1 = min(m, r0 + row_block)
         out[r0:r1] = KN.float_mma(av[r0:r1], bv, cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl)
     return out.view(np.float32)
+
+
+def _int_gemm(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str) -> np.ndarray:
+    """(C + A @ B) mod 2**32 for integer precisions, exactly.
+
+    Unsigned operands are centred first (a = a' + 2**(bits-1)), so that every product of the centred values
+    is at most 2**14 in magnitude and one float32 BLAS pass over K <= 1024 stays exact; the centring is undone
+    with exact int64 row and column sums: sum_k (a'+oa)(b'+ob) = a'.b' + ob*rowsum(a') + oa*colsum(b') + K*oa*ob.
+    """
+    ta, tb = T.get(pa), T.get(pb)
+    oa = 0 if ta.signed else 1 << (ta.bits - 1)
+    ob = 0 if tb.signed else 1 << (tb.bits - 1)
+    if oa:
+        a = a.astype(np.int16) - oa
+    if ob:
+        b = b.astype(np.int16) - ob
+    bound = lambda t: 1 << (t.bits - 1)  # noqa: E731  (largest magnitude after centring)
+    out = KN.int_mma(a, b, c, bound_a=bound(ta), bound_b=bound(tb)).astype(np.int64)
+    k = a.shape[1]
+    if ob:
+        out += ob * a.sum(axis=1, dtype=np.int64)[:, None]
+    if oa:
+        out += oa * b.sum(axis=0, dtype=np.int64)[None, :]
+    if oa and ob:
+        out += k * oa * ob
+    return out.astype(np.uint32).view(np.int32)
 
 
 def _check_c(c, m, n) -> np.ndarray:
