@@ -186,9 +186,13 @@ def _int8(a, b, c) -> np.ndarray:
 # ---------------------------------------------------------------- bf16 / fp16: the two chains
 
 def _to_fp32_bits(x: np.ndarray, mn: str) -> np.ndarray:
-    w = x.view(np.uint16).astype(np.uint32)
-    bits = (w << np.uint32(16)) if mn == "tdpbf16ps" else fp.fp16_to_fp32_vec(w)
-    return fp.daz_vec(bits)
+    """fp32 bit patterns of the inputs as the FMAs read them (DAZ applied)."""
+    w = np.ascontiguousarray(x).view(np.uint16)
+    if mn == "tdpbf16ps":
+        # DAZ on the 16-bit words (a bf16 is denormal exactly when its fp32 image is), then widen
+        w = np.where((w & np.uint16(0x7F80)) == 0, w & np.uint16(0x8000), w)
+        return w.astype(np.uint32) << np.uint32(16)
+    return fp.fp16_to_fp32_vec(w)  # exact; an fp16 denormal is a normal fp32 number: DAZ has nothing to do
 
 
 def _chains_numpy(a32: np.ndarray, b32: np.ndarray, c32: np.ndarray, kt: int) -> np.ndarray:
@@ -261,7 +265,7 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     check = _ftz_possible(a32, b32, c32, mn)
     nthreads = threads or min(os.cpu_count() or 1, 8)
     nthreads = max(1, min(nthreads, M // 16 or 1))
-    bounds = np.linspace(0, M, nthreads + 1).astype(int)
+    bounds = [M * i // nthreads for i in range(nthreads + 1)]
     bef, bof = gemm_jit.pack_b(be.view(np.float32)), gemm_jit.pack_b(bo.view(np.float32))
 
     def run(i):

@@ -37,8 +37,10 @@ import threading
 
 __all__ = ["available", "chain_gemm", "pack_b", "GROUP"]
 
-U = 2  # vectors of 8 lanes per group (16 columns): 4 chains in registers, no spills
-GROUP = 8 * U
+#: 8-lane vectors per column group: with the FTZ check 2 (4 chains + the check's values fit in 16 ymm
+#: registers), without it 4 (8 independent chains hide the FMA latency)
+U_CHECK, U_FAST = 2, 4
+GROUP = 8 * U_FAST   # columns per group; N is padded to a multiple of it
 
 HEAD = r"""
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
@@ -83,13 +85,15 @@ define internal <8 x float> @add_ftz(<8 x float> %x, <8 x float> %y) alwaysinlin
 """
 
 
-def group_fn() -> str:
+def group_fn(name: str, U: int, check: bool) -> str:
+    """IR of one row of A times an (8 U)-column group of B over one K tile (2 U chains in registers)."""
     L = []
     w = L.append
-    w("; one row of A times a 16-column group of B over one K tile: 8 chains (even/odd x 4 vectors) in registers,")
+    w("; one row of A times a column group of B over one K tile: the chains (even/odd x U vectors) in registers,")
     w("; then C += even + odd. a: A row at dword k0 (2 floats per dword), be/bo: B even/odd rows at (k0, column),")
     w("; ldb: floats per B row, c: C row at the group's first column; chk: run the FTZ check")
-    w("define internal void @group(ptr noalias %a, ptr noalias %be, ptr noalias %bo, i64 %ldb, i64 %klen, ptr noalias %c, i1 %chk) {")
+    w(f"define internal void @{name}(ptr noalias %a, ptr noalias %be, ptr noalias %bo, i64 %ldb, i64 %klen, "
+      "ptr noalias %c) {")
     w("entry:")
     w("  %has = icmp sgt i64 %klen, 0")
     w("  br i1 %has, label %kloop, label %kend")
@@ -114,31 +118,35 @@ def group_fn() -> str:
             w(f"  %qb{ch}{u} = getelementptr inbounds float, ptr %pb{ch}, i64 {8 * u}")
             w(f"  %b{ch}{u} = load <8 x float>, ptr %qb{ch}{u}, align 4")
             w(f"  %r{ch}{u} = call <8 x float> @llvm.fma.v8f32(<8 x float> %va{ch}, <8 x float> %b{ch}{u}, <8 x float> %{ch}{u})")
-    w("  br i1 %chk, label %check, label %knext")
-    w("check:")
-    names = [f"r{ch}{u}" for u in range(U) for ch in "eo"]
-    for nm in names:
-        w(f"  %key_{nm} = call <8 x i32> @key(<8 x float> %{nm})")
-    acc = f"%key_{names[0]}"
-    for i, nm in enumerate(names[1:]):
-        w(f"  %mn{i} = call <8 x i32> @llvm.umin.v8i32(<8 x i32> {acc}, <8 x i32> %key_{nm})")
-        acc = f"%mn{i}"
-    w(f"  %lo = icmp ult <8 x i32> {acc}, splat (i32 8388608)")
-    w("  %any = call i1 @llvm.vector.reduce.or.v8i1(<8 x i1> %lo)")
-    w("  br i1 %any, label %fixit, label %knext")
-    w("fixit:")
-    for ch in "eo":
-        w(f"  %vas{ch} = fmul <8 x float> %va{ch}, splat (float 0x43F0000000000000)")
-    for u in range(U):
+    w(f"  br label %{'check' if check else 'knext'}")
+    w("check:" if check else "; (no FTZ check in this variant)")
+    if check:
+        names = [f"r{ch}{u}" for u in range(U) for ch in "eo"]
+        for nm in names:
+            w(f"  %key_{nm} = call <8 x i32> @key(<8 x float> %{nm})")
+        acc = f"%key_{names[0]}"
+        for i, nm in enumerate(names[1:]):
+            w(f"  %mn{i} = call <8 x i32> @llvm.umin.v8i32(<8 x i32> {acc}, <8 x i32> %key_{nm})")
+            acc = f"%mn{i}"
+        w(f"  %lo = icmp ult <8 x i32> {acc}, splat (i32 8388608)")
+        w("  %any = call i1 @llvm.vector.reduce.or.v8i1(<8 x i1> %lo)")
+        w("  br i1 %any, label %fixit, label %knext")
+        w("fixit:")
         for ch in "eo":
-            w(f"  %ts{ch}{u} = fmul <8 x float> %{ch}{u}, splat (float 0x43F0000000000000)")
-            w(f"  %rs{ch}{u} = call <8 x float> @llvm.fma.v8f32(<8 x float> %vas{ch}, <8 x float> %b{ch}{u}, <8 x float> %ts{ch}{u})")
-            w(f"  %f{ch}{u} = call <8 x float> @fix(<8 x float> %r{ch}{u}, <8 x float> %rs{ch}{u})")
-    w("  br label %knext")
+            w(f"  %vas{ch} = fmul <8 x float> %va{ch}, splat (float 0x43F0000000000000)")
+        for u in range(U):
+            for ch in "eo":
+                w(f"  %ts{ch}{u} = fmul <8 x float> %{ch}{u}, splat (float 0x43F0000000000000)")
+                w(f"  %rs{ch}{u} = call <8 x float> @llvm.fma.v8f32(<8 x float> %vas{ch}, <8 x float> %b{ch}{u}, <8 x float> %ts{ch}{u})")
+                w(f"  %f{ch}{u} = call <8 x float> @fix(<8 x float> %r{ch}{u}, <8 x float> %rs{ch}{u})")
+        w("  br label %knext")
     w("knext:")
     for u in range(U):
         for ch in "eo":
-            w(f"  %n{ch}{u} = phi <8 x float> [%r{ch}{u}, %kloop], [%r{ch}{u}, %check], [%f{ch}{u}, %fixit]")
+            if check:
+                w(f"  %n{ch}{u} = phi <8 x float> [%r{ch}{u}, %check], [%f{ch}{u}, %fixit]")
+            else:
+                w(f"  %n{ch}{u} = phi <8 x float> [%r{ch}{u}, %kloop]")
     w("  %k1 = add nuw nsw i64 %k, 1")
     w("  %kmore = icmp slt i64 %k1, %klen")
     w("  br i1 %kmore, label %kloop, label %kend")
@@ -201,7 +209,7 @@ m_body:
   %crow = mul i64 %m, %N
   br label %g_head
 g_head:
-  %g = phi i64 [0, %m_body], [%g_next, %g_body]
+  %g = phi i64 [0, %m_body], [%g_next, %g_done]
   %g_more = icmp slt i64 %g, %nlen
   br i1 %g_more, label %g_body, label %g_end
 g_body:
@@ -215,7 +223,19 @@ g_body:
   %pbo = getelementptr inbounds float, ptr %BO, i64 %bidx
   %cidx = add i64 %crow, %col
   %pc = getelementptr inbounds float, ptr %C, i64 %cidx
-  call void @group(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc, i1 %chk)
+  br i1 %chk, label %g_chk, label %g_fast
+g_fast:
+  call void @group_fast(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc)
+  br label %g_done
+g_chk:
+  ; two half groups of 16 columns: the panel rows are GROUP_COLS floats apart
+  call void @group_chk(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc)
+  %pbe2 = getelementptr inbounds float, ptr %pbe, i64 16
+  %pbo2 = getelementptr inbounds float, ptr %pbo, i64 16
+  %pc2 = getelementptr inbounds float, ptr %pc, i64 16
+  call void @group_chk(ptr %pa, ptr %pbe2, ptr %pbo2, i64 GROUP_COLS, i64 %klen, ptr %pc2)
+  br label %g_done
+g_done:
   %g_next = add i64 %g, GROUP_COLS
   br label %g_head
 g_end:
@@ -235,7 +255,8 @@ exit:
 
 
 def _ir() -> str:
-    return HEAD + "\n" + group_fn() + "\n" + DRIVER.replace("GROUP_COLS", str(GROUP))
+    return "\n".join([HEAD, group_fn("group_chk", U_CHECK, True), group_fn("group_fast", U_FAST, False),
+                      DRIVER.replace("GROUP_COLS", str(GROUP))])
 
 
 
