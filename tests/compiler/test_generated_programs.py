@@ -164,6 +164,11 @@ def test_compiled_equals_eager(prog, sel, counts, seed):
     assert len(prog["roles"]) > 8
     info = compiled.info["kernel"]
     assert info["spilled"], "more tiles than registers are live: the allocator must spill"
+    # LLVM accepts our physical-register IR (its verifier runs) and emits the AMX instructions for it
+    asm = compiled.emit("asm")
+    machine = compiled.emit("machine")
+    assert asm.count("ldtilecfg") == machine.count("LDTILECFG") >= 1
+    assert asm.count("tilerelease") == machine.count("TILERELEASE") == 1
 
 
 def test_a_fixed_program_with_every_construct():

@@ -10,7 +10,10 @@ tile} and ``__tile_loadd``, ``__tile_stream_loadd``, ``__tile_dpbssd`` (``dpbsud
                                                                         dst->tile, src0.tile, src1.tile)
     __tile_stored(base, stride, src)  _tile_stored_internal(src.row, src.col, base, stride, src.tile)
 
-Here :class:`Tile` is that struct and the functions below are those intrinsics. They run in two ways:
+Here :class:`Tile` is that struct and the functions below are those intrinsics. (When traced, a TMUL's
+(m, n, k) are ``(dst.row, dst.col, src0.col)``: equal to clang's for every shape the hardware accepts, and
+they keep the dst tile's own shape in the configuration, so a mismatched dst faults as it does eagerly.)
+They run in two ways:
 
 * **eagerly** on a :class:`~systolic.amx.TileMachine` (``use_machine``; the emulator by default): each call
   writes a TILECFG holding its operands' shapes (rows in a byte, colsb in a u16, exactly as the compiled code
