@@ -99,3 +99,15 @@ def test_fmt_and_region():
     assert r.exit_code != 0 and "rule 6" in str(r.exception)
     r = invoke("region", "(0,0)<0>", "-n", "8")
     assert r.exit_code != 0
+
+
+def test_trace_and_large_grf():
+    r = invoke("run", str(EX / "predicated_select.visa"), "--trace", "--out", "W")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith("11: add (M1, 8) X(0,0)<1>") and "-> X = [-8 -7" in lines[0]
+    assert any("(P1.any) mov (M1, 16) W(0,0)<1> 0x7:d  -> W = [7 7" in ln for ln in lines)
+    r = invoke("run", str(EX / "simd_add.visa"), "--num-grf", "256", "--out", "V4", "--json")
+    assert json.loads(r.output)["V4"][0] == 115
+    r = invoke("run", str(EX / "simd_add.visa"), "--num-grf", "100")
+    assert r.exit_code != 0 and "GRF mode" in str(r.exception)

@@ -50,17 +50,28 @@ def group():
 @click.option("--out", "outputs", multiple=True, metavar="VAR", help="Print these variables (default: all).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also save outputs as VAR.npy here.")
 @click.option("--em", default="0xffffffff", show_default=True, help="Execution mask EM (32 bits).")
+@click.option("--num-grf", type=int, default=None, help="GRF count (large-GRF mode, e.g. 256 on pvc).")
+@click.option("--trace", is_flag=True, help="Print each instruction and the variable it wrote.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def run_cmd(prog, platform, inputs, outputs, save_dir, em, as_json):
+def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, as_json):
     """Run PROG (vISA text) on one thread and print its variables."""
     from ..visa import asm
-    from ..visa.interp import run
+    from ..visa.interp import Machine
     p = asm.parse(_read(prog), source=prog)
     try:
         em_v = int(em, 0)
     except ValueError:
         raise InvalidValue("--em must be an integer", values={"em": em}) from None
-    m = run(p, platform, dict(_parse_in(s) for s in inputs), em=em_v)
+    m = Machine(p, platform, num_grf=num_grf, em=em_v)
+    for name, arr in (_parse_in(s) for s in inputs):
+        m.write(name, arr)
+
+    def show(inst, mach):
+        name = mach.dst_name(inst)
+        val = "" if name is None else f"  -> {name} = {np.array2string(mach.read(name), threshold=64)}"
+        click.echo(f"{inst.line}: {asm.format_instruction(inst, p)}{val}", err=as_json)
+
+    m.run(trace=show if trace else None)
     names = list(outputs) or [v.name for v in p.general] + [v.name for v in p.predicate]
     res = {n: m.read(n) for n in names}
     if save_dir:

@@ -116,10 +116,24 @@ class Machine:
         return raw.view(DTYPES[v.type.name]).copy()
 
     # ------------------------------------------------------------------ run
-    def run(self) -> "Machine":
+    def run(self, trace=None) -> "Machine":
+        """Execute every instruction in order; ``trace(inst, machine)`` is called after each one."""
         for inst in self.prog.instructions:
             self.step(inst)
+            if trace is not None:
+                trace(inst, self)
         return self
+
+    def dst_name(self, inst: Instruction) -> str | None:
+        """The name of the variable an instruction writes (None for indirect destinations)."""
+        d = inst.dst
+        if isinstance(d, (GeneralOperand, RawOperand)):
+            return self.prog.gvar(d.id).name
+        if isinstance(d, PredicateOperand):
+            return self.prog.pvar(d.pred.id).name
+        if isinstance(d, AddressOperand):
+            return self.prog.avar(d.id).name
+        return None
 
     def step(self, inst: Instruction) -> None:
         try:
