@@ -13,6 +13,10 @@ Choices the text leaves open, documented here and in docs/visa.md:
   IGC's disassembler reads it (``Get_VISA_Exec_Size(width & 0xF)`` in visa/IsaDisassembly.cpp).
 * general variable ids count from 1; id 0 is the predefined ``%null`` variable (IGC's V0), only
   legal as DPAS Src0 ("It could be a null operand, meaning it is zero").
+
+The instruction field order agrees with IGC's reader (visa/ByteCodeReaderNG.cpp
+``readInstructionCommonNG``; ``hasPredicate`` in Common_ISA_util.cpp) and DPAS's W, A, SD, RC bytes
+are the little-endian UD of ``DpasInfoToUI32`` (Common_ISA_util.h).
 """
 
 from __future__ import annotations
