@@ -153,6 +153,10 @@ def check(platform: Platform, *, opcode: str = "dpas", exec_size: int | None, sd
                                      rule="visa-DPAS.md legal combinations / G4_Verifier.cpp: "
                                           f"{c1} takes Dst/Src0 in {list(legal)} on {P.name}",
                                      values={what + "_type": t, "precision": p1, "platform": P.name})
+    for name, v in (("sd", sd), ("rc", rc), ("exec_size", exec_size)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise IllegalInstruction(f"{op} {name} must be an integer", rule=f"visa-DPAS.md: {name} is an integer field",
+                                     values={name: v})
     if sd not in (1, 2, 4, 8):
         raise IllegalInstruction(f"{op} systolic depth must be 1, 2, 4 or 8", rule="visa-DPAS.md: SD encodings",
                                  values={"sd": sd})
