@@ -31,7 +31,11 @@ def _as_bytes(b) -> bytes:
         if b.dtype != np.uint8:
             raise InvalidValue("a TILECFG image is uint8", values={"dtype": str(b.dtype)})
         b = b.tobytes()
-    b = bytes(b)
+    try:
+        b = bytes(b)
+    except (TypeError, ValueError):
+        raise InvalidValue("a TILECFG image is 64 bytes (bytes, bytearray or a uint8 array)",
+                           values={"type": type(b).__name__}) from None
     if len(b) != 64:
         raise InvalidValue("a TILECFG image is 64 bytes", rule="SDM LDTILECFG: m512 operand", values={"length": len(b)})
     return b
@@ -132,11 +136,13 @@ class TileConfig:
 def check_ldtilecfg(cfg: TileConfig, cpu: CpuModel) -> None:
     """LDTILECFG's #GP rules (SDM vol. 2, LDTILECFG, Operation and "Protected Mode Exceptions").
 
-    palette 0 is always legal (it means "init state"). Otherwise: the palette must
-    be supported, every reserved byte zero, start_row < rows of ... (not checked by
-    LDTILECFG: it is checked by the loads), and for each tile colsb <= bytes_per_row,
-    rows <= max_rows, and rows and colsb either both zero or both nonzero. colsb % 4
-    is *not* checked here (a tile with colsb % 4 != 0 raises #UD when used).
+    palette 0 is always legal (it means "init state"; every other field is
+    ignored). Otherwise: the palette must be supported, every reserved byte zero,
+    and for each tile colsb <= bytes_per_row, rows <= max_rows, and rows and colsb
+    either both zero or both nonzero. Not checked here (silicon accepts them,
+    tests/data/amx_silicon/quirks.json): colsb % 4 (a tile with colsb % 4 != 0
+    raises #UD when loaded, stored or multiplied) and start_row (any byte; the
+    loads and stores check start_row < rows).
     """
     if cfg.palette == 0:
         return
