@@ -214,3 +214,16 @@ def test_fuzz_instruction_decoder(data):
     except SystolicError:
         return
     assert insts
+
+
+def test_dpas_info_is_igc_ui32_and_no_predicate_word():
+    """DpasInfoToUI32: W | A << 8 | SD << 16 | RC << 24; DPAS is not predicable (hasPredicate: Misc)."""
+    p = asm.parse(PROG)
+    dpasw = next(i for i in p.instructions if i.op == "dpasw")   # dpasw.s8.u4.8.4
+    b = E.encode_instruction(dpasw, p)
+    assert b[0] == 0x1C and b[1] == 0x03                         # opcode, (M1, 8); then raw Dst at once
+    assert struct.unpack("<I", b[-4:])[0] == 8 | (5 << 8) | (8 << 16) | (4 << 24)
+    assert len(b) == 2 + 3 * 6 + 9 + 4                           # exec, 3 raw, general Src2, info
+    cmp = next(i for i in p.instructions if i.op == "cmp")
+    cb = E.encode_instruction(cmp, p)
+    assert cb[0] == 0x2C and cb[2] == 4 and cb[3] == 0b010       # rel_op lt right after exec, then pred dst
