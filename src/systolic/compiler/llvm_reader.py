@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from ..errors import AsmSyntaxError
-from .ir import (BINARY_OPS, CAST_OPS, I1, I64, ICMP_PREDICATES, LABEL, VOID, X86_AMX, Argument, ArrayType,
+from .ir import (BINARY_OPS, CAST_OPS, I1, ICMP_PREDICATES, LABEL, VOID, X86_AMX, Argument, ArrayType,
                  Block, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
                  Module, PtrType, TileType, Type, Value, VectorType, size_of)
 

@@ -19,12 +19,12 @@ import itertools
 
 import numpy as np
 
-from ..errors import AmxUnavailable, InvalidValue, SystolicError
+from ..errors import AmxUnavailable, InvalidValue
 from . import cfg, lower as lower_mod, regalloc, shapes, tileconfig
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
 from .printer import print_module
-from .to_machine import DEFAULT_MAX_STEPS, Pointer, Runner, RunResult, listing
+from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing
 
 __all__ = ["compile_ir", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
 

@@ -7,8 +7,8 @@ reading, not for parsing.
 
 from __future__ import annotations
 
-from .ir import (BINARY_OPS, CAST_OPS, ArrayType, Block, ConstantInt, Function, GlobalVariable, Instr,
-                 IntType, Module, Value, VectorType, VOID, _quote)
+from .ir import (BINARY_OPS, CAST_OPS, ArrayType, Block, Function, GlobalVariable, Instr, Module, Value, VOID,
+                 _quote)
 
 __all__ = ["print_module", "print_function", "print_instr"]
 

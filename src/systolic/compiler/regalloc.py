@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from .cfg import rpo
-from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value,
-                 location)
+from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value)
 from .lower import PSEUDO, TILE_DEF_OPS
 from .shapes import Shape
 

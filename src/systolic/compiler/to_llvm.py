@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 
-from .ir import (ConstGEP, ConstantSpecial, Function, Instr, Module, PtrType, PTR, Type, VectorType, ArrayType,
+from .ir import (ConstGEP, Function, Instr, Module, PtrType, PTR, Type, VectorType, ArrayType,
                  _quote)
 from .printer import print_global, print_instr
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InvalidValue, MemoryFault, SystolicError
+from ..errors import InvalidValue, MemoryFault
 from .ir import (ArrayType, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
-                 Module, PtrType, TileType, Value, VectorType, VOID, size_of, V256I32)
+                 Module, PtrType, TileType, Value, VectorType, VOID, size_of)
 from .printer import print_instr
 
 __all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS"]
