@@ -14,7 +14,7 @@ import numpy as np
 
 from systolic.amx.jit import JitModule, declarations, ptr_type
 
-from vectors import DOT_MNEMONICS, LOAD_BUF
+from vectors import DOT_MNEMONICS, LOAD_BUF, mnemonic_of
 
 
 class _Ir:
@@ -204,10 +204,10 @@ class Kernels:
     def run(self, family: str, batch: dict) -> None:
         n = len(batch[next(iter(batch))])
         if family.startswith("dot:"):
-            f = self._fn(f"dot_{family[4:]}", 5)
+            f = self._fn(f"dot_{mnemonic_of(family)}", 5)
             f(*(_ptr(batch[k]) for k in ("cfg", "a", "b", "c", "out")), n)
         elif family.startswith("load:"):
-            f = self._fn(f"load_{family[5:]}", 9)
+            f = self._fn(f"load_{mnemonic_of(family)}", 9)
             f(*(_ptr(batch[k]) for k in ("cfg", "tile", "src", "src_off", "src_stride", "dst", "dst_off",
                                           "dst_stride", "cfg_after")), n)
         elif family == "zero":

@@ -20,7 +20,7 @@ import vectors as V  # noqa: E402
 def replay(family: str, op: dict, m) -> dict:
     kind = V.kind_of(family)
     if kind == "dot":
-        mnemonic = family[4:]
+        mnemonic = V.mnemonic_of(family)
         m.ldtilecfg(np.asarray(op["cfg"], np.uint8))
         for t, key in ((0, "c"), (1, "a"), (2, "b")):
             m.tileloadd(t, np.ascontiguousarray(op[key]).reshape(-1), 0, 64)
@@ -30,7 +30,7 @@ def replay(family: str, op: dict, m) -> dict:
         m.tilerelease()
         return {"out": out.reshape(16, 64)}
     if kind == "load":
-        load = getattr(m, family[5:])
+        load = getattr(m, V.mnemonic_of(family))
         t = int(op["tile"])
         m.ldtilecfg(np.asarray(op["cfg"], np.uint8))
         load(t, np.asarray(op["src"], np.uint8), int(op["src_off"]), int(op["src_stride"]))

@@ -31,14 +31,25 @@ import hashlib
 import numpy as np
 
 DOT_MNEMONICS = ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps")
-FAMILIES = tuple(f"dot:{m}" for m in DOT_MNEMONICS) + ("load:tileloadd", "load:tileloaddt1", "zero", "cfg")
+#: the families of the first recording (9 x 100000 operations)
+BASE_FAMILIES = tuple(f"dot:{m}" for m in DOT_MNEMONICS) + ("load:tileloadd", "load:tileloaddt1", "zero", "cfg")
+#: TDPBF16PS aimed at the float rules: FTZ/DAZ boundary, NaN choice among several NaN inputs, inf*0 and
+#: inf-inf, round-to-nearest-even ties, cancellation down to tiny residues (second recording)
+EDGE_FAMILIES = ("dot:tdpbf16ps:edge",)
+FAMILIES = BASE_FAMILIES + EDGE_FAMILIES
 
 #: base seed of each family (arbitrary, fixed forever: the recorded digests depend on them)
 FAMILY_SEED = {
     "dot:tdpbssd": 0x5A11_0001, "dot:tdpbsud": 0x5A11_0002, "dot:tdpbusd": 0x5A11_0003,
     "dot:tdpbuud": 0x5A11_0004, "dot:tdpbf16ps": 0x5A11_0005, "load:tileloadd": 0x5A11_0006,
     "load:tileloaddt1": 0x5A11_0007, "zero": 0x5A11_0008, "cfg": 0x5A11_0009,
+    "dot:tdpbf16ps:edge": 0x5A11_000A,
 }
+
+
+def mnemonic_of(family: str) -> str:
+    """'dot:tdpbf16ps:edge' -> 'tdpbf16ps'; 'load:tileloadd' -> 'tileloadd'."""
+    return family.split(":")[1]
 
 LOAD_BUF = 4096      # bytes of each src/dst image of the load family
 LOAD_CENTER = 2048   # base offset range keeps every row inside the image for |stride| <= 128
@@ -213,6 +224,95 @@ def gen_dot(mnemonic: str, i: int) -> dict:
     return {"cfg": cfg, "a": a, "b": b, "c": c, "out": out, "m": m, "k": k, "n": n}
 
 
+def _bf16(sign, exp, man) -> np.ndarray:
+    """bf16 bits from sign (0/1), unbiased exponent (-127 = zero/denormal field), 7-bit fraction."""
+    e = (np.asarray(exp) + 127).astype(np.uint16)
+    return ((np.asarray(sign).astype(np.uint16) << 15) | (e << 7) | np.asarray(man).astype(np.uint16)).astype(
+        np.uint16)
+
+
+def _fp32(sign, exp, man) -> np.ndarray:
+    e = (np.asarray(exp) + 127).astype(np.uint32)
+    return ((np.asarray(sign).astype(np.uint32) << 31) | (e << 23) | np.asarray(man).astype(np.uint32)).astype(
+        np.uint32)
+
+
+EDGE_PROFILES = ("ftz", "ftz_c", "nan_prio", "inf_nan", "ties", "cancel_tiny", "denorm_mix")
+
+
+def gen_dot_edge(mnemonic: str, i: int) -> dict:
+    """Operation ``i`` of ``dot:tdpbf16ps:edge``: the same program as ``gen_dot``, inputs aimed at the
+    float rules (profile chosen per operation, see EDGE_PROFILES)."""
+    assert mnemonic == "tdpbf16ps"
+    rng = rng_for(f"dot:{mnemonic}:edge", i)
+    m, k, n = _dim(rng), _dim(rng), _dim(rng)
+    cfg = make_cfg(1, 0, _other_tiles(rng, {0: (m, 4 * n), 1: (m, 4 * k), 2: (k, 4 * n)}))
+    prof = EDGE_PROFILES[int(rng.integers(0, len(EDGE_PROFILES)))]
+    na, nb, nc = (m, 2 * k), (k, 2 * n), (m, n)
+    sgn = lambda shape: rng.integers(0, 2, shape)  # noqa: E731
+    man7 = lambda shape: rng.integers(0, 128, shape)  # noqa: E731
+    man23 = lambda shape: rng.integers(0, 1 << 23, shape)  # noqa: E731
+    if prof == "ftz":
+        # products near 2^-126: exponents of A and B sum to -129..-120; C zero, tiny normal or denormal
+        av = _bf16(sgn(na), rng.integers(-66, -59, na), man7(na))
+        bv = _bf16(sgn(nb), rng.integers(-66, -59, nb), man7(nb))
+        r = rng.random(nc)
+        cv = np.where(r < 0.3, 0, np.where(r < 0.7, _fp32(sgn(nc), rng.integers(-126, -122, nc), man23(nc)),
+                                           (sgn(nc).astype(np.uint32) << 31) | man23(nc).astype(np.uint32)))
+    elif prof == "ftz_c":
+        # C just above 2^-126, products of the opposite sign of about the same size: results straddle 2^-126
+        av = _bf16(sgn(na), rng.integers(-64, -62, na), man7(na))
+        bv = _bf16(sgn(nb), rng.integers(-64, -61, nb), man7(nb))
+        cv = _fp32(sgn(nc), rng.integers(-126, -124, nc), man23(nc))
+    elif prof == "nan_prio":
+        # NaNs with distinct payloads in A, B and C at once (which one comes out?)
+        av = _bf16(sgn(na), rng.integers(-4, 5, na), man7(na))
+        bv = _bf16(sgn(nb), rng.integers(-4, 5, nb), man7(nb))
+        cv = _fp32(sgn(nc), rng.integers(-4, 5, nc), man23(nc))
+        for v, bits, nanexp in ((av, 16, 0x7F80), (bv, 16, 0x7F80)):
+            msk = rng.random(v.shape) < 0.3
+            v[msk] = (sgn(int(msk.sum())).astype(np.uint16) << 15) | np.uint16(nanexp) | rng.integers(
+                1, 128, int(msk.sum())).astype(np.uint16)
+        msk = rng.random(nc) < 0.4
+        cv[msk] = (sgn(int(msk.sum())).astype(np.uint32) << 31) | np.uint32(0x7F800000) | rng.integers(
+            1, 1 << 23, int(msk.sum())).astype(np.uint32)
+    elif prof == "inf_nan":
+        # inf * 0 and inf - inf (invalid: default NaN?), infinities in C
+        av = rng.choice(np.array([0x7F80, 0xFF80, 0x0000, 0x8000, 0x3F80, 0xBF80], np.uint16), na)
+        bv = rng.choice(np.array([0x7F80, 0xFF80, 0x0000, 0x8000, 0x3F80, 0xBF80], np.uint16), nb)
+        cv = rng.choice(np.array([0x7F800000, 0xFF800000, 0, 0x80000000, 0x3F800000], np.uint32), nc)
+    elif prof == "ties":
+        # C = +-2^e, products +-2^(e-24) or 2^(e-25) (exact half ulps and quarter ulps): RNE ties
+        e = int(rng.integers(-20, 21))
+        av = _bf16(sgn(na), rng.integers(e - 13, e - 11, na), rng.choice([0, 64], na))
+        bv = _bf16(sgn(nb), rng.integers(-13, -11, nb), rng.choice([0, 64], nb))
+        cv = _fp32(sgn(nc), np.full(nc, e), rng.choice([0, 1, (1 << 23) - 1], nc))
+    elif prof == "cancel_tiny":
+        # a[2p+1] = -a[2p], b[2j+1] = b[2j] * (1 + 2^-7): each dword leaves a residue 2^-7 smaller
+        av = _bf16(sgn(na), rng.integers(-3, 4, na), man7(na))
+        av[:, 1::2] = av[:, 0::2] ^ np.uint16(0x8000)
+        bv = _bf16(sgn(nb), rng.integers(-3, 4, nb), np.zeros(nb, int))
+        bv[:, 1::2] = bv[:, 0::2] | np.uint16(1)
+        cv = _fp32(sgn(nc), rng.integers(-30, -10, nc), man23(nc))
+    else:  # denorm_mix: denormal bf16 inputs (DAZ) among normals, denormal and tiny C
+        av = _bf16(sgn(na), rng.integers(-10, 10, na), man7(na))
+        bv = _bf16(sgn(nb), rng.integers(-10, 10, nb), man7(nb))
+        for v in (av, bv):
+            msk = rng.random(v.shape) < 0.4
+            v[msk] = (sgn(int(msk.sum())).astype(np.uint16) << 15) | rng.integers(1, 128, int(msk.sum())).astype(
+                np.uint16)
+        cv = (sgn(nc).astype(np.uint32) << 31) | man23(nc).astype(np.uint32)
+    a = np.zeros((16, 64), np.uint8)
+    b = np.zeros((16, 64), np.uint8)
+    c = np.zeros((16, 64), np.uint8)
+    a[:m, :4 * k] = np.ascontiguousarray(av.astype(np.uint16)).view(np.uint8).reshape(m, 4 * k)
+    b[:k, :4 * n] = np.ascontiguousarray(bv.astype(np.uint16)).view(np.uint8).reshape(k, 4 * n)
+    c[:m, :4 * n] = np.ascontiguousarray(np.asarray(cv).astype(np.uint32)).view(np.uint8).reshape(m, 4 * n)
+    fill = int(rng.integers(0, 256))
+    out = np.full((16, 64), fill, np.uint8)
+    return {"cfg": cfg, "a": a, "b": b, "c": c, "out": out, "m": m, "k": k, "n": n}
+
+
 def _stride(rng, colsb: int) -> int:
     r = rng.random()
     if r < 0.4:
@@ -294,9 +394,11 @@ def gen_cfg(i: int) -> dict:
 
 def generate(family: str, i: int) -> dict:
     if family.startswith("dot:"):
-        return gen_dot(family[4:], i)
+        if family.endswith(":edge"):
+            return gen_dot_edge(mnemonic_of(family), i)
+        return gen_dot(mnemonic_of(family), i)
     if family.startswith("load:"):
-        return gen_load(family[5:], i)
+        return gen_load(mnemonic_of(family), i)
     if family == "zero":
         return gen_zero(i)
     if family == "cfg":
