@@ -135,6 +135,8 @@ def test_rule_violations_while_parsing(text, rule):
     (".decl V33 v_type=G type=d num_elts=1", "twice"),
     (".decl X v_type=G type=d num_elts=1 align=page", "alignment"),
     (".bogus", "unknown directive"),
+    (".decl X v_type=G type=d num_elts=4 algn=GRF", "unknown declaration attribute"),
+    (".decl X v_type=G type=d num_elts=four", "12:25: num_elts must be an integer"),
 ])
 def test_declaration_errors(decl, msg):
     with pytest.raises(SystolicError, match=msg):

@@ -203,6 +203,9 @@ class _Parser:
                 c.expect(close)
                 attrs["alias"] = ((parent, off), col)
                 continue
+            if key not in ("v_type", "type", "num_elts", "align", "attrs", "v_name"):
+                raise c.error(f"unknown declaration attribute {key!r}", col, attribute=key,
+                              known=["v_type", "type", "num_elts", "align", "alias", "attrs", "v_name"])
             c.expect("=")
             if key == "attrs":
                 c.expect("{")
@@ -237,7 +240,7 @@ class _Parser:
             else:
                 raise c.error(f"unknown v_type {vt!r}", attrs["v_type"][1], v_type=vt)
         except ValueError:
-            raise c.error("num_elts must be an integer") from None
+            raise c.error("num_elts must be an integer", attrs["num_elts"][1], num_elts=attrs["num_elts"][0]) from None
         self.prog.declare(var)
 
     # ------------------------------------------------------------ instructions
