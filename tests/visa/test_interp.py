@@ -631,3 +631,14 @@ def test_shift_signedness_rules():
         run_text(base + "shr (M1, 4) D(0,0)<1> U(0,0)<1;1,0> 0x1:d\n", "pvc")
     with pytest.raises(IllegalInstruction, match="asr needs signed src0"):
         run_text(base + "asr (M1, 4) D(0,0)<1> U(0,0)<1;1,0> 0x1:d\n", "pvc")
+
+
+def test_f_execution_with_bf_destination_rounds_to_f_first():
+    """1 + 2^-8 + 2^-30: to fp32 it is 1 + 2^-8, a bf16 tie that goes to even (1.0); rounded once it is 1 + 2^-7."""
+    from systolic.visa.alu import FloatModel
+    p = ".decl A v_type=G type=f num_elts=1\n.decl D v_type=G type=bf num_elts=1\n" \
+        "add (M1, 1) D(0,0)<1> A(0,0)<0;1,0> 0x30800000:f\n"   # 0x30800000 = 2^-30
+    a = np.array([1 + 2.0 ** -8], np.float32)
+    assert run_text(p, "pvc", {"A": a}).read("D").view(np.uint16)[0] == 0x3F80
+    once = run_text(p, "pvc", {"A": a}, model=FloatModel(via_execution_type=False))
+    assert once.read("D").view(np.uint16)[0] == 0x3F81

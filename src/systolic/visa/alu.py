@@ -9,7 +9,9 @@ CMP.md, SEL.md.
 
 Choices the documents leave open are the fields of :class:`FloatModel` (docs/visa.md): NaN results
 are the format's default quiet NaN (as systolic.xmx.models), denormals are kept, -0 < +0 in
-min/max, and ``.sat`` on a float result clamps to [0, 1] with NaN -> +0 (the Gen saturation rule).
+min/max, ``.sat`` on a float result clamps to [0, 1] with NaN -> +0 (the Gen saturation rule), and an
+F computation with a 16-bit float destination rounds to F first (2_datatypes.md: the destination of
+a float instruction has the execution type; conversion happens on the write).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class FloatModel:
     ftz: frozenset = frozenset()   # float types whose results flush denormals ("f", "hf", "bf", "df")
     daz: frozenset = frozenset()   # float types whose inputs flush denormals
     negative_zero_is_less: bool = True
+    #: F execution with an HF/BF destination (the XeHP+ type maps allow F sources with a BF
+    #: destination) rounds to F first, then converts; False rounds the exact result once.
+    via_execution_type: bool = True
 
 
 DEFAULT_MODEL = FloatModel()

@@ -328,6 +328,8 @@ class Machine:
                                      rule=f"instructions/{inst.opcode.doc}", values={"opcode": op})
         addrs, dt = self.dest_addresses(dst, n)
         self._check_types(inst, dt, [t for _, t in srcs])
+        exec_f32 = (self.model.via_execution_type and dt.name in ("hf", "bf")
+                    and any(t.name in ("f", "vf") for _, t in srcs))
         for i in range(n):
             if not enabled[i]:
                 continue
@@ -338,7 +340,7 @@ class Machine:
             elif op == "sel":
                 bits = self._convert(vals[0] if sel[i] else vals[1], dt, inst)
             else:
-                bits = self._convert(self._compute(op, vals, ts, dt), dt, inst)
+                bits = self._convert(self._compute(op, vals, ts, dt), dt, inst, exec_f32)
             self._store(addrs[i], dt, bits)
 
     def _mov_from_predicate(self, inst: Instruction) -> None:
@@ -388,7 +390,10 @@ class Machine:
             raise IllegalInstruction(f"{inst.op}.sat only when the type is float",
                                      rule=f"instructions/{o.doc}: Saturation", values={"type": dt.name})
 
-    def _convert(self, v, dt: VisaType, inst: Instruction) -> int:
+    def _convert(self, v, dt: VisaType, inst: Instruction, exec_f32: bool = False) -> int:
+        if exec_f32:  # round to the F execution type, then convert to the 16-bit destination
+            f = alu.encode_value(v, _F, sat=inst.sat, model=self.model)
+            return alu.encode_value(alu.decode_value(f, _F, self.model), dt, model=self.model)
         return alu.encode_value(v, dt, sat=inst.sat, model=self.model)
 
     def _mov(self, v, st: VisaType, dt: VisaType, inst: Instruction) -> int:
