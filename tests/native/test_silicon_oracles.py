@@ -123,14 +123,53 @@ def test_ldtilecfg_zeroes_tiles_and_sttilecfg_reads_back(full):
 
 def test_digest_file_covers_every_family_with_100000_operations():
     d = np.load(os.path.join(DATA, "digests.npz"))
-    meta = json.load(open(os.path.join(DATA, "meta.json")))
+    seeds = {}
+    for name in ("meta.json", "meta_edge.json"):
+        meta = json.load(open(os.path.join(DATA, name)))
+        assert meta["ops_per_family"] == 100_000 and "amx_tile" in meta["amx_flags"]
+        seeds.update(meta["seeds"])
     for fam in V.FAMILIES:
         assert d[f"{fam}/out"].shape == (100_000, 8)
         assert d[f"{fam}/in"].shape == (100, 8)
-        assert meta["seeds"][fam] == hex(V.FAMILY_SEED[fam])
+        assert seeds[fam] == hex(V.FAMILY_SEED[fam])
         # 8-byte digests of distinct outputs: nearly all distinct
         assert len({x.tobytes() for x in d[f"{fam}/out"][:5000]}) > 4900
-    assert meta["ops_per_family"] == 100_000 and "amx_tile" in meta["amx_flags"]
+
+
+def _written_fp32(op, out):
+    cfg = op["cfg"]
+    m, n = int(cfg[48]), int(cfg[16]) // 4
+    return out[:m, :4 * n].copy().view(np.uint32).reshape(-1)
+
+
+@pytest.mark.parametrize("fam", ["dot:tdpbf16ps", "dot:tdpbf16ps:edge"])
+def test_tdpbf16ps_never_writes_a_denormal(full, fam):
+    """FTZ on silicon: no written fp32 is a denormal, although many results land near 2^-126."""
+    near = 0
+    for _, op, outs in R.full_ops(full, fam):
+        o = _written_fp32(op, outs["out"])
+        exp = o & np.uint32(0x7F800000)
+        assert not ((exp == 0) & ((o & np.uint32(0x7FFFFF)) != 0)).any()
+        near += int((exp == np.uint32(0x00800000)).sum())
+    assert near > (100 if fam.endswith("edge") else 0)
+
+
+def test_edge_family_separates_float_models(full):
+    """The edge operations are hard: a plain float64 dot product rounded once to fp32 (no DAZ/FTZ, no
+    per-dword chains, NaN from numpy) disagrees with the silicon on most of them."""
+    disagree = total = 0
+    for _, op, outs in R.full_ops(full, "dot:tdpbf16ps:edge"):
+        cfg = op["cfg"]
+        m, n, k = int(cfg[48]), int(cfg[16]) // 4, int(cfg[18]) // 4
+        a = (op["a"][:m, :4 * k].copy().view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        b = (op["b"][:k, :4 * n].copy().view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        b = b.reshape(k, n, 2).transpose(0, 2, 1).reshape(2 * k, n)
+        c = op["c"][:m, :4 * n].copy().view(np.float32)
+        with np.errstate(all="ignore"):
+            naive = (c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+        total += 1
+        disagree += int(not np.array_equal(naive.view(np.uint32), _written_fp32(op, outs["out"]).reshape(m, n)))
+    assert total == 300 and disagree > 150
 
 
 def test_generator_is_what_was_recorded():

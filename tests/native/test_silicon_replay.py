@@ -2,7 +2,8 @@
 
 * ``full.npz``: every stored operation (300 per TMUL instruction, 100 per data-movement family), compared
   byte for byte;
-* ``digests.npz``: a fixed sample of the 100000 operations of each family (all of them with
+* ``digests.npz``: a fixed sample of the 100000 operations of each family (10 families, the TDPBF16PS edge
+  family included) (all of them with
   ``SYSTOLIC_SILICON_FULL=1``), regenerated from the seeds and compared by 8-byte digest;
 * ``quirks.json``: the edge programs: the same #UD/#GP where the silicon faulted, the same bytes elsewhere.
 """
