@@ -642,3 +642,14 @@ def test_f_execution_with_bf_destination_rounds_to_f_first():
     assert run_text(p, "pvc", {"A": a}).read("D").view(np.uint16)[0] == 0x3F80
     once = run_text(p, "pvc", {"A": a}, model=FloatModel(via_execution_type=False))
     assert once.read("D").view(np.uint16)[0] == 0x3F81
+
+
+def test_denormal_model_fields():
+    from systolic.visa.alu import FloatModel
+    p = ".decl A v_type=G type=hf num_elts=2\n.decl D v_type=G type=hf num_elts=2\n" \
+        "add (M1, 2) D(0,0)<1> A(0,0)<1;1,0> A(0,0)<1;1,0>\n"
+    a = np.array([0x0001, 0x8200], np.uint16).view(np.float16)        # two denormals
+    keep = run_text(p, "pvc", {"A": a}).read("D").view(np.uint16).tolist()
+    assert keep == [0x0002, 0x8400]                                   # 2 x min denormal; -2^-15 -> -min normal
+    flush = run_text(p, "pvc", {"A": a}, model=FloatModel(ftz=frozenset({"hf"}), daz=frozenset({"hf"})))
+    assert flush.read("D").view(np.uint16).tolist() == [0x0000, 0x8000]   # sign-preserved zeros

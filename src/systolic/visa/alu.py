@@ -33,7 +33,13 @@ _FMT = {"f": NF.FP32, "hf": NF.FP16, "bf": NF.BF16, "df": NF.FP64}
 
 @dataclass(frozen=True)
 class FloatModel:
-    """The open choices of the float ALU, as data (DESIGN principle 4)."""
+    """The open choices of the float ALU, as data (DESIGN principle 4).
+
+    Denormals: the control register cr0 holds one retain/flush bit per format (HF 0x400, F 0x80,
+    DF 0x40, BF/TF bit 30; IGC ``CISABuilder.cpp`` ``initCR``) and IGC's OpenCL default retains HF
+    and F denormals (``dllInterfaceCompute.cpp``; ``-cl-denorms-are-zero`` flushes), so the default
+    keeps them. 2_datatypes.md still says HF denormals are flushed; ``ftz``/``daz`` model that.
+    """
 
     name: str = "ieee-rne"
     rounding: str = "rne"          # the control register's default (2_datatypes.md)
