@@ -653,3 +653,19 @@ def test_denormal_model_fields():
     assert keep == [0x0002, 0x8400]                                   # 2 x min denormal; -2^-15 -> -min normal
     flush = run_text(p, "pvc", {"A": a}, model=FloatModel(ftz=frozenset({"hf"}), daz=frozenset({"hf"})))
     assert flush.read("D").view(np.uint16).tolist() == [0x0000, 0x8000]   # sign-preserved zeros
+
+
+@settings(max_examples=10 * SOAK, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["bf", "hf"]))
+def test_fast_dpas_gives_the_same_bits(seed, prec):
+    """Machine(fast_dpas=True) (xmx.kernels.dpas_fast) against the spec path, specials included."""
+    rng = np.random.default_rng(seed)
+    dt = ml_dtypes.bfloat16 if prec == "bf" else np.float16
+    bits = rng.integers(0, 1 << 16, (8, 32), dtype=np.uint16)          # any bit pattern: NaN, inf, denormals
+    p = GEMM_BF16.replace("dpas.bf.bf", f"dpas.{prec}.{prec}")
+    ins = {"A": packing.pack_a(bits[:, :16].view(dt), 16).ravel(),
+           "B": packing.vnni_pack(rng.integers(0, 1 << 16, (16, 16), dtype=np.uint16).view(dt), 16).ravel(),
+           "C": rng.integers(0, 1 << 32, 128, dtype=np.uint32).view(np.float32)}
+    slow = run_text(p, "pvc", ins)
+    fast = run_text(p, "pvc", ins, fast_dpas=True)
+    assert np.array_equal(slow.grf.read(slow.layout.offsets["D"], 512), fast.grf.read(fast.layout.offsets["D"], 512))

@@ -49,7 +49,8 @@ class Machine:
     """
 
     def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
-                 model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None):
+                 model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
+                 fast_dpas: bool = False):
         self.prog = program
         self.platform = get_platform(platform)
         self.grf = GRF(self.platform, num_grf)
@@ -62,6 +63,8 @@ class Machine:
         self.model = model
         self.dpas_model = dpas_model
         self.pair = pair
+        #: DPAS through systolic.xmx.kernels.dpas_fast (vectorised, proven bit-identical by the XMX tests)
+        self.fast_dpas = fast_dpas
 
     # ------------------------------------------------------------------ variables by name
     def _gvar(self, name: str):
@@ -570,7 +573,10 @@ class Machine:
                   src1_precision=inst.dpas.w, src2_precision=inst.dpas.a, sd=inst.dpas.sd, rc=inst.dpas.rc,
                   exec_size=inst.exec_size, platform=self.platform, model=self.dpas_model)
         if inst.op == "dpas":
-            X.dpas(self.grf, **kw)
+            if self.fast_dpas:
+                importlib.import_module("systolic.xmx.kernels").dpas_fast(self.grf, **kw)
+            else:
+                X.dpas(self.grf, **kw)
         else:
             pair = self.pair if self.pair is not None else self.grf.copy()
             X.dpasw(self.grf, pair=pair, **kw)
