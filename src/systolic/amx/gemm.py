@@ -239,6 +239,19 @@ def _ftz_possible(a32, b32, c32, mn: str) -> bool:
     return bool(g) and min(g) < -126
 
 
+def _packed_panels(b32: np.ndarray, parity: int, npad: int, group: int) -> np.ndarray:
+    """Rows 2k + parity of B (fp32 bits), zero-padded to npad columns, in the kernel's column panels."""
+    k2, n = b32.shape[0] // 2, b32.shape[1]
+    out = np.zeros((npad // group, k2, group), np.uint32)
+    src = b32[parity::2]
+    full = n // group
+    if full:
+        out[:full] = src[:, :full * group].reshape(k2, full, group).transpose(1, 0, 2)
+    if n % group:
+        out[full, :, :n % group] = src[:, full * group:]
+    return out.view(np.float32)
+
+
 def _float(mn, a, b, c, method, threads) -> np.ndarray:
     from . import gemm_jit
     M, kp = a.shape
@@ -254,19 +267,17 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     bad_cols = np.nonzero(((b32 & exp) == exp).any(axis=0))[0]
     G = gemm_jit.GROUP
     npad = -(-N // G) * G                           # the kernel works on groups of 32 columns
-    be = np.zeros((kp // 2, npad), np.uint32)
-    bo = np.zeros((kp // 2, npad), np.uint32)
-    be[:, :N] = b32[0::2]
-    bo[:, :N] = b32[1::2]
-    cpad = np.zeros((M, npad), np.uint32)
-    cpad[:, :N] = c32
-    out = cpad.view(np.float32)
+    bef, bof = _packed_panels(b32, 0, npad, G), _packed_panels(b32, 1, npad, G)
+    if npad == N:
+        out = c32.view(np.float32).copy()
+    else:
+        out = np.zeros((M, npad), np.float32)
+        out[:, :N] = c32.view(np.float32)
     af = np.ascontiguousarray(a32).view(np.float32)
     check = _ftz_possible(a32, b32, c32, mn)
     nthreads = threads or min(os.cpu_count() or 1, 8)
     nthreads = max(1, min(nthreads, M // 16 or 1))
     bounds = [M * i // nthreads for i in range(nthreads + 1)]
-    bef, bof = gemm_jit.pack_b(be.view(np.float32)), gemm_jit.pack_b(bo.view(np.float32))
 
     def run(i):
         gemm_jit.chain_gemm(af, bef, bof, out, int(bounds[i]), int(bounds[i + 1]), kt, check=check)
@@ -275,11 +286,14 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     else:
         with ThreadPoolExecutor(nthreads) as ex:
             list(ex.map(run, range(nthreads)))
-    out = np.ascontiguousarray(out[:, :N])
+    if npad != N:
+        out = np.ascontiguousarray(out[:, :N])
     ob = out.view(np.uint32)
-    ob[np.isnan(out)] = fp.DEFAULT_NAN             # NaNs made from finite inputs are the default NaN
-    cnan = np.isnan(c32.view(np.float32))
-    ob[cnan] = c32[cnan] | np.uint32(fp.QUIET_BIT)  # dst is the first operand of every C + t
+    nan = np.isnan(out)
+    if nan.any():
+        ob[nan] = fp.DEFAULT_NAN                   # NaNs made from finite inputs are the default NaN
+        cnan = np.isnan(c32.view(np.float32))
+        ob[cnan] = c32[cnan] | np.uint32(fp.QUIET_BIT)  # dst is the first operand of every C + t
     if bad_rows.size:
         ob[bad_rows] = _chains_numpy(a32[bad_rows], b32, c32[bad_rows], kt)
     if bad_cols.size:

@@ -74,6 +74,11 @@ define internal <8 x float> @fix(<8 x float> %r, <8 x float> %rs) alwaysinline {
   ret <8 x float> %out
 }
 
+define internal <8 x float> @add_plain(<8 x float> %x, <8 x float> %y) alwaysinline {
+  %r = fadd <8 x float> %x, %y
+  ret <8 x float> %r
+}
+
 define internal <8 x float> @add_ftz(<8 x float> %x, <8 x float> %y) alwaysinline {
   %r = fadd <8 x float> %x, %y
   %xs = fmul <8 x float> %x, splat (float 0x43F0000000000000)
@@ -154,11 +159,13 @@ def group_fn(name: str, U: int, check: bool) -> str:
     for u in range(U):
         for ch in "eo":
             w(f"  %z{ch}{u} = phi <8 x float> [zeroinitializer, %entry], [%n{ch}{u}, %knext]")
+    # without the check every value is a multiple of 2^g, g >= -126 (gemm._ftz_possible): plain adds are exact
+    add = "add_ftz" if check else "add_plain"
     for u in range(U):
-        w(f"  %t{u} = call <8 x float> @add_ftz(<8 x float> %ze{u}, <8 x float> %zo{u})")
+        w(f"  %t{u} = call <8 x float> @{add}(<8 x float> %ze{u}, <8 x float> %zo{u})")
         w(f"  %pc{u} = getelementptr inbounds float, ptr %c, i64 {8 * u}")
         w(f"  %c{u} = load <8 x float>, ptr %pc{u}, align 4")
-        w(f"  %s{u} = call <8 x float> @add_ftz(<8 x float> %c{u}, <8 x float> %t{u})")
+        w(f"  %s{u} = call <8 x float> @{add}(<8 x float> %c{u}, <8 x float> %t{u})")
         w(f"  store <8 x float> %s{u}, ptr %pc{u}, align 4")
     w("  ret void")
     w("}")
@@ -228,12 +235,7 @@ g_fast:
   call void @group_fast(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc)
   br label %g_done
 g_chk:
-  ; two half groups of 16 columns: the panel rows are GROUP_COLS floats apart
-  call void @group_chk(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc)
-  %pbe2 = getelementptr inbounds float, ptr %pbe, i64 16
-  %pbo2 = getelementptr inbounds float, ptr %pbo, i64 16
-  %pc2 = getelementptr inbounds float, ptr %pc, i64 16
-  call void @group_chk(ptr %pa, ptr %pbe2, ptr %pbo2, i64 GROUP_COLS, i64 %klen, ptr %pc2)
+CHECK_CALLS
   br label %g_done
 g_done:
   %g_next = add i64 %g, GROUP_COLS
@@ -254,9 +256,21 @@ exit:
 """
 
 
+def _check_calls() -> str:
+    """The checked variant covers a group in pieces of 8 * U_CHECK columns."""
+    w, L = 8 * U_CHECK, []
+    for j in range(GROUP // w):
+        L.append(f"  %pbe_c{j} = getelementptr inbounds float, ptr %pbe, i64 {w * j}")
+        L.append(f"  %pbo_c{j} = getelementptr inbounds float, ptr %pbo, i64 {w * j}")
+        L.append(f"  %pc_c{j} = getelementptr inbounds float, ptr %pc, i64 {w * j}")
+        L.append(f"  call void @group_chk(ptr %pa, ptr %pbe_c{j}, ptr %pbo_c{j}, i64 {GROUP}, i64 %klen, "
+                 f"ptr %pc_c{j})")
+    return "\n".join(L)
+
+
 def _ir() -> str:
     return "\n".join([HEAD, group_fn("group_chk", U_CHECK, True), group_fn("group_fast", U_FAST, False),
-                      DRIVER.replace("GROUP_COLS", str(GROUP))])
+                      DRIVER.replace("GROUP_COLS", str(GROUP)).replace("CHECK_CALLS", _check_calls())])
 
 
 
@@ -308,7 +322,7 @@ def pack_b(b_rows):
     return np.ascontiguousarray(b_rows.reshape(k2, n // GROUP, GROUP).transpose(1, 0, 2))
 
 
-def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, nb: int = 256, check: bool = True) -> None:
+def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, nb: int = 1 << 30, check: bool = True) -> None:
     """Run the kernel on rows m0 ... m1-1 (arrays: float32, C-contiguous; c updated in place).
 
     ``a32``: (M, 2*K2) DAZ-flushed fp32 inputs; ``be`` / ``bo``: the even / odd rows of B, (K2, N), packed
