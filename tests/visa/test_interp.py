@@ -669,3 +669,12 @@ def test_fast_dpas_gives_the_same_bits(seed, prec):
     slow = run_text(p, "pvc", ins)
     fast = run_text(p, "pvc", ins, fast_dpas=True)
     assert np.array_equal(slow.grf.read(slow.layout.offsets["D"], 512), fast.grf.read(fast.layout.offsets["D"], 512))
+
+
+def test_bad_inputs_are_typed_errors():
+    from systolic.errors import InvalidValue
+    p = ".decl X v_type=G type=f num_elts=4\n.decl A v_type=A num_elts=2\n"
+    p += ".decl P v_type=P num_elts=4\n"
+    for name, vals in (("X", ["a", "b"]), ("A", [np.nan]), ("A", [1.5, 2]), ("A", [70000]), ("Q", [1]), ("P", [2])):
+        with pytest.raises(InvalidValue):
+            run_text(p, "pvc", {name: vals})

@@ -76,22 +76,37 @@ class Machine:
 
     def write(self, name: str, values) -> None:
         """Set a variable from an array (general: converted to its type; address/predicate: ints/bools)."""
+        try:
+            self._write(name, values)
+        except (TypeError, ValueError, OverflowError) as e:
+            if isinstance(e, SystolicError):
+                raise
+            raise InvalidValue(f"cannot store these values in {name}: {e}", values={"variable": name}) from None
+
+    def _write(self, name: str, values) -> None:
         v = self._gvar(name)
         arr = np.asarray(values).ravel()
+        if arr.dtype.kind in "OUSMmc":  # strings, objects, dates, complex (ml_dtypes floats are kind V)
+            raise InvalidValue("values must be numbers", values={"variable": name, "dtype": str(arr.dtype)})
         if v in self.prog.address:
             n = v.num_elts
             if arr.size > n:
                 raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
                                                                                 "num_elts": n})
             for i, x in enumerate(arr.tolist()):
-                self.addr[v.id][i] = int(x) & 0xFFFF
+                if x != int(x) or not 0 <= x <= 0xFFFF:
+                    raise InvalidValue("address elements are UW byte addresses", rule="8_appendix: address variables",
+                                       values={"variable": name, "value": x})
+                self.addr[v.id][i] = int(x)
             return
         if v in self.prog.predicate:
             if arr.size > v.num_elts:
                 raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
                                                                                 "num_elts": v.num_elts})
             for i, x in enumerate(arr.tolist()):
-                self.pred[v.id][i] = 1 if x else 0
+                if x not in (0, 1):
+                    raise InvalidValue("predicate elements are 0 or 1", values={"variable": name, "value": x})
+                self.pred[v.id][i] = int(x)
             return
         if arr.size > v.num_elts:
             raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
