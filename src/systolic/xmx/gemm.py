@@ -97,17 +97,17 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     av = _float_values(a, p2, mdl.flushes(p2, P))
     bv = _float_values(b, p1, mdl.flushes(p1, P))
     if kp != k:
-        av = np.concatenate([av, np.zeros((m, kp - k))], axis=1)
-        bv = np.concatenate([bv, np.zeros((kp - k, n))], axis=0)
+        av = np.concatenate([av, np.zeros((m, kp - k), dtype=av.dtype)], axis=1)
+        bv = np.concatenate([bv, np.zeros((kp - k, n), dtype=bv.dtype)], axis=0)
     if c is None:
         cv = np.zeros((m, n))
     else:
         cv = _check_c(c, m, n)
         cv = cv.astype(np.float32).astype(np.float64) if cv.dtype != np.float32 else cv.astype(np.float64)
     out = np.empty((m, n), dtype=np.uint32)
-    if row_block is None:
+    if row_block is None:  # bounds the numpy path's temporaries; the compiled path takes everything at once
         terms = kd if mdl.name in ("exact", "block") else ops + 1
-        row_block = max(8, (1 << 21) // max(1, n * terms))
+        row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))
     for r0 in range(0, m, row_block):
         r1 = min(m, r0 + row_block)
         out[r0:r1] = KN.float_mma(av[r0:r1], bv, cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl)
@@ -155,8 +155,18 @@ def _int_values(x: np.ndarray, p: str) -> np.ndarray:
 
 
 def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:
-    """Exact float64 values of the elements (tf32: RNE from float32), denormals flushed when the rule says so."""
-    if not flush and p != "tf32" and x.dtype == T.get(p).dtype:
+    """Exact values of the elements as float32 (every DPAS input format fits: at most 11 significand bits and
+    8 exponent bits; tf32: RNE from float32), denormals flushed to signed zeros when the rule says so."""
+    t = T.get(p)
+    if p == "tf32":
+        v = PK.element_bits(x, p).view(np.float32)
+    elif x.dtype == t.dtype:
         with np.errstate(invalid="ignore"):
-            return x.astype(np.float64)  # ml_dtypes widening is exact
-    return PK.decode(PK.element_bits(x, p), p, flush=flush)
+            v = x.astype(np.float32)  # ml_dtypes widening is exact
+    else:
+        v = PK.decode(PK.element_bits(x, p), p).astype(np.float32)
+    if flush:
+        tiny = (v != 0) & (np.abs(v) < np.float32(t.fmt.min_normal))
+        if tiny.any():
+            v = np.where(tiny, np.copysign(np.float32(0), v), v)
+    return v

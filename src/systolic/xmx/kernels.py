@@ -83,6 +83,11 @@ def round_sum_fp32(terms: list[np.ndarray], model: M.NumericsModel = M.stage) ->
     Equal to :func:`systolic.xmx.models.round_sum_fp32` element by element (property-tested).
     """
     terms = [np.asarray(t, dtype=np.float64) for t in terms]
+    if len(terms) == 1 and not model.ftz_result:
+        # one exact term: a single RNE conversion (-0 stays -0, overflow -> inf); NaN -> the model's NaN
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = terms[0].astype(np.float32).view(np.uint32)
+        return np.where(np.isnan(terms[0]), np.uint32(model.nan_bits), out).astype(np.uint32)
     with np.errstate(over="ignore", invalid="ignore"):
         naive = terms[0]
         for t in terms[1:]:
@@ -200,8 +205,10 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
     :mod:`systolic.xmx.native` for "stage"/"sequential" (default: when available); elements it flags are
     recomputed here.
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    a = a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
+    b = b if b.dtype in (np.float32, np.float64) else b.astype(np.float64)
     m, k = a.shape
     n = b.shape[1]
     acc = np.zeros((m, n)) if c is None else np.asarray(c, dtype=np.float64)
@@ -214,13 +221,19 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
     if native:
         from . import native as NT
         acc0 = fp32_bits_to_value(round_sum_fp32([acc], model))  # C as the fp32 accumulator it is
-        res, flag = NT.stage_mma(a.astype(np.float32), b.astype(np.float32), acc0, step)
+        # the values are exact in float32 (DPAS formats), the kernel widens them to binary64 exactly
+        res, flag = NT.stage_mma(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), acc0, step)
         bits = res.astype(np.float32).view(np.uint32)
         rows, cols = np.nonzero(flag)
         if rows.size:
-            bits[rows, cols] = _chain(lambda kk: a[rows, kk] * b[kk, cols], acc0[rows, cols], k, ops_per_chan,
-                                      k_per_instr, model)
+            ar = a[rows].astype(np.float64)
+            bc = b[:, cols].astype(np.float64)
+            bits[rows, cols] = _chain(lambda kk: ar[:, kk] * bc[kk], acc0[rows, cols], k, ops_per_chan, k_per_instr,
+                                      model)
         return bits
+
+    a = a.astype(np.float64, copy=False)
+    b = b.astype(np.float64, copy=False)
 
     def prod(kk):
         return a[:, kk, None] * b[None, kk, :]

@@ -209,6 +209,54 @@ def _vir(T: int, W: int, R: int) -> str:
     return "\n".join(L) + "\n"
 
 
+def _vir_exact(T: int, W: int, R: int) -> str:
+    """Explicit-vector kernel ``@emma{T}_{R}``: the common case where every addition of the step is exact.
+
+    hi = (((x + p0) + p1) + ...) in binary64; each addition s = a + b is checked exact by ``s - a == b and
+    s - b == a`` (if it rounded, Fast2Sum on the larger operand gives s - a (or s - b) exactly, which then
+    differs from the other operand). When all are exact, hi is the exact sum and ``fptrunc`` rounds it once to
+    nearest even; IEEE signed-zero addition then also matches the models' zero rule. Any lane with an inexact
+    addition or a non-finite value is flagged for the exact path.
+    """
+    D, I, Fv, B1 = f"<{W} x double>", f"<{W} x i64>", f"<{W} x float>", f"<{W} x i1>"
+    Z = "zeroinitializer"
+    expm = _vconst(W, "i64", 9218868437227405312)
+    src = _vir(T, W, R)
+    head, rest = src.split("kbody:\n", 1)
+    head = head.replace(f"@vmma{T}_{R}(", f"@emma{T}_{R}(")
+    tail = rest[rest.index(f"  %knext = add i64 %k, {T}"):]
+    L = ["kbody:"]
+    for t in range(T):
+        L += [f"  %kt{t} = add i64 %k, {t}", f"  %brow{t} = mul i64 %kt{t}, %N", f"  %bidx{t} = add i64 %brow{t}, %j",
+              f"  %pb{t} = getelementptr inbounds float, float* %B, i64 %bidx{t}",
+              f"  %pbv{t} = bitcast float* %pb{t} to {Fv}*", f"  %bf{t} = load {Fv}, {Fv}* %pbv{t}, align 4",
+              f"  %b{t} = fpext {Fv} %bf{t} to {D}"]
+    for r in range(R):
+        prev, oks = f"%x{r}", []
+        for t in range(T):
+            L += [f"  %aidx{t}_{r} = add i64 %arow{r}, %kt{t}",
+                  f"  %pa{t}_{r} = getelementptr inbounds float, float* %A, i64 %aidx{t}_{r}",
+                  f"  %af{t}_{r} = load float, float* %pa{t}_{r}", f"  %ad{t}_{r} = fpext float %af{t}_{r} to double",
+                  f"  %ai{t}_{r} = insertelement {D} undef, double %ad{t}_{r}, i32 0",
+                  f"  %a{t}_{r} = shufflevector {D} %ai{t}_{r}, {D} undef, <{W} x i32> {Z}",
+                  f"  %p{t}_{r} = fmul {D} %a{t}_{r}, %b{t}",
+                  f"  %h{t}_{r} = fadd {D} {prev}, %p{t}_{r}",
+                  f"  %da{t}_{r} = fsub {D} %h{t}_{r}, {prev}", f"  %db{t}_{r} = fsub {D} %h{t}_{r}, %p{t}_{r}",
+                  f"  %ca{t}_{r} = fcmp une {D} %da{t}_{r}, %p{t}_{r}", f"  %cb{t}_{r} = fcmp une {D} %db{t}_{r}, {prev}",
+                  f"  %nx{t}_{r} = or {B1} %ca{t}_{r}, %cb{t}_{r}"]
+            oks.append(f"%nx{t}_{r}")
+            prev = f"%h{t}_{r}"
+        L += [f"  %hb{r} = bitcast {D} {prev} to {I}",
+              f"  %expo{r} = and {I} %hb{r}, {expm}", f"  %nonfin{r} = icmp eq {I} %expo{r}, {expm}",
+              f"  %rr{r} = fptrunc {D} {prev} to {Fv}", f"  %rd{r} = fpext {Fv} %rr{r} to {D}"]
+        acc = f"%nonfin{r}"
+        for n, b in enumerate(oks):
+            L.append(f"  %or{n}_{r} = or {B1} {acc}, {b}")
+            acc = f"%or{n}_{r}"
+        L.append(f"  %flnew{r} = or {B1} {acc}, %fl{r}")
+    return head + "\n".join(L) + "\n" + tail
+
+
 def _engine():
     if "error" in _STATE:
         return None
@@ -242,7 +290,7 @@ def _kernel(T: int):
             return None
         try:
             tm = _STATE["tm"]
-            mod = llvm.parse_assembly(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1))
+            mod = llvm.parse_assembly(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1) + _vir_exact(T, VW, VR))
             mod.triple = tm.triple
             mod.data_layout = str(tm.target_data)
             mod.verify()
@@ -255,7 +303,8 @@ def _kernel(T: int):
             ee.finalize_object()
             _STATE["engines"].append(ee)  # keep the code alive
             proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-            fn = tuple(proto(ee.get_function_address(name)) for name in (f"mma{T}", f"vmma{T}_{VR}", f"vmma{T}_1"))
+            fn = tuple(proto(ee.get_function_address(name))
+                       for name in (f"mma{T}", f"vmma{T}_{VR}", f"vmma{T}_1", f"emma{T}_{VR}"))
         except Exception as exc:  # pragma: no cover
             _STATE["error"] = repr(exc)
             fn = None
@@ -292,7 +341,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
     jobs = [(j0, min(n, j0 + col_block)) for j0 in range(0, n, col_block)]
     nthreads = threads or min(os.cpu_count() or 1, len(jobs))
 
-    scalar_fn, vector_rows, vector_fn = fn
+    scalar_fn, _, vector_fn, vector_rows = fn
     mr = m // VR * VR
 
     def work(job):
