@@ -120,3 +120,33 @@ def test_ftz_window_in_every_path():
     for method in ("auto", "numpy", "instructions", "spec"):
         out = matmul(a, b, method=method)
         assert (out.view(np.uint32) == 0).all(), method
+
+
+def test_empty_k_returns_c_untouched():
+    c = np.array([[1e-45, -0.0]], np.float32)       # a denormal: no instruction runs, so no DAZ either
+    out = matmul(np.zeros((1, 0), BF), np.zeros((0, 2), BF), c)
+    assert (out.view(np.uint32) == c.view(np.uint32)).all()
+    assert (matmul(np.zeros((1, 0), BF), np.zeros((0, 2), BF), c, method="instructions").view(np.uint32)
+            == c.view(np.uint32)).all()
+
+
+def test_docs_first_program():
+    """The example at the top of docs/amx.md: one TDPBF16PS equals matmul of the same 16 x 32 x 16."""
+    from systolic.amx import TileConfig, TileMachine
+    from systolic.packing import vnni_pack
+    m = TileMachine("sapphirerapids")
+    m.ldtilecfg(TileConfig(palette=1, tiles={0: (16, 64), 1: (16, 64), 2: (16, 64)}))
+    a = np.random.default_rng(0).standard_normal((16, 32)).astype(BF)
+    b = np.random.default_rng(1).standard_normal((32, 16)).astype(BF)
+    mem = np.zeros(4096, np.uint8)
+    mem[1024:2048] = a.view(np.uint8).reshape(-1)
+    mem[2048:3072] = vnni_pack(b, 16).astype("<u4").view(np.uint8).reshape(-1)
+    m.tilezero(0)
+    m.tileloadd(1, mem, 1024, 64)
+    m.tileloadd(2, mem, 2048, 64)
+    m.tdpbf16ps(0, 1, 2)
+    m.tilestored(0, mem, 0, 64)
+    c = mem[:1024].view(np.float32).reshape(16, 16)
+    assert (c.view(np.uint32) == matmul(a, b).view(np.uint32)).all()
+    # and against plain float64 arithmetic, loosely: the AMX result is a rounding of the exact product
+    assert np.allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)

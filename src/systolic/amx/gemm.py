@@ -106,8 +106,8 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
         b = np.concatenate([b, np.zeros((kp - K, N), b.dtype)], axis=0)
     if method in ("instructions", "spec"):
         return _by_instructions(mn, a, b, c, model, "emulator" if method == "instructions" else "spec")
-    if M == 0 or N == 0:
-        return c.copy()
+    if M == 0 or N == 0 or kp == 0:
+        return c.copy()                            # no TMUL runs: C is returned untouched (no DAZ either)
     if integer:
         return _int8(a, b, c)
     return _float(mn, a, b, c, method, threads)
