@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from systolic.amx import intrinsics as I
 from systolic.compiler import compile_module
-from systolic.compiler.tracing import for_range, if_, run_eager, trace
+from systolic.compiler.tracing import call, for_range, if_, run_eager, trace
 from systolic.errors import SystolicError
 
 from .helpers import native
@@ -54,7 +54,7 @@ def programs(draw, max_tiles=14):
     def steps(depth):
         out = []
         for _ in range(draw(st.integers(1, 5))):
-            kind = draw(st.sampled_from(["dot", "dot", "load", "zero", "if", "loop"] if depth < 2 else
+            kind = draw(st.sampled_from(["dot", "dot", "load", "zero", "if", "loop", "call"] if depth < 2 else
                                         ["dot", "dot", "load", "zero"]))
             if kind == "dot":
                 out.append(dot())
@@ -64,6 +64,8 @@ def programs(draw, max_tiles=14):
                 out.append(("zero", draw(st.integers(0, n - 1))))
             elif kind == "if":
                 out.append(("if", draw(st.integers(0, 3)), steps(depth + 1), steps(depth + 1)))
+            elif kind == "call":
+                out.append(("call", draw(st.integers(0, 127)) * 4))
             else:
                 out.append(("loop", draw(st.integers(0, 2)), steps(depth + 1)))
         return out
@@ -81,6 +83,16 @@ def dim_args(prog) -> dict[str, int]:
         for g, (M, K, N) in enumerate(prog["dims"]):
             out.update({f"M{g}": M, f"K{g}": K, f"N4{g}": 4 * N, f"K4{g}": 4 * K})
     return out
+
+
+def helper(o, A, C):
+    """A tile function of its own, called from generated programs: tiles do not survive calls."""
+    t, u, v = I.Tile(16, 64), I.Tile(16, 64), I.Tile(16, 64)
+    I.tile_loadd(t, A + o, 64)
+    I.tile_loadd(u, A + 2048, 64)
+    I.tile_loadd(v, A + 4096, 64)
+    I.tile_dpbssd(t, u, v)
+    I.tile_stored(C + 15 * 1024, 64, t)
 
 
 def build(prog):
@@ -109,6 +121,8 @@ def build(prog):
                 elif s[0] == "dot":
                     _, mn, c, a, b = s
                     getattr(I, "tile_" + mn[1:])(tiles[c], tiles[a], tiles[b])
+                elif s[0] == "call":
+                    call(helper, o=s[1], A=A, C=C)
                 elif s[0] == "if":
                     _, k, then, other = s
                     if_(sel == k, lambda then=then: run(then), lambda other=other: run(other))
@@ -131,7 +145,9 @@ SCALARS = {"sel": "i32", "cnt0": "i32", "cnt1": "i32", "cnt2": "i32"}
 def check(prog, sel, counts, seed, backend="emulator"):
     kernel = build(prog)
     dims = dim_args(prog)
-    module = trace(kernel, scalars={**SCALARS, **{k: "i16" for k in dims}}, buffers={"A": ABUF, "C": CBUF})
+    module = trace(helper, scalars={"o": "i32"}, buffers={"A": ABUF, "C": CBUF})
+    module = trace(kernel, scalars={**SCALARS, **{k: "i16" for k in dims}}, buffers={"A": ABUF, "C": CBUF},
+                   module=module)
     compiled = compile_module(module)
     rng = np.random.default_rng(seed)
     A = rng.integers(0, 256, ABUF, dtype=np.uint8)
@@ -168,7 +184,9 @@ def test_compiled_equals_eager(prog, sel, counts, seed):
     asm = compiled.emit("asm")
     machine = compiled.emit("machine")
     assert asm.count("ldtilecfg") == machine.count("LDTILECFG") >= 1
-    assert asm.count("tilerelease") == machine.count("TILERELEASE") == 1
+    assert asm.count("tilerelease") == machine.count("TILERELEASE") == 2  # helper and kernel
+    calls = sum(1 for line in machine.splitlines() if line.strip().startswith("call void @helper"))
+    assert machine.count("LDTILECFG") == 2 + calls  # one each, and again after every call
 
 
 def test_a_fixed_program_with_every_construct():

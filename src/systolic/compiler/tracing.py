@@ -29,7 +29,7 @@ from .ir import (I1, I8, I16, I32, I64, PTR, VOID, X86_AMX, Argument, ArrayType,
 from .llvm_reader import parse_type
 from .shapes import internal_name
 
-__all__ = ["trace", "current", "Scalar", "TracedPtr", "if_", "for_range", "run_eager"]
+__all__ = ["trace", "current", "Scalar", "TracedPtr", "if_", "for_range", "call", "run_eager"]
 
 _current: contextvars.ContextVar = contextvars.ContextVar("systolic_tracer", default=None)
 
@@ -339,6 +339,36 @@ def for_range(start, stop, body, step: int = 1) -> None:
             body(i)
         return
     tr.for_range(start, stop, body, step)
+
+
+def call(fn, **kwargs) -> None:
+    """``fn(**kwargs)``: eagerly a Python call; traced, ``call void @fn(scalars...)`` to a function traced
+    into the same module before (``trace(fn, module=m)``). Buffer arguments are the module's globals: pass
+    the caller's buffer under the callee's buffer name (traced, it must be that very global).
+    Tile registers and the configuration do not survive the call (caller-saved): the compiler spills and
+    re-configures around it (REFERENCE.md 7)."""
+    tr = current()
+    if tr is None:
+        fn(**kwargs)
+        return
+    callee = tr.m.functions.get(getattr(fn, "__name__", str(fn)))
+    if callee is None or callee.declaration:
+        raise CompileError(f"call: trace {getattr(fn, '__name__', fn)!r} into this module first "
+                           "(trace(fn, module=m))", rule="tracing: callees are traced before their callers")
+    args = []
+    names = {p.name for p in callee.params}
+    for k, v in kwargs.items():
+        if isinstance(v, TracedPtr):
+            if not (isinstance(v.v, GlobalVariable) and v.v.name == k):
+                raise CompileError(f"call: buffer argument {k!r} must be the global @{k} itself",
+                                   rule="tracing: buffers are globals shared by name")
+        elif k not in names:
+            raise InvalidValue(f"call: @{callee.name} has no parameter {k!r}", values={"params": sorted(names)})
+    for p in callee.params:
+        if p.name not in kwargs:
+            raise InvalidValue(f"call: missing argument {p.name!r} of @{callee.name}", values={"arg": p.name})
+        args.append(tr.coerce(kwargs[p.name], p.type))
+    tr.emit(Instr("call", VOID, args, callee=callee))
 
 
 def trace(fn, *, name: str | None = None, scalars: dict[str, str] | None = None,
