@@ -11,7 +11,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SILICON_TOOLS = os.path.join(ROOT, "tools", "silicon")
 DATA = os.path.join(ROOT, "tests", "data", "amx_silicon")
 if SILICON_TOOLS not in sys.path:
-    sys.path.insert(0, SILICON_TOOLS)
+    sys.path.append(SILICON_TOOLS)  # after everything else: the tool modules have plain names
 
 
 def native_available() -> tuple[bool, str]:

@@ -125,6 +125,15 @@ def test_native_gemm_equals_amx_matmul(pair, shape, adversarial):
     assert np.array_equal(G.matmul(a, b).view(np.uint32), matmul(a, b).view(np.uint32))
 
 
+@pytest.mark.parametrize("shape", [(0, 5, 3), (4, 0, 3), (4, 5, 0)])
+def test_empty_products_are_zeros_without_running_anything(shape):
+    m, k, n = shape
+    got = G.matmul(np.zeros((m, k), np.int8), np.zeros((k, n), np.int8))
+    assert got.shape == (m, n) and got.dtype == np.int32 and not got.any()
+    got = G.matmul(np.zeros((m, k), ml_dtypes.bfloat16), np.zeros((k, n), ml_dtypes.bfloat16))
+    assert got.dtype == np.float32 and not got.view(np.uint32).any()
+
+
 def test_bad_arguments_are_typed_errors():
     with pytest.raises(InvalidValue, match="inner dimensions"):
         G.matmul(np.zeros((4, 5), np.int8), G.pack_b(np.zeros((6, 4), np.int8)))

@@ -594,8 +594,15 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         raise InvalidValue("inner dimensions differ", rule="matmul: A.shape[1] == B.shape[0]",
                            values={"a": a.shape, "b": (pb.k, pb.n)})
     mnemonic, esize, cdt = KERNELS[key]
-    _, f, fmt = _compiled(mnemonic)
     m, k = a.shape
+    if m == 0 or pb.n == 0 or k == 0:
+        # nothing to multiply (the kernel's loops run at least once): the empty sum is +0
+        res = np.zeros((m, pb.n), cdt)
+        if out is not None:
+            out[...] = res
+            return out
+        return res
+    _, f, fmt = _compiled(mnemonic)
     mp = -(-m // 32) * 32
     if mp != m or pb.kp != k or not a.flags.c_contiguous:
         ap = np.zeros((mp, pb.kp), a.dtype)
