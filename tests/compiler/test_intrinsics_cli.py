@@ -232,3 +232,57 @@ entry:
     assert int.from_bytes(g[4:8].tobytes(), "little", signed=True) == -15
     ref = mod.run("f", -3, 5, "g", memory={"g": np.array([7] + [0] * 15, np.uint8)})
     assert ref.value == res.value and np.array_equal(ref.memory["g"], g)
+
+
+def test_branches_and_loops_over_shapes():
+    """Control flow decided by the shape arguments themselves: the stride depends on the row count, the loop
+    runs once per dword of the tile's width."""
+    from systolic.compiler.tracing import call, run_eager
+
+    def shaped(row, col, A, C):
+        a, b, c = I.Tile(row, col), I.Tile(row, col), I.Tile(row, col)
+        if_(row > 8, lambda: I.tile_loadd(a, A, 64), lambda: I.tile_loadd(a, A + 16, 128))
+        I.tile_loadd(b, A + 1024, 64)
+        for_range(0, col >> 2, lambda i: (I.tile_dpbuud(c, a, b), I.tile_loadd(b, A + 1024 + i * 4, 64)))
+        I.tile_stored(C, 64, c)
+
+    mod = compile_module(trace(shaped, scalars={"row": "i16", "col": "i16"}, buffers={"A": 4096, "C": 1024}))
+    A = np.random.default_rng(4).integers(0, 256, 4096, dtype=np.uint8)
+    for row, col in [(4, 16), (12, 48), (16, 64), (9, 36)]:
+        C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
+        mod.run("shaped", row, col, memory={"A": A.copy(), "C": C1})
+        run_eager(shaped, scalars={"row": row, "col": col}, buffers={"A": A.copy(), "C": C2})
+        assert np.array_equal(C1, C2) and C1.any()
+    with pytest.raises(InvalidOpcode):  # col/4 != row: B's rows do not match A's K
+        mod.run("shaped", 8, 16, memory={"A": A.copy(), "C": np.zeros(1024, np.uint8)})
+
+
+def test_call_arguments_are_checked():
+    from systolic.compiler.tracing import call
+
+    def g(x, A):
+        t = I.Tile(1, 4)
+        I.tile_loadd(t, A + x, 64)
+        I.tile_stored(A, 64, t)
+
+    def f(A):
+        call(g, x=4, A=A)
+
+    m = trace(g, scalars={"x": "i32"}, buffers={"A": 64})
+    m = trace(f, buffers={"A": 64}, module=m)
+    assert "call void @g(i32 4)" in print_module(m)
+    A = np.arange(64, dtype=np.uint8)
+    compile_module(m).run("f", memory={"A": A})
+    assert A[:4].tolist() == [4, 5, 6, 7]
+
+    def f2(A):
+        call(g, A=A)
+
+    with pytest.raises(InvalidValue, match="missing argument 'x'"):
+        trace(f2, buffers={"A": 64}, module=trace(g, scalars={"x": "i32"}, buffers={"A": 64}))
+
+    def f3(A):
+        call(f3, A=A)
+
+    with pytest.raises(CompileError, match="trace 'f3' into this module first|into this module first"):
+        trace(f3, buffers={"A": 64}, name="other")
