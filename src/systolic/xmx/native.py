@@ -246,14 +246,20 @@ def _vir_exact(T: int, W: int, R: int) -> str:
                   f"  %nx{t}_{r} = or {B1} %ca{t}_{r}, %cb{t}_{r}"]
             oks.append(f"%nx{t}_{r}")
             prev = f"%h{t}_{r}"
-        L += [f"  %hb{r} = bitcast {D} {prev} to {I}",
-              f"  %expo{r} = and {I} %hb{r}, {expm}", f"  %nonfin{r} = icmp eq {I} %expo{r}, {expm}",
-              f"  %rr{r} = fptrunc {D} {prev} to {Fv}", f"  %rd{r} = fpext {Fv} %rr{r} to {D}"]
-        acc = f"%nonfin{r}"
-        for n, b in enumerate(oks):
+        # NaN and infinity are checked once per element after the K loop: once non-finite, a chain stays so
+        L += [f"  %rr{r} = fptrunc {D} {prev} to {Fv}", f"  %rd{r} = fpext {Fv} %rr{r} to {D}"]
+        acc = oks[0]
+        for n, b in enumerate(oks[1:]):
             L.append(f"  %or{n}_{r} = or {B1} {acc}, {b}")
             acc = f"%or{n}_{r}"
         L.append(f"  %flnew{r} = or {B1} {acc}, %fl{r}")
+    fin = []
+    for r in range(R):
+        fin += [f"  %xb{r} = bitcast {D} %x{r} to {I}", f"  %xe{r} = and {I} %xb{r}, {expm}",
+                f"  %xnf{r} = icmp eq {I} %xe{r}, {expm}", f"  %flx{r} = or {B1} %fl{r}, %xnf{r}"]
+    tail = tail.replace("jlatch:\n", "jlatch:\n" + "\n".join(fin) + "\n", 1)
+    for r in range(R):
+        tail = tail.replace(f"  %flb{r} = zext {B1} %fl{r} to", f"  %flb{r} = zext {B1} %flx{r} to")
     return head + "\n".join(L) + "\n" + tail
 
 
