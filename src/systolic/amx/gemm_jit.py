@@ -24,9 +24,10 @@ the caller routes rows / columns with inf or NaN inputs to the numpy path):
   NaN of this path to 0xFFC00000 (x86's default NaN) so the result does not
   depend on the host's NaN conventions.
 
-The loops block N (``NB`` columns) and K (``KT`` dwords = one tile's K) so a K
-slice of B stays in L1 while the rows of A stream past it; rows are split
-between threads (ctypes releases the GIL during the call).
+The loops run K tile -> column group (32 columns: 8 chains in AVX registers)
+-> row, so the 4 KiB of B a (K tile, group) needs stays in L1 while the rows of
+A stream past it; rows are split between threads (ctypes releases the GIL during
+the call).
 """
 
 from __future__ import annotations
@@ -173,10 +174,11 @@ def group_fn(name: str, U: int, check: bool) -> str:
 
 
 DRIVER = r"""
-; rows m0 ... m1-1; N: columns (a multiple of GROUP (16), B/C row length), K2: dwords of K, KT: dwords per K tile,
-; NB: columns per N block (a multiple of GROUP (16)); chk != 0: run the FTZ check at every chain step
+; rows m0 ... m1-1; N: columns (a multiple of GROUP_COLS, the C row length), K2: dwords of K, KT: dwords per
+; K tile; chk != 0: run the FTZ check at every chain step. Loop order K tile -> column group -> row, so the
+; 4 KiB of B a (K tile, group) needs stays in L1 while every row of A streams past it.
 define void @chain_gemm(ptr noalias %A, ptr noalias %BE, ptr noalias %BO, ptr noalias %C,
-                        i64 %m0, i64 %m1, i64 %N, i64 %K2, i64 %KT, i64 %NB, i64 %chk64) {
+                        i64 %m0, i64 %m1, i64 %N, i64 %K2, i64 %KT, i64 %chk64) {
 entry:
   %saved = alloca i32
   %mx = alloca i32
@@ -185,70 +187,57 @@ entry:
   call void @llvm.x86.sse.ldmxcsr(ptr %mx)
   %chk = icmp ne i64 %chk64, 0
   %lda = shl i64 %K2, 1
-  br label %nb_head
-nb_head:
-  %nb = phi i64 [0, %entry], [%nb_next, %kt_end]
-  %nb_more = icmp slt i64 %nb, %N
-  br i1 %nb_more, label %nb_body, label %exit
-nb_body:
-  %nrest = sub i64 %N, %nb
-  %nsmall = icmp slt i64 %nrest, %NB
-  %nlen = select i1 %nsmall, i64 %nrest, i64 %NB
   br label %kt_head
 kt_head:
-  %k0 = phi i64 [0, %nb_body], [%k0_next, %m_end]
+  %k0 = phi i64 [0, %entry], [%k0_next, %g_end]
   %kt_more = icmp slt i64 %k0, %K2
-  br i1 %kt_more, label %kt_body, label %kt_end
+  br i1 %kt_more, label %kt_body, label %exit
 kt_body:
   %krest = sub i64 %K2, %k0
   %ksmall = icmp slt i64 %krest, %KT
   %klen = select i1 %ksmall, i64 %krest, i64 %KT
-  br label %m_head
-m_head:
-  %m = phi i64 [%m0, %kt_body], [%m_next, %g_end]
-  %m_more = icmp slt i64 %m, %m1
-  br i1 %m_more, label %m_body, label %m_end
-m_body:
-  %arow = mul i64 %m, %lda
   %k02 = shl i64 %k0, 1
-  %aidx = add i64 %arow, %k02
-  %pa = getelementptr inbounds float, ptr %A, i64 %aidx
-  %crow = mul i64 %m, %N
   br label %g_head
 g_head:
-  %g = phi i64 [0, %m_body], [%g_next, %g_done]
-  %g_more = icmp slt i64 %g, %nlen
+  %g = phi i64 [0, %kt_body], [%g_next, %m_end]
+  %g_more = icmp slt i64 %g, %N
   br i1 %g_more, label %g_body, label %g_end
 g_body:
-  %col = add i64 %nb, %g
-  ; B is packed in column panels: panel p = col / GROUP_COLS holds K2 rows of GROUP_COLS floats
-  %panel = udiv i64 %col, GROUP_COLS
+  ; B is packed in column panels: panel p = g / GROUP_COLS holds K2 rows of GROUP_COLS floats
+  %panel = udiv i64 %g, GROUP_COLS
   %prow = mul i64 %panel, %K2
   %prow2 = add i64 %prow, %k0
   %bidx = mul i64 %prow2, GROUP_COLS
   %pbe = getelementptr inbounds float, ptr %BE, i64 %bidx
   %pbo = getelementptr inbounds float, ptr %BO, i64 %bidx
-  %cidx = add i64 %crow, %col
+  br label %m_head
+m_head:
+  %m = phi i64 [%m0, %g_body], [%m_next, %m_done]
+  %m_more = icmp slt i64 %m, %m1
+  br i1 %m_more, label %m_body, label %m_end
+m_body:
+  %arow = mul i64 %m, %lda
+  %aidx = add i64 %arow, %k02
+  %pa = getelementptr inbounds float, ptr %A, i64 %aidx
+  %crow = mul i64 %m, %N
+  %cidx = add i64 %crow, %g
   %pc = getelementptr inbounds float, ptr %C, i64 %cidx
   br i1 %chk, label %g_chk, label %g_fast
 g_fast:
   call void @group_fast(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc)
-  br label %g_done
+  br label %m_done
 g_chk:
 CHECK_CALLS
-  br label %g_done
-g_done:
-  %g_next = add i64 %g, GROUP_COLS
-  br label %g_head
-g_end:
+  br label %m_done
+m_done:
   %m_next = add i64 %m, 1
   br label %m_head
 m_end:
+  %g_next = add i64 %g, GROUP_COLS
+  br label %g_head
+g_end:
   %k0_next = add i64 %k0, %KT
   br label %kt_head
-kt_end:
-  %nb_next = add i64 %nb, %NB
-  br label %nb_head
 exit:
   call void @llvm.x86.sse.ldmxcsr(ptr %saved)
   ret void
@@ -304,7 +293,7 @@ def _compiled():
         engine = llvm.create_mcjit_compiler(mod, tm)
         engine.finalize_object()
         addr = engine.get_function_address("chain_gemm")
-    proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 7))
+    proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
     return engine, proto(addr)
 
 
@@ -322,7 +311,7 @@ def pack_b(b_rows):
     return np.ascontiguousarray(b_rows.reshape(k2, n // GROUP, GROUP).transpose(1, 0, 2))
 
 
-def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, nb: int = 1 << 30, check: bool = True) -> None:
+def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, check: bool = True) -> None:
     """Run the kernel on rows m0 ... m1-1 (arrays: float32, C-contiguous; c updated in place).
 
     ``a32``: (M, 2*K2) DAZ-flushed fp32 inputs; ``be`` / ``bo``: the even / odd rows of B, (K2, N), packed
@@ -336,5 +325,4 @@ def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, nb: int = 1 << 30, che
     if n % GROUP or be.shape != bo.shape or be.shape[0] * GROUP != n or be.shape[2] != GROUP:
         raise ValueError("chain_gemm: N must be a multiple of 16 and B packed by pack_b")
     k2 = be.shape[1]
-    nb = max(GROUP, min(nb // GROUP * GROUP, n))
-    fn(a32.ctypes.data, be.ctypes.data, bo.ctypes.data, c.ctypes.data, m0, m1, n, k2, kt, nb, int(check))
+    fn(a32.ctypes.data, be.ctypes.data, bo.ctypes.data, c.ctypes.data, m0, m1, n, k2, kt, int(check))
