@@ -19,7 +19,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import AmxUnavailable, InvalidValue
+from ..errors import AmxUnavailable, CompileError, InvalidValue
 from . import cfg, lower as lower_mod, regalloc, shapes, tileconfig
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
@@ -82,9 +82,11 @@ class CompiledModule:
         if kind == "llvm-internal":
             from .to_llvm import internal_ir
             return internal_ir(self.final)
-        if kind in ("asm", "asm-internal"):
+        if kind == "asm":
             from ..amx.jit import emit_asm
-            return emit_asm(self.emit("llvm" if kind == "asm" else "llvm-internal"))
+            return emit_asm(self.emit("llvm"))
+        if kind == "asm-internal":
+            return _asm_in_subprocess(self.emit("llvm-internal"))
         raise InvalidValue(f"unknown emission {kind!r}", rule="--emit",
                            values={"kind": kind, "known": ["ir", "pseudo", "machine", "llvm", "llvm-internal",
                                                            "asm", "asm-internal"]})
@@ -177,6 +179,22 @@ class CompiledModule:
         if isinstance(rt, IntType) and value is not None:
             value = int(value) & ((1 << rt.bits) - 1)
         return RunResult(value, r.memory(), None, 0)
+
+
+def _asm_in_subprocess(ir_text: str) -> str:
+    """LLVM's own AMX passes on the ``.internal`` form, in a child process: when LLVM cannot allocate the
+    tiles it reports a fatal error and exits, which must not take this process with it."""
+    import subprocess
+    import sys
+    code = ("import sys; from systolic.amx.jit import emit_asm; "
+            "sys.stdout.write(emit_asm(sys.stdin.read()))")
+    r = subprocess.run([sys.executable, "-c", code], input=ir_text, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        msg = (r.stderr.strip().splitlines() or ["LLVM failed"])[-1]
+        raise CompileError(f"LLVM could not compile the .internal form: {msg}",
+                           rule="LLVM's X86 AMX passes (X86PreTileConfig / tile register allocation)",
+                           values={"exit_status": r.returncode})
+    return r.stdout
 
 
 def compile_module(module: Module) -> CompiledModule:
