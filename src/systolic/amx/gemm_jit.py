@@ -99,7 +99,7 @@ def group_fn(name: str, U: int, check: bool) -> str:
     w("; then C += even + odd. a: A row at dword k0 (2 floats per dword), be/bo: B even/odd rows at (k0, column),")
     w("; ldb: floats per B row, c: C row at the group's first column; chk: run the FTZ check")
     w(f"define internal void @{name}(ptr noalias %a, ptr noalias %be, ptr noalias %bo, i64 %ldb, i64 %klen, "
-      "ptr noalias %c) {")
+      "ptr noalias %c) alwaysinline {")
     w("entry:")
     w("  %has = icmp sgt i64 %klen, 0")
     w("  br i1 %has, label %kloop, label %kend")
