@@ -52,7 +52,7 @@ def group():
 @click.option("--em", default="0xffffffff", show_default=True, help="Execution mask EM (32 bits).")
 @click.option("--num-grf", type=int, default=None, help="GRF count (large-GRF mode, e.g. 256 on pvc).")
 @click.option("--trace", is_flag=True, help="Print each instruction and the variable it wrote.")
-@click.option("--fast", is_flag=True, help="DPAS through the vectorised xmx kernels (same bits, faster).")
+@click.option("--fast", is_flag=True, help="Vectorised ALU and DPAS fast paths (same bits, faster).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast, as_json):
     """Run PROG (vISA text) on one thread and print its variables."""
@@ -63,7 +63,7 @@ def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast,
         em_v = int(em, 0)
     except ValueError:
         raise InvalidValue("--em must be an integer", values={"em": em}) from None
-    m = Machine(p, platform, num_grf=num_grf, em=em_v, fast_dpas=fast)
+    m = Machine(p, platform, num_grf=num_grf, em=em_v, fast_dpas=fast, fast_alu=fast)
     for name, arr in (_parse_in(s) for s in inputs):
         m.write(name, arr)
 

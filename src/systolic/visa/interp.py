@@ -50,7 +50,7 @@ class Machine:
 
     def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
-                 fast_dpas: bool = False):
+                 fast_dpas: bool = False, fast_alu: bool = False):
         self.prog = program
         self.platform = get_platform(platform)
         self.grf = GRF(self.platform, num_grf)
@@ -65,6 +65,8 @@ class Machine:
         self.pair = pair
         #: DPAS through systolic.xmx.kernels.dpas_fast (vectorised, proven bit-identical by the XMX tests)
         self.fast_dpas = fast_dpas
+        #: common ALU cases through systolic.visa.alu_fast (vectorised, proven bit-identical)
+        self.fast_alu = fast_alu
 
     # ------------------------------------------------------------------ variables by name
     def _gvar(self, name: str):
@@ -331,6 +333,8 @@ class Machine:
                                 self._pred_bits(inst.pred)) if inst.pred.active else [1] * 32
         else:
             enabled = self.chen(inst)
+        if self.fast_alu and self._fast_step(inst, enabled, sel if op == "sel" else None):
+            return
         srcs = [self.read_source(s, inst) for s in inst.srcs]
         dst = inst.dst
         if op in ("and", "or", "xor", "not") and isinstance(dst, PredicateOperand):
@@ -360,6 +364,48 @@ class Machine:
             else:
                 bits = self._convert(self._compute(op, vals, ts, dt), dt, inst, exec_f32)
             self._store(addrs[i], dt, bits)
+
+    # ------------------------------------------------------------------ fast path
+    def _gather(self, addrs, size: int) -> np.ndarray:
+        idx = np.asarray(addrs, dtype=np.int64)[:, None] + np.arange(size)
+        return np.ascontiguousarray(self.grf.data[idx]).view(f"<u{size}").ravel().astype(np.uint64)
+
+    def _scatter(self, addrs, size: int, bits: np.ndarray) -> None:
+        if len(addrs) == 0:
+            return
+        idx = np.asarray(addrs, dtype=np.int64)[:, None] + np.arange(size)
+        self.grf.data[idx] = bits.astype(f"<u{size}").view(np.uint8).reshape(len(addrs), size)
+
+    def _fast_step(self, inst: Instruction, enabled, sel) -> bool:
+        """The same instruction through :mod:`.alu_fast`; False (nothing done) where it does not apply.
+
+        Reads sources, then the destination, then checks types, in the spec path's order, so an error
+        is the same error.
+        """
+        from . import alu_fast
+        n = inst.exec_size
+        if inst.op not in alu_fast.FAST_OPS or not isinstance(inst.dst, (GeneralOperand, IndirectOperand)):
+            return False
+        srcs = []
+        for op in inst.srcs:
+            if isinstance(op, ImmediateOperand) and op.type.kind not in ("vector", "bool") and op.modifier == "none":
+                srcs.append((np.full(n, op.bits, dtype=np.uint64), op.type, "none"))
+            elif isinstance(op, (GeneralOperand, IndirectOperand)):
+                addrs, t = self.source_addresses(op, n)
+                if op.modifier == "not" and t.is_float:
+                    return False
+                srcs.append((self._gather(addrs, t.size), t, op.modifier))
+            else:
+                return False
+        addrs, dt = self.dest_addresses(inst.dst, n)
+        self._check_types(inst, dt, [t for _, t, _ in srcs])
+        mask = None if sel is None else np.array(sel[:n], dtype=bool)
+        res = alu_fast.compute(inst.op, srcs, dt, sat=inst.sat, sel_mask=mask, model=self.model)
+        if res is None:
+            return False
+        on = np.array(enabled[:n], dtype=bool)
+        self._scatter(np.asarray(addrs, dtype=np.int64)[on], dt.size, res[on])
+        return True
 
     def _mov_from_predicate(self, inst: Instruction) -> None:
         """MOV.md notes: exec size 1, dst UB/UW/UD at least as wide as the predicate, element 0 in the LSB."""
