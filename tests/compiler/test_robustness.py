@@ -113,3 +113,21 @@ entry:
     assert int.from_bytes(r.memory["out"][8:16].tobytes(), "little", signed=True) == -17
     with pytest.raises(InvalidValue, match="by zero"):
         mod.run("f", 1, 0)
+
+
+def test_endless_recursion_is_stopped():
+    text = "define void @f() {\nentry:\n  call void @f()\n  ret void\n}"
+    with pytest.raises(InvalidValue, match="calls nested deeper"):
+        compile_ir(text).run("f")
+
+
+@pytest.mark.parametrize("text, what", [
+    ("@g = global " + "[2 x " * 40 + "i8" + "]" * 40 + " zeroinitializer", "nested deeper"),
+    ("@g = global [1048576 x [1048576 x i8]] zeroinitializer", "larger than"),
+    ("define void @f() {\nentry:\n  %x = add i0 0, 0\n  ret void\n}", "outside i1..i128"),
+])
+def test_reader_limits(text, what):
+    from systolic.compiler.llvm_reader import parse
+    from systolic.errors import AsmSyntaxError
+    with pytest.raises(AsmSyntaxError, match=what):
+        parse(text)

@@ -41,6 +41,8 @@ _TOKEN = re.compile(r"""
 
 _VALUE_WORDS = {"true", "false", "undef", "poison", "null", "zeroinitializer", "getelementptr", "bitcast"}
 _MAX_VECTOR = 1 << 20
+_MAX_BYTES = 1 << 28   # largest type the reader accepts (globals and allocas become arrays of this size)
+_MAX_DEPTH = 32        # nesting of types and constant expressions
 
 
 class _Tok:
@@ -140,6 +142,18 @@ class _Parser:
                                       or re.fullmatch(r"i[0-9]+", t.text) is not None)
 
     def parse_type(self) -> Type:
+        self.depth = getattr(self, "depth", 0) + 1
+        try:
+            if self.depth > _MAX_DEPTH:
+                self.error(f"types nested deeper than {_MAX_DEPTH}")
+            ty = self._parse_type()
+        finally:
+            self.depth -= 1
+        if isinstance(ty, (ArrayType, VectorType)) and size_of(ty) > _MAX_BYTES:
+            self.error(f"type {ty} is larger than {_MAX_BYTES} bytes")
+        return ty
+
+    def _parse_type(self) -> Type:
         t = self.next()
         ty: Type
         if t.kind == "ident" and re.fullmatch(r"i[0-9]+", t.text):
@@ -204,6 +218,15 @@ class _Parser:
         return words
 
     def parse_value(self, ty: Type) -> Value:
+        self.depth = getattr(self, "depth", 0) + 1
+        try:
+            if self.depth > _MAX_DEPTH:
+                self.error(f"constant expressions nested deeper than {_MAX_DEPTH}")
+            return self._parse_value(ty)
+        finally:
+            self.depth -= 1
+
+    def _parse_value(self, ty: Type) -> Value:
         t = self.tok
         if t.kind == "local":
             self.i += 1

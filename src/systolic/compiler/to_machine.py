@@ -30,6 +30,7 @@ from .printer import print_instr
 __all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS"]
 
 DEFAULT_MAX_STEPS = 2_000_000
+MAX_CALL_DEPTH = 200
 MACHINE_OPS = ("LDTILECFG", "TILELOADD", "TILELOADDT1", "TILESTORED", "TILEZERO", "TILERELEASE", "TDPBSSD",
                "TDPBSUD", "TDPBUSD", "TDPBUUD", "TDPBF16PS", "TDPFP16PS")
 
@@ -196,6 +197,17 @@ class Runner:
         if len(args) != len(f.params):
             raise InvalidValue(f"@{f.name} takes {len(f.params)} arguments, {len(args)} given",
                                values={"function": f.name, "params": [str(p.type) for p in f.params]})
+        self.depth = getattr(self, "depth", 0) + 1
+        try:
+            if self.depth > MAX_CALL_DEPTH:
+                raise InvalidValue(f"calls nested deeper than {MAX_CALL_DEPTH}",
+                                   rule="module.run: a guard against endless recursion",
+                                   values={"function": f.name})
+            return self._call(f, args)
+        finally:
+            self.depth -= 1
+
+    def _call(self, f: Function, args: list):
         env: dict = {}
         for p, a in zip(f.params, args):
             env[id(p)] = self.convert_arg(p, a)
