@@ -59,6 +59,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="emulator")
     ap.add_argument("--ops", type=int, default=100_000)
+    ap.add_argument("--start", type=int, default=0, help="operation number of the first digest in the file")
     ap.add_argument("--families", default=",".join(V.FAMILIES))
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--data", default=DATA)
@@ -69,7 +70,8 @@ def main(argv=None):
         out, ind = dig[f"{fam}/out"], dig[f"{fam}/in"]
         for s in range(0, min(a.ops, len(out)), 1000):
             e = min(s + 1000, a.ops, len(out))
-            jobs.append((fam, s, e, out[s:e], a.backend, ind[s // 1000].tobytes() if e - s == 1000 else None))
+            jobs.append((fam, a.start + s, a.start + e, out[s:e], a.backend,
+                         ind[s // 1000].tobytes() if e - s == 1000 else None))
     res: dict = {}
     t0 = time.time()
     with ProcessPoolExecutor(a.workers) as pool:

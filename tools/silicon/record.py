@@ -54,6 +54,7 @@ def _out_digests(family, batch):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--ops", type=int, default=100_000)
+    ap.add_argument("--start", type=int, default=0, help="first operation number (soak runs past the committed set)")
     ap.add_argument("--full", type=int, default=500, help="operations kept in full.npz per dot family")
     ap.add_argument("--full-other", type=int, default=200, help="operations kept in full.npz per other family")
     ap.add_argument("--out", required=True)
@@ -93,7 +94,8 @@ def main(argv=None):
         for fam in fams:
             t1 = time.time()
             outs, ins, native_s = [], [], 0.0
-            jobs = [(fam, s, min(s + CHUNK, a.ops)) for s in range(0, a.ops, CHUNK)]
+            end = a.start + a.ops
+            jobs = [(fam, s, min(s + CHUNK, end)) for s in range(a.start, end, CHUNK)]
             for start, batch, in_dig in pool.map(_gen_chunk, jobs):
                 t2 = time.time()
                 kern.run(fam, batch)
@@ -117,7 +119,7 @@ def main(argv=None):
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu_model": cpu_model_name(), "amx_flags": sorted(f for f in cpu_flags() if f.startswith("amx")),
         "kernel": platform.release(), "python": platform.python_version(), "numpy": np.__version__,
-        "llvmlite": llvmlite.__version__, "ops_per_family": a.ops, "full_per_family": a.full,
+        "llvmlite": llvmlite.__version__, "ops_per_family": a.ops, "first_op": a.start, "full_per_family": a.full,
         "full_per_other_family": a.full_other, "families": fams, "crashed": crashed, "seeds": {f: hex(V.FAMILY_SEED[f]) for f in fams}, "timing": timing,
         "command": "PYTHONPATH=src:tools/silicon python3 tools/silicon/record.py " + " ".join(
             argv if argv is not None else sys.argv[1:]),
