@@ -188,11 +188,14 @@ def _int8(a, b, c) -> np.ndarray:
 def _to_fp32_bits(x: np.ndarray, mn: str) -> np.ndarray:
     """fp32 bit patterns of the inputs as the FMAs read them (DAZ applied)."""
     w = np.ascontiguousarray(x).view(np.uint16)
-    if mn == "tdpbf16ps":
-        # DAZ on the 16-bit words (a bf16 is denormal exactly when its fp32 image is), then widen
+    if mn != "tdpbf16ps":
+        return fp.fp16_to_fp32_vec(w)  # exact; an fp16 denormal is a normal fp32 number: DAZ has nothing to do
+    # DAZ on the 16-bit words (a bf16 is denormal exactly when its fp32 image is), only if there is one
+    if ((w & np.uint16(0x7FFF)) - np.uint16(1) < np.uint16(0x7F)).any():
         w = np.where((w & np.uint16(0x7F80)) == 0, w & np.uint16(0x8000), w)
-        return w.astype(np.uint32) << np.uint32(16)
-    return fp.fp16_to_fp32_vec(w)  # exact; an fp16 denormal is a normal fp32 number: DAZ has nothing to do
+    out = np.zeros(w.shape, np.uint32)
+    out.view(np.uint16).reshape(*w.shape[:-1], -1)[..., 1::2] = w   # the bf16 in the upper half (little endian)
+    return out
 
 
 def _chains_numpy(a32: np.ndarray, b32: np.ndarray, c32: np.ndarray, kt: int) -> np.ndarray:
@@ -214,11 +217,18 @@ def _chains_numpy(a32: np.ndarray, b32: np.ndarray, c32: np.ndarray, kt: int) ->
 
 
 def _min_exponent(bits: np.ndarray) -> int | None:
-    """Smallest biased exponent among the finite nonzero fp32 values (inputs are DAZ-flushed), None if none."""
-    e = ((bits >> np.uint32(23)) & np.uint32(0xFF)).astype(np.uint8)
-    e = np.where((e == 0) | (e == 255), np.uint8(255), e)
-    m = int(e.min()) if e.size else 255
-    return None if m == 255 else m
+    """Smallest biased exponent among the finite nonzero fp32 values (inputs are DAZ-flushed), None if none.
+
+    One pass: (exponent field - 1) as an unsigned number puts zeros (field 0) at the top, so the minimum
+    is the smallest nonzero exponent; inf/NaN (field 255) can only be the minimum when nothing else is.
+    """
+    if bits.size == 0:
+        return None
+    e = (bits & np.uint32(0x7F800000)) - np.uint32(0x00800000)
+    m = int(e.min())
+    if m >= 0x7F000000:                            # only zeros, infinities and NaNs
+        return None
+    return (m >> 23) + 1
 
 
 def _ftz_possible(a32, b32, c32, mn: str) -> bool:
@@ -259,7 +269,9 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     kt = TILE_BYTES // 4                           # 16 dwords of pairs per tile-K block
     a32 = _to_fp32_bits(a, mn)
     b32 = _to_fp32_bits(b, mn)
-    c32 = fp.daz_vec(np.ascontiguousarray(c).view(np.uint32))
+    c32 = np.ascontiguousarray(c).view(np.uint32)
+    if ((c32 & np.uint32(0x7FFFFFFF)) - np.uint32(1) < np.uint32(0x7FFFFF)).any():
+        c32 = fp.daz_vec(c32)                      # DAZ: denormal accumulators read as signed zeros
     if method == "numpy" or not gemm_jit.available():
         return _chains_numpy(a32, b32, c32, kt).view(np.float32)
     exp = np.uint32(0x7F800000)
