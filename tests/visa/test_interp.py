@@ -678,3 +678,12 @@ def test_bad_inputs_are_typed_errors():
     for name, vals in (("X", ["a", "b"]), ("A", [np.nan]), ("A", [1.5, 2]), ("A", [70000]), ("Q", [1]), ("P", [2])):
         with pytest.raises(InvalidValue):
             run_text(p, "pvc", {name: vals})
+
+
+def test_two_grf_rule_policy():
+    """SIMD32 dwords on a 32-byte GRF span 4 GRFs: rule 6 under "spec"; IGC's verifier lets vISA split mov."""
+    p = ".decl X v_type=G type=d num_elts=32 align=GRF\nmov (M1, 32) X(0,0)<1> 0x5:d\n"
+    with pytest.raises(IllegalInstruction, match="rule 6"):
+        run_text(p, "dg2")
+    assert run_text(p, "dg2", two_grf_rule="igc").read("X").tolist() == [5] * 32
+    assert run_text(p, "pvc").read("X").tolist() == [5] * 32          # 128 bytes = 2 GRFs of 64

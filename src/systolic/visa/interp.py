@@ -50,7 +50,7 @@ class Machine:
 
     def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
-                 fast_dpas: bool = False, fast_alu: bool = False):
+                 fast_dpas: bool = False, fast_alu: bool = False, two_grf_rule: str = "spec"):
         self.prog = program
         self.platform = get_platform(platform)
         self.grf = GRF(self.platform, num_grf)
@@ -67,6 +67,13 @@ class Machine:
         self.fast_dpas = fast_dpas
         #: common ALU cases through systolic.visa.alu_fast (vectorised, proven bit-identical)
         self.fast_alu = fast_alu
+        #: Region Restrictions rule 6. "spec": every operand (visa-operands.md); "igc": as IGC's verifier,
+        #: which checks it only outside mov/logic/compare/arithmetic instructions because the finaliser
+        #: splits those (IsaVerification.cpp, "CISA operand accesses more than 2 GRF")
+        if two_grf_rule not in ("spec", "igc"):
+            raise InvalidValue("two_grf_rule is 'spec' or 'igc'", values={"two_grf_rule": two_grf_rule})
+        self.two_grf_rule = two_grf_rule
+        self._check6 = True
 
     # ------------------------------------------------------------------ variables by name
     def _gvar(self, name: str):
@@ -204,7 +211,7 @@ class Machine:
             idx = source_element_indices(op.row, op.col, op.vstride, op.width, op.hstride, exec_size, t.size, gb)
             check_in_variable(idx, var.num_elts, var.name)
             addrs = [base + i * t.size for i in idx]
-            check_two_grfs(addrs, t.size, gb, var.name)
+            self._rule6(addrs, t.size, gb, var.name)
             return addrs, t
         if isinstance(op, IndirectOperand):
             t = op.type
@@ -218,7 +225,7 @@ class Machine:
                 addrs = single_address_source(an, op.addr_offset, op.indirect_offset, op.vstride, op.width,
                                               op.hstride, exec_size, t.size)
                 self._owner_check(addrs, t)
-                check_two_grfs(addrs, t.size, gb, "indirect")
+                self._rule6(addrs, t.size, gb, "indirect")
             return addrs, t
         raise IllegalInstruction("operand has no GRF addresses", rule="visa-operands.md: Vector Operands",
                                  values={"operand": type(op).__name__})
@@ -233,7 +240,7 @@ class Machine:
             idx = dest_element_indices(op.row, op.col, op.hstride, exec_size, t.size, gb)
             check_in_variable(idx, var.num_elts, var.name)
             addrs = [base + i * t.size for i in idx]
-            check_two_grfs(addrs, t.size, gb, var.name)
+            self._rule6(addrs, t.size, gb, var.name)
             return addrs, t
         if isinstance(op, IndirectOperand):
             t = op.type
@@ -242,7 +249,7 @@ class Machine:
             multi = op.vstride is None and op.width is not None
             addrs = indirect_dest(an, op.addr_offset, op.indirect_offset, multi, op.hstride, exec_size, t.size)
             self._owner_check(addrs, t)
-            check_two_grfs(addrs, t.size, gb, "indirect")
+            self._rule6(addrs, t.size, gb, "indirect")
             return addrs, t
         raise IllegalInstruction("not a general or indirect destination", rule="visa-operands.md: Vector Operands",
                                  values={"operand": type(op).__name__})
@@ -313,8 +320,16 @@ class Machine:
         return evaluate_chen(inst.exec_size, inst.mask, inst.pred, self.em, self._pred_bits(inst.pred))
 
     # ------------------------------------------------------------------ execution
+    def _rule6(self, addrs, size: int, grf_bytes: int, name: str) -> None:
+        if self._check6:
+            check_two_grfs(addrs, size, grf_bytes, name)
+
+    _IGC_SPLITS = frozenset({"mov", "sel", "add", "mul", "mad", "min", "max", "and", "or", "xor", "not", "shl",
+                             "shr", "asr", "cmp"})
+
     def _step(self, inst: Instruction) -> None:
         op = inst.op
+        self._check6 = self.two_grf_rule == "spec" or op not in self._IGC_SPLITS
         if op in ("dpas", "dpasw"):
             return self._dpas(inst)
         n = inst.exec_size
