@@ -12,7 +12,7 @@ from systolic.errors import AsmSyntaxError
 
 from .helpers import SEED, example
 
-EXAMPLES = ["api.ll", "final_form.ll", "spill_heavy.ll"]
+EXAMPLES = ["api.ll", "final_form.ll", "spill_heavy.ll", "gemm_o2.ll"]
 
 
 def seed_listing() -> list[str]:

@@ -18,7 +18,7 @@ _SWAPS = [("32", "64"), ("64", "16"), ("i64 32", "i64 -32"), ("%row", "%col"), (
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(["api.ll", "final_form.ll", "spill_heavy.ll"]),
+@given(name=st.sampled_from(["api.ll", "final_form.ll", "spill_heavy.ll", "gemm_o2.ll"]),
        swaps=st.lists(st.tuples(st.sampled_from(_SWAPS), st.integers(0, 40)), min_size=1, max_size=3),
        args=st.lists(st.integers(-3, 70), min_size=4, max_size=4), seed=st.integers(0, 1000))
 def test_mutated_programs_compile_and_run_or_raise_typed_errors(name, swaps, args, seed):
