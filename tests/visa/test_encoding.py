@@ -227,3 +227,20 @@ def test_dpas_info_is_igc_ui32_and_no_predicate_word():
     cmp = next(i for i in p.instructions if i.op == "cmp")
     cb = E.encode_instruction(cmp, p)
     assert cb[0] == 0x2C and cb[2] == 4 and cb[3] == 0b010       # rel_op lt right after exec, then pred dst
+
+
+from .test_fast_alu import DECLS as FAST_DECLS, instruction as fast_instruction  # noqa: E402
+from .test_interp import FUZZ_DECLS, fuzz_inst  # noqa: E402
+
+
+@settings(max_examples=300 * SOAK, deadline=None)
+@given(st.lists(st.one_of(fuzz_inst(), fast_instruction()), min_size=1, max_size=5))
+def test_every_parsable_program_roundtrips_through_bytes(insts):
+    for decls in (FUZZ_DECLS, FAST_DECLS):
+        try:
+            p = asm.parse(decls + "\n".join(insts))
+        except SystolicError:
+            continue
+        blob = E.encode_program(p)
+        assert E.decode_program(blob, p) == p.instructions
+        assert asm.parse(asm.format_program(p)).instructions == p.instructions
