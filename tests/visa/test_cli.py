@@ -112,3 +112,14 @@ def test_trace_and_large_grf():
     assert json.loads(r.output)["V4"][0] == 115
     r = invoke("run", str(EX / "simd_add.visa"), "--num-grf", "100")
     assert r.exit_code != 0 and "GRF mode" in str(r.exception)
+
+
+def test_vars_shows_the_placement():
+    r = invoke("vars", str(EX / "dpas_int8.visa"), "--json")
+    assert r.exit_code == 0, r.output
+    rows = {x["name"]: x for x in json.loads(r.output)}
+    assert rows["SEQ"]["offset"] == 0 and rows["SEQ"]["bytes"] == 64
+    assert rows["A"]["offset"] == 64 and rows["A"]["first"] == "r1.0" and rows["Ab"]["offset"] == 64
+    assert rows["B"]["first"] == "r5.0" and rows["D"]["last"] == "r28.63"
+    r = invoke("vars", str(EX / "dpas_int8.visa"), "-p", "dg2", "--json")
+    assert {x["name"]: x for x in json.loads(r.output)}["A"]["first"] == "r2.0"

@@ -1,6 +1,6 @@
 """``systolic visa``: run, encode, decode vISA programs and show regions.
 
-Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``,
+Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``, ``vars PROG``,
 ``decode PROG HEX``, ``region SPEC --type T --exec-size N``, ``fmt PROG``.
 """
 
@@ -179,4 +179,41 @@ def region_cmd(spec, tname, exec_size, platform, as_json):
         tb.add_column(c, justify="right")
     for r in rows:
         tb.add_row(*(str(r[k]) for k in ("channel", "element", "byte", "grf", "subreg_byte")))
+    Console().print(tb)
+
+
+@group.command("vars")
+@click.argument("prog", type=click.Path(dir_okay=False))
+@click.option("--platform", "-p", default="pvc", show_default=True)
+@click.option("--num-grf", type=int, default=None)
+@click.option("--json", "as_json", is_flag=True)
+def vars_cmd(prog, platform, num_grf, as_json):
+    """Where each general variable of PROG lives in the GRF (the JIT placement rules), plus A/P variables."""
+    from ..visa import asm
+    from ..visa.interp import Machine
+    p = asm.parse(_read(prog), source=prog)
+    m = Machine(p, platform, num_grf=num_grf)
+    gb = m.grf.grf_bytes
+    rows = []
+    for v in p.general:
+        off = m.layout.offsets[v.name]
+        rows.append({"name": v.name, "kind": "G", "type": v.type.name, "num_elts": v.num_elts, "bytes": v.size,
+                     "align": v.align or "", "alias": f"{v.alias[0]}+{v.alias[1]}" if v.alias else "",
+                     "offset": off, "first": f"r{off // gb}.{off % gb}",
+                     "last": f"r{(off + v.size - 1) // gb}.{(off + v.size - 1) % gb}"})
+    rows += [{"name": a.name, "kind": "A", "type": "uw", "num_elts": a.num_elts, "bytes": 2 * a.num_elts,
+              "align": "", "alias": "", "offset": None, "first": "", "last": ""} for a in p.address]
+    rows += [{"name": q.name, "kind": "P", "type": "bool", "num_elts": q.num_elts, "bytes": None,
+              "align": "", "alias": "", "offset": None, "first": "", "last": ""} for q in p.predicate]
+    if as_json:
+        emit_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    tb = Table(title=f"{prog} on {m.platform.name}: {m.grf.num_grf} GRFs of {gb} bytes")
+    cols = ("name", "kind", "type", "num_elts", "bytes", "align", "alias", "offset", "first", "last")
+    for c in cols:
+        tb.add_column(c)
+    for r in rows:
+        tb.add_row(*("" if r[c] is None else str(r[c]) for c in cols))
     Console().print(tb)
