@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from systolic.compiler import compile_ir
+from systolic.compiler.ir import PtrType, size_of
 from systolic.errors import InvalidValue, MemoryFault, SystolicError
 
 from .helpers import example
@@ -20,7 +21,7 @@ _SWAPS = [("32", "64"), ("64", "16"), ("i64 32", "i64 -32"), ("%row", "%col"), (
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(["api.ll", "final_form.ll", "spill_heavy.ll", "gemm_o2.ll"]),
        swaps=st.lists(st.tuples(st.sampled_from(_SWAPS), st.integers(0, 40)), min_size=1, max_size=3),
-       args=st.lists(st.integers(-3, 70), min_size=4, max_size=4), seed=st.integers(0, 1000))
+       args=st.lists(st.integers(-3, 70), min_size=6, max_size=6), seed=st.integers(0, 1000))
 def test_mutated_programs_compile_and_run_or_raise_typed_errors(name, swaps, args, seed):
     text = example(name)
     for (a, b), nth in swaps:
@@ -39,10 +40,11 @@ def test_mutated_programs_compile_and_run_or_raise_typed_errors(name, swaps, arg
     for fname, f in mod.machine.functions.items():
         if f.declaration:
             continue
-        memory = {g: rng.integers(0, 256, 4096 if name != "api.ll" else 1024, dtype=np.uint8)
-                  for g in mod.machine.globals}
+        memory = {g: rng.integers(0, 256, size_of(v.value_type), dtype=np.uint8)
+                  for g, v in mod.machine.globals.items()}
         try:
-            mod.run(fname, *args[:len(f.params)], memory=memory, max_steps=20000)
+            mod.run(fname, *[a if not isinstance(p.type, PtrType) else next(iter(memory), "none")
+                             for a, p in zip(args, f.params)], memory=memory, max_steps=20000)
         except SystolicError:
             pass
 
