@@ -113,8 +113,9 @@ def main(argv=None):
                        "torch": tfn}
                 if a.sweep:
                     variants = {"pack_a=0": dict(pack_a=False), "spawn": dict(runtime="spawn"),
-                                "256x256": dict(block_m=256, block_n=256), "256x128": dict(block_m=256, block_n=128),
-                                "64x256": dict(block_m=64, block_n=256), "128x512": dict(block_m=128, block_n=512)}
+                                "256x256": dict(block_m=256, block_n=256), "64x256": dict(block_m=64, block_n=256),
+                                "kb4": dict(k_block=4), "kb8": dict(k_block=8), "kb16": dict(k_block=16),
+                                "kb8,256x256": dict(k_block=8, block_m=256, block_n=256)}
                     for name, v in variants.items():
                         fns[name] = (lambda v=v: G.matmul(an, pb, threads=t, **v))
                 med = interleaved(fns, rounds)

@@ -123,6 +123,7 @@ def test_native_gemm_equals_amx_matmul(pair, shape, adversarial):
     a = _rand(rng, (m, k), DTYPES[pair[0]], adversarial)
     b = _rand(rng, (k, n), DTYPES[pair[1]], adversarial)
     assert np.array_equal(G.matmul(a, b).view(np.uint32), matmul(a, b).view(np.uint32))
+    assert np.array_equal(G.matmul(a, b, k_block=8).view(np.uint32), matmul(a, b).view(np.uint32))
 
 
 @pytest.mark.parametrize("shape", [(0, 5, 3), (4, 0, 3), (4, 5, 0)])
@@ -157,10 +158,10 @@ def test_native_gemm_equals_tile_machine_blocking(pair, shape, adversarial):
     a = _rand(rng, (m, k), DTYPES[pair[0]], adversarial)
     b = _rand(rng, (k, n), DTYPES[pair[1]], adversarial)
     want = G.reference_blocked(a, b)
-    for threads, bm, bn, pa, rt in ((1, None, None, True, "pool"), (4, 32, 32, False, "pool"),
-                                    (3, 64, 96, True, "spawn"), (16, None, None, False, "spawn"),
-                                    (2, 256, 32, True, "pool"), (64, 32, 32, True, "pool")):
-        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn, pack_a=pa, runtime=rt)
+    for threads, bm, bn, pa, rt, kb in ((1, None, None, True, "pool", 0), (4, 32, 32, False, "pool", 1),
+                                        (3, 64, 96, True, "spawn", 2), (16, None, None, False, "spawn", 0),
+                                        (2, 256, 32, True, "pool", 3), (64, 32, 32, True, "pool", 100)):
+        got = G.matmul(a, b, threads=threads, block_m=bm, block_n=bn, pack_a=pa, runtime=rt, k_block=kb)
         assert got.dtype == want.dtype and got.shape == (m, n)
-        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa, rt)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa, rt, kb)
     assert np.array_equal(G.matmul(a, G.pack_b(b)).view(np.uint32), want.view(np.uint32))

@@ -52,7 +52,10 @@ def _kernel_ir(mnemonic: str) -> str:
     p = jit.ptr_type()
     intr = jit.DOT_INTRINSICS[mnemonic][0]
     return jit.declarations([mnemonic]) + f"""
-; gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, packa)
+; gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags)
+; flags: bit 0 = pack A; bits 8.. = K steps per K block (0: all). With K blocks, C tiles are stored after
+; each block and loaded again for the next (an exact round trip), so a B panel slice stays in L1 while the
+; region's row blocks pass it; the TDP chain of every C tile is unchanged.
 ; regions: nregions x (m0, m1, n0, n1) i64; with packa != 0 each region's rows of A are first copied by
 ; tile moves (TILELOADD stride lda -> TILESTORED stride 64) into abuf, one contiguous 1 KiB tile per K step,
 ; so the inner loop reads A tiles at stride 64 (no 4 KiB aliasing of rows, few pages); consecutive regions
@@ -62,7 +65,11 @@ define void @gemm({p} %cfg, {p} %A, i64 %lda, {p} %B, i64 %panel, {p} %C, i64 %l
 entry:
   call void @llvm.x86.ldtilecfg({p} %cfg)
   %ldc16 = mul i64 %ldc, 16
-  %dopack = icmp ne i64 %packa, 0
+  %packbit = and i64 %packa, 1
+  %dopack = icmp ne i64 %packbit, 0
+  %kcfield = lshr i64 %packa, 8
+  %kcnone = icmp eq i64 %kcfield, 0
+  %kc = select i1 %kcnone, i64 %ksteps, i64 %kcfield
   %astep = select i1 %dopack, i64 1024, i64 64
   %astride = select i1 %dopack, i64 64, i64 %lda
   %pstride = mul i64 %ksteps, 1024
@@ -119,9 +126,16 @@ nloop:
   %b0base = getelementptr i8, {p} %B, i64 %boff0
   %b1base = getelementptr i8, {p} %b0base, i64 %panel
   %cn = mul i64 %n, 4
+  br label %kbloop
+kbloop:
+  %kb = phi i64 [ 0, %nloop ], [ %kbnext, %kblatch ]
+  %kend0 = add i64 %kb, %kc
+  %kover = icmp ugt i64 %kend0, %ksteps
+  %kend = select i1 %kover, i64 %ksteps, i64 %kend0
+  %first = icmp eq i64 %kb, 0
   br label %mloop
 mloop:
-  %m = phi i64 [ %m0, %nloop ], [ %mnext, %store ]
+  %m = phi i64 [ %m0, %kbloop ], [ %mnext, %store ]
   %mrel = sub i64 %m, %m0
   %mpan = udiv i64 %mrel, 16
   %aoffp = mul i64 %mpan, %apanel
@@ -136,13 +150,23 @@ mloop:
   %c01 = getelementptr i8, {p} %c00, i64 64
   %c10 = getelementptr i8, {p} %c00, i64 %ldc16
   %c11 = getelementptr i8, {p} %c10, i64 64
+  br i1 %first, label %zeroc, label %loadc
+zeroc:
   call void @llvm.x86.tilezero(i8 0)
   call void @llvm.x86.tilezero(i8 1)
   call void @llvm.x86.tilezero(i8 2)
   call void @llvm.x86.tilezero(i8 3)
+  br label %kpre
+loadc:
+  call void @llvm.x86.tileloadd64(i8 0, {p} %c00, i64 %ldc)
+  call void @llvm.x86.tileloadd64(i8 1, {p} %c01, i64 %ldc)
+  call void @llvm.x86.tileloadd64(i8 2, {p} %c10, i64 %ldc)
+  call void @llvm.x86.tileloadd64(i8 3, {p} %c11, i64 %ldc)
+  br label %kpre
+kpre:
   br label %kloop
 kloop:
-  %s = phi i64 [ 0, %mloop ], [ %snext, %kloop ]
+  %s = phi i64 [ %kb, %kpre ], [ %snext, %kloop ]
   %ao = mul i64 %s, %astep
   %bo = mul i64 %s, 1024
   %pa0 = getelementptr i8, {p} %a0base, i64 %ao
@@ -158,7 +182,7 @@ kloop:
   call void @{intr}(i8 2, i8 5, i8 6)
   call void @{intr}(i8 3, i8 5, i8 7)
   %snext = add i64 %s, 1
-  %kmore = icmp ult i64 %snext, %ksteps
+  %kmore = icmp ult i64 %snext, %kend
   br i1 %kmore, label %kloop, label %store
 store:
   call void @llvm.x86.tilestored64(i8 0, {p} %c00, i64 %ldc)
@@ -167,7 +191,11 @@ store:
   call void @llvm.x86.tilestored64(i8 3, {p} %c11, i64 %ldc)
   %mnext = add i64 %m, 32
   %mmore = icmp ult i64 %mnext, %m1
-  br i1 %mmore, label %mloop, label %nlatch
+  br i1 %mmore, label %mloop, label %kblatch
+kblatch:
+  %kbnext = add i64 %kb, %kc
+  %kbmore = icmp ult i64 %kbnext, %ksteps
+  br i1 %kbmore, label %kbloop, label %nlatch
 nlatch:
   %nnext = add i64 %n, 32
   %nmore = icmp ult i64 %nnext, %n1
@@ -571,7 +599,7 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
-           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool",
+           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int = 0,
            out: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`).
 
@@ -580,7 +608,9 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     ``block_m`` x ``block_n`` of C (:func:`plan`). ``pack_a``: copy each region's rows of A into
     tile-contiguous form first (by tile moves). ``runtime``: ``"pool"`` (resident worker threads parked
     on futexes, the default) or ``"spawn"`` (a tree of POSIX threads created for the call). The result
-    does not depend on threads, blocks, pack_a or runtime.
+    does not depend on threads, blocks, pack_a or runtime. ``k_block``: K steps (32 bf16 / 64 int8 each)
+    per K block, 0 = the whole K at once; C is stored and reloaded between K blocks (exact), which
+    changes nothing in the result either.
     Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
@@ -627,7 +657,8 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     tids = np.zeros(nthreads, np.uint64)
     args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, 1 if pack_a else 0, 0, nthreads, args.ctypes.data, tids.ctypes.data)
+               ksteps, 0, 0, 0, (1 if pack_a else 0) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
+               tids.ctypes.data)
     for w, sh in enumerate(shares):
         args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w
     if pool is not None:
