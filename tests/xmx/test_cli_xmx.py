@@ -2,7 +2,6 @@
 
 import json
 
-import ml_dtypes
 import numpy as np
 from click.testing import CliRunner
 

@@ -135,3 +135,21 @@ def test_hypothesis_spec_and_fast_equal_oracle(p1, p2, rc, platform, seed):
     assert np.array_equal(g.data, h.data)
     n = g.platform.exec_size
     np.testing.assert_array_equal(g.read(off["dst"], rc * n * 4).view("<u4").reshape(rc, n), oracle(a, b, c))
+
+
+def test_large_grf_mode_and_numpy_offsets():
+    # PVC with 256 GRFs: operands above r127 are legal; numpy integer offsets are accepted
+    rng = np.random.default_rng(11)
+    a, b, c = _random_case(rng, "pvc", "s8", "u8", 8)
+    g = GRF("pvc", 256)
+    base = 150 * 64
+    g.write(base, packing.pack_a(a, 8).astype("<u4"))
+    g.write(base + 16 * 64, packing.vnni_pack(b, 8).astype("<u4"))
+    g.write(base + 32 * 64, (c & 0xFFFFFFFF).astype("<u4"))
+    dpas(g, dst=np.int64(base + 64 * 64), src0=np.int32(base + 32 * 64), src1=base + 16 * 64, src2=np.uint16(base),
+         dst_type="d", src1_precision="s8", src2_precision="u8")
+    np.testing.assert_array_equal(g.view(base + 64 * 64, np.uint32, 128).reshape(8, 16), oracle(a, b, c))
+    with pytest.raises(Exception) as e:
+        dpas(GRF("pvc"), dst=base + 64 * 64, src0=None, src1=base + 16 * 64, src2=base, dst_type="d",
+             src1_precision="s8", src2_precision="u8")
+    assert "register file" in str(e.value)

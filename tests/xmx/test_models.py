@@ -6,15 +6,12 @@ signed zeros, fp32 denormals, huge and tiny products, exact cancellation, ties, 
 """
 
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from systolic.errors import InvalidValue
-from systolic.numerics.formats import FP32
-from systolic.numerics.rounding import round_fraction
 from systolic.xmx import models as M
 from systolic.xmx import kernels as KN
 
@@ -22,11 +19,6 @@ F32_SPECIAL = [0.0, -0.0, 2.0 ** -149, -(2.0 ** -149), 2.0 ** -126, 1.0, -1.0, 1
                3.4028234663852886e38, -3.4028234663852886e38, math.inf, -math.inf, math.nan]
 PRODUCT_SPECIAL = [2.0 ** -266, -(2.0 ** -266), 2.0 ** 254, 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** 127,
                    2.0 ** 128 - 2.0 ** 104, 2.0 ** -150, 1.5 * 2.0 ** -149]
-
-
-def exact_like(draw_float):
-    """binary64 values with at most 22 significand bits (like DPAS products) or fp32 values."""
-    return draw_float
 
 
 @st.composite
@@ -52,11 +44,7 @@ def term_lists(draw):
 
 
 def _check(lists, fast, slow, model):
-    width = max(len(t) for t in lists)
-    cols = []
-    for k in range(width):
-        cols.append(np.array([t[k] if k < len(t) else 0.0 for t in lists]))
-    # pad with +0 changes the zero-sign rule, so group by length
+    # padding with +0 would change the zero-sign rule, so group the lists by length
     for n in sorted({len(t) for t in lists}):
         sel = [t for t in lists if len(t) == n]
         arrs = [np.array([t[k] for t in sel]) for k in range(n)]

@@ -1,6 +1,5 @@
 """DPAS rules: OPS_PER_CHAN, legal combinations, alignment, exec size, DPASW (visa-DPAS.md; IsaVerification.cpp)."""
 
-import numpy as np
 import pytest
 
 from systolic.errors import IllegalInstruction
