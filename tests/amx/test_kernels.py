@@ -92,9 +92,9 @@ def test_float16_kernels_equal_spec(mnemonic, m, k, n, seed, profile, cprofile):
     assert (c1 == c2).all()
 
 
-@settings(max_examples=20, **SETTINGS)
-@given(st.sampled_from(["tdpbf8ps", "tdpbhf8ps", "tdphbf8ps", "tdphf8ps"]), st.integers(1, 4), st.integers(1, 16),
-       st.integers(1, 4), st.integers(0, 2**32), st.sampled_from(["bits", "special", "mixed"]), cprofiles)
+@settings(max_examples=60, **SETTINGS)
+@given(st.sampled_from(["tdpbf8ps", "tdpbhf8ps", "tdphbf8ps", "tdphf8ps"]), st.integers(1, 5), st.integers(1, 16),
+       st.integers(1, 5), st.integers(0, 2**32), st.sampled_from(["bits", "special", "mixed"]), cprofiles)
 def test_fp8_kernels_equal_spec(mnemonic, m, k, n, seed, profile, cprofile):
     c, a, b = _tiles(seed, m, k, n, "fp8", profile, cprofile)
     c1, c2 = _both(mnemonic, c, a, b, m, k, n)
@@ -140,18 +140,6 @@ def test_add_vec_equals_exact_add(seed):
     x, y = _fp32_batch(rng, 400, False), _fp32_batch(rng, 400, False)
     got = fp.add_vec(x, y)
     assert [int(g) for g in got] == [fp.add(int(p), int(q)) for p, q in zip(x, y)]
-
-
-@settings(max_examples=12, deadline=None)
-@given(st.integers(0, 2**32), st.sampled_from(["bf8", "hf8"]))
-def test_dot2_vec_equals_exact(seed, kind):
-    rng = np.random.default_rng(seed)
-    f = fp.FP8_FORMATS[kind]
-    v = [fp.fp8_to_fp32_vec(mixed(rng, (300,), FP8_SPECIAL, "mixed"), f) for _ in range(4)]
-    acc = _fp32_batch(rng, 300, False)
-    got = fp.dot2_add_vec(*v, acc)
-    want = [fp.dot2_add(int(p), int(q), int(r), int(t), int(c)) for p, q, r, t, c in zip(*v, acc)]
-    assert [int(g) for g in got] == want
 
 
 def test_narrow_conversions_vec_equal_scalar():

@@ -259,3 +259,40 @@ def test_tdpbf16ps_special_values(backend):
     assert out[2] == 0xFFE00001
     # n3: a0 = inf times denormal (DAZ: +0) -> default NaN; dst denormal -> DAZ
     assert out[3] == 0xFFC00000
+
+
+# ------------------------------------------------------------------ AMX-FP8 worked examples (model: exact sums)
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fp8_exact_accumulation_then_one_rounding(backend):
+    """bf8: 2^15 * 2^15 + 1 * 2^-16 + (-2^15) * 2^15 = 2^-16 exactly (chained fp32 rounding would lose it)."""
+    m = machine(backend, cpu="diamondrapids", t0=(1, 8), t1=(1, 4), t2=(1, 8))
+    m.write_tile(1, np.array([[0x78, 0x3C, 0xF8, 0x00]], np.uint8))             # 2^15, 1, -2^15, 0
+    m.write_tile(2, np.array([[0x78, 0x01, 0x78, 0x00,                          # column 0: 2^15, 2^-16, 2^15, 0
+                               0x3E, 0x38, 0x00, 0x00]], np.uint8))             # column 1: 1.5, 0.5, 0, 0
+    m.write_tile(0, np.array([[0.0, 1.0]], np.float32))
+    m.tdpbf8ps(0, 1, 2)
+    out = m.read_tile(0, np.uint32)[0]
+    assert out[0] == 0x37800000                       # 2^-16
+    assert out[1] == np.float32(1.0 + 2.0 ** 15 * 1.5 + 0.5).view(np.uint32)  # 1 + 49152.5 = 49153.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fp8_nan_and_inf_rules(backend):
+    m = machine(backend, cpu="diamondrapids", t0=(1, 12), t1=(1, 4), t2=(1, 12))
+    # hf8 x hf8: hf8 has no infinity; 0x7F is its NaN
+    m.write_tile(1, np.array([[0x38, 0x38, 0x00, 0x00]], np.uint8))             # 1, 1, 0, 0
+    m.write_tile(2, np.array([[0x7F, 0x38, 0, 0, 0x38, 0x38, 0, 0, 0x38, 0x40, 0, 0]], np.uint8))
+    m.write_tile(0, np.array([[0x00000000, 0x7FC12345, 0x3F800000]], np.uint32))
+    m.tdphf8ps(0, 1, 2)
+    out = m.read_tile(0, np.uint32)[0]
+    assert out[0] == 0xFFC00000                       # a NaN input: the default NaN, not its payload
+    assert out[1] == 0xFFC00000                       # a NaN accumulator: the default NaN too
+    assert out[2] == np.float32(1.0 + 1.0 + 2.0).view(np.uint32)
+    # bf8: +inf and -inf in the same dword cancel to a NaN; inf * 0 is a NaN
+    m2 = machine(backend, cpu="diamondrapids", t0=(1, 8), t1=(1, 4), t2=(1, 8))
+    m2.write_tile(1, np.array([[0x7C, 0xFC, 0x3C, 0x00]], np.uint8))           # +inf, -inf, 1, 0
+    m2.write_tile(2, np.array([[0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x00, 0x3C, 0x00]], np.uint8))
+    m2.tdpbf8ps(0, 1, 2)
+    out2 = m2.read_tile(0, np.uint32)[0]
+    assert out2[0] == 0xFFC00000 and out2[1] == 0xFFC00000

@@ -32,9 +32,9 @@ import numpy as np
 from ..numerics.formats import FP32, FP16, BF8, HF8, FloatFormat
 from ..numerics.rounding import decode_fraction, round_fraction
 
-__all__ = ["DEFAULT_NAN", "QUIET_BIT", "is_nan", "quiet", "daz", "fma", "add", "dot2_add",
+__all__ = ["DEFAULT_NAN", "QUIET_BIT", "is_nan", "quiet", "daz", "fma", "add",
            "bf16_to_fp32", "fp16_to_fp32", "fp8_to_fp32",
-           "fma_vec", "add_vec", "daz_vec", "dot2_add_vec", "fp16_to_fp32_vec", "fp8_to_fp32_vec"]
+           "fma_vec", "add_vec", "daz_vec", "fp16_to_fp32_vec", "fp8_to_fp32_vec"]
 
 DEFAULT_NAN = 0xFFC00000  # x86 "QNaN floating-point indefinite"
 QUIET_BIT = 0x00400000
@@ -128,21 +128,6 @@ def fma(a: int, b: int, acc: int, *, negate: bool = False) -> int:
     if p is None:
         return DEFAULT_NAN
     return _sum_terms([p], acc)
-
-
-def dot2_add(a0: int, b0: int, a1: int, b1: int, acc: int) -> int:
-    """fp32 ``acc + a0*b0 + a1*b1`` with one rounding (the AMX-FP8 lane step as modelled; *unverified*).
-
-    NaN priority a0, b0, a1, b1, acc; DAZ on fp32 inputs, FTZ, RNE.
-    """
-    a0, b0, a1, b1, acc = daz(a0), daz(b0), daz(a1), daz(b1), daz(acc)
-    for x in (a0, b0, a1, b1, acc):
-        if is_nan(x):
-            return quiet(x)
-    p0, p1 = _product(a0, b0), _product(a1, b1)
-    if p0 is None or p1 is None:
-        return DEFAULT_NAN
-    return _sum_terms([p0, p1], acc)
 
 
 def add(x: int, y: int) -> int:
@@ -253,33 +238,6 @@ def add_vec(x, y) -> np.ndarray:
         invalid = np.isnan(s)
     res = np.where(invalid, np.uint32(DEFAULT_NAN), res)
     return _nan_select(res, [x, y]).astype(np.uint32)
-
-
-def dot2_add_vec(a0, b0, a1, b1, acc) -> np.ndarray:
-    """Vectorised :func:`dot2_add`; elements whose float64 sum is not exact fall back to the scalar rule."""
-    a0, b0, a1, b1, acc = (daz_vec(v) for v in (a0, b0, a1, b1, acc))
-    a0, b0, a1, b1, acc = np.broadcast_arrays(a0, b0, a1, b1, acc)
-    with np.errstate(all="ignore"):
-        p0 = _f64(a0) * _f64(b0)
-        p1 = _f64(a1) * _f64(b1)
-        c = _f64(acc)
-        s1 = p0 + p1
-        e1 = (p0 - (s1 - (s1 - p0))) + (p1 - (s1 - p0))  # TwoSum error
-        s2 = s1 + c
-        e2 = (s1 - (s2 - (s2 - s1))) + (c - (s2 - s1))
-        res = _round_ftz(s2)
-        finite = np.isfinite(s2) & np.isfinite(p0) & np.isfinite(p1) & np.isfinite(c)
-        inexact = finite & ((e1 != 0) | (e2 != 0))
-        invalid = np.isnan(s2)
-    res = np.where(invalid, np.uint32(DEFAULT_NAN), res)
-    res = _nan_select(res, [a0, b0, a1, b1, acc]).astype(np.uint32)
-    if inexact.any():  # rare: a sum wider than 53 bits; do those elements exactly
-        res = np.atleast_1d(res).copy()
-        flat = [np.atleast_1d(v) for v in (a0, b0, a1, b1, acc)]
-        for idx in zip(*np.nonzero(np.atleast_1d(inexact))):
-            res[idx] = dot2_add(*(int(v[idx]) for v in flat))
-        res = res.reshape(np.shape(inexact))
-    return res
 
 
 def _narrow_vec(h: np.ndarray, fmt: FloatFormat) -> np.ndarray:

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fractions import Fraction
+
 from . import fp_x86 as fp
-from ..numerics.formats import BF8, HF8
+from ..numerics.formats import BF8, FP32, HF8
+from ..numerics.rounding import round_fraction
 
 __all__ = ["tileload", "tilestore", "tilezero", "DOT"]
 
@@ -113,18 +116,47 @@ def _two_chain16(conv, variant: str):
     return op
 
 
-def _two_chain8(fmt1, fmt2):
+def _fp8_decode(bytes_: np.ndarray, fmt):
+    """(nan, inf, zero, negative, value * 2^scale as int64, scale) of fp8 bytes; scale makes every value whole."""
+    from ..numerics.rounding import from_bits
+    v = from_bits(bytes_.astype(np.uint32), fmt)                  # exact float64
+    nan, inf = np.isnan(v), np.isinf(v)
+    scale = -(fmt.emin - fmt.man_bits)                            # bf8: 16, hf8: 9
+    fin = np.where(nan | inf, 0.0, v)
+    return nan, inf, v == 0, np.signbit(v), np.ldexp(fin, scale).astype(np.int64), scale
+
+
+def _fp8(fmt1, fmt2):
+    """AMX-FP8 as modelled in :func:`systolic.amx.spec._fp8_dot`: exact sums, one rounding, then dst +."""
     def op(c, a, b, m_rows, n_colsb, k_colsb) -> None:
         k4, n = k_colsb // 4, n_colsb // 4
-        A = fp.fp8_to_fp32_vec(np.ascontiguousarray(a[:m_rows, :k_colsb]).astype(np.uint32), fmt1)  # (M, 4*K4)
-        B = fp.fp8_to_fp32_vec(np.ascontiguousarray(b[:k4, :n_colsb]).astype(np.uint32), fmt2)      # (K4, 4*N)
-        lane = np.arange(2 * n) % 2
-        temp = np.zeros((m_rows, 2 * n), dtype=np.uint32)
-        for k in range(k4):
-            a0 = A[:, 4 * k + 2 * lane]
-            a1 = A[:, 4 * k + 2 * lane + 1]
-            temp = fp.dot2_add_vec(a0, B[k, 0::2][None, :], a1, B[k, 1::2][None, :], temp)
-        _finish(c, m_rows, n_colsb, temp)
+        A = np.ascontiguousarray(a[:m_rows, :k_colsb])                                   # (M, K) bytes
+        B = np.ascontiguousarray(b[:k4, :n_colsb]).reshape(k4, n, 4).transpose(0, 2, 1).reshape(4 * k4, n)
+        an, ai, az, asg, av, s1 = _fp8_decode(A, fmt1)
+        bn, bi, bz, bsg, bv, s2 = _fp8_decode(B, fmt2)
+        wide = s1 + s2 > 50                           # bf8 x bf8 products may not fit int64 sums: exact ints
+        S = (av.astype(object) @ bv.astype(object)) if wide else av @ bv
+        cw = _c_dwords(c, m_rows, n_colsb)
+        nan = an.any(axis=1)[:, None] | bn.any(axis=0)[None, :] | fp._nan_mask(cw)
+        nan |= ((ai.astype(np.int64) @ bz.astype(np.int64)) > 0) | ((az.astype(np.int64) @ bi.astype(np.int64)) > 0)
+        # infinities, in order, with SDE's rule: +inf + -inf not resolved within the same dword is a NaN
+        state = np.zeros((m_rows, n), np.int8)        # 0 none, 1 +inf, 2 -inf, 3 cancelled
+        for i in range(4 * k4):
+            acc = (ai[:, i:i + 1] | bi[i][None, :]) & ~an[:, i:i + 1] & ~bn[i][None, :] \
+                & ~az[:, i:i + 1] & ~bz[i][None, :]
+            if acc.any():
+                sgn = np.where(asg[:, i:i + 1] != bsg[i][None, :], np.int8(2), np.int8(1))
+                new = np.where((state == 0) | (state == 3), sgn, np.where(state != sgn, np.int8(3), state))
+                state = np.where(acc, new, state)
+            if i % 4 == 3:
+                nan |= state == 3
+        tmp = np.empty((m_rows, n), np.uint32)
+        flat = np.asarray(S).reshape(-1)
+        for idx, sv in enumerate(flat):               # <= 256 exact roundings per instruction
+            tmp.flat[idx] = round_fraction(Fraction(int(sv), 1 << (s1 + s2)), FP32, "rne", ftz=True)
+        tmp = np.where(state == 1, np.uint32(fp.EXP), np.where(state == 2, np.uint32(fp.SIGN | fp.EXP), tmp))
+        out = fp.add_vec(cw, tmp)
+        _write_c(c, m_rows, n_colsb, np.where(nan, np.uint32(fp.DEFAULT_NAN), out).astype(np.uint32))
     return op
 
 
@@ -135,6 +167,6 @@ DOT = {
     "tdpfp16ps": _two_chain16(fp.fp16_to_fp32_vec, "plain"),
     "tcmmimfp16ps": _two_chain16(fp.fp16_to_fp32_vec, "im"),
     "tcmmrlfp16ps": _two_chain16(fp.fp16_to_fp32_vec, "rl"),
-    "tdpbf8ps": _two_chain8(BF8, BF8), "tdpbhf8ps": _two_chain8(BF8, HF8),
-    "tdphbf8ps": _two_chain8(HF8, BF8), "tdphf8ps": _two_chain8(HF8, HF8),
+    "tdpbf8ps": _fp8(BF8, BF8), "tdpbhf8ps": _fp8(BF8, HF8),
+    "tdphbf8ps": _fp8(HF8, BF8), "tdphf8ps": _fp8(HF8, HF8),
 }

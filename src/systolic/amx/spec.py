@@ -15,10 +15,13 @@ the rest of the row; ``zero_upper_rows(t, first)`` zeroes rows ``first`` ... 15;
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from . import fp_x86 as fp
-from ..numerics.formats import BF8, HF8
+from ..numerics.formats import BF8, FP32, HF8
+from ..numerics.rounding import decode_fraction, round_fraction
 
 __all__ = ["tileload", "tilestore", "tilezero", "DOT"]
 
@@ -215,17 +218,6 @@ def _step_cmmrl(temp1, n, x, y):
     temp1[2 * n + 1] = fp.fma(a_im, b_im, temp1[2 * n + 1], negate=True)
 
 
-def _step_fp8(fmt1, fmt2):
-    # AMX-FP8 (ISE; *unverified* against silicon): a dword holds four fp8 values; the even lane adds the
-    # exact products of bytes 0 and 1, the odd lane those of bytes 2 and 3, each with one rounding.
-    def step(temp1, n, x, y):
-        a = [fp.fp8_to_fp32((x >> (8 * i)) & 0xFF, fmt1) for i in range(4)]
-        b = [fp.fp8_to_fp32((y >> (8 * i)) & 0xFF, fmt2) for i in range(4)]
-        temp1[2 * n + 0] = fp.dot2_add(a[0], b[0], a[1], b[1], temp1[2 * n + 0])
-        temp1[2 * n + 1] = fp.dot2_add(a[2], b[2], a[3], b[3], temp1[2 * n + 1])
-    return step
-
-
 tdpbf16ps = _two_chain(fp.bf16_to_fp32, _step_bf16)
 tdpbf16ps.__doc__ = "TDPBF16PS (SDM vol. 2): bf16 pairs, two fp32 FMA chains per output (DAZ, FTZ, RNE)."
 tdpfp16ps = _two_chain(fp.fp16_to_fp32, _step_fp16)
@@ -234,13 +226,76 @@ tcmmimfp16ps = _two_chain(fp.fp16_to_fp32, _step_cmmim)
 tcmmimfp16ps.__doc__ = "TCMMIMFP16PS (ISE, AMX-COMPLEX): imaginary part of complex fp16 products."
 tcmmrlfp16ps = _two_chain(fp.fp16_to_fp32, _step_cmmrl)
 tcmmrlfp16ps.__doc__ = "TCMMRLFP16PS (ISE, AMX-COMPLEX): real part of complex fp16 products."
-tdpbf8ps = _two_chain(None, _step_fp8(BF8, BF8))
-tdpbf8ps.__doc__ = "TDPBF8PS (ISE, AMX-FP8; unverified): bf8 x bf8."
-tdpbhf8ps = _two_chain(None, _step_fp8(BF8, HF8))
+# ---------------------------------------------------------------- AMX-FP8 (unverified)
+
+def _fp8_class(byte: int, fmt) -> tuple[str, bool, Fraction | None]:
+    """(class, negative, exact value) of an fp8 byte; class is "finite", "inf" or "nan"."""
+    v = decode_fraction(byte, fmt)
+    neg = bool(byte & 0x80)
+    if isinstance(v, float):
+        return ("nan" if v != v else "inf"), neg, None
+    return "finite", neg, v
+
+
+def _fp8_dot(fmt1, fmt2):
+    """AMX-FP8 TDP[B|H][B|H]F8PS as modelled (*unverified*: no AMX-FP8 silicon was available).
+
+    The ISE text was not at hand; this follows the best public descriptions, which agree: clang's
+    ``amxfp8intrin.h`` Operation (all four products of a dword pair summed exactly into one
+    accumulator per output over the whole K, then ``dst + FP32(temp)``) and Bochs ``amx.cc`` (stated
+    to match Intel SDE): the products are accumulated *exactly* (FP8 inputs are not DAZ-ed), rounded to
+    fp32 once (RNE, FTZ), then added to dst (fp32 add, DAZ/FTZ/RNE). Any NaN among the inputs read for
+    an output (src1 row, src2 column, the dst element) gives the default NaN, as does inf * 0; infinities
+    add up with their signs, and +inf + -inf not resolved within the same dword gives the default NaN.
+    """
+    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int) -> None:
+        elements_src1 = k_colsb // 4
+        elements_dest = n_colsb // 4
+        for m in range(m_rows):
+            row = [_dword(c, m, n) for n in range(elements_dest)]
+            for n in range(elements_dest):
+                srcdest = row[n]
+                nan = fp.is_nan(srcdest)
+                inf_state = None            # None, "+", "-" or "cancelled"
+                temp = Fraction(0)
+                for k in range(elements_src1):
+                    for e in range(4):
+                        c1, n1, v1 = _fp8_class(_byte(a, m, 4 * k + e), fmt1)
+                        c2, n2, v2 = _fp8_class(_byte(b, k, 4 * n + e), fmt2)
+                        if c1 == "finite" and c2 == "finite":
+                            temp += v1 * v2                          # exact
+                        elif c1 == "nan" or c2 == "nan":
+                            nan = True
+                        elif (c1 == "finite" and v1 == 0) or (c2 == "finite" and v2 == 0):
+                            nan = True                               # inf * 0
+                        else:
+                            sign = "-" if n1 != n2 else "+"
+                            if inf_state in (None, "cancelled"):
+                                inf_state = sign
+                            elif inf_state != sign:
+                                inf_state = "cancelled"
+                    if inf_state == "cancelled":                     # not resolved within this dword
+                        nan = True
+                if nan:
+                    row[n] = fp.DEFAULT_NAN
+                    continue
+                if inf_state is not None:
+                    tmpf32 = (fp.SIGN if inf_state == "-" else 0) | fp.EXP
+                else:
+                    tmpf32 = round_fraction(temp, FP32, "rne", ftz=True)   # FP32(temp), one rounding
+                row[n] = fp.add(srcdest, tmpf32)
+            write_row_and_zero(c, m, _row_from_dwords(row), n_colsb)
+        zero_upper_rows(c, m_rows)
+    return op
+
+
+tdpbf8ps = _fp8_dot(BF8, BF8)
+tdpbf8ps.__doc__ = "TDPBF8PS (ISE, AMX-FP8; unverified): bf8 x bf8, exact sum, one rounding, then dst +."
+tdpbhf8ps = _fp8_dot(BF8, HF8)
 tdpbhf8ps.__doc__ = "TDPBHF8PS (ISE, AMX-FP8; unverified): bf8 (src1) x hf8 (src2)."
-tdphbf8ps = _two_chain(None, _step_fp8(HF8, BF8))
+tdphbf8ps = _fp8_dot(HF8, BF8)
 tdphbf8ps.__doc__ = "TDPHBF8PS (ISE, AMX-FP8; unverified): hf8 (src1) x bf8 (src2)."
-tdphf8ps = _two_chain(None, _step_fp8(HF8, HF8))
+tdphf8ps = _fp8_dot(HF8, HF8)
 tdphf8ps.__doc__ = "TDPHF8PS (ISE, AMX-FP8; unverified): hf8 x hf8."
 
 #: mnemonic -> spec function(c, a, b, m_rows, n_colsb, k_colsb), operating on (16, 64) uint8 tiles in place
