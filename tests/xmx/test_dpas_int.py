@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from systolic import packing
+from systolic.errors import IllegalInstruction
 from systolic.xmx import GRF, dpas
 from systolic.xmx.kernels import dpas_fast
 
@@ -149,7 +150,7 @@ def test_large_grf_mode_and_numpy_offsets():
     dpas(g, dst=np.int64(base + 64 * 64), src0=np.int32(base + 32 * 64), src1=base + 16 * 64, src2=np.uint16(base),
          dst_type="d", src1_precision="s8", src2_precision="u8")
     np.testing.assert_array_equal(g.view(base + 64 * 64, np.uint32, 128).reshape(8, 16), oracle(a, b, c))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(IllegalInstruction) as e:
         dpas(GRF("pvc"), dst=base + 64 * 64, src0=None, src1=base + 16 * 64, src2=base, dst_type="d",
              src1_precision="s8", src2_precision="u8")
     assert "register file" in str(e.value)

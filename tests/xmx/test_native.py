@@ -60,3 +60,18 @@ def test_native_round_to_odd_breaks_a_double_rounding_tie():
     for native_ in (True, False):
         got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, native=native_)
         assert np.all(got.view(np.float32) == np.float32(1 + 2.0 ** -23))
+
+
+def test_many_flagged_elements_are_recomputed_in_chunks():
+    # NaN in every row of A flags every element; infinities and overflow flag others: results equal the numpy path
+    rng = np.random.default_rng(9)
+    m, k, n = 40, 48, 33
+    a = values(rng, (m, k), False)
+    b = values(rng, (k, n), True)
+    a[:, 5] = np.nan
+    a[3, :] = np.inf
+    c = values(rng, (m, n), True, bf16_like=False)
+    want = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, native=False)
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, native=True)
+    np.testing.assert_array_equal(got, want)
+    assert np.all(got == M.DEFAULT_NAN)

@@ -225,11 +225,13 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
         res, flag = NT.stage_mma(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), acc0, step)
         bits = res.astype(np.float32).view(np.uint32)
         rows, cols = np.nonzero(flag)
-        if rows.size:
-            ar = a[rows].astype(np.float64)
-            bc = b[:, cols].astype(np.float64)
-            bits[rows, cols] = _chain(lambda kk: ar[:, kk] * bc[kk], acc0[rows, cols], k, ops_per_chan, k_per_instr,
-                                      model)
+        # recompute flagged elements in chunks (bounded temporaries even when every element is flagged)
+        chunk = max(1, (1 << 22) // max(1, k))
+        for s0 in range(0, rows.size, chunk):
+            r, cc = rows[s0:s0 + chunk], cols[s0:s0 + chunk]
+            ar = a[r].astype(np.float64)
+            bc = b[:, cc].astype(np.float64)
+            bits[r, cc] = _chain(lambda kk: ar[:, kk] * bc[kk], acc0[r, cc], k, ops_per_chan, k_per_instr, model)
         return bits
 
     a = a.astype(np.float64, copy=False)
