@@ -135,6 +135,20 @@ def test_empty_products_are_zeros_without_running_anything(shape):
     assert got.dtype == np.float32 and not got.view(np.uint32).any()
 
 
+@pytest.mark.native
+@pytest.mark.skipif(not NATIVE, reason=f"native AMX unavailable: {NATIVE_WHY}")
+def test_pool_survives_fork():
+    """A forked child must not wait for the parent's pool threads (it starts its own pool)."""
+    import multiprocessing as mp
+    a = np.arange(64 * 128, dtype=np.int64).reshape(64, 128).astype(np.int8)
+    b = np.ones((128, 64), np.int8)
+    want = G.matmul(a, b)  # the parent's pool exists now
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as p:
+        got = p.apply_async(G.matmul, (a, b)).get(timeout=60)
+    assert np.array_equal(got, want)
+
+
 def test_bad_arguments_are_typed_errors():
     with pytest.raises(InvalidValue, match="inner dimensions"):
         G.matmul(np.zeros((4, 5), np.int8), G.pack_b(np.zeros((6, 4), np.int8)))

@@ -2,23 +2,31 @@
 
 The micro-kernel holds a 32x32 block of C in four accumulator tiles (tmm0-3, 2x2 tiles of 16x16 dwords),
 streams two A tiles (tmm4-5: 16 rows x 64 bytes of A) and two B tiles (tmm6-7: 16 rows x 64 bytes of B
-pre-packed in VNNI panels of 16 columns) per K step, and issues four TDP* per step::
+pre-packed in VNNI panels of 16 columns) per K step, and issues four TDP* per step. For each region of C
+given to a worker::
 
+    (pack the region's rows of A into tile-contiguous form by TILELOADD/TILESTORED, unless pack_a=False)
     for n in [n0, n1) step 32:            # B panel pair reused for every m block of the region
-      for m in [m0, m1) step 32:
-        tmm0..3 = 0 (TILEZERO)             (or C, when accumulating)
-        for s in 0 .. K*esize/64 - 1:      # K step: 32 bf16 or 64 int8 elements
-          TILELOADD tmm4 <- A[m:m+16, s], tmm5 <- A[m+16:m+32, s]
-          TILELOADD tmm6 <- Bp[n/16, s],  tmm7 <- Bp[n/16+1, s]
-          TDP tmm0,tmm4,tmm6; TDP tmm1,tmm4,tmm7; TDP tmm2,tmm5,tmm6; TDP tmm3,tmm5,tmm7
-        TILESTORED tmm0..3 -> C[m:m+32, n:n+32]
+      for each K block [kb, kb + k_block) (one block with the whole K by default):
+        for m in [m0, m1) step 32:
+          tmm0..3 = 0 (TILEZERO) in the first K block, else TILELOADD them back from C
+          for s in the K block:            # K step: 32 bf16 or 64 int8 elements
+            TILELOADD tmm4 <- A[m:m+16, s], tmm5 <- A[m+16:m+32, s]
+            TILELOADD tmm6 <- Bp[n/16, s],  tmm7 <- Bp[n/16+1, s]
+            TDP tmm0,tmm4,tmm6; TDP tmm1,tmm4,tmm7; TDP tmm2,tmm5,tmm6; TDP tmm3,tmm5,tmm7
+          TILESTORED tmm0..3 -> C[m:m+32, n:n+32]
 
-Every 16x16 tile of C is therefore the chain of TDP* instructions over the K blocks in increasing order,
+Every 16x16 tile of C is therefore the chain of TDP* instructions over the K steps in increasing order,
 starting from zero: exactly what the tile machine computes for the same blocking
-(:func:`reference_blocked`), bit for bit, because a tile store/load round trip is exact. Regions of C
-(``block_m`` rows x ``block_n`` columns) are dealt to worker threads in contiguous runs; one ctypes call
-(GIL released) runs the first run on the calling thread and the others on POSIX threads that the JIT code
-itself creates (as a binary tree) and joins (``gemm_mt``), so no Python runs while the threads work. Shapes are zero-padded to multiples of 32 (M, N) and of the K step.
+(:func:`reference_blocked`, and ``systolic.amx.matmul``), bit for bit, because a tile store/load round
+trip is exact. Shapes are zero-padded to multiples of 32 (M, N) and of the K step; zero products added to
+a chain that starts at +0 change nothing.
+
+Threads: regions of C (:func:`plan`) are dealt to workers in contiguous runs. By default a resident pool
+of worker threads, parked on Linux futexes inside JIT code (:func:`pool_ir`), takes the runs; the caller
+runs the first one; one ctypes call (GIL released) publishes the job and waits, so no Python runs while
+the threads work. ``runtime="spawn"`` instead creates a binary tree of POSIX threads for the call
+(``gemm_mt``).
 
 Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sections 6-7 (intrinsics).
 """
@@ -465,6 +473,7 @@ class _Pool:
 
     def __init__(self, size: int):
         self.size = size
+        self.pid = os.getpid()
         self.mod = jit.JitModule(pool_ir())
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
         self._run = self.mod.cfunc("pool_run", None, vp, i64)
@@ -488,8 +497,7 @@ class _Pool:
             self.ctrl[CTRL_N // 8] = 0
             g = self.ctrl[CTRL_GEN // 8:CTRL_GEN // 8 + 1].view(np.int32)
             g[0] += 1
-            import llvmlite  # noqa: F401  (wake through the C library)
-            libc = ctypes.CDLL(None)
+            libc = ctypes.CDLL(None)  # FUTEX_WAKE_PRIVATE on the generation word, through the C library
             libc.syscall(ctypes.c_long(202), ctypes.c_void_p(self.ctrl.ctypes.data), ctypes.c_long(129),
                          ctypes.c_int(2**31 - 1))
         for t in self.threads:
@@ -502,6 +510,8 @@ _pool_obj: list = []
 def _pool() -> _Pool:
     with _lock:
         _bind_pthreads()
+        if _pool_obj and _pool_obj[0].pid != os.getpid():
+            _pool_obj.clear()  # a forked child has the pool's memory but not its threads: start a new one
         if not _pool_obj:
             import atexit
             pool = _Pool(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
