@@ -141,3 +141,41 @@ def test_fuzz_token_soup(text):
         parse(text)
     except AsmSyntaxError as e:
         assert e.line >= 1 and e.column >= 1
+
+
+def test_debug_intrinsics_and_metadata_are_dropped():
+    text = """
+@buf = dso_local global [3072 x i8] zeroinitializer, align 16
+
+define dso_local void @f(i16 signext %0, i16 signext %1) nounwind {
+  %3 = tail call x86_amx @llvm.x86.tileloadd64.internal(i16 %0, i16 8, ptr @buf, i64 32)
+  call void @llvm.dbg.value(metadata x86_amx %3, metadata !DILocalVariable(name: "1", scope: !2), metadata !DIExpression()), !dbg !3
+  tail call void @llvm.x86.tilestored64.internal(i16 %0, i16 8, ptr getelementptr inbounds ([3072 x i8], ptr @buf, i64 0, i64 2048), i64 32, x86_amx %3)
+  br i1 undef, label %a, label %b
+a:
+  ret void
+b:
+  ret void
+}
+
+declare void @llvm.dbg.value(metadata, metadata, metadata)
+declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
+declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
+
+!llvm.dbg.cu = !{!0}
+!0 = distinct !DICompileUnit(language: DW_LANG_C, file: !DIFile(filename: "1", directory: "1"))
+!3 = !DILocation(line: 1, column: 1, scope: !2)
+"""
+    m = parse(text)
+    f = m.functions["f"]
+    assert [b.name for b in f.blocks] == ["entry", "a", "b"]
+    assert [i.opcode for i in f.entry.instrs] == ["call", "call", "br"]
+    assert "llvm.dbg.value" not in m.functions
+    from systolic.compiler import compile_ir
+    import numpy as np
+    buf = np.arange(3072, dtype=np.int64).astype(np.uint8)
+    want = buf.copy()
+    compile_ir(text).run("f", 4, 0, memory={"buf": buf})
+    for r in range(4):
+        want[2048 + 32 * r:2048 + 32 * r + 8] = want[32 * r:32 * r + 8]
+    assert np.array_equal(buf, want)

@@ -467,6 +467,9 @@ class _Parser:
             self.error("expected the function name (@name)")
         nt = self.next()
         name = _unquote(nt.text[1:])
+        if name.startswith("llvm.dbg.") and not define:
+            self.skip_line(nt.line)  # debug intrinsics carry metadata only: they are dropped
+            return
         old = self.module.functions.get(name)
         if name in self.module.globals or (old is not None and not old.implicit):
             self.error(f"redefinition of @{name}", nt)
@@ -541,6 +544,8 @@ class _Parser:
             elif block.terminator is not None:
                 self.error("instruction after a terminator (a new block needs a label)", t)
             ins = self.parse_instruction(fn, pending_blocks)
+            if ins is None:
+                continue
             if ins.opcode == "phi" and block.first_non_phi() < len(block.instrs):
                 self.error("phi after a non-phi instruction", t)
             block.append(ins)
@@ -617,6 +622,10 @@ class _Parser:
             self.error("expected an instruction", t)
         op = t.text
         ins = self._instruction(op, t, fn, pending)
+        if ins is None:  # a dropped debug intrinsic
+            if name is not None:
+                self.error("a debug intrinsic has no result", start)
+            return None
         ins.attrs["loc"] = start.line
         if ins.type == VOID and name is not None:
             self.error(f"void instruction cannot be named %{name}", start)
@@ -811,6 +820,11 @@ class _Parser:
             self.error("expected the callee (@name); indirect calls are not supported")
         self.i += 1
         cname = _unquote(ct.text[1:])
+        if cname.startswith("llvm.dbg."):
+            if ret != VOID:
+                self.error("debug intrinsics return void", ct)
+            self.skip_line(ct.line)  # llvm.dbg.value(metadata ...) describes variables: no semantics
+            return None
         self.expect("(")
         args: list[Value] = []
         if not self.accept(")"):
@@ -842,6 +856,10 @@ class _Parser:
             self.error(f"arguments ({', '.join(str(a.type) for a in args)}) do not match @{cname}"
                        f"({', '.join(str(p.type) for p in callee.params)})", ct)
         return Instr("call", ret, args, callee=callee)
+
+    def skip_line(self, line: int) -> None:
+        while self.tok.kind != "eof" and self.tok.line == line:
+            self.i += 1
 
     def skip_parens(self) -> None:
         depth = 0
