@@ -140,7 +140,7 @@ tdpbuud.__doc__ = "TDPBUUD (SDM vol. 2): unsigned src1 bytes times unsigned src2
 
 # ---------------------------------------------------------------- float dot products (two fp32 chains)
 
-def _two_chain(to_fp32, step):
+def _two_chain(step):
     """The shared skeleton of TDPBF16PS / TDPFP16PS / TCMM*FP16PS / TDP*8PS.
 
     SDM vol. 2 TDPBF16PS, Operation::
@@ -218,13 +218,13 @@ def _step_cmmrl(temp1, n, x, y):
     temp1[2 * n + 1] = fp.fma(a_im, b_im, temp1[2 * n + 1], negate=True)
 
 
-tdpbf16ps = _two_chain(fp.bf16_to_fp32, _step_bf16)
+tdpbf16ps = _two_chain(_step_bf16)
 tdpbf16ps.__doc__ = "TDPBF16PS (SDM vol. 2): bf16 pairs, two fp32 FMA chains per output (DAZ, FTZ, RNE)."
-tdpfp16ps = _two_chain(fp.fp16_to_fp32, _step_fp16)
+tdpfp16ps = _two_chain(_step_fp16)
 tdpfp16ps.__doc__ = "TDPFP16PS (SDM vol. 2, AMX-FP16): fp16 pairs, fp16 denormals kept, fp32 DAZ/FTZ/RNE chains."
-tcmmimfp16ps = _two_chain(fp.fp16_to_fp32, _step_cmmim)
+tcmmimfp16ps = _two_chain(_step_cmmim)
 tcmmimfp16ps.__doc__ = "TCMMIMFP16PS (ISE, AMX-COMPLEX): imaginary part of complex fp16 products."
-tcmmrlfp16ps = _two_chain(fp.fp16_to_fp32, _step_cmmrl)
+tcmmrlfp16ps = _two_chain(_step_cmmrl)
 tcmmrlfp16ps.__doc__ = "TCMMRLFP16PS (ISE, AMX-COMPLEX): real part of complex fp16 products."
 # ---------------------------------------------------------------- AMX-FP8 (unverified)
 
