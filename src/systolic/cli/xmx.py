@@ -165,4 +165,4 @@ def layout_cmd(platform, precision, src2_precision, operand, rc, as_json):
     Console().print(t)
 
 
-commands = [platforms, dpas_cmd, gemm_cmd, layout_cmd]
+
