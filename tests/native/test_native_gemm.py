@@ -137,6 +137,7 @@ def test_empty_products_are_zeros_without_running_anything(shape):
 
 @pytest.mark.native
 @pytest.mark.skipif(not NATIVE, reason=f"native AMX unavailable: {NATIVE_WHY}")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_pool_survives_fork():
     """A forked child must not wait for the parent's pool threads (it starts its own pool)."""
     import multiprocessing as mp
