@@ -43,3 +43,13 @@ def test_tilecfg_general_protection_is_one_error_line(capsys):
         assert e.code == 1
     err = capsys.readouterr().err
     assert err.startswith("error: #GP") and "reserved" in err
+
+
+def test_tilecfg_bad_input_is_a_typed_error(capsys):
+    for arg in ("zz", "00" * 63):
+        try:
+            main(["amx", "tilecfg", arg])
+        except SystemExit as e:
+            assert e.code == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and ("hexadecimal" in err or "64 bytes" in err)
