@@ -97,6 +97,8 @@ def test_comments_and_labels():
     ("(P7) add (M1, 16) V34(0,0)<1> V33(0,0)<1;1,0> 0x1:d", "P7", "predicate"),
     ("add (M1, 16) V34(0,0)<8;8,1> V33(0,0)<1;1,0> 0x1:d", "<8;8,1>", "destination region"),
     ("mov (M1, 1) V34(0,0)<1> 0x1ffffffff:d", "0x1ff", "must fit"),
+    ("addr_add (M1, 1) A0(0) &V33", None, "missing operand"),
+    ("addr_add (M1, 1) A0(0) &V33[", None, "expected byte offset"),
 ])
 def test_syntax_errors_have_line_and_column(text, anchor, msg):
     with pytest.raises(AsmSyntaxError, match=msg) as e:
@@ -145,7 +147,9 @@ def test_declaration_errors(decl, msg):
 
 ALPHABET = st.sampled_from(list("VAPr[](),<>;:.-!~&%0123456789 abcdfhimnoqsuvwxyzMN_\n") +
                            ["V33", "V34", "A0", "P1", "add", "mov", "(M1, 16)", "<1;1,0>", "<1>", ":d", "0x1",
-                            ".decl", " v_type=G", " type=d", " num_elts=4", "dpas.bf.bf.8.8", "%null.0", "r[A0(0),0]"])
+                            ".decl", " v_type=G", " type=d", " num_elts=4", "dpas.bf.bf.8.8", "%null.0", "r[A0(0),0]",
+                            "&V33", "&V33[4]", "+", "addr_add", "(-abs)", "(~)", "cmp.lt", "setp", "(P1.any)",
+                            " alias=<V33, 4>", " align=", ":vf", "1.5", "e+3", "/*", "*/", "//", "\t"])
 
 
 @settings(max_examples=800 * SOAK, deadline=None)

@@ -396,7 +396,7 @@ class _Parser:
             if c.accept("["):
                 off = c.integer("byte offset")
                 c.expect("]")
-            elif c.peek() in "+-":
+            elif c.peek() != "" and c.peek() in "+-":
                 neg = c.s[c.i] == "-"
                 c.i += 1
                 off = -c.integer("byte offset") if neg else c.integer("byte offset")
