@@ -89,6 +89,8 @@ def _quirk_program(case, m):
         w = s.split()
         if w[0] == "load":
             m.tileloadd(int(w[1]), a, 0, 64)
+        elif w[0] == "loaddt1":
+            m.tileloaddt1(int(w[1]), a, 0, 64)
         elif w[0] == "store":
             m.tilestored(int(w[1]), out, 0, 64)
         elif w[0] == "zero":

@@ -56,6 +56,20 @@ CASES = {
     "tdpbssd_colsb_not_mult4": (cfg_hex(1, 0, {0: (4, 18), 1: (4, 16), 2: (4, 18)}), ["tdpbssd 0 1 2"]),
     "tdpbf16ps_dst_rows_lt_src1": (cfg_hex(1, 0, {0: (3, 16), 1: (4, 16), 2: (4, 16)}), ["tdpbf16ps 0 1 2"]),
     "tilerelease_then_sttilecfg": (cfg_hex(1, 0, {0: (4, 16)}), ["release", "sttilecfg"]),
+    "tilezero_start_row_3": (cfg_hex(1, 3, {0: (8, 16)}), ["zero 0", "sttilecfg", "store 0"]),
+    "sttilecfg_keeps_start_row": (cfg_hex(1, 5, {0: (8, 16)}), ["sttilecfg"]),
+    "load_then_store_start_row_2": (cfg_hex(1, 2, {0: (8, 16), 1: (8, 16)}), ["load 0", "store 1", "sttilecfg"]),
+    "ldtilecfg_colsb_high_byte": (cfg_hex(1, 0, {0: (4, 0x104)}), ["sttilecfg"]),
+    "ldtilecfg_unused_tile_rows_only": (cfg_hex(1, 0, {0: (4, 16), 7: (2, 0)}), ["sttilecfg"]),
+    "tdpbssd_n_mismatch": (cfg_hex(1, 0, {0: (4, 16), 1: (4, 16), 2: (4, 32)}), ["tdpbssd 0 1 2"]),
+    "tdpbssd_src1_eq_src2": (cfg_hex(1, 0, {0: (4, 16), 1: (4, 16)}), ["tdpbssd 0 1 1"]),
+    "tdpbssd_dst_eq_src2": (cfg_hex(1, 0, {0: (4, 16), 1: (4, 16)}), ["tdpbssd 0 1 0"]),
+    "tdpbf16ps_unconfigured_src2": (cfg_hex(1, 0, {0: (4, 16), 1: (4, 16)}), ["tdpbf16ps 0 1 2"]),
+    "tdpbssd_max_shapes": (cfg_hex(1, 0, {0: (16, 64), 1: (16, 64), 2: (16, 64)}),
+                           ["load 0", "load 1", "load 2", "tdpbssd 0 1 2", "store 0"]),
+    "tdpbf16ps_after_release": (cfg_hex(1, 0, {0: (4, 16), 1: (4, 16), 2: (4, 16)}),
+                                ["release", "tdpbf16ps 0 1 2"]),
+    "tileloaddt1_start_row_eq_rows": (cfg_hex(1, 4, {0: (4, 16)}), ["loaddt1 0"]),
     "store_unconfigured_after_release": (cfg_hex(1, 0, {0: (4, 16)}), ["release", "store 0"]),
 }
 
@@ -72,6 +86,8 @@ def child(cfg_hex_s: str, steps: list[str]) -> None:
         w = s.split()
         if w[0] == "load":
             body.append(f"  call void @llvm.x86.tileloadd64(i8 {w[1]}, {p} %a, i64 64)")
+        elif w[0] == "loaddt1":
+            body.append(f"  call void @llvm.x86.tileloaddt164(i8 {w[1]}, {p} %a, i64 64)")
         elif w[0] == "store":
             body.append(f"  call void @llvm.x86.tilestored64(i8 {w[1]}, {p} %out, i64 64)")
         elif w[0] == "zero":
