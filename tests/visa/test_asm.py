@@ -257,3 +257,15 @@ mov (M1, 4) V55(0,0)<1> V58(0,0)<4;4,1>
     assert asm.parse("/* a raw operand */\n.decl V16 v_type=G type=ud num_elts=128 align=GRF\n"
                      ".decl B v_type=G type=ud num_elts=128 align=GRF\n.decl D v_type=G type=f num_elts=128 align=GRF\n"
                      "dpas.bf.bf.8.8 (M1, 16) D.0 %null.0 V16.0 B(0,0)").instructions[0].srcs[1] == RawOperand(1, 0)
+
+
+def test_huge_literals_neither_hang_nor_crash():
+    d = ".decl F v_type=G type=f num_elts=4\n.decl G v_type=G type=df num_elts=1\n"
+    assert asm.parse(d + "mov (M1, 1) F(0,0)<1> 1e99999999:f").instructions[0].srcs[0].low == 0x7F800000
+    assert asm.parse(d + "mov (M1, 1) F(0,0)<1> -1e-99999999:f").instructions[0].srcs[0].low == 0x80000000
+    assert asm.parse(d + "mov (M1, 1) G(0,0)<1> 1e308:df").instructions[0].srcs[0].bits == 0x7FE1CCF385EBC8A0
+    assert asm.parse(d + "mov (M1, 1) F(0,0)<1> .5:f").instructions[0].srcs[0].low == 0x3F000000
+    for t in ("mov (M1, 1) F(0,0)<1> " + "9" * 5000 + ":d", "mov (M1, 1) F(" + "9" * 5000 + ",0)<1> 1:d",
+              ".decl H v_type=G type=d num_elts=" + "9" * 5000):
+        with pytest.raises(AsmSyntaxError, match="too"):
+            asm.parse(d + t)

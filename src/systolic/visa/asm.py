@@ -96,6 +96,8 @@ class _Cursor:
         if not m:
             self.i = start
             raise self.error(f"expected {what}", found=self.s[start:start + 8] or "end of line")
+        if len(m.group(0)) > 24:
+            raise self.error(f"{what} has too many digits", start, digits=len(m.group(0)))
         self.i = m.end()
         v = int(m.group(0), 0) if m.group(0).lower().startswith("0x") else int(m.group(0), 10)
         return -v if neg else v
@@ -492,6 +494,8 @@ class _Parser:
             raise c.error(f"unknown type {tname!r}", tcol, type=tname)
         t = TYPES[tname]
         lit = m.group(0)
+        if len(lit) > 64:
+            raise c.error("immediate literal too long", col, length=len(lit))
         if lit.lower().startswith("0x"):
             bits = int(lit, 16)
             width = 64 if t.size == 8 else 32 if t.kind == "vector" else t.bits
@@ -500,7 +504,7 @@ class _Parser:
             op = _imm_bits(t, bits)
         else:
             if t.is_float:
-                val = float(lit) if lit.lower() in ("inf", "nan") else Fraction(lit)
+                val = float(lit) if lit.lower() in ("inf", "nan") else _decimal_fraction(lit)
                 if neg:
                     val = -val if val != 0 else -0.0
                 op = immediate_from_value(val, tname)
@@ -511,6 +515,15 @@ class _Parser:
         if mod != "none":
             return ImmediateOperand(op.type, op.low, op.high, mod)
         return op
+
+
+def _decimal_fraction(lit: str) -> Fraction:
+    """The exact value of a decimal literal; exponents beyond any format's range are clamped (no huge ints)."""
+    m = re.fullmatch(r"([0-9]*\.?[0-9]*)(?:[eE]([+-]?[0-9]+))?", lit)
+    mant = Fraction(m.group(1) if m.group(1) not in ("", ".") else "0")
+    exp = int(m.group(2) or 0)
+    exp = max(min(exp, 400), -400)   # 10^400 overflows and 10^-400 underflows every format here (df included)
+    return mant * Fraction(10) ** exp
 
 
 def _strip_block_comments(text: str) -> str:
