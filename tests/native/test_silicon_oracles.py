@@ -180,4 +180,6 @@ def test_generator_is_what_was_recorded():
         h = hashlib.blake2b(digest_size=8)
         for i in range(1000):
             h.update(V.input_digest(fam, V.generate(fam, i)))
-        assert h.digest() == d[f"{fam}/in"][0].tobytes(), fam
+        assert h.digest() == d[f"{fam}/in"][0].tobytes(), (
+            f"{fam}: numpy {np.__version__} regenerates other inputs than the recorder saw (numpy 2.5.2; "
+            f"checked equal under 2.4.6): the digest replays cannot be trusted, the stored set still can")
