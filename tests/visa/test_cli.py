@@ -43,6 +43,9 @@ def test_examples_compute_what_their_comments_say():
     b = np.array([[(k == n) + (k == n + 1) for n in range(16)] for k in range(16)], float)
     assert np.array_equal(d, 1000 * np.arange(8)[:, None] + a @ b)
     assert run_json(EX / "dpas_gemm_bf16.visa", "--out", "D", "--fast")["D"] == d.ravel().tolist()
+    out = run_json(EX / "masks.visa")
+    assert out["Y"] == [1, 1, 1, 1, 0, 0, 0, 0] and out["Z"] == [0] * 8 and out["U"] == [0x0F0F00FF]
+    assert run_json(EX / "masks.visa", "--em", "0")["W"] == [0, 0, 0, 0, 3, 3, 3, 3]
     d = np.array(run_json(EX / "dpas_int8.visa", "--out", "D")["D"]).reshape(8, 16)
     assert np.array_equal(d, [[100 + (m + 1) * (4 * n - 31) for n in range(16)] for m in range(8)])
 
