@@ -223,22 +223,98 @@ def test_ldtilecfg_follows_the_last_shape_definition():
     assert all(b.instrs[-2].opcode == "TILERELEASE" for b in rets)
 
 
-def test_shape_defined_too_late_gives_llvm_error_with_location():
+def test_shape_defined_after_a_tile_instruction_gets_a_second_configuration():
     text = """
-define void @f(i16 %r, ptr %p) {
+@buf = global [4096 x i8] zeroinitializer
+define void @f(i16 %r) {
 entry:
-  %x = call x86_amx @llvm.x86.tileloadd64.internal(i16 8, i16 32, ptr %p, i64 64)
+  %x = call x86_amx @llvm.x86.tileloadd64.internal(i16 8, i16 32, ptr @buf, i64 64)
   %r2 = add i16 %r, 1
-  %y = call x86_amx @llvm.x86.tileloadd64.internal(i16 %r2, i16 32, ptr %p, i64 64)
+  %y = call x86_amx @llvm.x86.tileloadd64.internal(i16 %r2, i16 32, ptr @buf, i64 64)
+  %p = getelementptr i8, ptr @buf, i64 2048
   call void @llvm.x86.tilestored64.internal(i16 8, i16 32, ptr %p, i64 64, x86_amx %x)
-  call void @llvm.x86.tilestored64.internal(i16 %r2, i16 32, ptr %p, i64 64, x86_amx %y)
+  %q = getelementptr i8, ptr @buf, i64 3072
+  call void @llvm.x86.tilestored64.internal(i16 %r2, i16 32, ptr %q, i64 64, x86_amx %y)
+  ret void
+}"""
+    mod = compile_ir(text + DECL)
+    machine = mod.emit("machine")
+    assert machine.count("LDTILECFG") == 2
+    assert mod.info["f"]["spilled"] == ["x"]  # LDTILECFG zeroes the tiles: %x is kept in memory across it
+    buf = np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8)
+    for r in (3, 15):
+        b1, b2 = buf.copy(), buf.copy()
+        mod.run("f", r, memory={"buf": b1})
+        mod.run_eager("f", r, memory={"buf": b2})
+        assert np.array_equal(b1, b2) and not np.array_equal(b1, buf)
+
+
+def test_shapes_from_phis_on_different_paths_get_one_configuration_each():
+    """The shape of LLVM's amx-ldtilecfg-insert.ll test4 (written anew): the row count is a phi in each of two
+    blocks reached from both branches."""
+    text = """
+@buf = global [3072 x i8] zeroinitializer
+define void @f(i16 %r, i16 %c, i1 %p, i1 %q) {
+entry:
+  br i1 %p, label %t, label %e
+t:
+  %r1 = add i16 %r, 1
+  br i1 %q, label %amx1, label %amx2
+e:
+  %r2 = sub i16 %r, 1
+  br i1 %q, label %amx2, label %amx1
+amx1:
+  %s1 = phi i16 [ %r1, %t ], [ %r2, %e ]
+  %z = call x86_amx @llvm.x86.tilezero.internal(i16 %s1, i16 %c)
+  call void @llvm.x86.tilestored64.internal(i16 %s1, i16 %c, ptr @buf, i64 32, x86_amx %z)
+  br label %x
+amx2:
+  %s2 = phi i16 [ %r1, %t ], [ %r2, %e ]
+  %p1 = getelementptr inbounds i8, ptr @buf, i64 1024
+  %l = call x86_amx @llvm.x86.tileloadd64.internal(i16 %s2, i16 %c, ptr %p1, i64 32)
+  call void @llvm.x86.tilestored64.internal(i16 %s2, i16 %c, ptr @buf, i64 32, x86_amx %l)
+  br label %x
+x:
+  ret void
+}"""
+    mod = compile_ir(text + DECL)
+    assert mod.emit("machine").count("LDTILECFG") == 2
+    buf = np.random.default_rng(1).integers(0, 256, 3072, dtype=np.uint8)
+    for p in (0, 1):
+        for q in (0, 1):
+            b1, b2 = buf.copy(), buf.copy()
+            mod.run("f", 7, 32, p, q, memory={"buf": b1})
+            mod.run_eager("f", 7, 32, p, q, memory={"buf": b2})
+            assert np.array_equal(b1, b2) and not np.array_equal(b1, buf)
+
+
+def test_unplaceable_configuration_gives_llvm_error_with_location():
+    text = """
+@buf = global [4096 x i8] zeroinitializer
+define void @g(i16 %n) {
+entry:
+  br label %h
+h:
+  %i = phi i16 [ 0, %entry ], [ %i2, %l ]
+  %s = add i16 %i, 1
+  %u = call x86_amx @llvm.x86.tilezero.internal(i16 %s, i16 64)
+  call void @llvm.x86.tilestored64.internal(i16 %s, i16 64, ptr @buf, i64 64, x86_amx %u)
+  br label %l
+l:
+  %r = add i16 %i, 2
+  %t = call x86_amx @llvm.x86.tileloadd64.internal(i16 %r, i16 64, ptr @buf, i64 64)
+  call void @llvm.x86.tilestored64.internal(i16 %r, i16 64, ptr @buf, i64 128, x86_amx %t)
+  %i2 = add i16 %i, 1
+  %c = icmp slt i16 %i2, %n
+  br i1 %c, label %h, label %x
+x:
   ret void
 }"""
     with pytest.raises(CompileError) as ei:
-        compile_ir(text, source="late.ll")
+        compile_ir(text + DECL, source="loop.ll")
     e = ei.value
-    assert "f: Failed to config tile register, please define the shape earlier" in str(e)
-    assert e.location.startswith("@f:entry: %x") and "line 4" in e.location
+    assert "g: Failed to config tile register, please define the shape earlier" in str(e)
+    assert e.location.startswith("@g:h: %u") and "line 9" in e.location
 
 
 def test_shapes_on_different_paths_cannot_be_configured():

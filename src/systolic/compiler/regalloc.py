@@ -427,7 +427,8 @@ class _Allocator:
 
     def rewrite(self, assign: dict[int, int], reg_shape: dict[int, Shape]) -> None:
         f = self.f
-        cfg = f.meta.get("tilecfg") or {}
+        from .cfg import Dominance
+        dom = Dominance(f)
         for b in f.blocks:
             out = []
             for ins in b.instrs:
@@ -460,8 +461,11 @@ class _Allocator:
                 if op == "PLDTILECFGV":
                     slot = ins.operands[0]
                     if ins.attrs.get("role") == "main":
+                        # each configuration point writes the shapes defined there; a tile whose shape is
+                        # not (it is only used under another point) is left unconfigured
                         for reg, s in sorted(reg_shape.items()):
-                            out += _config_stores(f, slot, reg, s)
+                            here = dom.value_available(s.rows, ins) and dom.value_available(s.cols, ins)
+                            out += _config_stores(f, slot, reg, s if here else None)
                     out.append(_m("LDTILECFG", [], [slot], role=ins.attrs.get("role")))
                     continue
                 out.append(ins)
@@ -493,6 +497,8 @@ def _m(opcode: str, tiles: list[int], operands: list, **attrs) -> Instr:
 def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
     """rows[reg] (byte 48 + reg) and colsb[reg] (u16 at 16 + 2*reg) of the 64-byte TILECFG (SDM LDTILECFG)."""
     out = []
+    if s is None:
+        s = Shape(ConstantInt(I16, 0), ConstantInt(I16, 0))
     rows = s.rows
     if isinstance(rows, ConstantInt):
         rows8: Value = ConstantInt(I8, rows.value & 0xFF)
