@@ -42,6 +42,7 @@ __all__ = ["available", "chain_gemm", "pack_b", "GROUP"]
 #: registers), without it 4 (8 independent chains hide the FMA latency)
 U_CHECK, U_FAST = 2, 4
 GROUP = 8 * U_FAST   # columns per group; N is padded to a multiple of it
+PREFETCH_ROWS = 8    # rows ahead whose A and C pieces are prefetched
 
 HEAD = r"""
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
@@ -50,6 +51,7 @@ declare <8 x float> @llvm.copysign.v8f32(<8 x float>, <8 x float>)
 declare <8 x i32> @llvm.umin.v8i32(<8 x i32>, <8 x i32>)
 declare i1 @llvm.vector.reduce.or.v8i1(<8 x i1>)
 declare void @llvm.x86.sse.ldmxcsr(ptr)
+declare void @llvm.prefetch.p0(ptr, i32, i32, i32)
 declare void @llvm.x86.sse.stmxcsr(ptr)
 
 ; constants: 2^-126 = 0x3810000000000000, 2^64 = 0x43F0000000000000, 2^-62 = 0x3C10000000000000
@@ -222,6 +224,18 @@ m_body:
   %crow = mul i64 %m, %N
   %cidx = add i64 %crow, %g
   %pc = getelementptr inbounds float, ptr %C, i64 %cidx
+  ; prefetch the A and C pieces of row m + PF: they are 4-8 KiB apart, so the hardware prefetcher may not
+  ; see them coming, and a miss on C at the end of a group stalls retirement (no effect on results)
+  %pfa_off = mul i64 %lda, PF
+  %pfc_off = mul i64 %N, PF
+  %pfa = getelementptr float, ptr %pa, i64 %pfa_off
+  %pfc = getelementptr float, ptr %pc, i64 %pfc_off
+  %pfa2 = getelementptr float, ptr %pfa, i64 16
+  %pfc2 = getelementptr float, ptr %pfc, i64 16
+  call void @llvm.prefetch.p0(ptr %pfa, i32 0, i32 3, i32 1)
+  call void @llvm.prefetch.p0(ptr %pfa2, i32 0, i32 3, i32 1)
+  call void @llvm.prefetch.p0(ptr %pfc, i32 1, i32 3, i32 1)
+  call void @llvm.prefetch.p0(ptr %pfc2, i32 1, i32 3, i32 1)
   br i1 %chk, label %g_chk, label %g_fast
 g_fast:
   call void @group_fast(ptr %pa, ptr %pbe, ptr %pbo, i64 GROUP_COLS, i64 %klen, ptr %pc)
@@ -259,7 +273,7 @@ def _check_calls() -> str:
 
 def _ir() -> str:
     return "\n".join([HEAD, group_fn("group_chk", U_CHECK, True), group_fn("group_fast", U_FAST, False),
-                      DRIVER.replace("GROUP_COLS", str(GROUP)).replace("CHECK_CALLS", _check_calls())])
+                      DRIVER.replace("GROUP_COLS", str(GROUP)).replace("PF", str(PREFETCH_ROWS)).replace("CHECK_CALLS", _check_calls())])
 
 
 
