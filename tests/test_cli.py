@@ -36,6 +36,8 @@ def test_types_table_and_info():
     if "AMX-TILE" not in info["amx_features"]:
         assert info["tile_data_permission"]["granted"] is False
         assert "amx_tile" in info["tile_data_permission"]["reason"]
+        assert info["native_amx_backend"]["available"] is False
+        assert info["native_amx_backend"]["reason"]
 
 
 def test_every_verb_has_help():

@@ -60,6 +60,12 @@ def info(as_json):
     """This machine: CPU AMX features, Linux tile-data permission, LLVM, optional GPU libraries."""
     from ..host import summary
     s = summary()
+    try:
+        from ..amx.native import availability
+        ok, why = availability()
+    except ImportError as exc:  # pragma: no cover - the native module is part of the package
+        ok, why = False, f"native backend not importable: {exc}"
+    s["native_amx_backend"] = {"available": ok, "reason": why}
     if as_json:
         emit_json(s)
         return
@@ -73,7 +79,7 @@ def info(as_json):
     t.add_row("AMX features (LLVM host)", ", ".join(s["llvm_amx_features"]) or "none")
     perm = s["tile_data_permission"]
     t.add_row("Linux tile data (XTILEDATA)", ("granted" if perm["granted"] else "not granted: " + perm["reason"]))
-    t.add_row("native AMX backend", "available" if perm["granted"] else "unavailable (the emulator is used)")
+    t.add_row("native AMX backend", "available" if ok else f"unavailable: {why} (the emulator is used)")
     t.add_row("LLVM", s["llvm"] or "missing")
     libs = s["optional_libraries"]
     t.add_row("optional libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v) or "none")
