@@ -289,7 +289,9 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     check = _ftz_possible(a32, b32, c32, mn)
     nthreads = threads or min(os.cpu_count() or 1, 8)
     nthreads = max(1, min(nthreads, M // 16 or 1))
-    bounds = [M * i // nthreads for i in range(nthreads + 1)]
+    # several row chunks per thread, handed out dynamically: a thread slowed by other work gets fewer
+    nchunks = 1 if nthreads == 1 else min(4 * nthreads, max(1, M // 16))
+    bounds = [M * i // nchunks for i in range(nchunks + 1)]
 
     def run(i):
         gemm_jit.chain_gemm(af, bef, bof, out, int(bounds[i]), int(bounds[i + 1]), kt, check=check)
@@ -297,7 +299,7 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
         run(0)
     else:
         with ThreadPoolExecutor(nthreads) as ex:
-            list(ex.map(run, range(nthreads)))
+            list(ex.map(run, range(nchunks)))
     if npad != N:
         out = np.ascontiguousarray(out[:, :N])
     ob = out.view(np.uint32)
