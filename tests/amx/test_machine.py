@@ -296,3 +296,13 @@ def test_fp8_nan_and_inf_rules(backend):
     m2.tdpbf8ps(0, 1, 2)
     out2 = m2.read_tile(0, np.uint32)[0]
     assert out2[0] == 0xFFC00000 and out2[1] == 0xFFC00000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fp8_largest_products_do_not_overflow(backend):
+    """64 products of the largest bf8 (57344 = 7 * 2^13): exactly 64 * 49 * 2^26 = 49 * 2^32."""
+    m = machine(backend, cpu="diamondrapids", t0=(1, 4), t1=(1, 64), t2=(16, 4))
+    m.write_tile(1, np.full((1, 64), 0x7B, np.uint8))
+    m.write_tile(2, np.full((16, 4), 0x7B, np.uint8))
+    m.tdpbf8ps(0, 1, 2)
+    assert m.read_tile(0, np.float32)[0, 0] == np.float32(49 * 2.0 ** 32)

@@ -134,7 +134,9 @@ def _fp8(fmt1, fmt2):
         B = np.ascontiguousarray(b[:k4, :n_colsb]).reshape(k4, n, 4).transpose(0, 2, 1).reshape(4 * k4, n)
         an, ai, az, asg, av, s1 = _fp8_decode(A, fmt1)
         bn, bi, bz, bsg, bv, s2 = _fp8_decode(B, fmt2)
-        wide = s1 + s2 > 50                           # bf8 x bf8 products may not fit int64 sums: exact ints
+        # scaled bf8 values reach 57344 * 2^16 ~ 2^31.8, so bf8 x bf8 products (~2^63.6) overflow int64:
+        # Python integers there; with an hf8 side (448 * 2^9) 64 products stay below 2^56
+        wide = s1 + s2 >= 32
         S = (av.astype(object) @ bv.astype(object)) if wide else av @ bv
         cw = _c_dwords(c, m_rows, n_colsb)
         nan = an.any(axis=1)[:, None] | bn.any(axis=0)[None, :] | fp._nan_mask(cw)
