@@ -14,6 +14,10 @@ How they stay exact:
   is one vectorised fp32 FMA over all (m, lane) pairs: both chains of a row
   are the even/odd fp32 lanes of ``temp1``, exactly as in the SDM's pseudo-code.
   The FMA itself is :func:`systolic.amx.fp_x86.fma_vec`.
+* AMX-FP8: the exact sums are integer matrix products of the fp8 values
+  scaled to integers (Python integers where bf8 x bf8 could overflow int64),
+  rounded once per output with :func:`systolic.numerics.rounding.round_fraction`;
+  the NaN / infinity rules are applied as masks.
 """
 
 from __future__ import annotations
