@@ -306,3 +306,14 @@ def test_fp8_largest_products_do_not_overflow(backend):
     m.write_tile(2, np.full((16, 4), 0x7B, np.uint8))
     m.tdpbf8ps(0, 1, 2)
     assert m.read_tile(0, np.float32)[0, 0] == np.float32(49 * 2.0 ** 32)
+
+
+def test_read_only_memory_is_a_typed_error():
+    m = machine(t0=(1, 4))
+    mem = np.zeros(64, np.uint8)
+    mem.flags.writeable = False
+    with pytest.raises(InvalidValue):
+        m.tilestored(0, mem, 0, 4)
+    with pytest.raises(InvalidValue):
+        m.sttilecfg(mem, 0)
+    m.tileloadd(0, mem, 0, 4)  # reading is fine

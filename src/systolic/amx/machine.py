@@ -156,6 +156,8 @@ class TileMachine:
             raise MemoryFault("STTILECFG writes outside memory", address=base if base < 0 else max(base, memory.size),
                               rule="64-byte operand inside the memory image",
                               values={"base": base, "memory_size": memory.size})
+        if not memory.flags.writeable:
+            raise InvalidValue("STTILECFG needs writable memory", values={"writeable": False})
         img = self.config.to_bytes() if self.configured else bytes(64)
         memory[base:base + 64] = np.frombuffer(img, dtype=np.uint8)
 
