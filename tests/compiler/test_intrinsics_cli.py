@@ -286,3 +286,23 @@ def test_call_arguments_are_checked():
 
     with pytest.raises(CompileError, match="trace 'f3' into this module first|into this module first"):
         trace(f3, buffers={"A": 64}, name="other")
+
+
+def test_fp16_needs_a_cpu_with_amx_fp16():
+    """tile_dpfp16ps (AMX-FP16): #UD on Sapphire Rapids, runs on Granite Rapids; compiled equals eager."""
+    def k(A, C):
+        a, b, c = I.Tile(8, 32), I.Tile(8, 32), I.Tile(8, 32)
+        I.tile_loadd(a, A, 64)
+        I.tile_loadd(b, A + 512, 64)
+        I.tile_dpfp16ps(c, a, b)
+        I.tile_stored(C, 64, c)
+
+    mod = compile_module(trace(k, buffers={"A": 1024, "C": 1024}))
+    A = np.random.default_rng(2).integers(0, 256, 1024, dtype=np.uint8)
+    with pytest.raises(InvalidOpcode):
+        mod.run("k", memory={"A": A.copy(), "C": np.zeros(1024, np.uint8)})
+    C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
+    mod.run("k", memory={"A": A.copy(), "C": C1}, cpu="graniterapids")
+    from systolic.compiler.tracing import run_eager
+    run_eager(k, buffers={"A": A.copy(), "C": C2}, machine=TileMachine("graniterapids"))
+    assert np.array_equal(C1, C2) and C1.any()

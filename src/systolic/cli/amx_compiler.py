@@ -83,20 +83,22 @@ def _load_mem(spec: str) -> tuple[str, np.ndarray]:
 @click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
 @click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
               show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
+@click.option("--cpu", default="sapphirerapids", show_default=True,
+              help="CPU model of the TileMachine (systolic amx cpus): decides which AMX instructions exist.")
 @click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def run_cmd(file, function, args, mems, backend, eager, save, show_trace, as_json):
+def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, as_json):
     """Compile FILE and run FUNCTION; print its result and a digest of every global."""
     from ..compiler import compile_ir
     mod = compile_ir(_read(file), source=file)
     memory = dict(_load_mem(m) for m in mems)
     values = [_parse_arg(a) for a in args]
     if eager:
-        res = mod.run_eager(function, *values, memory=memory)
+        res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
     else:
-        res = mod.run(function, *values, memory=memory, backend=backend, record=show_trace)
+        res = mod.run(function, *values, memory=memory, backend=backend, cpu=cpu, record=show_trace)
     out = {"function": function, "value": res.value, "backend": "eager" if eager else backend,
            "globals": {k: {"bytes": int(v.size), "sha256": hashlib.sha256(v.tobytes()).hexdigest()[:16],
                            "head": v[:16].tolist()} for k, v in res.memory.items()}}
