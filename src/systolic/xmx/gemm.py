@@ -110,7 +110,8 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))
     for r0 in range(0, m, row_block):
         r1 = min(m, r0 + row_block)
-        out[r0:r1] = KN.float_mma(av[r0:r1], bv, cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl)
+        out[r0:r1] = KN.float_mma(av[r0:r1], bv, cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl,
+                                  sig_bits=(_sig_bits(p2), _sig_bits(p1)))
     return out.view(np.float32)
 
 
@@ -138,6 +139,11 @@ def _int_gemm(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str) -> np.ndarray:
     if oa and ob:
         out += k * oa * ob
     return out.astype(np.uint32).view(np.int32)
+
+
+def _sig_bits(p: str) -> int:
+    """Significant bits of the precision's values (a true bound the fast kernel's exactness test uses)."""
+    return T.get(p).fmt.man_bits + 1
 
 
 def _check_c(c, m, n) -> np.ndarray:

@@ -196,14 +196,17 @@ def int_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, bound_
 
 
 def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_chan: int, k_per_instr: int,
-              model: M.NumericsModel, native: bool | None = None) -> np.ndarray:
+              model: M.NumericsModel, native: bool | str | None = None,
+              sig_bits: tuple[int, int] = (24, 24)) -> np.ndarray:
     """fp32 bits (uint32, M x N) of C + A @ B under ``model``; A, B exact float64 values (flushing done).
 
     K is processed in K order: instructions of ``k_per_instr`` products, each made of systolic stages of
     ``ops_per_chan`` products; C (fp32 values, float64 array or None = +0) enters first and the fp32 result of
-    one instruction is the C of the next (as a GEMM chains DPAS). ``native``: use the compiled kernel of
-    :mod:`systolic.xmx.native` for "stage"/"sequential" (default: when available); elements it flags are
-    recomputed here.
+    one instruction is the C of the next (as a GEMM chains DPAS). ``native``: use the compiled kernels of
+    :mod:`systolic.xmx.native` for "stage"/"sequential" (default: when available): the unchecked kernel, whose
+    elements that :func:`systolic.xmx.native.proven` cannot prove are recomputed by the per-operation checked
+    kernel, whose flagged elements are recomputed here; ``native="checked"`` skips the unchecked kernel.
+    ``sig_bits``: significant bits of A's and B's elements (a true bound; smaller proves more elements).
     """
     a = np.asarray(a)
     b = np.asarray(b)
@@ -221,8 +224,16 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
     if native:
         from . import native as NT
         acc0 = fp32_bits_to_value(round_sum_fp32([acc], model))  # C as the fp32 accumulator it is
-        # the values are exact in float32 (DPAS formats), the kernel widens them to binary64 exactly
-        res, flag = NT.stage_mma(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), acc0, step)
+        # the values are exact in float32 (DPAS formats), the kernels widen them to binary64 exactly
+        a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
+        if native == "checked":
+            res, flag = NT.stage_mma(a32, b32, acc0, step)
+        else:
+            res, mx = NT.fast_mma(a32, b32, acc0, step)
+            flag = ~NT.proven(a32, b32, acc0, res, mx, step, sig_bits)
+            if flag.any():
+                res = np.array(res)
+                flag = _recheck(a32, b32, acc0, res, flag, step)
         bits = res.astype(np.float32).view(np.uint32)
         rows, cols = np.nonzero(flag)
         # recompute flagged elements in chunks (bounded temporaries even when every element is flagged)
@@ -241,6 +252,31 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
         return a[:, kk, None] * b[None, kk, :]
 
     return _chain(prod, acc, k, ops_per_chan, k_per_instr, model)
+
+
+def _recheck(a32, b32, acc0, res, flag, step) -> np.ndarray:
+    """Recompute the unproven elements of ``res`` with the per-operation checked kernel, grouped into whole rows
+    or whole columns of the GEMM (the unproven elements of a tiny-element row or column); returns the elements
+    that kernel flags in turn (for the numpy path)."""
+    from . import native as NT
+    m, n = flag.shape
+    flag = flag.copy()
+    out = np.zeros_like(flag)
+    rows = np.nonzero(flag.sum(axis=1) > max(4, n // 32))[0]
+    if rows.size:
+        r2, f2 = NT.stage_mma(a32[rows], b32, acc0[rows], step)
+        sub = flag[rows]
+        res[rows] = np.where(sub, r2, res[rows])
+        out[rows] = sub & (f2 != 0)
+        flag[rows] = False
+    cols = np.nonzero(flag.sum(axis=0) > max(4, m // 32))[0]
+    if cols.size:
+        r2, f2 = NT.stage_mma(a32, b32[:, cols], acc0[:, cols], step)
+        sub = flag[:, cols]
+        res[:, cols] = np.where(sub, r2, res[:, cols])
+        out[:, cols] |= sub & (f2 != 0)
+        flag[:, cols] = False
+    return out | flag
 
 
 def _chain(prod, acc, k, ops_per_chan, k_per_instr, model) -> np.ndarray:

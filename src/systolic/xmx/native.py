@@ -368,3 +368,231 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
         with ThreadPoolExecutor(nthreads) as ex:
             list(ex.map(work, jobs))
     return acc, flag
+
+
+# ------------------------------------------------------------------ the unchecked kernel and its a-posteriori test
+#
+# Why most elements need no per-operation exactness check (the proof the fast path rests on).
+#
+# Let L be an integer such that C and every product a_k * b_k of one output element are integer multiples of
+# 2**L (zeros are multiples of everything), and let P >= max_k |a_k * b_k|.
+#
+# (1) Every accumulator value x is a multiple of 2**L.  C is.  If x is, the stage's exact sum S = x + p_0 + ...
+#     + p_{T-1} is; x' = RN24(S) is either S itself or a multiple of ulp32(S) (the fp32 spacing at S, including
+#     the subnormal spacing 2**-149); in the second case S is not an fp32 number although it is a multiple of
+#     2**L, so ulp32(S) > 2**L and, both being powers of two, ulp32(S) is a multiple of 2**L.  (Overflow gives
+#     infinity, which the caller treats as not proven.)
+# (2) If |x| + T*P <= 2**(53+L) at the entry of a stage, every partial sum x + p_0 + ... + p_t is a multiple of
+#     2**L of magnitude <= 2**(53+L): an integer of at most 53 bits times 2**L, a binary64 number (L >= -298 for
+#     every DPAS input format, far above binary64's 2**-1074).  So each binary64 operation h = RN53(h + p_t)
+#     (an FMA or a multiply then add: the product is exact in binary64, at most 22 significant bits) returns the
+#     exact partial sum, the last one is S, and one conversion to fp32 (RNE, subnormals kept, overflow to
+#     infinity) gives RN24(S): the model's result.
+# (3) Signed zeros: an exact binary64 sum is -0 only when both operands are -0 (IEEE 754 6.3, RNE), so the
+#     chain gives -0 exactly when x and every product are -0, which is the model's zero rule; fptrunc/fpext keep
+#     the sign of zero.
+# (4) Non-finite values never become finite again in IEEE addition, so a finite final result with finite inputs
+#     proves that no step overflowed.
+#
+# The kernel therefore computes blindly and records, per element, the largest |x| seen (the initial C, every
+# stage's result).  The caller proves an element with numbers known before the run -- L from the smallest
+# exponents of its row of A, its column of B and its C, P <= max|a_row| * max|b_col| -- and that maximum:
+# ``maxabs + T*P <= 2**(52+L)`` (one binary of margin absorbs the rounding of this float64 test).  Elements that
+# fail the test (rare: a tiny element in a row or column lowers L for the whole row or column) are recomputed by
+# the per-operation checked kernel or the numpy path.
+
+#: doubles per vector register (AVX2: 4); the fast kernel keeps R rows x V vectors of accumulators in registers
+FV = 4
+
+
+def _fir(T: int, R: int, V: int, fma: bool) -> str:
+    """Unchecked kernel ``@fmma{T}_{R}_{V}``: panels p0..p1 of W = 4V columns, rows i0..i1 (step R), full K.
+
+    A: M x K doubles (row-major); Bp: panels of K x W doubles; C, MX: row stride N doubles (C in/out; MX out:
+    the largest |accumulator| of each element).
+    """
+    W = FV * V
+    D = f"<{FV} x double>"
+    Fv = f"<{FV} x float>"
+    Z = "zeroinitializer"
+    name = f"fmma{T}_{R}_{V}"
+    L = [f"define void @{name}(double* noalias nocapture readonly %A, double* noalias nocapture readonly %Bp, "
+         "double* noalias nocapture %C, double* noalias nocapture %MX, i64 %N, i64 %K, i64 %i0, i64 %i1, "
+         "i64 %p0, i64 %p1) {",
+         "entry:", f"  %pstride = mul i64 %K, {W}", "  br label %ploop",
+         "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
+         "  br i1 %pcond, label %ppre, label %exit",
+         "ppre:", "  %pb0 = mul i64 %p, %pstride", f"  %pcol = mul i64 %p, {W}",
+         "  %bpan = getelementptr inbounds double, double* %Bp, i64 %pb0", "  br label %iloop",
+         "iloop:", "  %i = phi i64 [%i0, %ppre], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
+         "  br i1 %icond, label %ipre, label %platch", "ipre:"]
+    for r in range(R):
+        L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K",
+              f"  %pa{r} = getelementptr inbounds double, double* %A, i64 %arow{r}",
+              f"  %crow{r} = mul i64 %ir{r}, %N", f"  %cb{r} = add i64 %crow{r}, %pcol"]
+        for v in range(V):
+            L += [f"  %ci{r}_{v} = add i64 %cb{r}, {FV * v}",
+                  f"  %pc{r}_{v} = getelementptr inbounds double, double* %C, i64 %ci{r}_{v}",
+                  f"  %pcv{r}_{v} = bitcast double* %pc{r}_{v} to {D}*",
+                  f"  %c0{r}_{v} = load {D}, {D}* %pcv{r}_{v}, align 8",
+                  f"  %m0{r}_{v} = call {D} @llvm.fabs.v{FV}f64({D} %c0{r}_{v})"]
+    L += ["  br label %kloop", "kloop:", "  %k = phi i64 [0, %ipre], [%knext, %kbody]"]
+    for r in range(R):
+        for v in range(V):
+            L += [f"  %x{r}_{v} = phi {D} [%c0{r}_{v}, %ipre], [%xn{r}_{v}, %kbody]",
+                  f"  %m{r}_{v} = phi {D} [%m0{r}_{v}, %ipre], [%mn{r}_{v}, %kbody]"]
+    L += ["  %kcond = icmp slt i64 %k, %K", "  br i1 %kcond, label %kbody, label %ilatch", "kbody:"]
+    h = {(r, v): f"%x{r}_{v}" for r in range(R) for v in range(V)}
+    for t in range(T):
+        L += [f"  %kt{t} = add i64 %k, {t}", f"  %bo{t} = mul i64 %kt{t}, {W}"]
+        for v in range(V):
+            L += [f"  %bi{t}_{v} = add i64 %bo{t}, {FV * v}",
+                  f"  %pb{t}_{v} = getelementptr inbounds double, double* %bpan, i64 %bi{t}_{v}",
+                  f"  %pbv{t}_{v} = bitcast double* %pb{t}_{v} to {D}*",
+                  f"  %b{t}_{v} = load {D}, {D}* %pbv{t}_{v}, align 8"]
+        for r in range(R):
+            L += [f"  %pae{t}_{r} = getelementptr inbounds double, double* %pa{r}, i64 %kt{t}",
+                  f"  %as{t}_{r} = load double, double* %pae{t}_{r}",
+                  f"  %ai{t}_{r} = insertelement {D} undef, double %as{t}_{r}, i32 0",
+                  f"  %a{t}_{r} = shufflevector {D} %ai{t}_{r}, {D} undef, <{FV} x i32> {Z}"]
+            for v in range(V):
+                out = f"%h{t}_{r}_{v}"
+                if fma:
+                    L.append(f"  {out} = call {D} @llvm.fma.v{FV}f64({D} %a{t}_{r}, {D} %b{t}_{v}, {D} {h[r, v]})")
+                else:  # the product is exact in binary64, so multiply-then-add equals the fused operation
+                    L += [f"  %q{t}_{r}_{v} = fmul {D} %a{t}_{r}, %b{t}_{v}",
+                          f"  {out} = fadd {D} {h[r, v]}, %q{t}_{r}_{v}"]
+                h[r, v] = out
+    for r in range(R):
+        for v in range(V):
+            L += [f"  %rr{r}_{v} = fptrunc {D} {h[r, v]} to {Fv}", f"  %xn{r}_{v} = fpext {Fv} %rr{r}_{v} to {D}",
+                  f"  %ab{r}_{v} = call {D} @llvm.fabs.v{FV}f64({D} %xn{r}_{v})",
+                  f"  %gt{r}_{v} = fcmp ogt {D} %ab{r}_{v}, %m{r}_{v}",
+                  f"  %mn{r}_{v} = select <{FV} x i1> %gt{r}_{v}, {D} %ab{r}_{v}, {D} %m{r}_{v}"]
+    L += [f"  %knext = add i64 %k, {T}", "  br label %kloop", "ilatch:"]
+    for r in range(R):
+        for v in range(V):
+            L += [f"  store {D} %x{r}_{v}, {D}* %pcv{r}_{v}, align 8",
+                  f"  %pm{r}_{v} = getelementptr inbounds double, double* %MX, i64 %ci{r}_{v}",
+                  f"  %pmv{r}_{v} = bitcast double* %pm{r}_{v} to {D}*",
+                  f"  store {D} %m{r}_{v}, {D}* %pmv{r}_{v}, align 8"]
+    L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
+          "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
+          "exit:", "  ret void", "}"]
+    return "\n".join(L) + "\n"
+
+
+_FDECL = (f"declare <{FV} x double> @llvm.fma.v{FV}f64(<{FV} x double>, <{FV} x double>, <{FV} x double>)\n"
+          f"declare <{FV} x double> @llvm.fabs.v{FV}f64(<{FV} x double>)\n")
+#: rows x vectors of the fast kernel's register block (accumulator + maximum per vector: 2*R*V of 16 registers)
+FR, FVN = 6, 1
+_FCACHE: dict[tuple, object] = {}
+
+
+def _fast_kernel(T: int, R: int = FR, V: int = FVN):
+    key = (T, R, V)
+    with _LOCK:
+        if key in _FCACHE:
+            return _FCACHE[key]
+        llvm = _engine()
+        fn = None
+        if llvm is not None:
+            try:
+                import llvmlite.binding as lb
+                tm = _STATE["tm"]
+                fma = "+fma" in lb.get_host_cpu_features().flatten().split(",")
+                mod = llvm.parse_assembly(_FDECL + _fir(T, R, V, fma))
+                mod.triple = tm.triple
+                mod.data_layout = str(tm.target_data)
+                mod.verify()
+                pto = llvm.create_pipeline_tuning_options(speed_level=3)
+                pb = llvm.create_pass_builder(tm, pto)
+                pb.getModulePassManager().run(mod, pb)
+                ee = llvm.create_mcjit_compiler(mod, tm)
+                ee.finalize_object()
+                _STATE["engines"].append(ee)
+                proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
+                fn = proto(ee.get_function_address(f"fmma{T}_{R}_{V}"))
+            except Exception as exc:  # pragma: no cover
+                _STATE["error"] = repr(exc)
+                fn = None
+        _FCACHE[key] = fn
+        return fn
+
+
+def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, threads: int | None = None,
+             R: int = FR, V: int = FVN):
+    """Run the unchecked kernel: returns (acc fp32 values as float64 M x N, maxabs float64 M x N).
+
+    The results are the model's only where :func:`proven` says so (see the proof above); the caller recomputes
+    the others.
+    """
+    fn = _fast_kernel(T, R, V)
+    if fn is None:
+        raise RuntimeError("native kernel unavailable: " + str(_STATE.get("error")))
+    m, k = a32.shape
+    n = b32.shape[1]
+    W = FV * V
+    mp, npn = -(-m // R) * R, -(-n // W) * W
+    A = np.zeros((mp, k)) if mp != m else np.empty((m, k))
+    A[:m] = a32
+    Bp = np.zeros((npn // W, k, W))
+    Bp.reshape(npn // W, k, W)[:, :, :] = 0
+    if npn == n:
+        Bp[:] = b32.reshape(k, npn // W, W).transpose(1, 0, 2)
+    else:
+        Bpad = np.zeros((k, npn))
+        Bpad[:, :n] = b32
+        Bp[:] = Bpad.reshape(k, npn // W, W).transpose(1, 0, 2)
+    C = np.zeros((mp, npn))
+    C[:m, :n] = c
+    MX = np.empty((mp, npn))
+    if m == 0 or n == 0 or k == 0:
+        return C[:m, :n].copy(), np.abs(C[:m, :n])
+    panels = npn // W
+    nthreads = threads or min(os.cpu_count() or 1, panels)
+    args = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, MX.ctypes.data, npn, k, 0, mp)
+    if nthreads <= 1:
+        fn(*args, 0, panels)
+    else:
+        step = -(-panels // (nthreads * 4))
+        jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
+        with ThreadPoolExecutor(nthreads) as ex:  # ctypes releases the GIL during each call
+            list(ex.map(lambda j: fn(*args, *j), jobs))
+    return C[:m, :n], MX[:m, :n]
+
+
+def _row_stats(x: np.ndarray, sig_bits: int, axis: int):
+    """Per row (axis=1) or column (axis=0): the exponent L such that every element is a multiple of 2**L
+    (elements have at most ``sig_bits`` significant bits: |v| >= 2**e implies v is a multiple of 2**(e+1-sig)),
+    and the largest magnitude. All-zero lines get a huge L; non-finite elements make the maximum inf/NaN."""
+    ax = np.abs(x)
+    with np.errstate(invalid="ignore"):
+        mn = np.where(ax == 0, np.inf, ax).min(axis=axis)
+        mx = ax.max(axis=axis)
+    e = np.frexp(np.where(np.isfinite(mn), mn, 1.0))[1].astype(np.int64)  # mn = f * 2**e, 0.5 <= f < 1
+    lsb = np.where(np.isfinite(mn), e - sig_bits, _BIG)
+    return lsb, mx.astype(np.float64)
+
+
+_BIG = 1 << 14
+
+
+def proven(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, acc: np.ndarray, maxabs: np.ndarray, T: int,
+           sig_bits: tuple[int, int] = (24, 24)) -> np.ndarray:
+    """Elements whose fast-kernel result is proven to be the model's (the test of the proof above), M x N bool.
+
+    ``sig_bits``: significant bits of A's and B's elements (24 for any float32 value; 8 for bf16, 11 for fp16
+    and tf32, ...): a smaller, true figure proves more elements.
+    """
+    la, ma = _row_stats(a32, sig_bits[0], 1)
+    lb, mb = _row_stats(b32, sig_bits[1], 0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ac = np.abs(c)
+        ec = np.frexp(np.where(np.isfinite(ac), ac, 1.0))[1].astype(np.int64)
+        lc = np.where(ac == 0, _BIG, ec - 24)  # C is an fp32 value
+        L = np.minimum(la[:, None] + lb[None, :], lc)
+        P = ma[:, None] * mb[None, :]
+        lhs = maxabs + T * P
+        ok = lhs <= np.ldexp(1.0, np.minimum(52 + L, 2000).astype(np.int32))
+    return ok & np.isfinite(acc) & np.isfinite(c)
