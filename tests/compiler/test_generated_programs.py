@@ -183,8 +183,9 @@ def test_compiled_equals_eager(prog, sel, counts, seed):
     # LLVM accepts our physical-register IR (its verifier runs) and emits the AMX instructions for it
     asm = compiled.emit("asm")
     machine = compiled.emit("machine")
-    assert asm.count("ldtilecfg") == machine.count("LDTILECFG") >= 1
-    assert asm.count("tilerelease") == machine.count("TILERELEASE") == 2  # helper and kernel
+    # (LLVM may merge identical tails, e.g. a call + ldtilecfg at the end of both arms of an if)
+    assert 1 <= asm.count("ldtilecfg") <= machine.count("LDTILECFG")
+    assert 2 <= asm.count("tilerelease") <= machine.count("TILERELEASE") == 2  # helper and kernel
     calls = sum(1 for line in machine.splitlines() if line.strip().startswith("call void @helper"))
     assert machine.count("LDTILECFG") == 2 + calls  # one each, and again after every call
 
