@@ -50,3 +50,11 @@ def test_every_verb_has_help():
 def test_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "systolic", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and systolic.__version__ in out.stdout
+
+
+def test_tour_checks_every_engine():
+    r = CliRunner().invoke(cli, ["tour", "--json", "--seed", "3"])
+    assert r.exit_code == 0, r.output
+    steps = json.loads(r.output)
+    assert {s["engine"] for s in steps} >= {"AMX", "XMX", "vISA", "compiler"}
+    assert all(s["ok"] is True for s in steps)

@@ -108,6 +108,29 @@ def types_cmd(as_json):
     Console().print(t)
 
 
+@cli.command()
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def tour(seed, as_json):
+    """Run every engine once (AMX, native AMX if present, XMX, vISA, tile compiler), each checked independently."""
+    from .tour import run_tour
+    steps = run_tour(seed)
+    if as_json:
+        emit_json([s.__dict__ for s in steps])
+    else:
+        from rich.console import Console
+        from rich.table import Table
+        t = Table(title="systolic tour: each result checked against an independent oracle")
+        for col in ("engine", "what ran", "checked against", "result", "s"):
+            t.add_column(col)
+        for s in steps:
+            t.add_row(s.engine, s.what, s.check, "[green]bit-identical[/]" if s.ok else "[red]MISMATCH[/]",
+                      f"{s.seconds:.2f}")
+        Console().print(t)
+    if not all(s.ok for s in steps):
+        sys.exit(1)
+
+
 def main(argv=None) -> None:
     """Entry point: runs the CLI; a SystolicError becomes a one-line message and exit status 1."""
     try:
