@@ -100,7 +100,7 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         av = np.concatenate([av, np.zeros((m, kp - k), dtype=av.dtype)], axis=1)
         bv = np.concatenate([bv, np.zeros((kp - k, n), dtype=bv.dtype)], axis=0)
     if c is None:
-        cv = np.zeros((m, n))
+        cv = None
     else:
         cv = _check_c(c, m, n)
         cv = cv.astype(np.float32).astype(np.float64) if cv.dtype != np.float32 else cv.astype(np.float64)
@@ -110,7 +110,7 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))
     for r0 in range(0, m, row_block):
         r1 = min(m, r0 + row_block)
-        out[r0:r1] = KN.float_mma(av[r0:r1], bv, cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl,
+        out[r0:r1] = KN.float_mma(av[r0:r1], bv, None if cv is None else cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl,
                                   sig_bits=(_sig_bits(p2), _sig_bits(p1)))
     return out.view(np.float32)
 

@@ -204,7 +204,7 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
     ``ops_per_chan`` products; C (fp32 values, float64 array or None = +0) enters first and the fp32 result of
     one instruction is the C of the next (as a GEMM chains DPAS). ``native``: use the compiled kernels of
     :mod:`systolic.xmx.native` for "stage"/"sequential" (default: when available): the unchecked kernel, whose
-    elements that :func:`systolic.xmx.native.proven` cannot prove are recomputed by the per-operation checked
+    elements that :func:`systolic.xmx.native.fast_mma` cannot prove are recomputed by the per-operation checked
     kernel, whose flagged elements are recomputed here; ``native="checked"`` skips the unchecked kernel.
     ``sig_bits``: significant bits of A's and B's elements (a true bound; smaller proves more elements).
     """
@@ -223,18 +223,24 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
             native = NT.available()
     if native:
         from . import native as NT
-        acc0 = fp32_bits_to_value(round_sum_fp32([acc], model))  # C as the fp32 accumulator it is
+        # C as the fp32 accumulator it is
+        acc0 = np.zeros((m, n)) if c is None else fp32_bits_to_value(round_sum_fp32([acc], model))
         # the values are exact in float32 (DPAS formats), the kernels widen them to binary64 exactly
         a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
-        if native == "checked":
+        fast = None
+        if native != "checked":
+            try:
+                fast = NT.fast_mma(a32, b32, acc0, step, sig_bits=sig_bits)
+            except RuntimeError:  # the unchecked kernel failed to build here: the checked one is exact too
+                fast = None
+        if fast is None:
             res, flag = NT.stage_mma(a32, b32, acc0, step)
         else:
-            res, mx = NT.fast_mma(a32, b32, acc0, step)
-            flag = ~NT.proven(a32, b32, acc0, res, mx, step, sig_bits)
+            res, flag = fast
             if flag.any():
-                res = np.array(res)
+                res = np.array(res, dtype=np.float32)
                 flag = _recheck(a32, b32, acc0, res, flag, step)
-        bits = res.astype(np.float32).view(np.uint32)
+        bits = np.ascontiguousarray(res, dtype=np.float32).view(np.uint32)
         rows, cols = np.nonzero(flag)
         # recompute flagged elements in chunks (bounded temporaries even when every element is flagged)
         chunk = max(1, (1 << 22) // max(1, k))
@@ -254,29 +260,23 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
     return _chain(prod, acc, k, ops_per_chan, k_per_instr, model)
 
 
-def _recheck(a32, b32, acc0, res, flag, step) -> np.ndarray:
-    """Recompute the unproven elements of ``res`` with the per-operation checked kernel, grouped into whole rows
-    or whole columns of the GEMM (the unproven elements of a tiny-element row or column); returns the elements
-    that kernel flags in turn (for the numpy path)."""
+def _recheck(a32, b32, acc0, res, flag, step, group: int = 64) -> np.ndarray:
+    """Recompute the unproven elements of ``res`` with the per-operation checked kernel, in blocks of up to
+    ``group`` rows by the columns flagged in them; returns the elements that kernel flags in turn (for the numpy
+    path)."""
     from . import native as NT
-    m, n = flag.shape
-    flag = flag.copy()
     out = np.zeros_like(flag)
-    rows = np.nonzero(flag.sum(axis=1) > max(4, n // 32))[0]
-    if rows.size:
-        r2, f2 = NT.stage_mma(a32[rows], b32, acc0[rows], step)
+    urows = np.nonzero(flag.any(axis=1))[0]
+    for g0 in range(0, urows.size, group):
+        rows = urows[g0:g0 + group]
         sub = flag[rows]
-        res[rows] = np.where(sub, r2, res[rows])
-        out[rows] = sub & (f2 != 0)
-        flag[rows] = False
-    cols = np.nonzero(flag.sum(axis=0) > max(4, m // 32))[0]
-    if cols.size:
-        r2, f2 = NT.stage_mma(a32, b32[:, cols], acc0[:, cols], step)
-        sub = flag[:, cols]
-        res[:, cols] = np.where(sub, r2, res[:, cols])
-        out[:, cols] |= sub & (f2 != 0)
-        flag[:, cols] = False
-    return out | flag
+        cols = np.nonzero(sub.any(axis=0))[0]
+        r2, f2 = NT.stage_mma(a32[rows], b32[:, cols], acc0[np.ix_(rows, cols)], step)
+        blk = sub[:, cols]
+        cur = res[np.ix_(rows, cols)]
+        res[np.ix_(rows, cols)] = np.where(blk, r2, cur)
+        out[np.ix_(rows, cols)] = blk & (f2 != 0)
+    return out
 
 
 def _chain(prod, acc, k, ops_per_chan, k_per_instr, model) -> np.ndarray:

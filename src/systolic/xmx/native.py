@@ -405,8 +405,9 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
 FV = 4
 
 
-def _fir(T: int, R: int, V: int, fma: bool) -> str:
-    """Unchecked kernel ``@fmma{T}_{R}_{V}``: panels p0..p1 of W = 4V columns, rows i0..i1 (step R), full K.
+def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
+    """Unchecked kernel ``@fmma{T}_{R}_{V}_{S}``: panels p0..p1 of W = 4V columns, rows i0..i1 (step R), full K
+    (a multiple of T*S); the largest |accumulator| is recorded every S stages.
 
     A: M x K doubles (row-major); Bp: panels of K x W doubles; C, MX: row stride N doubles (C in/out; MX out:
     the largest |accumulator| of each element).
@@ -415,10 +416,12 @@ def _fir(T: int, R: int, V: int, fma: bool) -> str:
     D = f"<{FV} x double>"
     Fv = f"<{FV} x float>"
     Z = "zeroinitializer"
-    name = f"fmma{T}_{R}_{V}"
+    name = f"fmma{T}_{R}_{V}_{S}"
     L = [f"define void @{name}(double* noalias nocapture readonly %A, double* noalias nocapture readonly %Bp, "
-         "double* noalias nocapture %C, double* noalias nocapture %MX, i64 %N, i64 %K, i64 %i0, i64 %i1, "
-         "i64 %p0, i64 %p1) {",
+         "float* noalias nocapture %C, float* noalias nocapture %MX, i64 %N, i64 %K, i64 %i0, i64 %i1, "
+         "i64 %p0, i64 %p1, double* noalias nocapture readonly %RA, double* noalias nocapture readonly %MA, "
+         "double* noalias nocapture readonly %RB, double* noalias nocapture readonly %MB, "
+         "i8* noalias nocapture %F) {",
          "entry:", f"  %pstride = mul i64 %K, {W}", "  br label %ploop",
          "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
          "  br i1 %pcond, label %ppre, label %exit",
@@ -432,50 +435,89 @@ def _fir(T: int, R: int, V: int, fma: bool) -> str:
               f"  %crow{r} = mul i64 %ir{r}, %N", f"  %cb{r} = add i64 %crow{r}, %pcol"]
         for v in range(V):
             L += [f"  %ci{r}_{v} = add i64 %cb{r}, {FV * v}",
-                  f"  %pc{r}_{v} = getelementptr inbounds double, double* %C, i64 %ci{r}_{v}",
-                  f"  %pcv{r}_{v} = bitcast double* %pc{r}_{v} to {D}*",
-                  f"  %c0{r}_{v} = load {D}, {D}* %pcv{r}_{v}, align 8",
+                  f"  %pc{r}_{v} = getelementptr inbounds float, float* %C, i64 %ci{r}_{v}",
+                  f"  %pcv{r}_{v} = bitcast float* %pc{r}_{v} to {Fv}*",
+                  f"  %cf{r}_{v} = load {Fv}, {Fv}* %pcv{r}_{v}, align 4",
+                  f"  %c0{r}_{v} = fpext {Fv} %cf{r}_{v} to {D}",
                   f"  %m0{r}_{v} = call {D} @llvm.fabs.v{FV}f64({D} %c0{r}_{v})"]
     L += ["  br label %kloop", "kloop:", "  %k = phi i64 [0, %ipre], [%knext, %kbody]"]
     for r in range(R):
         for v in range(V):
-            L += [f"  %x{r}_{v} = phi {D} [%c0{r}_{v}, %ipre], [%xn{r}_{v}, %kbody]",
+            L += [f"  %x{r}_{v} = phi {D} [%c0{r}_{v}, %ipre], [%xs{S - 1}_{r}_{v}, %kbody]",
                   f"  %m{r}_{v} = phi {D} [%m0{r}_{v}, %ipre], [%mn{r}_{v}, %kbody]"]
     L += ["  %kcond = icmp slt i64 %k, %K", "  br i1 %kcond, label %kbody, label %ilatch", "kbody:"]
     h = {(r, v): f"%x{r}_{v}" for r in range(R) for v in range(V)}
-    for t in range(T):
-        L += [f"  %kt{t} = add i64 %k, {t}", f"  %bo{t} = mul i64 %kt{t}, {W}"]
-        for v in range(V):
-            L += [f"  %bi{t}_{v} = add i64 %bo{t}, {FV * v}",
-                  f"  %pb{t}_{v} = getelementptr inbounds double, double* %bpan, i64 %bi{t}_{v}",
-                  f"  %pbv{t}_{v} = bitcast double* %pb{t}_{v} to {D}*",
-                  f"  %b{t}_{v} = load {D}, {D}* %pbv{t}_{v}, align 8"]
-        for r in range(R):
-            L += [f"  %pae{t}_{r} = getelementptr inbounds double, double* %pa{r}, i64 %kt{t}",
-                  f"  %as{t}_{r} = load double, double* %pae{t}_{r}",
-                  f"  %ai{t}_{r} = insertelement {D} undef, double %as{t}_{r}, i32 0",
-                  f"  %a{t}_{r} = shufflevector {D} %ai{t}_{r}, {D} undef, <{FV} x i32> {Z}"]
+    for st in range(S):
+        for t0 in range(T):
+            t = st * T + t0  # k offset inside the body
+            L += [f"  %kt{t} = add i64 %k, {t}", f"  %bo{t} = mul i64 %kt{t}, {W}"]
             for v in range(V):
-                out = f"%h{t}_{r}_{v}"
-                if fma:
-                    L.append(f"  {out} = call {D} @llvm.fma.v{FV}f64({D} %a{t}_{r}, {D} %b{t}_{v}, {D} {h[r, v]})")
-                else:  # the product is exact in binary64, so multiply-then-add equals the fused operation
-                    L += [f"  %q{t}_{r}_{v} = fmul {D} %a{t}_{r}, %b{t}_{v}",
-                          f"  {out} = fadd {D} {h[r, v]}, %q{t}_{r}_{v}"]
-                h[r, v] = out
+                L += [f"  %bi{t}_{v} = add i64 %bo{t}, {FV * v}",
+                      f"  %pb{t}_{v} = getelementptr inbounds double, double* %bpan, i64 %bi{t}_{v}",
+                      f"  %pbv{t}_{v} = bitcast double* %pb{t}_{v} to {D}*",
+                      f"  %b{t}_{v} = load {D}, {D}* %pbv{t}_{v}, align 8"]
+            for r in range(R):
+                L += [f"  %pae{t}_{r} = getelementptr inbounds double, double* %pa{r}, i64 %kt{t}",
+                      f"  %as{t}_{r} = load double, double* %pae{t}_{r}",
+                      f"  %ai{t}_{r} = insertelement {D} undef, double %as{t}_{r}, i32 0",
+                      f"  %a{t}_{r} = shufflevector {D} %ai{t}_{r}, {D} undef, <{FV} x i32> {Z}"]
+                for v in range(V):
+                    out = f"%h{t}_{r}_{v}"
+                    if fma:
+                        L.append(f"  {out} = call {D} @llvm.fma.v{FV}f64({D} %a{t}_{r}, {D} %b{t}_{v}, "
+                                 f"{D} {h[r, v]})")
+                    else:  # the product is exact in binary64, so multiply-then-add equals the fused operation
+                        L += [f"  %q{t}_{r}_{v} = fmul {D} %a{t}_{r}, %b{t}_{v}",
+                              f"  {out} = fadd {D} {h[r, v]}, %q{t}_{r}_{v}"]
+                    h[r, v] = out
+        # the end of a systolic stage: one RNE to fp32
+        for r in range(R):
+            for v in range(V):
+                L += [f"  %rr{st}_{r}_{v} = fptrunc {D} {h[r, v]} to {Fv}",
+                      f"  %xs{st}_{r}_{v} = fpext {Fv} %rr{st}_{r}_{v} to {D}"]
+                h[r, v] = f"%xs{st}_{r}_{v}"
+    # the largest |x| is recorded after every S stages only: the values in between are bounded through P
     for r in range(R):
         for v in range(V):
-            L += [f"  %rr{r}_{v} = fptrunc {D} {h[r, v]} to {Fv}", f"  %xn{r}_{v} = fpext {Fv} %rr{r}_{v} to {D}",
-                  f"  %ab{r}_{v} = call {D} @llvm.fabs.v{FV}f64({D} %xn{r}_{v})",
+            L += [f"  %ab{r}_{v} = call {D} @llvm.fabs.v{FV}f64({D} {h[r, v]})",
                   f"  %gt{r}_{v} = fcmp ogt {D} %ab{r}_{v}, %m{r}_{v}",
                   f"  %mn{r}_{v} = select <{FV} x i1> %gt{r}_{v}, {D} %ab{r}_{v}, {D} %m{r}_{v}"]
-    L += [f"  %knext = add i64 %k, {T}", "  br label %kloop", "ilatch:"]
+    L += [f"  %knext = add i64 %k, {T * S}", "  br label %kloop", "ilatch:"]
+    # the separable part of the proof's test: |x| <= 2**(51+La_i+Lb_j) = RA_i*RB_j and T*P <= the same
+    inf = _vconst(FV, "double", "0x7FF0000000000000")
+    for v in range(V):
+        L += [f"  %cv{v} = add i64 %pcol, {FV * v}",
+              f"  %prb{v} = getelementptr inbounds double, double* %RB, i64 %cv{v}",
+              f"  %prbv{v} = bitcast double* %prb{v} to {D}*", f"  %rb{v} = load {D}, {D}* %prbv{v}, align 8",
+              f"  %pmb{v} = getelementptr inbounds double, double* %MB, i64 %cv{v}",
+              f"  %pmbv{v} = bitcast double* %pmb{v} to {D}*", f"  %mb{v} = load {D}, {D}* %pmbv{v}, align 8"]
     for r in range(R):
+        L += [f"  %pra{r} = getelementptr inbounds double, double* %RA, i64 %ir{r}",
+              f"  %ras{r} = load double, double* %pra{r}",
+              f"  %rai{r} = insertelement {D} undef, double %ras{r}, i32 0",
+              f"  %ra{r} = shufflevector {D} %rai{r}, {D} undef, <{FV} x i32> {Z}",
+              f"  %pma{r} = getelementptr inbounds double, double* %MA, i64 %ir{r}",
+              f"  %mas{r} = load double, double* %pma{r}",
+              f"  %mai{r} = insertelement {D} undef, double %mas{r}, i32 0",
+              f"  %ma{r} = shufflevector {D} %mai{r}, {D} undef, <{FV} x i32> {Z}"]
         for v in range(V):
-            L += [f"  store {D} %x{r}_{v}, {D}* %pcv{r}_{v}, align 8",
-                  f"  %pm{r}_{v} = getelementptr inbounds double, double* %MX, i64 %ci{r}_{v}",
-                  f"  %pmv{r}_{v} = bitcast double* %pm{r}_{v} to {D}*",
-                  f"  store {D} %m{r}_{v}, {D}* %pmv{r}_{v}, align 8"]
+            # x and the maxima are fp32 values: the conversions are exact
+            L += [f"  %xf{r}_{v} = fptrunc {D} %x{r}_{v} to {Fv}", f"  store {Fv} %xf{r}_{v}, {Fv}* %pcv{r}_{v}, align 4",
+                  f"  %pm{r}_{v} = getelementptr inbounds float, float* %MX, i64 %ci{r}_{v}",
+                  f"  %pmv{r}_{v} = bitcast float* %pm{r}_{v} to {Fv}*",
+                  f"  %mf{r}_{v} = fptrunc {D} %m{r}_{v} to {Fv}", f"  store {Fv} %mf{r}_{v}, {Fv}* %pmv{r}_{v}, align 4",
+                  f"  %thr{r}_{v} = fmul {D} %ra{r}, %rb{v}", f"  %tp{r}_{v} = fmul {D} %ma{r}, %mb{v}",
+                  f"  %okm{r}_{v} = fcmp ole {D} %m{r}_{v}, %thr{r}_{v}",
+                  f"  %okp{r}_{v} = fcmp ole {D} %tp{r}_{v}, %thr{r}_{v}",
+                  f"  %xa{r}_{v} = call {D} @llvm.fabs.v{FV}f64({D} %x{r}_{v})",
+                  f"  %okf{r}_{v} = fcmp olt {D} %xa{r}_{v}, {inf}",
+                  f"  %okmp{r}_{v} = and <{FV} x i1> %okm{r}_{v}, %okp{r}_{v}",
+                  f"  %ok{r}_{v} = and <{FV} x i1> %okmp{r}_{v}, %okf{r}_{v}",
+                  f"  %bad{r}_{v} = xor <{FV} x i1> %ok{r}_{v}, " + _vconst(FV, "i1", "true"),
+                  f"  %badb{r}_{v} = zext <{FV} x i1> %bad{r}_{v} to <{FV} x i8>",
+                  f"  %pf{r}_{v} = getelementptr inbounds i8, i8* %F, i64 %ci{r}_{v}",
+                  f"  %pfv{r}_{v} = bitcast i8* %pf{r}_{v} to <{FV} x i8>*",
+                  f"  store <{FV} x i8> %badb{r}_{v}, <{FV} x i8>* %pfv{r}_{v}, align 1"]
     L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
           "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
           "exit:", "  ret void", "}"]
@@ -484,13 +526,14 @@ def _fir(T: int, R: int, V: int, fma: bool) -> str:
 
 _FDECL = (f"declare <{FV} x double> @llvm.fma.v{FV}f64(<{FV} x double>, <{FV} x double>, <{FV} x double>)\n"
           f"declare <{FV} x double> @llvm.fabs.v{FV}f64(<{FV} x double>)\n")
-#: rows x vectors of the fast kernel's register block (accumulator + maximum per vector: 2*R*V of 16 registers)
-FR, FVN = 6, 1
+#: rows x vectors of the fast kernel's register block (measured on Zen 3, bf16 1024^3, one thread, kernel only:
+#: 6x1 0.19 s, 4x2 0.15 s, 5x2 0.14 s, 6x2 0.14 s, 3x3 0.14 s; the maxima spill, being touched every S stages)
+FR, FVN = 6, 2
 _FCACHE: dict[tuple, object] = {}
 
 
-def _fast_kernel(T: int, R: int = FR, V: int = FVN):
-    key = (T, R, V)
+def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
+    key = (T, R, V, S)
     with _LOCK:
         if key in _FCACHE:
             return _FCACHE[key]
@@ -501,7 +544,7 @@ def _fast_kernel(T: int, R: int = FR, V: int = FVN):
                 import llvmlite.binding as lb
                 tm = _STATE["tm"]
                 fma = "+fma" in lb.get_host_cpu_features().flatten().split(",")
-                mod = llvm.parse_assembly(_FDECL + _fir(T, R, V, fma))
+                mod = llvm.parse_assembly(_FDECL + _fir(T, R, V, fma, S))
                 mod.triple = tm.triple
                 mod.data_layout = str(tm.target_data)
                 mod.verify()
@@ -511,58 +554,17 @@ def _fast_kernel(T: int, R: int = FR, V: int = FVN):
                 ee = llvm.create_mcjit_compiler(mod, tm)
                 ee.finalize_object()
                 _STATE["engines"].append(ee)
-                proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-                fn = proto(ee.get_function_address(f"fmma{T}_{R}_{V}"))
-            except Exception as exc:  # pragma: no cover
-                _STATE["error"] = repr(exc)
+                proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6),
+                                         *([ctypes.c_void_p] * 5))
+                fn = proto(ee.get_function_address(f"fmma{T}_{R}_{V}_{S}"))
+            except Exception as exc:  # pragma: no cover - the checked kernels stay usable
+                _STATE["fast_error"] = repr(exc)
                 fn = None
         _FCACHE[key] = fn
         return fn
 
 
-def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, threads: int | None = None,
-             R: int = FR, V: int = FVN):
-    """Run the unchecked kernel: returns (acc fp32 values as float64 M x N, maxabs float64 M x N).
-
-    The results are the model's only where :func:`proven` says so (see the proof above); the caller recomputes
-    the others.
-    """
-    fn = _fast_kernel(T, R, V)
-    if fn is None:
-        raise RuntimeError("native kernel unavailable: " + str(_STATE.get("error")))
-    m, k = a32.shape
-    n = b32.shape[1]
-    W = FV * V
-    mp, npn = -(-m // R) * R, -(-n // W) * W
-    A = np.zeros((mp, k)) if mp != m else np.empty((m, k))
-    A[:m] = a32
-    Bp = np.zeros((npn // W, k, W))
-    Bp.reshape(npn // W, k, W)[:, :, :] = 0
-    if npn == n:
-        Bp[:] = b32.reshape(k, npn // W, W).transpose(1, 0, 2)
-    else:
-        Bpad = np.zeros((k, npn))
-        Bpad[:, :n] = b32
-        Bp[:] = Bpad.reshape(k, npn // W, W).transpose(1, 0, 2)
-    C = np.zeros((mp, npn))
-    C[:m, :n] = c
-    MX = np.empty((mp, npn))
-    if m == 0 or n == 0 or k == 0:
-        return C[:m, :n].copy(), np.abs(C[:m, :n])
-    panels = npn // W
-    nthreads = threads or min(os.cpu_count() or 1, panels)
-    args = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, MX.ctypes.data, npn, k, 0, mp)
-    if nthreads <= 1:
-        fn(*args, 0, panels)
-    else:
-        step = -(-panels // (nthreads * 4))
-        jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
-        with ThreadPoolExecutor(nthreads) as ex:  # ctypes releases the GIL during each call
-            list(ex.map(lambda j: fn(*args, *j), jobs))
-    return C[:m, :n], MX[:m, :n]
-
-
-def _row_stats(x: np.ndarray, sig_bits: int, axis: int):
+def _line_stats(x: np.ndarray, sig_bits: int, axis: int):
     """Per row (axis=1) or column (axis=0): the exponent L such that every element is a multiple of 2**L
     (elements have at most ``sig_bits`` significant bits: |v| >= 2**e implies v is a multiple of 2**(e+1-sig)),
     and the largest magnitude. All-zero lines get a huge L; non-finite elements make the maximum inf/NaN."""
@@ -575,24 +577,145 @@ def _row_stats(x: np.ndarray, sig_bits: int, axis: int):
     return lsb, mx.astype(np.float64)
 
 
-_BIG = 1 << 14
+_BIG = 600  # "no constraint": 2**(51+600) * 2**600 overflows to inf, a test that then always passes
 
 
-def proven(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, acc: np.ndarray, maxabs: np.ndarray, T: int,
-           sig_bits: tuple[int, int] = (24, 24)) -> np.ndarray:
-    """Elements whose fast-kernel result is proven to be the model's (the test of the proof above), M x N bool.
+def _elem_lsb(x32: np.ndarray, sig_bits: int) -> np.ndarray:
+    """Per element of a float32 array: L (int16) with the element a multiple of 2**L, from its exponent field E:
+    max(E, 1) - 126 - sig_bits (a normal value is a multiple of 2**(E-127-(sig-1)); an fp32 subnormal of a
+    format with fp32's exponent range, of 2**(-125-sig)); zeros and non-finite values: 2*_BIG (the maxima
+    catch the latter)."""
+    u = np.ascontiguousarray(x32, dtype=np.float32).view(np.int32) & 0x7FFFFFFF
+    E = (u >> 23).astype(np.int16)
+    lsb = np.maximum(E, 1) - np.int16(126 + sig_bits)
+    return np.where((u == 0) | (E == 255), np.int16(2 * _BIG), lsb).astype(np.int16)
 
-    ``sig_bits``: significant bits of A's and B's elements (24 for any float32 value; 8 for bf16, 11 for fp16
-    and tf32, ...): a smaller, true figure proves more elements.
+
+def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bits: tuple[int, int] = (24, 24),
+             threads: int | None = None, R: int = FR, V: int = FVN, S: int | None = None):
+    """Run the unchecked kernel and the proof's test: returns (acc float32 M x N, flag bool M x N).
+
+    ``c``: the fp32 values of C (float64). Flagged elements are not proven (see the proof above) and must be
+    recomputed by the caller; the others are the model's results. ``sig_bits``: a true bound on the significant
+    bits of A's and B's elements (24 for any float32 value; 8 for bf16, 11 for fp16 and tf32, ...).
+
+    The kernel records |x| every S stages (default 2 where the stage count is even: measured as fast overall as
+    4 or 8, whose test fails more elements). In
+    between, |x| grows by at most T*P per stage (times 1 + 2**-24 for the rounding), so the test uses S*T*P in
+    place of T*P: with |x_recorded| <= 2**(51+L) and S*T*P <= 2**(51+L), every stage entry has
+    |x| + T*P <= (2**(51+L) + 2**(51+L)) * (1 + 2**-24)**S < 2**(53+L).
     """
-    la, ma = _row_stats(a32, sig_bits[0], 1)
-    lb, mb = _row_stats(b32, sig_bits[1], 0)
+    m, k = a32.shape
+    if S is None:
+        S = next(s for s in (2, 1) if (k // T) % s == 0)
+    fn = _fast_kernel(T, R, V, S)
+    if fn is None:
+        raise RuntimeError("native kernel unavailable: " + str(_STATE.get("fast_error", _STATE.get("error"))))
+    n = b32.shape[1]
+    c = np.asarray(c, dtype=np.float64)
+    if m == 0 or n == 0 or k == 0:
+        return c.astype(np.float32), ~np.isfinite(c)
+    W = FV * V
+    mp, npn = -(-m // R) * R, -(-n // W) * W
+    A = np.empty((mp, k))
+    A[:m] = a32
+    A[m:] = 0
+    Bp = np.empty((npn // W, k, W))
+    if npn == n:
+        Bp[:] = b32.reshape(k, npn // W, W).transpose(1, 0, 2)
+    else:
+        Bpad = np.zeros((k, npn))
+        Bpad[:, :n] = b32
+        Bp[:] = Bpad.reshape(k, npn // W, W).transpose(1, 0, 2)
+    if mp == m and npn == n:
+        C = c.astype(np.float32, order="C")  # fp32 values: exact
+    else:
+        C = np.zeros((mp, npn), dtype=np.float32)
+        C[:m, :n] = c
+    MX = np.empty((mp, npn), dtype=np.float32)
+    F = np.empty((mp, npn), dtype=np.uint8)
+    la, ma = _line_stats(a32, sig_bits[0], 1)
+    lb, mb = _line_stats(b32, sig_bits[1], 0)
+    RA = np.zeros(mp)
+    RA[:m] = np.ldexp(1.0, (51 + np.clip(la, -_BIG, _BIG)).astype(np.int32))
+    MA = np.zeros(mp)
+    MA[:m] = S * T * ma
+    RB = np.zeros(npn)
+    RB[:n] = np.ldexp(1.0, np.clip(lb, -_BIG, _BIG).astype(np.int32))
+    MB = np.zeros(npn)
+    MB[:n] = mb
+    panels = npn // W
+    nthreads = threads or min(os.cpu_count() or 1, panels)
+    ptr = lambda x: x.ctypes.data  # noqa: E731
+    head = (ptr(A), ptr(Bp), ptr(C), ptr(MX), npn, k, 0, mp)
+    tail = (ptr(RA), ptr(MA), ptr(RB), ptr(MB), ptr(F))
+    if nthreads <= 1:
+        fn(*head, 0, panels, *tail)
+    else:
+        step = -(-panels // (nthreads * 4))
+        jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
+        with ThreadPoolExecutor(nthreads) as ex:  # ctypes releases the GIL during each call
+            list(ex.map(lambda j: fn(*head, *j, *tail), jobs))
+    acc, mx, flag = C[:m, :n], MX[:m, :n], F[:m, :n].view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
-        ac = np.abs(c)
-        ec = np.frexp(np.where(np.isfinite(ac), ac, 1.0))[1].astype(np.int64)
-        lc = np.where(ac == 0, _BIG, ec - 24)  # C is an fp32 value
-        L = np.minimum(la[:, None] + lb[None, :], lc)
-        P = ma[:, None] * mb[None, :]
-        lhs = maxabs + T * P
-        ok = lhs <= np.ldexp(1.0, np.minimum(52 + L, 2000).astype(np.int32))
-    return ok & np.isfinite(acc) & np.isfinite(c)
+        if np.any(c != 0):  # C's own granularity: |x| + T*P <= 2**(52+Lc) as well
+            ac = np.abs(c)
+            lc = np.frexp(np.where(np.isfinite(ac), ac, 1.0))[1].astype(np.int64) - 24  # C is an fp32 value
+            lc = np.where(ac == 0, _BIG, np.clip(lc, -_BIG, _BIG)).astype(np.int32)
+            flag = flag | ~(mx + S * T * ma[:, None] * mb[None, :] <= np.ldexp(1.0, 52 + lc))
+        if flag.any():
+            flag = flag.copy()
+            _refine(a32, b32, c, acc, mx, flag, S * T, sig_bits)
+    return acc, flag
+
+
+def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, kc: int = 32, chunk: int = 1 << 21) -> None:
+    """(``T`` here: the S*T of :func:`fast_mma`.) Retry the test for flagged elements with their own L and P:
+    L = min over k of (L(a_ik) + L(b_kj)), P >= max over k of |a_ik b_kj| (a tiny element of a row only pairs
+    with its own column's entries): first from statistics of K chunks of ``kc`` elements, then, for what is
+    still flagged, element by element. Clears the flags it proves."""
+    rows, cols = np.nonzero(flag)
+    k = a32.shape[1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        cc = np.abs(c[rows, cols])
+        lc = np.frexp(np.where(np.isfinite(cc), cc, 1.0))[1] - 24  # C is an fp32 value
+        lc = np.where(cc == 0, 4 * _BIG, lc)
+        base_ok = np.isfinite(cc) & np.isfinite(acc[rows, cols])
+        m0 = mx[rows, cols]
+
+        def test(t, L, P):
+            L = np.minimum(L, lc[t])
+            ok = m0[t] + T * P <= np.ldexp(1.0, np.clip(52 + L, -2000, 2000).astype(np.int32))
+            return ok & base_ok[t] & np.isfinite(P)
+
+        todo = np.arange(rows.size)
+        if k % kc == 0 and k > kc:
+            ur, ir = np.unique(rows, return_inverse=True)
+            uc, ic = np.unique(cols, return_inverse=True)
+            nch = k // kc
+            asub, bsub = a32[ur], b32[:, uc]
+            LA = _elem_lsb(asub, sig_bits[0]).reshape(len(ur), nch, kc).min(axis=2)
+            MA = np.abs(asub).reshape(len(ur), nch, kc).max(axis=2).astype(np.float64)
+            LB = _elem_lsb(bsub, sig_bits[1]).reshape(nch, kc, len(uc)).min(axis=1).T
+            MB = np.abs(bsub).reshape(nch, kc, len(uc)).max(axis=1).T.astype(np.float64)
+            LB, MB = np.ascontiguousarray(LB), np.ascontiguousarray(MB)
+            keep = []
+            step = max(1, chunk // nch)
+            for s0 in range(0, todo.size, step):
+                t = todo[s0:s0 + step]
+                r, q = ir[t], ic[t]
+                ok = test(t, (LA[r].astype(np.int32) + LB[q]).min(axis=1), (MA[r] * MB[q]).max(axis=1))
+                keep.append(t[~ok])
+            todo = np.concatenate(keep) if keep else todo[:0]
+        step = max(1, chunk // max(1, k))
+        keep = []
+        for s0 in range(0, todo.size, step):
+            t = todo[s0:s0 + step]
+            ar, bc = a32[rows[t]], b32[:, cols[t]].T
+            L = (_elem_lsb(ar, sig_bits[0]).astype(np.int32) + _elem_lsb(bc, sig_bits[1])).min(axis=1)
+            P = np.abs(ar.astype(np.float64) * bc).max(axis=1)
+            ok = test(t, L, P)
+            keep.append(t[~ok])
+        todo = np.concatenate(keep) if keep else todo[:0]
+    flag[rows, cols] = False
+    flag[rows[todo], cols[todo]] = True
