@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GeneralProtection, InvalidOpcode, InvalidValue, MemoryFault
+from ..errors import InvalidOpcode, InvalidValue, MemoryFault
 from . import kernels
 from .backends import Backend, get_backend
 from .cpu import CpuModel, INSTRUCTION_FEATURE, get_cpu
