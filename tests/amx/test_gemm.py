@@ -150,3 +150,14 @@ def test_docs_first_program():
     assert (c.view(np.uint32) == matmul(a, b).view(np.uint32)).all()
     # and against plain float64 arithmetic, loosely: the AMX result is a rounding of the exact product
     assert np.allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_fp16_signalling_nan_payload_matches_the_instructions():
+    a = np.array([[1.0, 1.0], [1.0, 2.0]], np.float16)
+    a.view(np.uint16)[0, 0] = 0x7D55          # signalling NaN with a payload
+    a.view(np.uint16)[1, 1] = 0xFE01          # quiet negative NaN with a payload
+    b = np.array([[1.0, 2.0], [3.0, 4.0]], np.float16)
+    ref = matmul(a, b, cpu="graniterapids", method="instructions").view(np.uint32)
+    assert (matmul(a, b, cpu="graniterapids").view(np.uint32) == ref).all()
+    # the fp16 payload moves to the top of the fp32 fraction and the NaN is quieted: 0x7D55 -> 0x7FEAA000
+    assert ref.ravel().tolist() == [0x7FEAA000, 0x7FEAA000, 0xFFC02000, 0xFFC02000]
