@@ -1,0 +1,217 @@
+"""The unchecked stage kernel (native.fast_mma) and its a-posteriori exactness test.
+
+The fast path computes each stage in binary64 without per-operation checks and proves elements afterwards
+(native.py: multiples of 2**L, |x| + T*P <= 2**(53+L)). These tests try to break that proof: exponent spans
+that exceed binary64, ties at fp32 midpoints hidden below binary64's precision, tiny elements in rows and
+columns, signed zeros, overflow, non-finite inputs. Oracles: the exact Fraction oracle of tests/xmx/oracle.py
+(independent of the code under test) and the numpy path (itself property-tested against the spec path).
+"""
+
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from systolic.numerics.formats import FP32
+from systolic.numerics.rounding import round_fraction
+from systolic.xmx import kernels as KN
+from systolic.xmx import matmul
+from systolic.xmx import models as M
+from systolic.xmx import native
+
+from . import oracle as O
+
+pytestmark = pytest.mark.skipif(not native.available(), reason="llvmlite cannot JIT on this machine")
+
+
+def f32bits(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).view(np.uint32)
+
+
+def oracle_stage(a, b, c, T):
+    """fp32 bits of the stage model per element, exactly (Fractions), from float values."""
+    m, k = a.shape
+    n = b.shape[1]
+    enc = lambda v: (Fraction(float(v)), bool(np.signbit(v)))  # noqa: E731  (finite values only)
+    out = np.empty((m, n), dtype=np.uint32)
+    for i in range(m):
+        for j in range(n):
+            row = [enc(a[i, kk]) for kk in range(k)]
+            col = [enc(b[kk, j]) for kk in range(k)]
+            out[i, j] = O.channel(row, col, int(f32bits(c[i, j])), ("stage",), T, 8 * T)
+    return out
+
+
+def with_sig_bits(x, bits):
+    """Round float64 values to ``bits`` significant bits (like bf16 = 8, fp16 = 11)."""
+    mant, e = np.frexp(x)
+    return np.ldexp(np.round(mant * (1 << bits)) / (1 << bits), e)
+
+
+# ---------------------------------------------------------------- ties hidden below binary64's precision
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_midpoint_tie_broken_below_binary64_is_flagged_and_right(sign):
+    # x = 1, p0 = 2**-24 (half an fp32 ulp of 1), p1 = +-2**-80: the exact sum lies just above/below the fp32
+    # midpoint; binary64 rounds it onto the midpoint, where a plain fptrunc ties to even (1.0): wrong for +.
+    m, n = 6, 8
+    a = np.tile([2.0 ** -24, sign * 2.0 ** -40], (m, 1)).astype(np.float32)
+    b = np.tile([[1.0], [2.0 ** -40]], (1, n)).astype(np.float32)
+    c = np.ones((m, n))
+    raw, flag = native.fast_mma(a, b, c, 2, sig_bits=(24, 24))
+    want = np.float32(1 + 2.0 ** -23) if sign > 0 else np.float32(1.0)
+    exact = round_fraction(1 + Fraction(2) ** -24 + sign * Fraction(2) ** -80, FP32, "rne")
+    assert f32bits(want) == exact  # the oracle's own rounding agrees with the hand computation
+    if sign > 0:
+        # the unchecked result is wrong here, so the test must not prove these elements
+        assert np.all(raw != want) and np.all(flag)
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, sig_bits=(24, 24))
+    assert np.all(got == exact)
+
+
+def test_exponent_span_beyond_binary64_in_one_stage():
+    # x ~ 2**20 with a product of 2**-40 whose low bits matter only through cancellation with the next one
+    a = np.array([[2.0 ** -20, 1.0], [1.0, 2.0 ** -20]] * 3, dtype=np.float32)
+    b = np.array([[2.0 ** -20] * 8, [-(2.0 ** 20) + 2.0 ** -3] * 8], dtype=np.float32)
+    c = np.full((6, 8), 2.0 ** 20)
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage)
+    np.testing.assert_array_equal(got, oracle_stage(a.astype(np.float64), b.astype(np.float64), c, 2))
+
+
+# ---------------------------------------------------------------- the proof's test against the oracle
+
+def adversarial(rng, shape, bits, tiny_rate):
+    x = with_sig_bits(rng.standard_normal(shape), bits)
+    # tiny and huge elements stretch the exponent span of rows and columns (L and P of the proof)
+    pick = rng.random(shape) < tiny_rate
+    x = np.where(pick, x * np.ldexp(1.0, rng.integers(-60, 40, shape)), x)
+    zero = rng.random(shape) < 0.05
+    x = np.where(zero, np.where(rng.random(shape) < 0.5, 0.0, -0.0), x)
+    return x.astype(np.float32)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 13), st.integers(1, 19), st.sampled_from([1, 2, 4]), st.integers(1, 5),
+       st.sampled_from([8, 11, 24]), st.floats(0, 0.3), st.booleans(), st.integers(0, 2 ** 32 - 1))
+def test_fast_equals_fraction_oracle(m, n, T, stages, bits, tiny_rate, with_c, seed):
+    rng = np.random.default_rng(seed)
+    k = T * stages
+    a = adversarial(rng, (m, k), bits, tiny_rate)
+    b = adversarial(rng, (k, n), bits, tiny_rate)
+    c = (adversarial(rng, (m, n), 24, tiny_rate).astype(np.float64) * 64) if with_c else np.zeros((m, n))
+    sb = (bits, bits)
+    raw, flag = native.fast_mma(a, b, c, T, sig_bits=sb)
+    want = oracle_stage(a.astype(np.float64), b.astype(np.float64), c, T)
+    # every element the test proves is right; the full path is right everywhere
+    np.testing.assert_array_equal(f32bits(raw)[~flag], want[~flag])
+    got = KN.float_mma(a, b, c, ops_per_chan=T, k_per_instr=8 * T, model=M.stage, native=True, sig_bits=sb)
+    np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 30), st.sampled_from([1, 2, 4]), st.integers(1, 8),
+       st.sampled_from(["stage", "sequential"]), st.floats(0, 0.5), st.integers(0, 2 ** 32 - 1))
+def test_fast_equals_numpy_path(m, n, T, steps, model, tiny_rate, seed):
+    rng = np.random.default_rng(seed)
+    k = T * steps * 2
+    a = adversarial(rng, (m, k), 8, tiny_rate)
+    b = adversarial(rng, (k, n), 8, tiny_rate)
+    c = adversarial(rng, (m, n), 24, tiny_rate).astype(np.float64)
+    mdl = M.get_model(model)
+    want = KN.float_mma(a, b, c, ops_per_chan=T, k_per_instr=8 * T, model=mdl, native=False)
+    got = KN.float_mma(a, b, c, ops_per_chan=T, k_per_instr=8 * T, model=mdl, native=True, sig_bits=(8, 8))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_specials_signed_zeros_and_overflow():
+    rng = np.random.default_rng(3)
+    m, k, n = 14, 32, 21
+    a = adversarial(rng, (m, k), 8, 0.1)
+    b = adversarial(rng, (k, n), 8, 0.1)
+    a[0, :] = -0.0  # all-(-0) products with a -0 C: -0 results (columns of B with no negative sign)
+    b[:, :5] = np.abs(b[:, :5])
+    a[1, 3] = np.inf
+    b[5, 2] = np.nan
+    a[2, :] = 3.0e38  # overflow to infinity along the chain
+    c = rng.standard_normal((m, n))
+    c[0, :] = -0.0
+    c = c.astype(np.float32).astype(np.float64)
+    want = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, native=False)
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, native=True, sig_bits=(8, 8))
+    np.testing.assert_array_equal(got, want)
+    # row 0: every product is -0 where the column of B has no negative sign and no NaN: -0 results
+    neg0 = ~np.signbit(b).any(axis=0) & ~np.isnan(b).any(axis=0)
+    assert neg0.any() and np.all(got[0, neg0] == 0x80000000)
+    assert np.any((got[2] & 0x7F800000) == 0x7F800000)  # the 3e38 row overflows somewhere
+
+
+def test_every_element_unproven_still_exact():
+    # sig_bits=24 and products spanning 2**-60..2**40 leave almost nothing proven: the checked kernel and the
+    # numpy path carry everything
+    rng = np.random.default_rng(11)
+    a = adversarial(rng, (9, 24), 24, 0.9)
+    b = adversarial(rng, (24, 17), 24, 0.9)
+    c = np.zeros((9, 17))
+    raw, flag = native.fast_mma(a, b, c, 2)
+    assert flag.mean() > 0.5
+    want = oracle_stage(a.astype(np.float64), b.astype(np.float64), c, 2)
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage)
+    np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------- the proof's ingredients
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from([("bf16", 8), ("fp16", 11), ("fp32", 24)]), st.integers(0, 2 ** 32 - 1))
+def test_elem_lsb_is_a_true_granularity(fmt_bits, seed):
+    name, bits = fmt_bits
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 1 << 32, 256, dtype=np.uint64).astype(np.uint32)
+    if name == "bf16":
+        x = (raw >> 16).astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float32)
+    elif name == "fp16":
+        x = (raw >> 16).astype(np.uint16).view(np.float16).astype(np.float32)
+    else:
+        x = raw.view(np.float32)
+    x = x[np.isfinite(x)]
+    L = native._elem_lsb(x, bits)
+    for v, e in zip(x.tolist(), L.tolist()):
+        if v == 0:
+            continue
+        q = Fraction(v) / Fraction(2) ** int(e)
+        assert q.denominator == 1, (v, e)
+
+
+def test_line_stats_granularity_and_maximum():
+    x = np.array([[0.0, 3.0, -0.375, 2.0 ** -133], [0.0, -0.0, 0.0, 0.0]], dtype=np.float32)
+    lsb, mx = native._line_stats(x, 8, 1)
+    # row 0: 2**-133 (a bf16 subnormal, 1 significant bit) is a multiple of 2**(-133-7); all the others too
+    assert lsb[0] <= -133 and all((Fraction(float(v)) / Fraction(2) ** int(lsb[0])).denominator == 1
+                                  for v in x[0])
+    assert mx[0] == 3.0 and mx[1] == 0.0 and lsb[1] >= 600
+
+
+# ---------------------------------------------------------------- through matmul, tiling edges
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 50), st.sampled_from(["bf16", "fp16"]),
+       st.integers(0, 2 ** 32 - 1))
+def test_matmul_fast_vs_numpy_path_odd_shapes(m, n, k, prec, seed):
+    rng = np.random.default_rng(seed)
+    dt = ml_dtypes.bfloat16 if prec == "bf16" else np.float16
+    a = (rng.standard_normal((m, k)) * np.ldexp(1.0, rng.integers(-12, 6, (m, k)))).astype(dt)
+    b = (rng.standard_normal((k, n)) * np.ldexp(1.0, rng.integers(-12, 6, (k, n)))).astype(dt)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    got = matmul(a, b, c, platform="pvc", model="stage")
+    # the numpy path on the same zero-padded K
+    kd = 16
+    kp = -(-k // kd) * kd
+    av = np.zeros((m, kp), dtype=np.float32)
+    av[:, :k] = a.astype(np.float32)
+    bv = np.zeros((kp, n), dtype=np.float32)
+    bv[:k] = b.astype(np.float32)
+    want = KN.float_mma(av, bv, c.astype(np.float64), ops_per_chan=2, k_per_instr=kd, model=M.stage,
+                        native=False)
+    np.testing.assert_array_equal(got.view(np.uint32), want)
