@@ -95,7 +95,8 @@ def c_value_bits(c_bits, c_type):
         return c_bits
     from systolic.numerics.rounding import from_bits
     fmt = BF16 if c_type == "bf16" else FP16
-    v = from_bits(c_bits.astype(np.uint32), fmt).astype(np.float32)
+    with np.errstate(invalid="ignore"):  # signalling NaN payloads: the cast keeps them, numpy warns
+        v = from_bits(c_bits.astype(np.uint32), fmt).astype(np.float32)
     return v.view(np.uint32).astype(np.int64)
 
 

@@ -1,7 +1,7 @@
 """The ``systolic`` command line (click; rich for tables).
 
 Each engine contributes its verbs from its own module (``systolic.cli.amx``,
-``systolic.cli.xmx``, ``systolic.cli.visa``...), each defining a click group named
+``systolic.cli.xmx``, ``systolic.cli.visa``), each defining a click group named
 ``group``; they are loaded lazily so ``systolic --help`` stays fast and one
 broken module cannot hide the others.
 """
@@ -23,7 +23,6 @@ SUBGROUPS = {
     "amx": ("systolic.cli.amx", "AMX tile machine, native AMX and the tile compiler."),
     "xmx": ("systolic.cli.xmx", "XMX systolic arrays: DPAS / DPASW."),
     "visa": ("systolic.cli.visa", "vISA: assemble, encode, decode and run programs."),
-    "layout": ("systolic.cli.layout", "Who holds which element: layout tables and pictures."),
 }
 
 
