@@ -215,3 +215,54 @@ def test_matmul_fast_vs_numpy_path_odd_shapes(m, n, k, prec, seed):
     want = KN.float_mma(av, bv, c.astype(np.float64), ops_per_chan=2, k_per_instr=kd, model=M.stage,
                         native=False)
     np.testing.assert_array_equal(got.view(np.uint32), want)
+
+
+# ---------------------------------------------------------------- one product per step: binary32 FMA chains
+
+def oracle_chain_T1(a, b, c, model):
+    m, k = a.shape
+    n = b.shape[1]
+    enc = lambda v: (Fraction(float(v)), bool(np.signbit(v)))  # noqa: E731
+    out = np.empty((m, n), dtype=np.uint32)
+    for i in range(m):
+        for j in range(n):
+            out[i, j] = O.channel([enc(a[i, kk]) for kk in range(k)], [enc(b[kk, j]) for kk in range(k)],
+                                  int(f32bits(c[i, j])), (model,), 1, 8)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 14), st.integers(1, 20), st.integers(1, 24), st.sampled_from(["stage", "sequential"]),
+       st.sampled_from([8, 11, 24]), st.integers(-140, 120), st.integers(0, 2 ** 32 - 1))
+def test_fma32_chain_equals_fraction_oracle(m, n, k, model, bits, scale, seed):
+    # scale pushes the products into fp32's subnormal range, near overflow, or anywhere between
+    rng = np.random.default_rng(seed)
+    a = adversarial(rng, (m, k), bits, 0.2)
+    b = adversarial(rng, (k, n), bits, 0.2)
+    half = scale // 2
+    with np.errstate(over="ignore", under="ignore"):
+        a = (a.astype(np.float64) * 2.0 ** half).astype(np.float32)
+        b = (b.astype(np.float64) * 2.0 ** (scale - half)).astype(np.float32)
+        a = np.where(np.isfinite(a), a, np.float32(3.0e38))
+        b = np.where(np.isfinite(b), b, np.float32(-3.0e38))
+        c = (adversarial(rng, (m, n), 24, 0.3).astype(np.float64) * 2.0 ** scale).astype(np.float32)
+    c = np.where(np.isfinite(c), c, np.float32(0)).astype(np.float64)
+    want = oracle_chain_T1(a.astype(np.float64), b.astype(np.float64), c, model)
+    got = KN.float_mma(a, b, c, ops_per_chan=1, k_per_instr=8, model=M.get_model(model), native=True)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_fma32_subnormals_signed_zero_and_specials():
+    m, n = 3, 9
+    a = np.array([[2.0 ** -75, 2.0 ** -75], [-0.0, -0.0], [np.inf, 1.0]], dtype=np.float32)
+    b = np.array([[2.0 ** -74] * n, [2.0 ** -75] * n], dtype=np.float32)
+    b[:, 0] = -b[:, 0]
+    c = np.array([[0.0] * n, [-0.0] * n, [1.0] * n])
+    got = KN.float_mma(a, b, c, ops_per_chan=1, k_per_instr=8, model=M.stage, native=True)
+    # row 0: 2**-149 (the smallest subnormal, kept, not flushed), then + 2**-150 = 1.5 * 2**-149, a tie that
+    # goes to the even 2 * 2**-149; column 0: the negative of it
+    assert got[0, 1] == 2 and got[0, 0] == 0x80000002
+    # row 1: -0 + (-0 * +x) + (-0 * +x) = -0; column 0: -0 * -x = +0, so +0
+    assert np.all(got[1, 1:] == 0x80000000) and got[1, 0] == 0
+    # row 2: an infinity: the model's infinity, not a hardware NaN
+    assert np.all(got[2] == np.where(b[0] > 0, 0x7F800000, 0xFF800000))

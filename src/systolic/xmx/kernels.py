@@ -230,8 +230,11 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
         fast = None
         if native != "checked":
             try:
-                fast = NT.fast_mma(a32, b32, acc0, step, sig_bits=sig_bits)
-            except RuntimeError:  # the unchecked kernel failed to build here: the checked one is exact too
+                if step == 1:  # one product per step: the model is a binary32 FMA chain (native.py)
+                    fast = NT.fma32_mma(a32, b32, acc0)
+                else:
+                    fast = NT.fast_mma(a32, b32, acc0, step, sig_bits=sig_bits)
+            except RuntimeError:  # the kernel failed to build here: the checked one is exact too
                 fast = None
         if fast is None:
             res, flag = NT.stage_mma(a32, b32, acc0, step)
@@ -261,7 +264,7 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
 
 
 def _recheck(a32, b32, acc0, res, flag, step, group: int = 64) -> np.ndarray:
-    """Recompute the unproven elements of ``res`` with the per-operation checked kernel, in blocks of up to
+    """Recompute the unproven elements of ``res`` with the TwoSum / round-to-odd kernel, in blocks of up to
     ``group`` rows by the columns flagged in them; returns the elements that kernel flags in turn (for the numpy
     path)."""
     from . import native as NT
@@ -271,7 +274,7 @@ def _recheck(a32, b32, acc0, res, flag, step, group: int = 64) -> np.ndarray:
         rows = urows[g0:g0 + group]
         sub = flag[rows]
         cols = np.nonzero(sub.any(axis=0))[0]
-        r2, f2 = NT.stage_mma(a32[rows], b32[:, cols], acc0[np.ix_(rows, cols)], step)
+        r2, f2 = NT.stage_mma(a32[rows], b32[:, cols], acc0[np.ix_(rows, cols)], step, robust=True)
         blk = sub[:, cols]
         cur = res[np.ix_(rows, cols)]
         res[np.ix_(rows, cols)] = np.where(blk, r2, cur)

@@ -326,11 +326,13 @@ def available() -> bool:
 
 
 def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, threads: int | None = None,
-              col_block: int = 128):
+              col_block: int = 128, robust: bool = False):
     """Run the compiled kernel: returns (acc fp32 values as float64 M x N, flag uint8 M x N).
 
     ``a32`` (M x K) and ``b32`` (K x N) are float32 arrays holding the exact input values (K a multiple of T),
     ``c`` the initial fp32 accumulator values (float64). Flagged elements must be recomputed by the caller.
+    ``robust``: every row through the TwoSum / round-to-odd kernel (flags only three-level cancellation, exact
+    zeros and non-finite values) instead of the faster kernel that flags every inexact binary64 addition.
     """
     fn = _kernel(T)
     if fn is None:
@@ -348,7 +350,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
     nthreads = threads or min(os.cpu_count() or 1, len(jobs))
 
     scalar_fn, _, vector_fn, vector_rows = fn
-    mr = m // VR * VR
+    mr = 0 if robust else m // VR * VR
 
     def work(job):
         j0, j1 = job
@@ -748,3 +750,145 @@ def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, kc: int = 4, chunk: int = 1
         todo = np.concatenate(keep) if keep else todo[:0]
     flag[rows, cols] = False
     flag[rows[todo], cols[todo]] = True
+
+
+# ------------------------------------------------------------------ one product per stage: fp32 FMA lanes
+#
+# With one product per stage ("stage" for tf32, every "sequential" step) the model's step is
+# x' = RN24(x + a*b) with a, b, x fp32 values: exactly IEEE 754's fused multiply-add in binary32 (the product
+# exact, one rounding to nearest even, subnormals kept -- the JIT code runs with the default MXCSR, no FTZ/DAZ --
+# overflow to infinity, and an exact zero sum is -0 only when x and a*b both are -0, IEEE 754 6.3).  So a chain
+# of binary32 FMAs in K order is the model itself, with no exactness test; only non-finite results (whose NaN
+# the hardware writes with its own sign and payload) are flagged for the exact path.  A non-finite value never
+# becomes finite again, so the final value tells.
+
+SV = 8  # floats per vector register (AVX2)
+
+
+def _sir(R: int, V: int) -> str:
+    """Kernel ``@smma_{R}_{V}``: x = fma(a, b, x) in binary32, panels p0..p1 of W = 8V columns, rows i0..i1."""
+    W = SV * V
+    Fv, B1 = f"<{SV} x float>", f"<{SV} x i1>"
+    Z = "zeroinitializer"
+    RV = [(r, v) for r in range(R) for v in range(V)]
+    L = [f"define void @smma_{R}_{V}(float* noalias nocapture readonly %A, float* noalias nocapture readonly %Bp, "
+         "float* noalias nocapture %C, i8* noalias nocapture %F, i64 %N, i64 %K, i64 %i0, i64 %i1, i64 %p0, "
+         "i64 %p1) {",
+         "entry:", f"  %pstride = mul i64 %K, {W}", "  br label %ploop",
+         "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
+         "  br i1 %pcond, label %ppre, label %exit",
+         "ppre:", "  %pb0 = mul i64 %p, %pstride", f"  %pcol = mul i64 %p, {W}",
+         "  %bpan = getelementptr inbounds float, float* %Bp, i64 %pb0", "  br label %iloop",
+         "iloop:", "  %i = phi i64 [%i0, %ppre], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
+         "  br i1 %icond, label %ipre, label %platch", "ipre:"]
+    for r in range(R):
+        L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K",
+              f"  %pa{r} = getelementptr inbounds float, float* %A, i64 %arow{r}",
+              f"  %crow{r} = mul i64 %ir{r}, %N", f"  %cb{r} = add i64 %crow{r}, %pcol"]
+        for v in range(V):
+            L += [f"  %ci{r}_{v} = add i64 %cb{r}, {SV * v}",
+                  f"  %pc{r}_{v} = getelementptr inbounds float, float* %C, i64 %ci{r}_{v}",
+                  f"  %pcv{r}_{v} = bitcast float* %pc{r}_{v} to {Fv}*",
+                  f"  %c0{r}_{v} = load {Fv}, {Fv}* %pcv{r}_{v}, align 4"]
+    L += ["  br label %kloop", "kloop:", "  %k = phi i64 [0, %ipre], [%knext, %kbody]"]
+    for r, v in RV:
+        L.append(f"  %x{r}_{v} = phi {Fv} [%c0{r}_{v}, %ipre], [%h{r}_{v}, %kbody]")
+    L += ["  %kcond = icmp slt i64 %k, %K", "  br i1 %kcond, label %kbody, label %ilatch", "kbody:",
+          f"  %bo = mul i64 %k, {W}"]
+    for v in range(V):
+        L += [f"  %bi{v} = add i64 %bo, {SV * v}",
+              f"  %pbe{v} = getelementptr inbounds float, float* %bpan, i64 %bi{v}",
+              f"  %pbv{v} = bitcast float* %pbe{v} to {Fv}*", f"  %b{v} = load {Fv}, {Fv}* %pbv{v}, align 4"]
+    for r in range(R):
+        L += [f"  %pae{r} = getelementptr inbounds float, float* %pa{r}, i64 %k",
+              f"  %as{r} = load float, float* %pae{r}",
+              f"  %ai{r} = insertelement {Fv} undef, float %as{r}, i32 0",
+              f"  %a{r} = shufflevector {Fv} %ai{r}, {Fv} undef, <{SV} x i32> {Z}"]
+        for v in range(V):
+            L.append(f"  %h{r}_{v} = call {Fv} @llvm.fma.v{SV}f32({Fv} %a{r}, {Fv} %b{v}, {Fv} %x{r}_{v})")
+    L += ["  %knext = add i64 %k, 1", "  br label %kloop", "ilatch:"]
+    inf = _vconst(SV, "float", "0x7FF0000000000000")
+    true = _vconst(SV, "i1", "true")
+    for r, v in RV:
+        u = f"{r}_{v}"
+        L += [f"  store {Fv} %x{u}, {Fv}* %pcv{u}, align 4",
+              f"  %xa{u} = call {Fv} @llvm.fabs.v{SV}f32({Fv} %x{u})", f"  %ok{u} = fcmp olt {Fv} %xa{u}, {inf}",
+              f"  %bad{u} = xor {B1} %ok{u}, {true}", f"  %badb{u} = zext {B1} %bad{u} to <{SV} x i8>",
+              f"  %pf{u} = getelementptr inbounds i8, i8* %F, i64 %ci{u}",
+              f"  %pfv{u} = bitcast i8* %pf{u} to <{SV} x i8>*",
+              f"  store <{SV} x i8> %badb{u}, <{SV} x i8>* %pfv{u}, align 1"]
+    L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
+          "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
+          "exit:", "  ret void", "}"]
+    return "\n".join(L) + "\n"
+
+
+_SDECL = (f"declare <{SV} x float> @llvm.fma.v{SV}f32(<{SV} x float>, <{SV} x float>, <{SV} x float>)\n"
+          f"declare <{SV} x float> @llvm.fabs.v{SV}f32(<{SV} x float>)\n")
+SR, SVN = 6, 2
+
+
+def _fma32_kernel(R: int = SR, V: int = SVN):
+    key = ("fma32", R, V)
+    with _LOCK:
+        if key in _FCACHE:
+            return _FCACHE[key]
+        llvm = _engine()
+        fn = None
+        if llvm is not None:
+            try:
+                import llvmlite.binding as lb
+                if "+fma" not in lb.get_host_cpu_features().flatten().split(","):
+                    raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
+                tm = _STATE["tm"]
+                mod = llvm.parse_assembly(_SDECL + _sir(R, V))
+                mod.triple = tm.triple
+                mod.data_layout = str(tm.target_data)
+                mod.verify()
+                pto = llvm.create_pipeline_tuning_options(speed_level=3)
+                pb = llvm.create_pass_builder(tm, pto)
+                pb.getModulePassManager().run(mod, pb)
+                ee = llvm.create_mcjit_compiler(mod, tm)
+                ee.finalize_object()
+                _STATE["engines"].append(ee)
+                proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
+                fn = proto(ee.get_function_address(f"smma_{R}_{V}"))
+            except Exception as exc:  # pragma: no cover - the binary64 kernels stay usable
+                _STATE["fma32_error"] = repr(exc)
+                fn = None
+        _FCACHE[key] = fn
+        return fn
+
+
+def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int | None = None,
+              R: int = SR, V: int = SVN):
+    """One product per step as binary32 FMAs (see above): returns (acc float32 M x N, flag bool M x N); flagged
+    elements (non-finite results) must be recomputed by the caller. Raises RuntimeError where no FMA kernel."""
+    fn = _fma32_kernel(R, V)
+    if fn is None:
+        raise RuntimeError("fp32 FMA kernel unavailable: " + str(_STATE.get("fma32_error", _STATE.get("error"))))
+    m, k = a32.shape
+    n = b32.shape[1]
+    c = np.asarray(c, dtype=np.float64)
+    if m == 0 or n == 0 or k == 0:
+        return c.astype(np.float32), ~np.isfinite(c)
+    W = SV * V
+    mp, npn = -(-m // R) * R, -(-n // W) * W
+    A = np.zeros((mp, k), dtype=np.float32)
+    A[:m] = a32
+    Bpad = b32 if npn == n else np.concatenate([b32, np.zeros((k, npn - n), dtype=np.float32)], axis=1)
+    Bp = np.ascontiguousarray(np.asarray(Bpad, dtype=np.float32).reshape(k, npn // W, W).transpose(1, 0, 2))
+    C = np.zeros((mp, npn), dtype=np.float32)
+    C[:m, :n] = c  # fp32 values: exact
+    F = np.empty((mp, npn), dtype=np.uint8)
+    panels = npn // W
+    nthreads = threads or min(os.cpu_count() or 1, panels)
+    args = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, F.ctypes.data, npn, k, 0, mp)
+    if nthreads <= 1:
+        fn(*args, 0, panels)
+    else:
+        step = -(-panels // (nthreads * 4))
+        jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
+        with ThreadPoolExecutor(nthreads) as ex:  # ctypes releases the GIL during each call
+            list(ex.map(lambda j: fn(*args, *j), jobs))
+    return C[:m, :n], F[:m, :n].view(bool)
