@@ -91,3 +91,25 @@ def test_errors():
         packing.vnni_pack(np.zeros(8, dtype=np.uint8), 8)
     with pytest.raises(InvalidValue, match="layout"):
         packing.pack_a(np.zeros((4, 4), dtype=np.uint8), 8, layout="diagonal")
+
+
+def test_wide_floats_and_out_of_range_ints_are_refused():
+    with pytest.raises(InvalidValue, match="64 bits wide, not 8"):
+        packing.vnni_pack(np.ones((4, 2)), 8)
+    with pytest.raises(InvalidValue, match="32 bits wide, not 1"):
+        packing.pack(np.ones(32, dtype=np.float32), 1)
+    with pytest.raises(InvalidValue, match="does not fit 8 bits"):
+        packing.vnni_pack(np.full((4, 1), 300), 8)
+    with pytest.raises(InvalidValue, match="bf16 elements are 16 bits wide"):
+        packing.pack(np.ones(4, dtype=ml_dtypes.bfloat16), 8)
+    # both signed and unsigned readings fit: -128..255 for 8 bits
+    assert packing.pack(np.array([-128, 255, 0, 1]), 8).tolist() == [0x01_00_FF_80]
+    # fp4 packs its 4-bit pattern: 1.0 = 0b0010, -1.0 = 0b1010
+    f4 = np.array([1.0, -1.0] * 4, dtype=ml_dtypes.float4_e2m1fn)
+    assert packing.pack(f4, 4).tolist() == [0xA2A2A2A2]
+
+
+def test_unpack_edges():
+    assert packing.unpack(np.uint32(0x0201), 8).tolist() == [1, 2, 0, 0]
+    with pytest.raises(InvalidValue, match="count"):
+        packing.unpack(np.array([1], dtype=np.uint32), 8, count=-1)

@@ -69,3 +69,37 @@ def test_as_dict_is_json_ready():
     for n in SPEC:
         assert n in names
     assert "fp32" in names and "int32" in names
+
+
+def test_convert_64_bit_integers_exactly():
+    # expected values are Python ints, not computed by the code under test
+    assert types.convert([1e19], "u64").tolist() == [10 ** 19]
+    assert types.convert([1e30, -3.0], "u64", saturate=True).tolist() == [2 ** 64 - 1, 0]
+    assert types.convert([np.inf, -np.inf], "s64", saturate=True).tolist() == [2 ** 63 - 1, -2 ** 63]
+    assert types.convert(np.array([2 ** 64 - 1], dtype=np.uint64), "u64").tolist() == [2 ** 64 - 1]
+    assert types.convert([2 ** 70, -5], "u64", saturate=True).tolist() == [2 ** 64 - 1, 0]
+    with pytest.raises(InvalidValue, match="out of range for s64"):
+        types.convert([2.0 ** 63], "s64")  # float(2**63 - 1) == 2**63: the check must be exact
+    with pytest.raises(InvalidValue, match="out of range for u64"):
+        types.convert([2 ** 64], "u64")
+
+
+@pytest.mark.parametrize("bad", [[None], [1 + 2j], ["abc"]])
+@pytest.mark.parametrize("target", ["s8", "bf16", "fp32"])
+def test_convert_refuses_non_numbers(bad, target):
+    with pytest.raises(InvalidValue):
+        types.convert(bad, target)
+
+
+def test_convert_bad_mode_for_integers():
+    with pytest.raises(InvalidValue, match="unknown rounding mode 'bogus'"):
+        types.convert([1.0], "s8", "bogus")
+
+
+def test_large_integers_round_once():
+    # 2**60 + 2**52 + 1 lies just above a bf16 tie; rounding it first to float64 would land on the tie
+    x = 2 ** 60 + 2 ** 52 + 1
+    want = 0x5D81  # 2**60 * (1 + 2**-7): the next bf16 up, by hand
+    assert types.convert(np.array([x], dtype=np.int64), "bf16").view(np.uint16).tolist() == [want]
+    assert types.convert([x], "bf16").view(np.uint16).tolist() == [want]
+    assert types.convert([2 ** 2000], "bf16").view(np.uint16).tolist() == [0x7F80]  # overflow -> +inf

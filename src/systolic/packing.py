@@ -35,19 +35,44 @@ def _check_bits(bits: int) -> int:
 
 
 def raw_bits(values, bits: int) -> np.ndarray:
-    """The low ``bits`` bits of each element as uint32 (floats: their bit pattern; ints: two's complement)."""
+    """The ``bits``-bit pattern of each element as uint32.
+
+    Floats (numpy or ml_dtypes) give their bit pattern and must be exactly ``bits`` wide (convert wider floats
+    with :func:`systolic.types.convert` first: packing the low bits of a float64 would be meaningless).
+    Integers give their two's complement and must fit ``bits`` bits as a signed or an unsigned value.
+    """
     _check_bits(bits)
     a = np.asarray(values)
     if a.dtype.kind == "b":
         a = a.astype(np.uint8)
-    if a.dtype.kind in "fcV" or (a.dtype.kind not in "iu" and a.dtype.itemsize * 8 == bits):
-        # numpy floats and ml_dtypes floats: reinterpret the storage
-        if a.dtype.itemsize * 8 < bits:
-            raise InvalidValue(f"{a.dtype} elements do not have {bits} bits", values={"dtype": str(a.dtype)})
-        u = np.ascontiguousarray(a).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+    if a.dtype.kind == "V" and a.dtype.names is None:
+        from .types import from_dtype
+        et = from_dtype(a.dtype)  # ml_dtypes: bfloat16, float8_*, float4_e2m1fn, int4, uint2, ...
+        if et.is_float:
+            if et.bits != bits:
+                raise InvalidValue(f"{et.name} elements are {et.bits} bits wide, not {bits}",
+                                   rule="a float packs its own bit pattern", values={"dtype": str(a.dtype),
+                                                                                     "bits": bits})
+            u = np.ascontiguousarray(a).view({1: np.uint8, 2: np.uint16}[a.dtype.itemsize])
+            return (u & ((1 << bits) - 1)).astype(np.uint32)
+        a = a.astype(np.int64)
+    if a.dtype.kind == "f":
+        if a.dtype.itemsize * 8 != bits:
+            raise InvalidValue(f"{a.dtype} elements are {a.dtype.itemsize * 8} bits wide, not {bits}",
+                               rule="a float packs its own bit pattern; convert first (systolic.types.convert)",
+                               values={"dtype": str(a.dtype), "bits": bits})
+        u = np.ascontiguousarray(a).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
         return (u & ((1 << bits) - 1)).astype(np.uint32)
     if a.dtype.kind not in "iu":
-        a = a.astype(np.int64)  # ml_dtypes int4/int2 and friends convert to int exactly
+        raise InvalidValue(f"cannot pack {a.dtype} elements", rule="elements are integers or floats",
+                           values={"dtype": str(a.dtype)})
+    if a.size and bits < 64:
+        lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
+        if (a.min() < lo) or (a.max() > hi):
+            bad = a[(a < lo) | (a > hi)].ravel()[0]
+            raise InvalidValue(f"value {int(bad)} does not fit {bits} bits",
+                               rule=f"{bits}-bit elements hold [{lo}, {hi}] (signed or unsigned)",
+                               values={"value": int(bad), "bits": bits})
     return (a.astype(np.int64) & ((1 << bits) - 1)).astype(np.uint32)
 
 
@@ -75,6 +100,11 @@ def unpack(dwords, bits: int, *, signed: bool = False, count: int | None = None)
     d = np.asarray(dwords)
     if d.dtype.kind not in "iu":
         raise InvalidValue("dwords must be an integer array", values={"dtype": str(d.dtype)})
+    if d.ndim == 0:
+        d = d.reshape(1)
+    if count is not None and not 0 <= count <= d.shape[-1] * per:
+        raise InvalidValue("count out of range", rule=f"0 <= count <= {d.shape[-1] * per} elements",
+                           values={"count": count})
     d = d.astype(np.uint64) & np.uint64(0xFFFFFFFF)
     shifts = np.arange(per, dtype=np.uint64) * np.uint64(bits)
     e = ((d[..., None] >> shifts) & np.uint64((1 << bits) - 1)).astype(np.int64)

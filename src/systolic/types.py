@@ -173,20 +173,63 @@ def convert(x, t: str | ElementType, mode: str = "rne", *, saturate: bool = Fals
     return bits.view(et.dtype)
 
 
+_INT_ROUNDING = {"rne": np.rint, "rtz": np.trunc, "rup": np.ceil, "rdn": np.floor}
+
+
 def _convert_int(x, et: ElementType, mode: str, saturate: bool) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64)
-    if np.isnan(a).any():
-        raise InvalidValue(f"NaN has no {et.name} value", values={"type": et.name})
-    r = {"rne": np.rint, "rtz": np.trunc, "rup": np.ceil, "rdn": np.floor}[mode](a)
-    lo, hi = et.min, et.max
-    if saturate:
-        r = np.clip(r, lo, hi)
-    elif ((r < lo) | (r > hi)).any():
-        bad = r[(r < lo) | (r > hi)].ravel()[0]
+    """Round to an integer type; the range check and the cast are exact (64-bit types included)."""
+    if mode not in _INT_ROUNDING:
+        raise InvalidValue(f"unknown rounding mode {mode!r}", rule="rounding modes are " + ", ".join(_INT_ROUNDING),
+                           values={"mode": mode})
+    store = et.dtype if et.dtype is not None else np.dtype(np.int64)
+    lo, hi = int(et.min), int(et.max)
+    a = np.asarray(x)
+    if a.dtype.kind in "iub" or (a.dtype.kind == "O" and all(isinstance(v, int) for v in a.ravel())):
+        ints = a.astype(object) if a.dtype.itemsize >= 8 else a.astype(np.int64)
+        below, above = ints < lo, ints > hi
+        if saturate:
+            ints = np.where(below, lo, np.where(above, hi, ints))
+        elif np.any(below | above):
+            bad = ints[below | above].ravel()[0]
+            raise InvalidValue(f"value out of range for {et.name}", rule=f"{et.name} holds [{lo}, {hi}]",
+                               values={"value": int(bad)})
+        return np.asarray(ints).astype(store)
+    if a.dtype.kind == "O":  # Python numbers, possibly beyond float64's exact range: round each exactly
+        return _convert_int(np.array([_round_exact(v, mode, et) for v in a.ravel()], dtype=object)
+                            .reshape(a.shape).astype(object), et, mode, saturate) if a.size else a.astype(store)
+    from .numerics.rounding import _as_float64
+    f, _ = _as_float64(a)
+    if np.isnan(f).any():
+        raise InvalidValue(f"NaN has no {et.name} value", rule="integer types have no NaN", values={"type": et.name})
+    r = _INT_ROUNDING[mode](f)
+    # hi + 1 and lo are powers of two (or 0): exact in float64, so these comparisons are exact
+    below, above = r < lo, r >= float(hi + 1)
+    if np.any(below | above) and not saturate:
+        bad = r[below | above].ravel()[0]
         raise InvalidValue(f"value out of range for {et.name}", rule=f"{et.name} holds [{lo}, {hi}]",
                            values={"value": float(bad)})
-    store = et.dtype if et.dtype is not None else np.dtype(np.int64)
-    return r.astype(np.int64).astype(store)
+    safe = np.where(below | above, 0.0, r)
+    out = safe.astype(store) if store.kind in "iu" else safe.astype(np.int64).astype(store)
+    if saturate:
+        out = np.where(below, np.asarray(lo).astype(store), np.where(above, np.asarray(hi).astype(store), out))
+    return np.asarray(out).astype(store)
+
+
+def _round_exact(v, mode: str, et: ElementType) -> int:
+    """One Python number rounded to an integer under ``mode``, exactly (inf becomes a value past the range)."""
+    import math
+    from fractions import Fraction
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise InvalidValue("cannot convert a non-number to an integer type", rule="inputs are real numbers",
+                           values={"value": repr(v)[:40], "type": et.name})
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if math.isnan(v):
+        raise InvalidValue(f"NaN has no {et.name} value", rule="integer types have no NaN", values={"type": et.name})
+    if math.isinf(v):
+        return (int(et.max) + 1) if v > 0 else (int(et.min) - 1)
+    q = Fraction(v)
+    return {"rne": round, "rtz": int, "rup": math.ceil, "rdn": math.floor}[mode](q)
 
 
 def round_to_tf32(x, *, ftz: bool = False) -> np.ndarray:

@@ -173,19 +173,47 @@ def _uint_dtype(bits: int) -> np.dtype:
     return np.dtype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[max(8, 1 << (bits - 1).bit_length())])
 
 
-def _as_float64(x) -> np.ndarray:
+_EXACT_INT = 1 << 53  # integers up to this magnitude are exact in float64
+
+
+def _as_float64(x) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The input as float64, plus the integers float64 cannot hold exactly (flat index, value).
+
+    Those few are rounded exactly by :func:`round_fraction` afterwards, so a large integer is rounded once
+    (not first to float64, then again). Complex numbers, strings and non-numbers are refused: a silent
+    NaN or a dropped imaginary part would be a wrong answer.
+    """
     a = np.asarray(x)
-    if a.dtype == np.float64:
-        return a
-    if a.dtype == np.float32:
+    k = a.dtype.kind
+    if k == "f":
         with np.errstate(invalid="ignore"):
-            return a.astype(np.float64)  # exact; NaN payload kept (shifted), sNaN quieted
-    if a.dtype.kind in "fiu" or a.dtype.kind == "V" or a.dtype.kind == "b":
-        return a.astype(np.float64)
-    try:
-        return a.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidValue("cannot convert input to floating point", values={"dtype": str(a.dtype)}) from exc
+            return a.astype(np.float64, copy=False), []  # float32 widens exactly (NaN payload kept)
+    if k == "b":
+        return a.astype(np.float64), []
+    if k in "iu":
+        big = np.flatnonzero((a > _EXACT_INT) | (a < -_EXACT_INT)) if a.dtype.itemsize >= 8 else []
+        return a.astype(np.float64), [(int(i), int(a.flat[i])) for i in big]
+    if k == "V" and a.dtype.names is None:  # ml_dtypes floats and small ints
+        try:
+            return a.astype(np.float64), []
+        except (TypeError, ValueError):
+            pass
+    if k == "O":
+        out = np.empty(a.shape, dtype=np.float64)
+        big = []
+        for i, v in enumerate(a.flat):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise InvalidValue("cannot convert a non-number to floating point",
+                                   rule="inputs are real numbers", values={"index": i, "value": repr(v)[:40]})
+            if isinstance(v, (int, np.integer)) and abs(int(v)) > _EXACT_INT:
+                big.append((i, int(v)))
+                out.flat[i] = 0.0
+            else:
+                out.flat[i] = float(v)
+        return out, big
+    raise InvalidValue(f"cannot convert {a.dtype} values to a float format",
+                       rule="inputs are real numbers (float, int, bool or ml_dtypes arrays)",
+                       values={"dtype": str(a.dtype)})
 
 
 def _rint(v: np.ndarray, mode: str, negative: np.ndarray) -> np.ndarray:
@@ -208,10 +236,17 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
     _check_mode(mode)
     if nan not in ("quiet", "canonical"):
         raise InvalidValue(f"unknown NaN rule {nan!r}", rule="nan is 'quiet' or 'canonical'", values={"nan": nan})
-    a = _as_float64(x)
+    a, big = _as_float64(x)
+    out = _to_bits_f64(a, fmt, mode, saturate, ftz, nan)
+    for i, v in big:  # integers beyond 2**53: round the exact value once
+        out.flat[i] = round_fraction(v, fmt, mode, saturate=saturate, ftz=ftz)
+    return out
+
+
+def _to_bits_f64(a: np.ndarray, fmt: FloatFormat, mode: str, saturate: bool, ftz: bool, nan: str) -> np.ndarray:
     udt = _uint_dtype(fmt.container_bits)
     if fmt == FP64 and mode == "rne" and not ftz:
-        return a.view(np.uint64).copy()
+        return np.ascontiguousarray(a).view(np.uint64).copy()
     with np.errstate(all="ignore"):
         negative = np.signbit(a)
         mag = np.abs(a)
