@@ -266,3 +266,22 @@ def test_fma32_subnormals_signed_zero_and_specials():
     assert np.all(got[1, 1:] == 0x80000000) and got[1, 0] == 0
     # row 2: an infinity: the model's infinity, not a hardware NaN
     assert np.all(got[2] == np.where(b[0] > 0, 0x7F800000, 0xFF800000))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1))
+def test_tf32_rounding_shortcut_equals_element_bits(seed):
+    from systolic.xmx import gemm as G
+    from systolic.xmx import pack as PK
+    rng = np.random.default_rng(seed)
+    u = rng.integers(0, 1 << 32, 4096, dtype=np.uint64).astype(np.uint32)
+    # ties and near-ties at the 13th bit, every exponent including subnormals, the largest finite values
+    low = np.array([0x1000, 0x0FFF, 0x1001, 0x3000, 0x2000, 0x1FFF, 0], dtype=np.uint32)
+    u[:2048] = (u[:2048] & np.uint32(0xFFFFE000)) | low[rng.integers(0, low.size, 2048)]
+    u[:64] = np.uint32(0x7F7FF000) | (u[:64] & np.uint32(0x80000FFF))
+    x = u.view(np.float32)
+    got = G._tf32_rne(x)
+    want = PK.element_bits(x, "tf32").view(np.float32)
+    fin = ~np.isnan(x)
+    np.testing.assert_array_equal(got[fin].view(np.uint32), want[fin].view(np.uint32))
+    assert np.all(np.isnan(got[~fin])) and np.all(np.isnan(want[~fin]))

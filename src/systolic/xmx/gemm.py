@@ -146,6 +146,19 @@ def _sig_bits(p: str) -> int:
     return T.get(p).fmt.man_bits + 1
 
 
+def _tf32_rne(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to tf32 (10 fraction bits) to nearest even, as float32 (equal to
+    ``pack.element_bits(x, "tf32")`` on every finite and infinite value, tested; NaN stays a NaN).
+
+    Adding 0xFFF plus the kept LSB to the bit pattern and clearing the 13 dropped bits is RNE on the magnitude
+    (a carry into the exponent is the correct rounding up, to infinity past the largest finite value); the
+    subnormals share the same bit positions, so they round alike."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    r = (u + np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    r = np.where((u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000), np.uint32(0x7FC00000), r)
+    return r.astype(np.uint32).view(np.float32)
+
+
 def _check_c(c, m, n) -> np.ndarray:
     cv = np.asarray(c)
     if cv.shape != (m, n):
@@ -164,7 +177,9 @@ def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:
     """Exact values of the elements as float32 (every DPAS input format fits: at most 11 significand bits and
     8 exponent bits; tf32: RNE from float32), denormals flushed to signed zeros when the rule says so."""
     t = T.get(p)
-    if p == "tf32":
+    if p == "tf32" and x.dtype == np.float32:
+        v = _tf32_rne(x)
+    elif p == "tf32":
         v = PK.element_bits(x, p).view(np.float32)
     elif x.dtype == t.dtype:
         with np.errstate(invalid="ignore"):
