@@ -306,3 +306,43 @@ def test_fp16_needs_a_cpu_with_amx_fp16():
     from systolic.compiler.tracing import run_eager
     run_eager(k, buffers={"A": A.copy(), "C": C2}, machine=TileMachine("graniterapids"))
     assert np.array_equal(C1, C2) and C1.any()
+
+
+# ------------------------------------------------------------------------------------------ value checks
+def test_eager_api_refuses_values_it_would_otherwise_truncate():
+    buf = (np.arange(256) % 251).astype(np.uint8)
+    for rows, cols in [(-1, 4), (2 ** 20, 4), (2, 65536), (2, -4)]:
+        with pytest.raises(InvalidValue, match="outside 0..65535") as ei:
+            I.Tile(rows, cols)
+        assert ei.value.values["max"] == 65535
+    for bad in (4.9, 4.0, True, "4", None):
+        with pytest.raises(InvalidValue, match="stride must be an integer"):
+            I.tile_loadd(I.Tile(2, 4), I.Ptr(buf), bad)
+        with pytest.raises(InvalidValue, match="stride must be an integer"):
+            I.tile_stored(I.Ptr(buf), bad, I.Tile(2, 4))
+    with pytest.raises(InvalidValue, match="outside"):
+        I.tile_loadd(I.Tile(2, 4), I.Ptr(buf), 2 ** 63)
+    for bad in (1.5, 1.0, "1", False):
+        with pytest.raises(InvalidValue, match="offset must be an integer"):
+            I.Ptr(buf) + bad
+        with pytest.raises(InvalidValue, match="offset must be an integer"):
+            I.Ptr(buf, bad)
+    # integral values of numpy integer types are fine, and the stride really is the one given
+    t = I.Tile(np.int64(2), np.uint16(4))
+    I.tile_loadd(t, I.Ptr(buf) + np.int32(1), np.int64(5))
+    assert t.numpy().tolist() == [buf[1:5].tolist(), buf[6:10].tolist()]
+    # inside trace() a plain int shape is checked the same way
+    with pytest.raises(InvalidValue, match="outside 0..65535"):
+        trace(lambda: I.Tile(-1, 4), name="neg")
+
+
+def test_tile_numpy_refuses_dtypes_that_do_not_fit_a_row():
+    t = I.Tile(2, 6)
+    with pytest.raises(InvalidValue, match="6 bytes does not hold whole int32") as ei:
+        t.numpy(np.int32)
+    assert ei.value.values == {"colsb": 6, "dtype": "int32", "itemsize": 4}
+    with pytest.raises(InvalidValue, match="not a numpy dtype"):
+        t.numpy("nonsense")
+    with pytest.raises(InvalidValue, match="cannot be viewed"):
+        t.numpy(object)
+    assert t.numpy(np.int16).shape == (2, 3) and I.Tile(2, 8).numpy(np.float64).shape == (2, 1)

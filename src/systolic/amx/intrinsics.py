@@ -24,6 +24,12 @@ They run in two ways:
 
 A Tile that was never written holds zeros (the compiler turns an undefined tile reaching a phi into a tilezero).
 
+Values are checked, not truncated: C converts a shape to ``short`` and a stride to ``size_t`` silently (and
+LLVM then truncates the i16 shape to the rows byte of TILECFG), but here a Python int shape must lie in
+0..65535 (an i16 bit pattern read as a count), a stride must be an integer that fits i64 and a pointer offset an
+integer; a float, a bool or a value out of range is an InvalidValue. Inside that range the hardware's own rules
+apply unchanged (``Tile(256, 64)`` stores rows byte 0, exactly as the compiled code does).
+
 >>> import numpy as np
 >>> buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
 >>> a = Tile(8, 32); b = Tile(8, 32); c = Tile(8, 32)
@@ -139,19 +145,35 @@ class Ptr:
         if not isinstance(memory, np.ndarray) or memory.dtype != np.uint8 or memory.ndim != 1:
             raise InvalidValue("Ptr needs a 1-D uint8 numpy array",
                                values={"type": type(memory).__name__, "dtype": str(getattr(memory, "dtype", ""))})
-        self.memory, self.offset = memory, int(offset)
+        self.memory, self.offset = memory, _integer(offset, "offset", _I64)
 
     def __add__(self, k) -> "Ptr":
-        return Ptr(self.memory, self.offset + int(k))
+        return Ptr(self.memory, self.offset + _integer(k, "offset", _I64))
 
     def __repr__(self) -> str:
         return f"Ptr(<{self.memory.size} bytes>, {self.offset})"
 
 
-def _int16(x, what: str) -> int:
+_RULE = "systolic.amx.intrinsics: shapes are 0..65535 (i16), strides and offsets integers that fit i64"
+_U16 = (0, 0xFFFF)
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _integer(x, what: str, bounds: tuple[int, int]) -> int:
+    """``x`` as an int inside ``bounds``; a float, a bool or an out-of-range value is an InvalidValue (C would
+    convert it silently; the Python API refuses it instead)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise InvalidValue(f"{what} must be an integer (or a traced value inside trace())", values={what: repr(x)})
-    return int(x) & 0xFFFF
+        raise InvalidValue(f"{what} must be an integer (or a traced value inside trace()), not "
+                           f"{type(x).__name__} {x!r}", rule=_RULE, values={what: repr(x)})
+    x = int(x)
+    if not bounds[0] <= x <= bounds[1]:
+        raise InvalidValue(f"{what} = {x} is outside {bounds[0]}..{bounds[1]}", rule=_RULE,
+                           values={what: x, "min": bounds[0], "max": bounds[1]})
+    return x
+
+
+def _int16(x, what: str) -> int:
+    return _integer(x, what, _U16)
 
 
 class Tile:
@@ -160,13 +182,15 @@ class Tile:
     def __init__(self, rows, colsb) -> None:
         tr = _tracer()
         object.__setattr__(self, "_frozen", False)
+        # a plain int is checked in both modes (a traced shape is a Scalar, checked when it is traced)
+        rows = rows if tr is not None and not isinstance(rows, (int, np.integer)) else _int16(rows, "rows")
+        colsb = colsb if tr is not None and not isinstance(colsb, (int, np.integer)) else _int16(colsb, "colsb")
         self.rows, self.colsb = rows, colsb
         if tr is not None:
             self.value = None  # the IR value holding the tile (None: never written)
             self.image = None
             tr.register(self)
         else:
-            self.rows, self.colsb = _int16(rows, "rows"), _int16(colsb, "colsb")
             self.image = np.zeros((16, 64), np.uint8)
             self.value = None
         object.__setattr__(self, "_frozen", True)
@@ -178,11 +202,24 @@ class Tile:
         object.__setattr__(self, name, v)
 
     def numpy(self, dtype=np.uint8) -> np.ndarray:
-        """The tile's rows x colsb bytes viewed as ``dtype`` (eager tiles only)."""
+        """The tile's rows x colsb bytes viewed as ``dtype`` (eager tiles only); each row's colsb bytes must
+        hold whole elements of ``dtype`` (else InvalidValue)."""
         if self.image is None:
             raise InvalidValue("a traced tile has no data; run the compiled function instead")
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="Tile.numpy dtype",
+                               values={"dtype": repr(dtype)}) from None
+        if dt.hasobject or dt.itemsize == 0:
+            raise InvalidValue(f"a tile's bytes cannot be viewed as {dt}", rule="Tile.numpy dtype",
+                               values={"dtype": str(dt)})
         r, c = min(self.rows & 0xFF, 16), min(self.colsb, 64)
-        return np.ascontiguousarray(self.image[:r, :c]).view(dtype)
+        if c % dt.itemsize:
+            raise InvalidValue(f"a row of {c} bytes does not hold whole {dt} elements ({dt.itemsize} bytes each)",
+                               rule="Tile.numpy: colsb is a multiple of the dtype's size",
+                               values={"colsb": c, "dtype": str(dt), "itemsize": dt.itemsize})
+        return np.ascontiguousarray(self.image[:r, :c]).view(dt)
 
     def __repr__(self) -> str:
         return f"Tile(rows={self.rows!r}, colsb={self.colsb!r})"
@@ -210,7 +247,7 @@ def _load(dst: Tile, base, stride, stream: bool) -> None:
         tr.tile_load(dst, base, stride, stream)
         return
     p = _ptr(base)
-    stride = int(stride)
+    stride = _integer(stride, "stride", _I64)
     dst.image = eager_load(current_machine(), dst.rows, dst.colsb, p.memory, p.offset, stride, stream)
 
 
@@ -232,7 +269,8 @@ def tile_stored(base, stride, src: Tile) -> None:
         tr.tile_store(base, stride, src)
         return
     p = _ptr(base)
-    eager_store(current_machine(), src.image, src.rows, src.colsb, p.memory, p.offset, int(stride))
+    eager_store(current_machine(), src.image, src.rows, src.colsb, p.memory, p.offset,
+                _integer(stride, "stride", _I64))
 
 
 def tile_zero(dst: Tile) -> None:

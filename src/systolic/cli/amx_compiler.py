@@ -53,10 +53,12 @@ compile_cmd.name = "compile"
 
 def _parse_arg(text: str):
     t = text.strip()
-    if t.startswith("@"):
-        name, _, off = t[1:].partition("+")
-        return (name, int(off, 0) if off else 0)
     try:
+        if t.startswith("@"):
+            name, _, off = t[1:].partition("+")
+            if not name:
+                raise ValueError(text)
+            return (name, int(off, 0) if off else 0)
         return int(t, 0)
     except ValueError:
         raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",

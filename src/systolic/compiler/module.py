@@ -4,7 +4,7 @@ Pipeline, per defined function (each pass its own module; ``snapshots`` keeps th
 
     verify     cfg.verify_ssa         every use dominated by its definition
     shapes     shapes.propagate       shapes to every tile value; the seed's <256 x i32> form -> x86_amx/.internal
-    lower      lower.lower + dce      pseudo tile instructions with shape operands (seed section 7)
+    lower      lower.lower + dce      pseudo tile instructions with shape operands (seed section 7); dead tile phis go
     tileconfig tileconfig.place_config  config slot, ldtilecfg after the shape defs / after calls, tilerelease
     regalloc   regalloc.allocate      8 physical tiles, shape-aware, spills, config filled (seed section 8)
 

@@ -295,6 +295,8 @@ class _Allocator:
 
     def pools(self, reps, cls, iv) -> list[list[int]]:
         n = len(reps)
+        if n == 0:
+            return []  # no tile variable at all (nothing to give registers to)
         if n > NUM_TILES:
             raise CompileError(f"{n} different tile shapes in one configuration; 8 tiles hold at most 8 shapes",
                                location=f"@{self.f.name}", rule=RULE,
@@ -516,7 +518,8 @@ def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
 
 def allocate(module: Module, f: Function) -> dict:
     """Allocate the tiles of ``f`` (after tileconfig.place_config); returns f.meta['regalloc']."""
-    if not f.meta.get("shapes") and not any(i.opcode in PSEUDO for i in f.instructions()):
+    # no tile instruction left (shape propagation may still have recorded shapes): nothing to allocate
+    if not any(i.opcode in PSEUDO or i.opcode == "TILECOPY" for i in f.instructions()):
         f.meta["regalloc"] = {"assign": {}, "shapes": {}, "spilled": [], "copies": 0, "copies_eliminated": 0,
                               "rounds": 0}
         for b in f.blocks:

@@ -250,29 +250,44 @@ class Runner:
                 raise _ub(f"block %{block.name} fell off its end")
 
     def convert_arg(self, p, a):
+        """One argument for parameter ``p``: an int for an integer parameter; for a pointer a global's name or
+        (name, offset) (``@global[+offset]`` on the command line). Anything else is an InvalidValue naming
+        the parameter, never a crash."""
         t = p.type
         if isinstance(t, IntType):
             if isinstance(a, (bool, np.bool_)):
                 a = int(a)
             if not isinstance(a, (int, np.integer)):
-                raise InvalidValue(f"argument %{p.name} ({t}) needs an integer", values={"arg": repr(a)})
+                raise InvalidValue(f"argument %{p.name} ({t}) needs an integer, got {type(a).__name__} {a!r}",
+                                   rule="module.run: integer parameters take an int",
+                                   values={"param": p.name, "type": str(t), "arg": repr(a)})
             a = int(a)
             if not -(1 << t.bits) < a < (1 << t.bits):
                 raise InvalidValue(f"argument %{p.name} = {a} does not fit {t}",
                                    rule="module.run: integer arguments fit their IR type",
-                                   values={"arg": a, "type": str(t)})
+                                   values={"param": p.name, "arg": a, "type": str(t)})
             return _mask(a, t.bits)
         if isinstance(t, PtrType):
             if isinstance(a, Pointer):
                 return a
-            name, off = (a, 0) if isinstance(a, str) else a
+            rule = ("module.run: a pointer argument is a global's name or (name, offset); "
+                    "on the command line @global[+offset]")
+            if isinstance(a, str):
+                name, off = a, 0
+            elif (isinstance(a, (tuple, list)) and len(a) == 2 and isinstance(a[0], str)
+                  and isinstance(a[1], (int, np.integer)) and not isinstance(a[1], (bool, np.bool_))):
+                name, off = a[0], int(a[1])
+            else:
+                raise InvalidValue(f"argument %{p.name} is a pointer; it takes a global's name or (name, offset) "
+                                   f"(@global[+offset] on the command line), not {type(a).__name__} {a!r}",
+                                   rule=rule, values={"param": p.name, "type": str(t), "arg": repr(a)})
             name = name.lstrip("@")
             if name not in self.regions:
-                raise InvalidValue(f"pointer argument names no global: {name!r}",
-                                   rule="module.run: pointer arguments are a global name or (name, offset)",
-                                   values={"arg": repr(a)})
-            return Pointer(self.regions[name], int(off))
-        raise InvalidValue(f"arguments of type {t} are not supported", values={"param": p.name})
+                raise InvalidValue(f"pointer argument %{p.name} names no global: {name!r}", rule=rule,
+                                   values={"param": p.name, "arg": repr(a), "globals": sorted(self.regions)})
+            return Pointer(self.regions[name], off)
+        raise InvalidValue(f"arguments of type {t} are not supported", rule="module.run: int and ptr parameters",
+                           values={"param": p.name, "type": str(t)})
 
     def execute(self, ins: Instr, env: dict):
         op = ins.opcode
