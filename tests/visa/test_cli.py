@@ -126,3 +126,52 @@ def test_vars_shows_the_placement():
     assert rows["B"]["first"] == "r5.0" and rows["D"]["last"] == "r28.63"
     r = invoke("vars", str(EX / "dpas_int8.visa"), "-p", "dg2", "--json")
     assert {x["name"]: x for x in json.loads(r.output)}["A"]["first"] == "r2.0"
+
+
+def test_decode_missing_file_is_one_error_line(capsys, tmp_path):
+    missing = tmp_path / "nonexistent.bin"
+    with pytest.raises(SystemExit) as e:
+        main(["visa", "decode", str(EX / "simd_add.visa"), "--file", str(missing)])
+    assert e.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: cannot read ") and str(missing) in err[0]
+
+
+def test_decode_file_round_trips_encode(tmp_path):
+    # encode -> bytes on disk -> decode --file gives the program's instruction lines back
+    from systolic.visa import asm
+    prog = str(EX / "simd_add.visa")
+    r = invoke("encode", prog, "--output", str(tmp_path / "b.bin"))
+    assert r.exit_code == 0, r.output
+    r = invoke("decode", prog, "--file", str(tmp_path / "b.bin"))
+    assert r.exit_code == 0, r.output
+    p = asm.parse(Path(prog).read_text())
+    assert r.output.splitlines() == [asm.format_instruction(i, p) for i in p.instructions]
+
+
+# ---- Machine arguments the CLI passes through: typed errors, not TypeError/AttributeError
+
+@pytest.mark.parametrize("kw,key", [
+    (dict(em="x"), "em"), (dict(em=1.0), "em"), (dict(em=True), "em"), (dict(em=-1), "em"),
+    (dict(em=1 << 32), "em"), (dict(num_grf="x"), "num_grf"), (dict(num_grf=100), "num_grf"),
+])
+def test_machine_bad_arguments(kw, key):
+    from systolic.errors import InvalidValue
+    from systolic.visa import asm
+    from systolic.visa.interp import Machine
+    p = asm.parse((EX / "simd_add.visa").read_text())
+    with pytest.raises(InvalidValue) as e:
+        Machine(p, "pvc", **kw)
+    assert key in e.value.values
+
+
+def test_machine_needs_a_program_and_takes_numpy_em():
+    from systolic.errors import InvalidValue
+    from systolic.visa import asm
+    from systolic.visa.interp import Machine
+    for bad in (None, "add (M1, 8) X(0,0)<1> X(0,0)<1;1,0> 0x1:d"):
+        with pytest.raises(InvalidValue) as e:
+            Machine(bad, "pvc")
+        assert e.value.values == {"program": type(bad).__name__}
+    p = asm.parse((EX / "simd_add.visa").read_text())
+    assert Machine(p, "pvc", em=np.uint32(0b101)).em[:4] == [1, 0, 1, 0]

@@ -1,8 +1,10 @@
 """DPAS rules: OPS_PER_CHAN, legal combinations, alignment, exec size, DPASW (visa-DPAS.md; IsaVerification.cpp)."""
 
+import ml_dtypes
+import numpy as np
 import pytest
 
-from systolic.errors import IllegalInstruction
+from systolic.errors import IllegalInstruction, InvalidValue, SystolicError
 from systolic.xmx import GRF, dpas, dpasw
 from systolic.xmx.rules import ops_per_chan
 
@@ -16,8 +18,8 @@ def test_ops_per_chan(p1, p2, ops):
     assert ops_per_chan(p1, p2) == ops
 
 
-def _call(platform="pvc", **kw):
-    g = GRF(platform)
+def _call(platform="pvc", grf=None, **kw):
+    g = GRF(platform) if grf is None else grf
     gb = g.grf_bytes
     args = dict(dst=64 * gb, src0=32 * gb, src1=16 * gb, src2=0, dst_type="f", src1_precision="bf",
                 src2_precision="bf", rc=8)
@@ -70,8 +72,34 @@ def test_src2_alignment_follows_the_formula():
 
 
 def test_bf16_dst_row_is_half_a_grf_on_pvc():
-    # Dst/Src0 are packed, exec_size * sizeof(type) per row (G4_IR computeRightBound): 32 bytes for BF
-    _call("pvc", dst_type="bf", src0_type="bf", dst=64 * 64 + 32, src0=32 * 64 + 32)
+    # Dst/Src0 are packed, exec_size * sizeof(type) per row (G4_IR computeRightBound): 32 bytes for BF, so
+    # row r of an rc=8 BF Dst at GRF 64 + 32 bytes lands at byte 64*64 + 32 + 32*r (rows 1, 3, 5, 7 start GRFs
+    # 65..68) and nothing else in the file changes. The operand images are built here from the manual's layout:
+    # Src2 = A row-major; Src1 GRF m, dword i = (B[2m, i], B[2m+1, i]) low half first; Src0 = C rows packed.
+    rng = np.random.default_rng(5)
+    A = rng.integers(-3, 4, (8, 16))
+    B = rng.integers(-3, 4, (16, 16))
+    C = rng.integers(-8, 9, (8, 16))
+    # integers of magnitude <= 16*9 + 8 < 256: exact in bf16 and in fp32 under any rounding of the stages
+    D = [[int(C[r, i]) + sum(int(A[r, k]) * int(B[k, i]) for k in range(16)) for i in range(16)] for r in range(8)]
+
+    def bf16_bytes(x):
+        return np.asarray(x, dtype=np.float64).astype(ml_dtypes.bfloat16).view(np.uint16).astype("<u2").tobytes()
+
+    g = GRF("pvc")
+    g.data[:] = 0xA5                                          # sentinel everywhere
+    g.data[0:8 * 16 * 2] = np.frombuffer(bf16_bytes(A), np.uint8)
+    src1 = np.frombuffer(bf16_bytes(B.reshape(8, 2, 16).transpose(0, 2, 1)), np.uint8)
+    g.data[16 * 64:16 * 64 + src1.size] = src1
+    src0, dst = 32 * 64 + 32, 64 * 64 + 32
+    g.data[src0:src0 + 8 * 32] = np.frombuffer(bf16_bytes(C), np.uint8)
+    before = g.data.copy()
+    _call("pvc", grf=g, dst_type="bf", src0_type="bf", dst=dst, src0=src0)
+    for r in range(8):
+        assert g.data[dst + 32 * r:dst + 32 * (r + 1)].tobytes() == bf16_bytes(D[r]), r
+    changed = np.flatnonzero(g.data != before)
+    assert changed.min() >= dst and changed.max() < dst + 8 * 32
+    assert (g.data[64 * 64:dst] == 0xA5).all()                  # the first half of GRF 64 is untouched
 
 
 def test_dpasw_rules():
@@ -83,3 +111,45 @@ def test_dpasw_rules():
     assert "DPASW" in str(e.value)
     with pytest.raises(IllegalInstruction):
         dpasw(g, pair=None, **kw)
+
+
+# ---- argument validation: numpy integers are integers; bools, floats, strings and non-GRFs are typed errors
+
+@pytest.mark.parametrize("field", ["rc", "sd"])
+@pytest.mark.parametrize("kind", [np.int8, np.int64, np.uint16, int])
+def test_integer_fields_accept_numpy_integers(field, kind):
+    s = _call("pvc", **{field: kind(8)})
+    assert (s.rc, s.sd, s.K) == (8, 8, 16) and type(getattr(s, field)) is int
+    s = _call("pvc", dst=np.int64(64 * 64), src1=np.uint32(16 * 64), exec_size=np.int16(16))
+    assert s.exec_size == 16
+
+
+@pytest.mark.parametrize("field,value", [("rc", True), ("rc", 8.0), ("rc", "8"), ("sd", np.bool_(True)),
+                                         ("exec_size", 16.0), ("dst", True), ("src1", np.float64(1024))])
+def test_integer_fields_reject_bools_floats_strings(field, value):
+    with pytest.raises(IllegalInstruction) as e:
+        _call("pvc", **{field: value})
+    assert e.value.values.get(field) is value
+
+
+def test_dpas_and_dpasw_need_a_grf():
+    kw = dict(dst=0, src0=None, src1=0, src2=0, src1_precision="bf", src2_precision="bf")
+    for bad in (None, np.zeros(8192, np.uint8), "pvc"):
+        with pytest.raises(InvalidValue) as e:
+            dpas(bad, **kw)
+        assert e.value.values == {"grf": type(bad).__name__}
+        with pytest.raises(SystolicError):
+            dpasw(bad, pair=GRF("dg2"), **kw)
+
+
+def test_grf_rejects_non_numeric_values_and_counts():
+    g = GRF("pvc")
+    for bad in (np.array([None]), ["a", "b"], np.array(["2020-01-01"], dtype="datetime64[D]")):
+        with pytest.raises(InvalidValue):
+            g.write(0, bad)
+    assert not g.data.any()
+    for n in ("x", 128.0, True, None.__class__):
+        with pytest.raises(InvalidValue) as e:
+            GRF("pvc", n)
+        assert "num_grf" in e.value.values
+    assert GRF("pvc", np.int32(256)).size == 256 * 64

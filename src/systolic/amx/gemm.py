@@ -99,6 +99,10 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
         raise InvalidValue(f"c must be ({M}, {N}) {cdt}", values={"shape": c.shape, "dtype": str(c.dtype)})
     if method not in ("auto", "numpy", "instructions", "spec"):
         raise InvalidValue("unknown matmul method", rule="auto, numpy, instructions, spec", values={"method": method})
+    if threads is not None and (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
+        raise InvalidValue("threads is a positive integer (or None: up to 8, one per core)",
+                           values={"threads": threads})
     per = 4 if integer else 2                      # elements per dword
     kp = -(-K // per) * per                        # K padded to whole dwords
     if kp != K:

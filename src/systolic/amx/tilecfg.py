@@ -41,6 +41,20 @@ def _as_bytes(b) -> bytes:
     return b
 
 
+def _ints(seq, what: str) -> list[int]:
+    """A list of Python ints from a sequence of integers (numpy integers included; bools, floats, strings not)."""
+    try:
+        items = list(seq)
+    except TypeError:
+        raise InvalidValue(f"{what} must be a sequence of integers", values={what: repr(seq)[:60]}) from None
+    out = []
+    for x in items:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise InvalidValue(f"{what} must hold integers", values={what: repr(seq)[:60], "element": repr(x)})
+        out.append(int(x))
+    return out
+
+
 @dataclass(frozen=True, init=False)
 class TileConfig:
     """TILECFG: palette, start_row, per-tile rows and colsb (bytes per row), and the reserved bytes.
@@ -59,14 +73,25 @@ class TileConfig:
 
     def __init__(self, palette: int = 1, start_row: int = 0, tiles: Mapping[int, tuple[int, int]] | None = None, *,
                  rows=None, colsb=None, reserved: bytes | None = None) -> None:
-        r = [0] * NTILES if rows is None else [int(x) for x in rows]
-        c = [0] * NTILES if colsb is None else [int(x) for x in colsb]
+        r = [0] * NTILES if rows is None else _ints(rows, "rows")
+        c = [0] * NTILES if colsb is None else _ints(colsb, "colsb")
         if len(r) != NTILES or len(c) != NTILES:
             raise InvalidValue("rows and colsb list 8 tiles", values={"rows": len(r), "colsb": len(c)})
-        for t, shape in (tiles or {}).items():
-            if not (isinstance(t, (int, np.integer)) and 0 <= t < NTILES):
+        if tiles is None:
+            tiles = {}
+        if not isinstance(tiles, Mapping):
+            raise InvalidValue("tiles maps a tile number to (rows, colsb), e.g. {0: (16, 64)}",
+                               values={"tiles": repr(tiles)[:60]})
+        for t, shape in tiles.items():
+            if isinstance(t, (bool, np.bool_)) or not (isinstance(t, (int, np.integer)) and 0 <= t < NTILES):
                 raise InvalidValue("tile numbers are 0-7", values={"tile": t})
-            r[t], c[t] = int(shape[0]), int(shape[1])
+            pair = _ints(shape, f"tiles[{t}]")
+            if len(pair) != 2:
+                raise InvalidValue("a tile shape is (rows, colsb)", values={"tile": int(t), "shape": repr(shape)})
+            r[t], c[t] = pair
+        for name, v in (("palette", palette), ("start_row", start_row)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise InvalidValue(f"{name} must be an integer (one byte)", values={name: v})
         nres = sum(e - s for s, e in RESERVED_RANGES)
         res = bytes(nres) if reserved is None else bytes(reserved)
         if len(res) != nres:

@@ -37,6 +37,10 @@ def tilecfg(hex_image, cpu, as_json):
     from ..amx.tilecfg import TileConfig, check_ldtilecfg
     from ..errors import InvalidValue
     text = "".join(hex_image.split()).removeprefix("0x")
+    if len(text) != 128:
+        # checked before the digits: an odd count is a length error, not a "not hexadecimal" one
+        raise InvalidValue("the TILECFG image is 64 bytes = 128 hex digits",
+                           rule="SDM LDTILECFG: m512 operand (64 bytes)", values={"hex_digits": len(text)})
     try:
         raw = bytes.fromhex(text)
     except ValueError:

@@ -114,7 +114,10 @@ def decode_cmd(prog, hexbytes, binfile):
     from ..visa import asm, encoding
     p = asm.parse(_read(prog), source=prog)
     if binfile:
-        data = Path(binfile).read_bytes()
+        try:
+            data = Path(binfile).read_bytes()
+        except OSError as e:
+            raise InvalidValue(f"cannot read {binfile}: {e.strerror}", values={"path": binfile}) from None
     elif hexbytes:
         try:
             data = bytes.fromhex(hexbytes.replace(" ", ""))

@@ -69,19 +69,26 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
     from ..xmx import pack as PK
     from ..xmx.kernels import dpas_fast
     from ..xmx.models import get_model
-    rng = np.random.default_rng(seed)
+    from ..xmx.rules import canonical_precision, check, ops_per_chan, precision_class
+    from .. import types as T
+    from ..errors import InvalidValue
+    if seed < 0:
+        raise InvalidValue("--seed must be a non-negative integer", rule="numpy SeedSequence takes entropy >= 0",
+                           values={"seed": seed})
     g = GRF(platform)
     P = g.platform
-    a_p = src2_precision or precision
-    from ..xmx.rules import ops_per_chan, canonical_precision, precision_class
-    p1, p2 = canonical_precision(precision), canonical_precision(a_p)
+    gb = g.grf_bytes
+    p1, p2 = canonical_precision(precision), canonical_precision(src2_precision or precision)
+    is_int = precision_class(p1) == "int"
+    dt = dst_type or ("d" if is_int else "f")
+    # every DPAS rule (rc 1..8, legal types, precisions on this platform) before any operand is built
+    check(P, exec_size=None, sd=8, rc=rc, dst_type=dt, src0_type=None, src1_precision=p1, src2_precision=p2,
+          dst=96 * gb, src0=None if null_src0 else 64 * gb, src1=32 * gb, src2=0)
+    rng = np.random.default_rng(seed)
     k = 8 * ops_per_chan(p1, p2)
     n = P.exec_size
     a, p2 = _random_logical(rng, p2, (rc, k))
     b, p1 = _random_logical(rng, p1, (k, n))
-    is_int = precision_class(p1) == "int"
-    dt = dst_type or ("d" if is_int else "f")
-    from .. import types as T
     acc_t = T.get(dt).name
     c = None if null_src0 else (rng.integers(-1000, 1000, (rc, n)) if is_int else rng.standard_normal((rc, n)))
     gb = g.grf_bytes
@@ -108,6 +115,49 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
         con.print("D =", np.array(out["D"]))
 
 
+def _load_npy(path: str, what: str):
+    """np.load without pickles; unreadable or malformed files become InvalidValue."""
+    from ..errors import InvalidValue
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InvalidValue(f"cannot load {what} from {path}: {e}", values={"file": path}) from None
+
+
+def _with_dtype(x: np.ndarray, type_name: str | None, what: str) -> np.ndarray:
+    """Apply ``--a-dtype``/``--b-dtype``.
+
+    np.save writes ml_dtypes arrays (bfloat16, int4, float8_*, ...) as raw void data (``|V2``, ``|V1``), which
+    np.load cannot type. The named systolic type reinterprets those bytes when the item sizes agree. Nothing is
+    guessed: void data without a type is an error, and a typed array must already have the named dtype.
+    """
+    from .. import types as T
+    from ..errors import InvalidValue
+    if type_name is None:
+        if x.dtype.kind == "V":
+            raise InvalidValue(f"{what} holds untyped {x.dtype.itemsize}-byte elements (dtype {x.dtype.str}): "
+                               f"np.save stores ml_dtypes arrays this way; name the type with --{what.lower()}-dtype",
+                               rule="--a-dtype/--b-dtype: bf16 fp16 bf8 hf8 e2m1 s8 u8 s4 u4 s2 u2",
+                               values={"operand": what, "dtype": x.dtype.str})
+        return x
+    t = T.get(type_name)
+    want = t.dtype
+    if want is None:
+        raise InvalidValue(f"{t.name} has no numpy dtype to read {what} as (tf32: float32 data and --precision tf32)",
+                           values={"operand": what, "type": t.name})
+    if x.dtype == want:
+        return x
+    if x.dtype.kind != "V":
+        raise InvalidValue(f"{what} has dtype {x.dtype}, not {want}: --{what.lower()}-dtype only types raw "
+                           "(void) data and converts nothing", values={"operand": what, "dtype": str(x.dtype),
+                                                                       "type": t.name})
+    if x.dtype.itemsize != want.itemsize or x.dtype.fields is not None:
+        raise InvalidValue(f"{what}'s {x.dtype.itemsize}-byte elements cannot be {t.name} "
+                           f"({want.itemsize}-byte elements)",
+                           values={"operand": what, "dtype": x.dtype.str, "type": t.name})
+    return np.ascontiguousarray(x).view(want)
+
+
 @group.command("gemm")
 @click.argument("a_file", type=click.Path(exists=True, dir_okay=False))
 @click.argument("b_file", type=click.Path(exists=True, dir_okay=False))
@@ -115,14 +165,20 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
 @click.option("--platform", default="pvc", show_default=True)
 @click.option("--model", default="stage", show_default=True)
 @click.option("--precision", default=None, help="tf32 for float32 inputs.")
+@click.option("--a-dtype", default=None,
+              help="Element type of A's file when np.save stored it untyped (ml_dtypes: bf16, s4, hf8, ...).")
+@click.option("--b-dtype", default=None, help="Element type of B's file (as --a-dtype).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write D to this .npy file.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (and D when small).")
-def gemm_cmd(a_file, b_file, c_file, platform, model, precision, out_file, as_json):
-    """D = C + A @ B as chained DPAS tiles, on .npy files (A: M x K, B: K x N, ml_dtypes dtypes)."""
+def gemm_cmd(a_file, b_file, c_file, platform, model, precision, a_dtype, b_dtype, out_file, as_json):
+    """D = C + A @ B as chained DPAS tiles, on .npy files (A: M x K, B: K x N, ml_dtypes dtypes).
+
+    np.save stores ml_dtypes arrays (bfloat16, int4, fp8...) untyped; give their types with --a-dtype/--b-dtype.
+    """
     from ..xmx import matmul
-    a = np.load(a_file, allow_pickle=False)
-    b = np.load(b_file, allow_pickle=False)
-    c = np.load(c_file, allow_pickle=False) if c_file else None
+    a = _with_dtype(_load_npy(a_file, "A"), a_dtype, "A")
+    b = _with_dtype(_load_npy(b_file, "B"), b_dtype, "B")
+    c = _load_npy(c_file, "C") if c_file else None
     d = matmul(a, b, c, platform=platform, model=model, precision=precision)
     if out_file:
         np.save(out_file, d)

@@ -51,6 +51,11 @@ class Machine:
     def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
                  fast_dpas: bool = False, fast_alu: bool = False, two_grf_rule: str = "spec"):
+        if not isinstance(program, Program):
+            raise InvalidValue("Machine runs a parsed vISA program (systolic.visa.asm.parse)",
+                               values={"program": type(program).__name__})
+        if isinstance(em, (bool, np.bool_)) or not isinstance(em, (int, np.integer)):
+            raise InvalidValue("EM is a 32-bit integer mask", values={"em": em})
         self.prog = program
         self.platform = get_platform(platform)
         self.grf = GRF(self.platform, num_grf)
@@ -59,7 +64,7 @@ class Machine:
         self.pred = {p.id: [0] * p.num_elts for p in program.predicate}
         if not 0 <= em <= 0xFFFFFFFF:
             raise InvalidValue("EM is a 32-bit mask", values={"em": em})
-        self.em = [(em >> i) & 1 for i in range(32)]
+        self.em = [(int(em) >> i) & 1 for i in range(32)]
         self.model = model
         self.dpas_model = dpas_model
         self.pair = pair

@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import types as T
-from ..errors import IllegalInstruction
+from ..errors import IllegalInstruction, InvalidValue
 from ..numerics.formats import FP32
 from ..numerics.rounding import decode, round_fraction
 from . import models as M
@@ -36,11 +36,34 @@ __all__ = ["dpas", "dpasw", "element_value", "fp32_to_acc_bits"]
 def _index(x, what):
     if x is None:
         return None
+    if isinstance(x, (bool, np.bool_)):
+        raise IllegalInstruction(f"DPAS {what} must be an integer byte offset", rule="raw operand = variable + offset",
+                                 values={what: x})
     try:
         return operator.index(x)
     except TypeError:
         raise IllegalInstruction(f"DPAS {what} must be an integer byte offset", rule="raw operand = variable + offset",
                                  values={what: x}) from None
+
+
+def int_field(v, name: str, op: str = "DPAS") -> int:
+    """An integer instruction field (sd, rc, exec_size): a Python or numpy integer; bools, floats, strings
+    and None are rejected (a bool is not a count, and a float would be truncated silently)."""
+    if not isinstance(v, (bool, np.bool_)):
+        try:
+            return operator.index(v)
+        except TypeError:
+            pass
+    raise IllegalInstruction(f"{op} {name} must be an integer", rule=f"visa-DPAS.md: {name} is an integer field",
+                             values={name: v})
+
+
+def _grf(grf, what: str = "grf") -> GRF:
+    if not isinstance(grf, GRF):
+        raise InvalidValue(f"DPAS needs a systolic.xmx.GRF register file as {what}",
+                           rule="DPAS operands are byte offsets into one thread's GRF",
+                           values={what: type(grf).__name__})
+    return grf
 
 
 def element_value(bits: int, precision: str, *, flush: bool = False):
@@ -179,6 +202,9 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
     DPAS only; default the platform's). Returns the validated shape.
     Source: visa-DPAS.md "Semantics".
     """
+    grf = _grf(grf)
+    sd, rc = int_field(sd, "sd"), int_field(rc, "rc")
+    exec_size = None if exec_size is None else int_field(exec_size, "exec_size")
     P = get_platform(platform) if platform is not None else grf.platform
     if P.grf_bytes != grf.grf_bytes:
         raise IllegalInstruction("platform and register file disagree on the GRF size",
@@ -211,6 +237,9 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
     A (Src2) is shared: its first NGrf_EU0 GRFs come from EU0's Src2, the rest
     from EU1's Src2 (DPASW.md "Semantics"). XeHP only; Dst/Src0 D, UD or F.
     """
+    grf = _grf(grf)
+    sd, rc = int_field(sd, "sd", "DPASW"), int_field(rc, "rc", "DPASW")
+    exec_size = None if exec_size is None else int_field(exec_size, "exec_size", "DPASW")
     P = get_platform(platform) if platform is not None else grf.platform
     if not isinstance(pair, GRF) or pair.grf_bytes != grf.grf_bytes:
         raise IllegalInstruction("DPASW needs the register file of the paired EU",

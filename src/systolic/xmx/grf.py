@@ -30,12 +30,16 @@ class GRF:
     def __init__(self, platform: str | Platform | None = "pvc", num_grf: int | None = None,
                  data: np.ndarray | None = None) -> None:
         self.platform = get_platform(platform)
-        n = self.platform.num_grf if num_grf is None else int(num_grf)
+        n = self.platform.num_grf if num_grf is None else num_grf
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise InvalidValue("num_grf must be an integer register count",
+                               rule=f"{self.platform.name} GRF modes: {self.platform.grf_modes}",
+                               values={"num_grf": n})
         if n not in self.platform.grf_modes:
             raise InvalidValue(f"{self.platform.name} has no {n}-register GRF mode",
                                rule=f"{self.platform.name} GRF modes: {self.platform.grf_modes}",
                                values={"num_grf": n})
-        self.num_grf = n
+        self.num_grf = n = int(n)
         self.grf_bytes = self.platform.grf_bytes
         if data is None:
             self.data = np.zeros(n * self.grf_bytes, dtype=np.uint8)
@@ -74,7 +78,14 @@ class GRF:
 
     def write(self, offset: int, values) -> None:
         """Store the bytes of ``values`` (any numpy dtype, little-endian) at byte ``offset``."""
-        a = np.ascontiguousarray(values)
+        try:
+            a = np.ascontiguousarray(values)
+        except (TypeError, ValueError) as e:
+            raise InvalidValue(f"cannot store these values in the GRF: {e}", values={"offset": offset}) from None
+        if a.dtype.hasobject or a.dtype.kind in "OUSMm":
+            # objects, strings and dates have no register image (ml_dtypes floats are kind V and are fine)
+            raise InvalidValue("GRF values must be numbers (a numeric numpy or ml_dtypes array)",
+                               rule="registers hold raw bits of numeric elements", values={"dtype": str(a.dtype)})
         if a.dtype.byteorder == ">":
             a = a.astype(a.dtype.newbyteorder("<"))
         raw = a.reshape(-1).view(np.uint8)
