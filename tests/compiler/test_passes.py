@@ -465,3 +465,13 @@ entry:
         if name.startswith("a"):
             rows = 8 if int(name[1:]) % 2 else 16
             assert str(by_reg[reg]) == f"({rows}, 64)"
+
+
+def test_pools_of_a_function_without_tile_variables_are_empty():
+    # the allocator is never left with zero shape classes by the pipeline (no tile instruction: allocate
+    # returns early), but the pool sizing must not fail on it either
+    from systolic.compiler.regalloc import _Allocator
+    m, f = pipeline("define void @f() {\nentry:\n  ret void\n}", upto="tileconfig")
+    f.meta["shapes"] = {}
+    assert _Allocator(m, f).pools([], {}, {}) == []
+    assert allocate(m, f)["assign"] == {}

@@ -163,8 +163,9 @@ def _integer(x, what: str, bounds: tuple[int, int]) -> int:
     """``x`` as an int inside ``bounds``; a float, a bool or an out-of-range value is an InvalidValue (C would
     convert it silently; the Python API refuses it instead)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise InvalidValue(f"{what} must be an integer (or a traced value inside trace()), not "
-                           f"{type(x).__name__} {x!r}", rule=_RULE, values={what: repr(x)})
+        also = "" if what == "offset" else " (or a traced value inside trace())"
+        raise InvalidValue(f"{what} must be an integer{also}, not {type(x).__name__} {x!r}", rule=_RULE,
+                           values={what: repr(x)})
     x = int(x)
     if not bounds[0] <= x <= bounds[1]:
         raise InvalidValue(f"{what} = {x} is outside {bounds[0]}..{bounds[1]}", rule=_RULE,
