@@ -203,36 +203,32 @@ class TileMachine:
         self._load("tileloaddt1", tmm, memory, base, stride)
 
     def _load(self, mnemonic, tmm, memory, base, stride) -> None:
-        t, memory, base, stride = self._transfer_checks(mnemonic, tmm, memory, base, stride)
-        fault = self._first_fault(t, memory, base, stride)
-        if fault is not None:
-            row, addr = fault
-            rows, colsb = self.config.shape(t)
-            # rows start_row ... row-1 arrive (and rows from start_row up are zeroed first), then the fault
-            kernels.tileload(self.tiles[t], memory, base, stride, row, colsb, self.config.start_row)
-            self.config = self.config.with_start_row(row)
-            raise MemoryFault(f"{mnemonic.upper()} tmm{t}: row {row} is outside memory", address=addr, row=row,
-                              rule="memory operand inside the memory image (start_row keeps the faulting row)",
-                              values={"base": base, "stride": stride, "colsb": colsb, "memory_size": memory.size})
-        self.backend.tileload(self, t, memory, base, stride)
-        self._zero_tilecfg_start()
+        self._transfer(mnemonic, tmm, memory, base, stride, kernels.tileload, self.backend.tileload)
 
     def tilestored(self, tmm: int, memory, base: int, stride: int) -> None:
         """TILESTORED [base + index*scale], tmm: colsb bytes of each row to ``base + r*stride``."""
-        mnemonic = "tilestored"
+        self._transfer("tilestored", tmm, memory, base, stride, kernels.tilestore, self.backend.tilestore)
+
+    def _transfer(self, mnemonic, tmm, memory, base, stride, partial, execute) -> None:
+        """A tile load or store, restartable (SDM vol. 2 TILELOADD/TILESTORED).
+
+        A memory fault at row ``row`` leaves rows start_row ... row-1 transferred (a load zeroes the rows
+        from start_row up first) and start_row = row, so executing again resumes; ``partial`` is the
+        emulator's data movement for that part, ``execute`` the backend's whole instruction.
+        """
         t, memory, base, stride = self._transfer_checks(mnemonic, tmm, memory, base, stride)
-        if not memory.flags.writeable:
+        if mnemonic == "tilestored" and not memory.flags.writeable:
             raise InvalidValue("TILESTORED needs writable memory", values={"writeable": False})
         fault = self._first_fault(t, memory, base, stride)
         if fault is not None:
             row, addr = fault
             rows, colsb = self.config.shape(t)
-            kernels.tilestore(self.tiles[t], memory, base, stride, row, colsb, self.config.start_row)
+            partial(self.tiles[t], memory, base, stride, row, colsb, self.config.start_row)
             self.config = self.config.with_start_row(row)
-            raise MemoryFault(f"TILESTORED tmm{t}: row {row} is outside memory", address=addr, row=row,
+            raise MemoryFault(f"{mnemonic.upper()} tmm{t}: row {row} is outside memory", address=addr, row=row,
                               rule="memory operand inside the memory image (start_row keeps the faulting row)",
                               values={"base": base, "stride": stride, "colsb": colsb, "memory_size": memory.size})
-        self.backend.tilestore(self, t, memory, base, stride)
+        execute(self, t, memory, base, stride)
         self._zero_tilecfg_start()
 
     def tilezero(self, tmm: int) -> None:
