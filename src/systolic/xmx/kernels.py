@@ -244,7 +244,7 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
                 res = np.array(res, dtype=np.float32)
                 flag = _recheck(a32, b32, acc0, res, flag, step)
         bits = np.ascontiguousarray(res, dtype=np.float32).view(np.uint32)
-        rows, cols = np.nonzero(flag)
+        rows, cols = np.nonzero(flag) if flag.any() else (np.zeros(0, dtype=np.intp),) * 2
         # recompute flagged elements in chunks (bounded temporaries even when every element is flagged)
         chunk = max(1, (1 << 22) // max(1, k))
         for s0 in range(0, rows.size, chunk):

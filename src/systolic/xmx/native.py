@@ -588,16 +588,17 @@ def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
 
 
 def _line_stats(x: np.ndarray, sig_bits: int, axis: int):
-    """Per row (axis=1) or column (axis=0): the exponent L such that every element is a multiple of 2**L
-    (elements have at most ``sig_bits`` significant bits: |v| >= 2**e implies v is a multiple of 2**(e+1-sig)),
-    and the largest magnitude. All-zero lines get a huge L; non-finite elements make the maximum inf/NaN."""
-    ax = np.abs(x)
-    with np.errstate(invalid="ignore"):
-        mn = np.where(ax == 0, np.inf, ax).min(axis=axis)
-        mx = ax.max(axis=axis)
-    e = np.frexp(np.where(np.isfinite(mn), mn, 1.0))[1].astype(np.int64)  # mn = f * 2**e, 0.5 <= f < 1
-    lsb = np.where(np.isfinite(mn), e - sig_bits, _BIG)
-    return lsb, mx.astype(np.float64)
+    """Per line along ``axis`` of a float32 array: the exponent L such that every element is a multiple of
+    2**L, and the largest magnitude (float64). L is _elem_lsb's bound for the smallest nonzero magnitude (the
+    bound grows with the magnitude, so it holds for the whole line); all-zero lines get _BIG; a NaN or an
+    infinity makes the maximum NaN or infinite. Works on the bit patterns: nonnegative floats order like their
+    bits, and (bits - 1) wraps zeros to the largest value, out of the minimum's way."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & np.uint32(0x7FFFFFFF)
+    low = (u - np.uint32(1)).min(axis=axis) + np.uint32(1)  # 0: every element was zero
+    top = u.max(axis=axis)
+    E = (low >> np.uint32(23)).astype(np.int64)
+    lsb = np.where(low == 0, _BIG, np.maximum(E, 1) - 126 - sig_bits)
+    return lsb, top.view(np.float32).astype(np.float64)
 
 
 #: K elements per chunk of the kernel's test (statistics of A and B per chunk: a tiny element lowers L only for
@@ -645,16 +646,38 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         return c.astype(np.float32), ~np.isfinite(c)
     W = FV * V
     mp, npn = -(-m // R) * R, -(-n // W) * W
-    A = np.empty((mp, k))
-    A[:m] = a32
-    A[m:] = 0
-    Bp = np.empty((npn // W, k, W))
-    if npn == n:
-        Bp[:] = b32.reshape(k, npn // W, W).transpose(1, 0, 2)
-    else:
-        Bpad = np.zeros((k, npn))
-        Bpad[:, :n] = b32
-        Bp[:] = Bpad.reshape(k, npn // W, W).transpose(1, 0, 2)
+    kc = KC if k % KC == 0 and KC % (T * S) == 0 else k
+    nch = k // kc
+    panels = npn // W
+    nthreads = threads or min(os.cpu_count() or 1, panels)
+    out = {}
+
+    def prep_a():  # A widened to binary64, and its per-chunk statistics
+        A = np.empty((mp, k))
+        A[:m] = a32
+        A[m:] = 0
+        la, ma = _line_stats(a32.reshape(m, nch, kc), sig_bits[0], 2)  # M x nch
+        RAC = np.zeros((mp, nch))
+        RAC[:m] = np.ldexp(1.0, (51 + np.clip(la, -_BIG, _BIG)).astype(np.int32))
+        MAC = np.zeros((mp, nch))
+        MAC[:m] = S * T * ma
+        out.update(A=A, ma=ma, RAC=RAC, MAC=MAC)
+
+    def prep_b():  # B packed into panels of W columns, and its per-chunk statistics
+        Bp = np.empty((panels, k, W))
+        if npn == n:
+            Bp[:] = b32.reshape(k, panels, W).transpose(1, 0, 2)
+        else:
+            Bpad = np.zeros((k, npn))
+            Bpad[:, :n] = b32
+            Bp[:] = Bpad.reshape(k, panels, W).transpose(1, 0, 2)
+        lb, mb = _line_stats(b32.reshape(nch, kc, n), sig_bits[1], 1)  # nch x N
+        RBC = np.zeros((nch, npn))
+        RBC[:, :n] = np.ldexp(1.0, np.clip(lb, -_BIG, _BIG).astype(np.int32))
+        MBC = np.zeros((nch, npn))
+        MBC[:, :n] = mb
+        out.update(Bp=Bp, mb=mb, RBC=RBC, MBC=MBC)
+
     if mp == m and npn == n:
         C = c.astype(np.float32, order="C")  # fp32 values: exact
     else:
@@ -662,33 +685,25 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         C[:m, :n] = c
     MX = np.empty((mp, npn), dtype=np.float32)
     F = np.empty((mp, npn), dtype=np.uint8)
-    kc = KC if k % KC == 0 and KC % (T * S) == 0 else k
-    nch = k // kc
-    la, ma = _line_stats(a32.reshape(m, nch, kc), sig_bits[0], 2)  # M x nch
-    lb, mb = _line_stats(b32.reshape(nch, kc, n), sig_bits[1], 1)  # nch x N
-    RAC = np.zeros((mp, nch))
-    RAC[:m] = np.ldexp(1.0, (51 + np.clip(la, -_BIG, _BIG)).astype(np.int32))
-    MAC = np.zeros((mp, nch))
-    MAC[:m] = S * T * ma
-    RBC = np.zeros((nch, npn))
-    RBC[:, :n] = np.ldexp(1.0, np.clip(lb, -_BIG, _BIG).astype(np.int32))
-    MBC = np.zeros((nch, npn))
-    MBC[:, :n] = mb
-    panels = npn // W
-    nthreads = threads or min(os.cpu_count() or 1, panels)
     ptr = lambda x: x.ctypes.data  # noqa: E731
-    head = (ptr(A), ptr(Bp), ptr(C), ptr(MX), npn, k, 0, mp)
-    tail = (ptr(RAC), ptr(MAC), ptr(RBC), ptr(MBC), ptr(F), kc)
     if nthreads <= 1:
-        fn(*head, 0, panels, *tail)
-    else:
-        step = -(-panels // (nthreads * 4))
-        jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
-        with ThreadPoolExecutor(nthreads) as ex:  # ctypes releases the GIL during each call
+        prep_a()
+        prep_b()
+    with ThreadPoolExecutor(max(1, nthreads)) as ex:  # numpy and ctypes release the GIL in the long parts
+        if nthreads > 1:
+            list(ex.map(lambda f: f(), (prep_a, prep_b)))
+        head = (ptr(out["A"]), ptr(out["Bp"]), ptr(C), ptr(MX), npn, k, 0, mp)
+        tail = (ptr(out["RAC"]), ptr(out["MAC"]), ptr(out["RBC"]), ptr(out["MBC"]), ptr(F), kc)
+        if nthreads <= 1:
+            fn(*head, 0, panels, *tail)
+        else:
+            step = -(-panels // (nthreads * 4))
+            jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
             list(ex.map(lambda j: fn(*head, *j, *tail), jobs))
+    ma, mb = out["ma"], out["mb"]
     acc, mx, flag = C[:m, :n], MX[:m, :n], F[:m, :n].view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
-        if np.any(c != 0):  # C's own granularity: |x| + T*P <= 2**(52+Lc) as well
+        if np.any(c != 0):  # C's own granularity: (|x| + S*T*P) * _GROW <= 2**(53+Lc) as well
             ac = np.abs(c)
             lc = np.frexp(np.where(np.isfinite(ac), ac, 1.0))[1].astype(np.int64) - 24  # C is an fp32 value
             lc = np.where(ac == 0, _BIG, np.clip(lc, -_BIG, _BIG)).astype(np.int32)
