@@ -230,10 +230,11 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
         fast = None
         if native != "checked":
             try:
+                c_in = None if c is None else acc0
                 if step == 1:  # one product per step: the model is a binary32 FMA chain (native.py)
-                    fast = NT.fma32_mma(a32, b32, acc0)
+                    fast = NT.fma32_mma(a32, b32, c_in)
                 else:
-                    fast = NT.fast_mma(a32, b32, acc0, step, sig_bits=sig_bits)
+                    fast = NT.fast_mma(a32, b32, c_in, step, sig_bits=sig_bits)
             except RuntimeError:  # the kernel failed to build here: the checked one is exact too
                 fast = None
         if fast is None:

@@ -627,7 +627,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
              threads: int | None = None, R: int = FR, V: int = FVN, S: int | None = None):
     """Run the unchecked kernel and the proof's test: returns (acc float32 M x N, flag bool M x N).
 
-    ``c``: the fp32 values of C (float64). Flagged elements are not proven (see the proof above) and must be
+    ``c``: the fp32 values of C (float64), or None for +0. Flagged elements are not proven (see the proof above) and must be
     recomputed by the caller; the others are the model's results. ``sig_bits``: a true bound on the significant
     bits of A's and B's elements (24 for any float32 value; 8 for bf16, 11 for fp16 and tf32, ...).
 
@@ -641,7 +641,8 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     if fn is None:
         raise RuntimeError("native kernel unavailable: " + str(_STATE.get("fast_error", _STATE.get("error"))))
     n = b32.shape[1]
-    c = np.asarray(c, dtype=np.float64)
+    zero_c = c is None  # C = +0 everywhere: no conversion, no test of C's granularity
+    c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
     W = FV * V
@@ -678,7 +679,9 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         MBC[:, :n] = mb
         out.update(Bp=Bp, mb=mb, RBC=RBC, MBC=MBC)
 
-    if mp == m and npn == n:
+    if zero_c:
+        C = np.zeros((mp, npn), dtype=np.float32)
+    elif mp == m and npn == n:
         C = c.astype(np.float32, order="C")  # fp32 values: exact
     else:
         C = np.zeros((mp, npn), dtype=np.float32)
@@ -703,7 +706,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     ma, mb = out["ma"], out["mb"]
     acc, mx, flag = C[:m, :n], MX[:m, :n], F[:m, :n].view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
-        if np.any(c != 0):  # C's own granularity: (|x| + S*T*P) * _GROW <= 2**(53+Lc) as well
+        if not zero_c and np.any(c != 0):  # C's own granularity: (|x| + S*T*P) * _GROW <= 2**(53+Lc) as well
             ac = np.abs(c)
             lc = np.frexp(np.where(np.isfinite(ac), ac, 1.0))[1].astype(np.int64) - 24  # C is an fp32 value
             lc = np.where(ac == 0, _BIG, np.clip(lc, -_BIG, _BIG)).astype(np.int32)
@@ -884,7 +887,8 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
         raise RuntimeError("fp32 FMA kernel unavailable: " + str(_STATE.get("fma32_error", _STATE.get("error"))))
     m, k = a32.shape
     n = b32.shape[1]
-    c = np.asarray(c, dtype=np.float64)
+    zero_c = c is None
+    c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
     W = SV * V
@@ -894,7 +898,8 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
     Bpad = b32 if npn == n else np.concatenate([b32, np.zeros((k, npn - n), dtype=np.float32)], axis=1)
     Bp = np.ascontiguousarray(np.asarray(Bpad, dtype=np.float32).reshape(k, npn // W, W).transpose(1, 0, 2))
     C = np.zeros((mp, npn), dtype=np.float32)
-    C[:m, :n] = c  # fp32 values: exact
+    if not zero_c:
+        C[:m, :n] = c  # fp32 values: exact
     F = np.empty((mp, npn), dtype=np.uint8)
     panels = npn // W
     nthreads = threads or min(os.cpu_count() or 1, panels)
