@@ -110,8 +110,8 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))
     for r0 in range(0, m, row_block):
         r1 = min(m, r0 + row_block)
-        out[r0:r1] = KN.float_mma(av[r0:r1], bv, None if cv is None else cv[r0:r1], ops_per_chan=ops, k_per_instr=kd, model=mdl,
-                                  sig_bits=(_sig_bits(p2), _sig_bits(p1)))
+        out[r0:r1] = KN.float_mma(av[r0:r1], bv, None if cv is None else cv[r0:r1], ops_per_chan=ops,
+                                  k_per_instr=kd, model=mdl, sig_bits=(_sig_bits(p2), _sig_bits(p1)))
     return out.view(np.float32)
 
 

@@ -1,21 +1,22 @@
-"""A compiled fast path (LLVM via llvmlite) for the "stage" and "sequential" float models.
+"""Compiled fast paths (LLVM via llvmlite) for the "stage" and "sequential" float models.
 
-The kernel runs, per output element, exactly the steps of
-:func:`systolic.xmx.kernels.round_sum_fp32` for the common case: the products
-(exact in binary64) are added to the fp32 accumulator by a TwoSum cascade, the
-error terms by a second cascade, the total becomes ``hi + lo`` and is rounded
-to odd in binary64 then to nearest-even fp32 (``fptrunc``). LLVM is given no
-fast-math flags, so every IEEE operation is kept as written; the loop over
-output columns is vectorised by LLVM.
+Three kernels, all bit-identical to the numpy path of :mod:`systolic.xmx.kernels` (property-tested, and
+against the exact Fraction oracle in tests/xmx/test_fast_gemm.py); LLVM gets no fast-math flags, so every
+IEEE operation is kept as written:
 
-Whenever an element leaves the proven common case (the second cascade is
-inexact, a NaN or infinity appears, or a step's sum is exactly zero, whose
-sign rule needs the terms) the kernel flags it; the caller recomputes flagged
-elements with the numpy path from their initial C. Results are therefore
-bit-identical to the numpy path (and property-tested against it).
+* :func:`fma32_mma` -- one product per step (tf32 "stage", every "sequential" step): the step is exactly a
+  binary32 fused multiply-add, so a chain of them in K order is the model (see the comment above it).
+* :func:`fast_mma` -- several products per stage (bf16/fp16/fp8 "stage"): each stage summed in binary64
+  without checks, rounded once to fp32, and every element proven afterwards from a recorded maximum and
+  per-chunk statistics of A and B (the proof is in the comment above :func:`_fir`); unproven elements are
+  returned flagged.
+* :func:`stage_mma` -- the per-operation checked kernels: the TwoSum cascade with the error terms rounded to
+  odd (``hi + lo`` rounded to odd in binary64, then to nearest-even fp32), or the faster variant that checks
+  every binary64 addition for exactness; they flag three-level cancellation, NaN/infinity and exact zeros
+  (whose sign rule needs the terms), or any inexact addition.
 
-If llvmlite cannot compile here, :func:`available` is False and callers use the
-numpy path.
+Callers recompute flagged elements with the next kernel down and finally the numpy path, from their initial
+C. If llvmlite cannot compile here, :func:`available` is False and callers use the numpy path.
 """
 
 from __future__ import annotations
@@ -627,9 +628,9 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
              threads: int | None = None, R: int = FR, V: int = FVN, S: int | None = None):
     """Run the unchecked kernel and the proof's test: returns (acc float32 M x N, flag bool M x N).
 
-    ``c``: the fp32 values of C (float64), or None for +0. Flagged elements are not proven (see the proof above) and must be
-    recomputed by the caller; the others are the model's results. ``sig_bits``: a true bound on the significant
-    bits of A's and B's elements (24 for any float32 value; 8 for bf16, 11 for fp16 and tf32, ...).
+    ``c``: the fp32 values of C (float64), or None for +0. Flagged elements are not proven (see the proof
+    above) and must be recomputed by the caller; the others are the model's results. ``sig_bits``: a true bound
+    on the significant bits of A's and B's elements (24 for any float32 value; 8 for bf16, 11 for fp16, tf32).
 
     The kernel records |x| every S stages (default 2 where the stage count is even: measured as fast overall as
     4 or 8, whose test fails more elements); the proof above covers the stages in between.
