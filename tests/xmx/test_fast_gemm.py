@@ -293,8 +293,13 @@ def test_many_chunks_with_tiny_elements_equal_numpy_path(T, bits):
     # nonzero C, and stage sums that cancel, so that some elements are proven and others are not
     rng = np.random.default_rng(100 + T)
     m, k, n = 20, 256, 24
-    a = adversarial(rng, (m, k), bits, 0.02)
-    b = adversarial(rng, (k, n), bits, 0.02)
+
+    def data(shape):  # values of `bits` significant bits; 2% of them 2**-6 .. 2**-16 times smaller
+        x = with_sig_bits(rng.standard_normal(shape), bits)
+        tiny = rng.random(shape) < 0.02
+        return np.where(tiny, x * np.ldexp(1.0, rng.integers(-16, -6, shape)), x).astype(np.float32)
+
+    a, b = data((m, k)), data((k, n))
     b[:, 3] = -b[:, 2]
     c = (rng.standard_normal((m, n)) * 16).astype(np.float32).astype(np.float64)
     raw, flag = native.fast_mma(a, b, c, T, sig_bits=(bits, bits))
