@@ -138,3 +138,22 @@ def test_int_gemm_centering_and_chunks_exact(da, db):
     got = matmul(a, b, c, platform="dg2")
     want = ((a.astype(np.int64) @ b.astype(np.int64) + c) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     np.testing.assert_array_equal(got, want)
+
+
+def test_matmul_argument_rules():
+    """Review findings: row_block, empty M/N, and C outside the accumulator are typed errors or exact."""
+    import ml_dtypes
+    from systolic.errors import InvalidValue
+    a = np.ones((2, 4), ml_dtypes.bfloat16)
+    b = np.ones((4, 3), ml_dtypes.bfloat16)
+    assert matmul(a, b, row_block=1).tolist() == [[4.0] * 3] * 2
+    for bad in (-3, 0, 2.5, True):
+        with pytest.raises(InvalidValue, match="row_block"):
+            matmul(a, b, row_block=bad)
+    assert matmul(np.zeros((0, 4), ml_dtypes.bfloat16), b).shape == (0, 3)
+    assert matmul(np.zeros((0, 4), np.int8), np.zeros((4, 3), np.int8)).shape == (0, 3)
+    assert matmul(a, b, c=np.full((2, 3), 0.5)).tolist() == [[4.5] * 3] * 2  # float64 C exact in fp32: fine
+    with pytest.raises(InvalidValue, match="exact fp32"):
+        matmul(a, b, c=np.full((2, 3), 0.1))
+    with pytest.raises(InvalidValue, match="32-bit accumulator"):
+        matmul(np.ones((2, 4), np.int8), np.ones((4, 2), np.int8), np.full((2, 2), 2 ** 40, np.int64))

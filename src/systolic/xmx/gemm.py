@@ -79,6 +79,9 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
                                      values={"a": p2, "b": p1})
     m, k = a.shape
     n = b.shape[1]
+    if row_block is not None and (isinstance(row_block, (bool, np.bool_))
+                                  or not isinstance(row_block, (int, np.integer)) or row_block < 1):
+        raise InvalidValue("row_block must be a positive integer", values={"row_block": row_block})
     ops = ops_per_chan(p1, p2)
     kd = 8 * ops
     kp = -(-k // kd) * kd if k else kd
@@ -92,6 +95,12 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
             cv = _check_c(c, m, n)
             if cv.dtype.kind not in "iu":
                 raise InvalidValue("an integer GEMM needs an integer C", values={"dtype": str(cv.dtype)})
+            if cv.size and (int(cv.min()) < -2 ** 31 or int(cv.max()) > 2 ** 32 - 1):
+                raise InvalidValue("C does not fit the 32-bit accumulator",
+                                   rule="visa-DPAS.md: Src0 is D or UD (32-bit)",
+                                   values={"min": int(cv.min()), "max": int(cv.max())})
+        if m == 0 or n == 0:
+            return np.zeros((m, n), dtype=np.int32)
         return _int_gemm(av, bv, cv, p2, p1)
 
     av = _float_values(a, p2, mdl.flushes(p2, P))
@@ -103,7 +112,19 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         cv = None
     else:
         cv = _check_c(c, m, n)
-        cv = cv.astype(np.float32).astype(np.float64) if cv.dtype != np.float32 else cv.astype(np.float64)
+        if cv.dtype != np.float32:
+            with np.errstate(all="ignore"):
+                c32 = cv.astype(np.float32)
+            same = (c32.astype(np.float64) == cv.astype(np.float64)) | (np.isnan(c32) & np.isnan(cv.astype(
+                np.float64)))
+            if not same.all():
+                raise InvalidValue("C values must be exact fp32 values (the accumulator is fp32)",
+                                   rule="visa-DPAS.md: Src0 is F (or BF/HF)",
+                                   values={"value": float(np.asarray(cv, dtype=np.float64)[~same].ravel()[0])})
+            cv = c32
+        cv = cv.astype(np.float64)
+    if m == 0 or n == 0:
+        return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
     out = np.empty((m, n), dtype=np.uint32)
     if row_block is None:  # bounds the numpy path's temporaries; the compiled path takes everything at once
         terms = kd if mdl.name in ("exact", "block") else ops + 1
