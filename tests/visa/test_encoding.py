@@ -5,7 +5,7 @@ import math
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from systolic.errors import IllegalInstruction, InvalidValue, SystolicError
 from systolic.visa import asm
@@ -235,6 +235,7 @@ from .test_interp import FUZZ_DECLS, fuzz_inst  # noqa: E402
 
 @settings(max_examples=300 * SOAK, deadline=None)
 @given(st.lists(st.one_of(fuzz_inst(), fast_instruction()), min_size=1, max_size=5))
+@example(["addr_add (M1, 1) A1(0) G1(0,0)<1;1,0> A1(1)<2>"])  # found on a 16-core run: V(0,c) vs &V[c*size]
 def test_every_parsable_program_roundtrips_through_bytes(insts):
     for decls in (FUZZ_DECLS, FAST_DECLS):
         try:

@@ -317,6 +317,12 @@ class _Parser:
         else:
             dst = self.vec(c, exec_size, dst=True)
             srcs = tuple(self.vec(c, exec_size, dst=False) for _ in range(op.n_src))
+            if mnem == "addr_add" and isinstance(srcs[0], GeneralOperand) and srcs[0].row == 0 \
+                    and not isinstance(srcs[0], AddressOfOperand):
+                # ADDR_ADD.md: src0 is the address of V(0,c); the binary form cannot tell "V(0,c)<..>" from
+                # "&V[c*size]", so both read as the address-of operand (its region is meaningless here)
+                g = srcs[0]
+                srcs = (AddressOfOperand(g.id, g.col * self.prog.gvar(g.id).type.size),) + srcs[1:]
         if not c.at_end():
             raise c.error("unexpected text after the last operand", found=c.s[c.i:c.i + 12])
         inst = Instruction(mnem, exec_size, mask, dst, srcs, pred, sat, relop, dinfo, line, col0)
