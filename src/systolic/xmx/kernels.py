@@ -226,7 +226,8 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
         # C as the fp32 accumulator it is
         acc0 = np.zeros((m, n)) if c is None else fp32_bits_to_value(round_sum_fp32([acc], model))
         # the values are exact in float32 (DPAS formats), the kernels widen them to binary64 exactly
-        a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
+        with np.errstate(invalid="ignore"):  # NaN inputs (payloads are irrelevant: NaN results are re-done exactly)
+            a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
         fast = None
         if native != "checked":
             try:
