@@ -11,7 +11,7 @@ from systolic.amx import intrinsics as I
 from systolic.cli import cli, main
 from systolic.compiler import compile_ir, compile_module
 from systolic.compiler.printer import print_module
-from systolic.compiler.tracing import Scalar, for_range, if_, trace
+from systolic.compiler.tracing import for_range, if_, trace
 from systolic.errors import CompileError, InvalidOpcode, InvalidValue, MemoryFault
 
 from .helpers import EXAMPLES, example, native
@@ -237,7 +237,7 @@ entry:
 def test_branches_and_loops_over_shapes():
     """Control flow decided by the shape arguments themselves: the stride depends on the row count, the loop
     runs once per dword of the tile's width."""
-    from systolic.compiler.tracing import call, run_eager
+    from systolic.compiler.tracing import run_eager
 
     def shaped(row, col, A, C):
         a, b, c = I.Tile(row, col), I.Tile(row, col), I.Tile(row, col)

@@ -511,7 +511,7 @@ def test_half_and_bfloat_alu_against_exact_oracle(tname, triples):
     dt, e = _HALF[tname][0], _EXP[tname]
     finite = [[(x & ~0x4000) if (x & e) == e else x for x in t] for t in triples]   # no inf/NaN inputs here
     a, b, c = (np.array([t[i] for t in finite], np.uint16).view(dt) for i in range(3))
-    prog = "\n".join(f".decl {n} v_type=G type={tname} num_elts=8" for n in "ABCSMF") + f"""
+    prog = "\n".join(f".decl {n} v_type=G type={tname} num_elts=8" for n in "ABCSMF") + """
 add (M1, 8) S(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
 mul (M1, 8) M(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
 mad (M1, 8) F(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0> C(0,0)<1;1,0>

@@ -110,7 +110,7 @@ def verify_ssa(f: Function) -> None:
     for ins in f.instructions():
         for k, v in enumerate(ins.operands):
             if isinstance(v, Argument) and id(v) not in own:
-                raise CompileError(f"use of an argument of another function", location=location(ins))
+                raise CompileError("use of an argument of another function", location=location(ins))
             if not isinstance(v, Instr):
                 continue
             if id(v) not in own:

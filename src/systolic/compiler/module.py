@@ -127,7 +127,6 @@ class CompiledModule:
         return RunResult(value, r.memory(), tm, r.steps)
 
     def _run_jit(self, function, args, memory, cpu, max_steps) -> RunResult:
-        import ctypes
 
         try:
             from ..amx.native import require_native

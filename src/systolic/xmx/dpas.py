@@ -202,6 +202,20 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
     DPAS only; default the platform's). Returns the validated shape.
     Source: visa-DPAS.md "Semantics".
     """
+    grf, s, (dst, src0, src1, src2), mdl = validate(
+        grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
+        src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
+        platform=platform, model=model)
+    _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl)
+    return s
+
+
+def validate(grf, *, dst, src0, src1, src2, dst_type, src0_type, src1_precision, src2_precision, sd, rc,
+             exec_size, platform, model):
+    """Every check of one DPAS before it executes (shared by the spec path and the fast path).
+
+    Returns the register file, the validated shape, the operand offsets and the numerics model.
+    """
     grf = _grf(grf)
     sd, rc = int_field(sd, "sd"), int_field(rc, "rc")
     exec_size = None if exec_size is None else int_field(exec_size, "exec_size")
@@ -215,9 +229,7 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
               src1_precision=src1_precision, src2_precision=src2_precision, dst=dst, src0=src0, src1=src1,
               src2=src2)
     _check_footprints(grf, s, dst, src0, src1, src2, s.src2_bytes)
-    mdl = M.get_model(model, P)
-    _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl)
-    return s
+    return grf, s, (dst, src0, src1, src2), M.get_model(model, P)
 
 
 def dpasw_split(s: DpasShape) -> tuple[int, int]:

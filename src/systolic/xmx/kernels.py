@@ -34,12 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import types as T
-from ..errors import IllegalInstruction
 from . import models as M
 from . import pack as PK
 from .grf import GRF
-from .platform import Platform, get_platform
-from .rules import DpasShape, check
+from .platform import Platform
+from .rules import DpasShape
 
 __all__ = ["two_sum", "round_sum_fp32", "round_block_fp32", "int_mma", "float_mma", "dpas_fast",
            "acc_bits_to_type", "fp32_bits_to_value"]
@@ -361,18 +360,11 @@ def dpas_fast(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst
               src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
               platform: str | Platform | None = None, model=None) -> DpasShape:
     """:func:`systolic.xmx.dpas.dpas` computed with the vectorised kernels (same arguments, same bits)."""
-    from .dpas import _check_footprints, _index
-    P = get_platform(platform) if platform is not None else grf.platform
-    if P.grf_bytes != grf.grf_bytes:
-        raise IllegalInstruction("platform and register file disagree on the GRF size",
-                                 rule="GRF size is a platform parameter",
-                                 values={"platform": P.name, "grf_bytes": grf.grf_bytes})
-    dst, src0, src1, src2 = (_index(dst, "dst"), _index(src0, "src0"), _index(src1, "src1"), _index(src2, "src2"))
-    s = check(P, opcode="dpas", exec_size=exec_size, sd=sd, rc=rc, dst_type=dst_type, src0_type=src0_type,
-              src1_precision=src1_precision, src2_precision=src2_precision, dst=dst, src0=src0, src1=src1,
-              src2=src2)
-    _check_footprints(grf, s, dst, src0, src1, src2, s.src2_bytes)
-    mdl = M.get_model(model, P)
+    from .dpas import validate
+    grf, s, (dst, src0, src1, src2), mdl = validate(
+        grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
+        src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
+        platform=platform, model=model)
     a, b, c = read_operands(grf, s, src0=src0, src1=src1, src2=src2, model=mdl)
     out = compute(s, a, b, c, mdl)
     grf.write(dst, out.astype("<u4" if out.dtype == np.uint32 else "<u2"))
