@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import threading
 
 __all__ = ["available", "chain_gemm", "pack_b", "GROUP"]
 
@@ -277,36 +276,17 @@ def _ir() -> str:
 
 
 
-_lock = threading.Lock()
-
 
 @functools.lru_cache(maxsize=1)
 def _compiled():
     """(engine, ctypes function) or None where llvmlite / an x86-64 host is missing."""
-    import platform
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return None
+    from .. import hostjit
     try:
-        import llvmlite.binding as llvm
-    except ImportError:  # pragma: no cover - llvmlite is a dependency
+        hostjit.llvm()
+    except (ImportError, RuntimeError):  # no llvmlite, or not an x86-64 host: the numpy chains remain
         return None
-    with _lock:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        target = llvm.Target.from_default_triple()
-        tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                          features=llvm.get_host_cpu_features().flatten(), opt=3,
-                                          codemodel="jitdefault")
-        mod = llvm.parse_assembly(_ir())
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-        engine = llvm.create_mcjit_compiler(mod, tm)
-        engine.finalize_object()
-        addr = engine.get_function_address("chain_gemm")
+    engine = hostjit.compile_host(_ir(), vectorize=True)
+    addr = engine.get_function_address("chain_gemm")
     proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
     return engine, proto(addr)
 

@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import hostjit
+
 __all__ = ["available", "stage_mma"]
 
 _LOCK = threading.Lock()
@@ -265,27 +267,14 @@ def _vir_exact(T: int, W: int, R: int) -> str:
 
 
 def _engine():
+    """llvmlite with the host target ready (:mod:`systolic.hostjit`), or None where it cannot JIT here."""
     if "error" in _STATE:
         return None
-    if "llvm" not in _STATE:
-        try:
-            import llvmlite.binding as llvm
-            try:
-                llvm.initialize_native_target()
-                llvm.initialize_native_asmprinter()
-            except Exception:  # older llvmlite needs initialize() first
-                llvm.initialize()
-                llvm.initialize_native_target()
-                llvm.initialize_native_asmprinter()
-            target = llvm.Target.from_default_triple()
-            tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                              features=llvm.get_host_cpu_features().flatten(), opt=3)
-            _STATE["llvm"], _STATE["tm"] = llvm, tm
-            _STATE["engines"] = []
-        except Exception as exc:  # pragma: no cover - depends on the installation
-            _STATE["error"] = repr(exc)
-            return None
-    return _STATE["llvm"]
+    try:
+        return hostjit.llvm()
+    except Exception as exc:  # pragma: no cover - depends on the installation
+        _STATE["error"] = repr(exc)
+        return None
 
 
 def _kernel(T: int):
@@ -296,19 +285,8 @@ def _kernel(T: int):
         if llvm is None:
             return None
         try:
-            tm = _STATE["tm"]
-            mod = llvm.parse_assembly(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1) + _vir_exact(T, VW, VR))
-            mod.triple = tm.triple
-            mod.data_layout = str(tm.target_data)
-            mod.verify()
-            pto = llvm.create_pipeline_tuning_options(speed_level=3)
-            pto.loop_vectorization = True
-            pto.slp_vectorization = True
-            pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
-            ee = llvm.create_mcjit_compiler(mod, tm)
-            ee.finalize_object()
-            _STATE["engines"].append(ee)  # keep the code alive
+            ee = hostjit.compile_host(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1) + _vir_exact(T, VW, VR),
+                                      vectorize=True)
             proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
             fn = tuple(proto(ee.get_function_address(name))
                        for name in (f"mma{T}", f"vmma{T}_{VR}", f"vmma{T}_1", f"emma{T}_{VR}"))
@@ -565,19 +543,8 @@ def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
         fn = None
         if llvm is not None:
             try:
-                import llvmlite.binding as lb
-                tm = _STATE["tm"]
-                fma = "+fma" in lb.get_host_cpu_features().flatten().split(",")
-                mod = llvm.parse_assembly(_FDECL + _fir(T, R, V, fma, S))
-                mod.triple = tm.triple
-                mod.data_layout = str(tm.target_data)
-                mod.verify()
-                pto = llvm.create_pipeline_tuning_options(speed_level=3)
-                pb = llvm.create_pass_builder(tm, pto)
-                pb.getModulePassManager().run(mod, pb)
-                ee = llvm.create_mcjit_compiler(mod, tm)
-                ee.finalize_object()
-                _STATE["engines"].append(ee)
+                fma = "+fma" in hostjit.host_features()
+                ee = hostjit.compile_host(_FDECL + _fir(T, R, V, fma, S))
                 proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6),
                                          *([ctypes.c_void_p] * 5), ctypes.c_int64)
                 fn = proto(ee.get_function_address(f"fmma{T}_{R}_{V}_{S}"))
@@ -858,20 +825,9 @@ def _fma32_kernel(R: int = SR, V: int = SVN):
         fn = None
         if llvm is not None:
             try:
-                import llvmlite.binding as lb
-                if "+fma" not in lb.get_host_cpu_features().flatten().split(","):
+                if "+fma" not in hostjit.host_features():
                     raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
-                tm = _STATE["tm"]
-                mod = llvm.parse_assembly(_SDECL + _sir(R, V))
-                mod.triple = tm.triple
-                mod.data_layout = str(tm.target_data)
-                mod.verify()
-                pto = llvm.create_pipeline_tuning_options(speed_level=3)
-                pb = llvm.create_pass_builder(tm, pto)
-                pb.getModulePassManager().run(mod, pb)
-                ee = llvm.create_mcjit_compiler(mod, tm)
-                ee.finalize_object()
-                _STATE["engines"].append(ee)
+                ee = hostjit.compile_host(_SDECL + _sir(R, V))
                 proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
                 fn = proto(ee.get_function_address(f"smma_{R}_{V}"))
             except Exception as exc:  # pragma: no cover - the binary64 kernels stay usable
