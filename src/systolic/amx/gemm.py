@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import fpenv
 from ..errors import InvalidOpcode, InvalidValue
 from . import fp_x86 as fp
 from .cpu import get_cpu
@@ -66,6 +67,7 @@ def mnemonic_for(a_dtype, b_dtype) -> str:
                             "float16 x float16 (TDPFP16PS)", values={"a": str(da), "b": str(db)})
 
 
+@fpenv.guarded
 def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads: int | None = None) -> np.ndarray:
     """``c + a @ b`` computed exactly as a tiled AMX kernel on ``cpu`` computes it.
 

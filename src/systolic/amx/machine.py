@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import fpenv
 from ..errors import InvalidOpcode, InvalidValue, MemoryFault
 from . import kernels
 from .backends import Backend, get_backend
@@ -241,6 +242,7 @@ class TileMachine:
         self._zero_tilecfg_start()
 
     # ------------------------------------------------------------ TMUL
+    @fpenv.guarded
     def _tmul(self, mnemonic: str, dst, src1, src2) -> None:
         """Checks of the TMUL exception class (SDM AMX-E4), then the backend's dot product."""
         self._feature(mnemonic)

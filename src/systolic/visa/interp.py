@@ -17,6 +17,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from .. import fpenv
 from ..errors import IllegalInstruction, InvalidValue, SystolicError
 from ..xmx.grf import GRF
 from ..xmx.platform import get_platform
@@ -148,6 +149,7 @@ class Machine:
         return raw.view(DTYPES[v.type.name]).copy()
 
     # ------------------------------------------------------------------ run
+    @fpenv.guarded
     def run(self, trace=None) -> "Machine":
         """Execute every instruction in order; ``trace(inst, machine)`` is called after each one."""
         for inst in self.prog.instructions:
@@ -167,6 +169,7 @@ class Machine:
             return self.prog.avar(d.id).name
         return None
 
+    @fpenv.guarded
     def step(self, inst: Instruction) -> None:
         try:
             self._step(inst)

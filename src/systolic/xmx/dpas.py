@@ -21,6 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .. import fpenv
 from .. import types as T
 from ..errors import IllegalInstruction, InvalidValue
 from ..numerics.formats import FP32
@@ -190,6 +191,7 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel) -> 
         ops.write_dst_row(r, out)
 
 
+@fpenv.guarded
 def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32", src0_type=None,
          src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
          platform: str | Platform | None = None, model=None) -> DpasShape:
@@ -240,6 +242,7 @@ def dpasw_split(s: DpasShape) -> tuple[int, int]:
     return eu0, ngrf - eu0
 
 
+@fpenv.guarded
 def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32",
           src0_type=None, src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
           platform: str | Platform | None = None, model=None) -> DpasShape:

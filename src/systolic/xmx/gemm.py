@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import fpenv
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
 from . import kernels as KN
@@ -52,6 +53,7 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
     return _DTYPE_PRECISION[name]
 
 
+@fpenv.guarded
 def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
            *, row_block: int | None = None) -> np.ndarray:
     """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.

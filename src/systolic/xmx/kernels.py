@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import fpenv
 from .. import types as T
 from . import models as M
 from . import pack as PK
@@ -356,6 +357,7 @@ def compute(s: DpasShape, a, b, c, model: M.NumericsModel) -> np.ndarray:
     return out if s.dst_type == "fp32" else out.astype(np.uint16)
 
 
+@fpenv.guarded
 def dpas_fast(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32", src0_type=None,
               src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
               platform: str | Platform | None = None, model=None) -> DpasShape:

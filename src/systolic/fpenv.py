@@ -1,0 +1,106 @@
+"""The host's floating-point environment (x86 MXCSR) around the emulators' own arithmetic.
+
+The emulators compute with the host's binary32/binary64 hardware (numpy and the JIT kernels of
+:mod:`systolic.hostjit`), and their proofs of bit-exactness assume IEEE 754 defaults: round to nearest even,
+subnormals kept (no FTZ, no DAZ), all exceptions masked. A process can change that: a library that calls
+``torch.set_flush_denormal(True)``, ``-ffast-math`` start-up code, or a user's own ``ldmxcsr`` sets MXCSR.FTZ/DAZ
+or another rounding mode for its thread, and the threads it creates inherit it. Results with subnormals (or
+every result, for a rounding mode) would then be silently wrong.
+
+So the entry points that compute floats run under :func:`default`: MXCSR's control bits are set to the
+IEEE defaults (0x1F80) for the call, and the caller's MXCSR is restored afterwards; threads started inside
+(the kernels' worker pools) inherit the defaults. Reading and writing MXCSR takes ``stmxcsr``/``ldmxcsr``
+(Intel SDM Vol. 1 §10.2.3), compiled once by llvmlite; where that is impossible (not x86-64) this module does
+nothing, and :func:`read` returns None.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from contextlib import contextmanager
+
+__all__ = ["DEFAULT", "read", "write", "default", "guarded"]
+
+#: MXCSR after reset (SDM Vol. 1 §10.2.3.1): every exception masked, round to nearest, no FTZ, no DAZ
+DEFAULT = 0x1F80
+#: the control bits (DAZ bit 6, masks 7-12, rounding control 13-14, FTZ 15); bits 0-5 are sticky status flags
+_CONTROL = 0xFFC0
+
+_IR = """
+declare void @llvm.x86.sse.stmxcsr(i8*)
+declare void @llvm.x86.sse.ldmxcsr(i8*)
+define i32 @systolic_mxcsr_read() {
+  %p = alloca i32, align 4
+  %q = bitcast i32* %p to i8*
+  call void @llvm.x86.sse.stmxcsr(i8* %q)
+  %v = load i32, i32* %p, align 4
+  ret i32 %v
+}
+define void @systolic_mxcsr_write(i32 %v) {
+  %p = alloca i32, align 4
+  store i32 %v, i32* %p, align 4
+  %q = bitcast i32* %p to i8*
+  call void @llvm.x86.sse.ldmxcsr(i8* %q)
+  ret void
+}
+"""
+
+_lock = threading.Lock()
+_fns: dict = {}
+
+
+def _functions():
+    with _lock:
+        if "read" not in _fns:
+            try:
+                from . import hostjit
+                engine = hostjit.compile_host(_IR)
+                _fns["read"] = ctypes.CFUNCTYPE(ctypes.c_uint32)(
+                    engine.get_function_address("systolic_mxcsr_read"))
+                _fns["write"] = ctypes.CFUNCTYPE(None, ctypes.c_uint32)(
+                    engine.get_function_address("systolic_mxcsr_write"))
+            except Exception:  # not x86-64, or no llvmlite JIT: nothing to read or guard
+                _fns["read"] = _fns["write"] = None
+        return _fns["read"], _fns["write"]
+
+
+def read() -> int | None:
+    """This thread's MXCSR, or None where it cannot be read."""
+    rd, _ = _functions()
+    return None if rd is None else int(rd())
+
+
+def write(value: int) -> None:
+    """Load ``value`` into this thread's MXCSR (tests use it to imitate a process that set FTZ/DAZ)."""
+    _, wr = _functions()
+    if wr is None:
+        raise RuntimeError("MXCSR cannot be written on this host")
+    if not 0 <= value < 1 << 16:  # ldmxcsr faults (#GP) on reserved bits 16-31
+        raise ValueError(f"MXCSR value {value:#x} sets reserved bits")
+    wr(value)
+
+
+@contextmanager
+def default():
+    """Run the block with MXCSR's control bits at their IEEE defaults; restore the caller's MXCSR after."""
+    rd, wr = _functions()
+    saved = None if rd is None else int(rd())
+    if saved is None or saved & _CONTROL == DEFAULT:
+        yield
+        return
+    wr(DEFAULT | (saved & ~_CONTROL & 0x3F))
+    try:
+        yield
+    finally:
+        wr(saved)
+
+
+def guarded(fn):
+    """Decorator: ``fn`` runs under :func:`default`."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with default():
+            return fn(*args, **kwargs)
+    return wrapper
