@@ -453,7 +453,6 @@ entry:
     info = mod.info["f"]
     by_reg = info["shapes"]
     assert {str(s) for s in by_reg.values()} == {"(8, 64)", "(16, 64)"}
-    f = mod.machine.functions["f"]
     # every tile instruction on tmm t agrees with the shape the configuration gives t: run and compare
     rng = np.random.default_rng(0)
     buf = rng.integers(0, 256, 4096, dtype=np.uint8)

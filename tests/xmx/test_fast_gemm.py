@@ -253,7 +253,7 @@ def test_fma32_chain_equals_fraction_oracle(m, n, k, model, bits, scale, seed):
 
 
 def test_fma32_subnormals_signed_zero_and_specials():
-    m, n = 3, 9
+    n = 9
     a = np.array([[2.0 ** -75, 2.0 ** -75], [-0.0, -0.0], [np.inf, 1.0]], dtype=np.float32)
     b = np.array([[2.0 ** -74] * n, [2.0 ** -75] * n], dtype=np.float32)
     b[:, 0] = -b[:, 0]
@@ -310,3 +310,41 @@ def test_many_chunks_with_tiny_elements_equal_numpy_path(T, bits):
     got = KN.float_mma(a, b, c, ops_per_chan=T, k_per_instr=8 * T, model=M.stage, native=True,
                        sig_bits=(bits, bits))
     np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------- Veltkamp rounding: its two extra conditions
+
+def test_fp32_subnormal_stage_results_with_bits_below_2_pow_minus_149():
+    # products of bf16 values near 2**-70 land in fp32's subnormal range with bits below 2**-149: fp32 rounds
+    # them to the subnormal grid, Veltkamp's 24-bit rounding would not; the test (L >= -149) must catch them
+    rng = np.random.default_rng(21)
+    m, k, n = 6, 32, 8
+    a = with_sig_bits(rng.uniform(1, 2, (m, k)), 8) * 2.0 ** -70 * rng.choice([-1, 1], (m, k))
+    b = with_sig_bits(rng.uniform(1, 2, (k, n)), 8) * 2.0 ** -74 * rng.choice([-1, 1], (k, n))
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    c = np.zeros((m, n))
+    raw, flag = native.fast_mma(a, b, c, 2, sig_bits=(8, 8))
+    want = oracle_stage(a.astype(np.float64), b.astype(np.float64), c, 2)
+    assert flag.all(), "sums on fp32's subnormal grid with bits below 2**-149 must not be proven"
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, sig_bits=(8, 8))
+    np.testing.assert_array_equal(got, want)
+    # the results really are subnormal and need fp32's subnormal rounding
+    v = want.view(np.float32)
+    assert np.all((np.abs(v) < 2.0 ** -126) & (v != 0))
+
+
+def test_stage_overflowing_then_cancelled_is_not_finite():
+    # stage 1: x = 0 + 2**127*1.5 + 2**127*1.5 = 3*2**127 >= 2**128: the model overflows to +inf and stays
+    # infinite (inf - big = inf); binary64 plus Veltkamp would carry 3*2**127 and come back to a finite value
+    m, k, n = 6, 32, 8
+    a = np.full((m, k), 1.5, dtype=np.float32)
+    b = np.zeros((k, n), dtype=np.float32)
+    b[0:2] = 2.0 ** 127
+    b[2:4] = -(2.0 ** 127)
+    c = np.zeros((m, n))
+    raw, flag = native.fast_mma(a, b, c, 2, sig_bits=(8, 8))
+    assert flag.all()
+    want = oracle_stage(a.astype(np.float64), b.astype(np.float64), c, 2)
+    got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, sig_bits=(8, 8))
+    np.testing.assert_array_equal(got, want)
+    assert np.all(~np.isfinite(want.view(np.float32)))
