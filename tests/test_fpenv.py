@@ -2,9 +2,9 @@
 
 A process may run with MXCSR.FTZ/DAZ set (torch.set_flush_denormal, fast-math start-up code) or another rounding
 mode. Each case below must give the same bits under every MXCSR, with the caller's MXCSR restored afterwards.
-The cases are sensitive: with the guard disabled (``default()`` a no-op), 13 of the 18 case x MXCSR pairs give
-other bits (xmx stage/sequential bf16, fp16, tf32 and TDPFP16PS); the AMX bf16 GEMM and the vISA multiply do their
-own rounding and stay as regression checks. (That the default-environment results are right is what the rest of
+The cases are sensitive: with the guard disabled (``default()`` a no-op), 13 of the 27 case x MXCSR pairs give
+other bits (xmx stage/sequential bf16, fp16, tf32, TDPFP16PS, and to_bits' general path under DAZ); the AMX bf16
+GEMM, the vISA multiply and to_bits' integer fast path do their own rounding and stay as regression checks. (That the default-environment results are right is what the rest of
 the suite checks against its oracles.)
 """
 
@@ -133,7 +133,15 @@ mul (M1, 8) D(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>
     return {"visa mul": go}
 
 
-CASES = {**_xmx_cases(), **_amx_cases(), **_visa_cases()}
+def _numerics_cases():
+    from systolic.numerics import formats as F
+    from systolic.numerics.rounding import to_bits
+    sub = np.array([1e-40, -3e-42, 2.0 ** -149], dtype=np.float32)  # float32 subnormals
+    return {"to_bits float32 subnormals -> fp64": lambda: to_bits(sub, F.FP64),
+            "to_bits float32 subnormals -> fp32": lambda: to_bits(sub, F.FP32)}
+
+
+CASES = {**_xmx_cases(), **_amx_cases(), **_visa_cases(), **_numerics_cases()}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

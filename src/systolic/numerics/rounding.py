@@ -35,6 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import fpenv
 from ..errors import InvalidValue
 from .formats import FP32, FP64, FloatFormat
 
@@ -233,6 +234,7 @@ def _rint(v: np.ndarray, mode: str, negative: np.ndarray) -> np.ndarray:
     return np.where(negative, np.ceil(v), np.floor(v))
 
 
+@fpenv.guarded  # the general path widens float32 with numpy, which MXCSR.DAZ would flush
 def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, ftz: bool = False,
             nan: str = "quiet") -> np.ndarray:
     """Convert an array of floats to the bit patterns of ``fmt`` (unsigned ints of the container width).
