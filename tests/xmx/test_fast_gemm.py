@@ -348,3 +348,18 @@ def test_stage_overflowing_then_cancelled_is_not_finite():
     got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, sig_bits=(8, 8))
     np.testing.assert_array_equal(got, want)
     assert np.all(~np.isfinite(want.view(np.float32)))
+
+
+@pytest.mark.parametrize("case", ["inf_times_zero_chunk", "negative_nan"])
+def test_nan_results_are_the_models_nan_not_x86s(case):
+    # inf * 0 (an infinity in A against an all-zero 32-element chunk of B) makes x86's default NaN, sign bit set,
+    # and so does a -NaN input; the model writes 0x7FC00000. Such elements must fail the kernel's test (review).
+    a = np.ones((16, 32), dtype=ml_dtypes.bfloat16)
+    b = np.zeros((32, 16), dtype=ml_dtypes.bfloat16) if case == "inf_times_zero_chunk" else \
+        np.ones((32, 16), dtype=ml_dtypes.bfloat16)
+    a[3, 5] = np.inf if case == "inf_times_zero_chunk" else -np.nan
+    got = matmul(a, b, platform="pvc").view(np.uint32)
+    assert np.all(got[3] == 0x7FC00000)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = KN.float_mma(a64, b64, None, ops_per_chan=2, k_per_instr=16, model=M.stage, native=False)
+    np.testing.assert_array_equal(got, want)

@@ -383,6 +383,12 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
 # (5) Signed zeros: an exact binary64 sum is -0 only when both operands are -0 (IEEE 754 6.3, RNE), so the
 #     chain gives -0 exactly when x and every product are -0, which is the model's zero rule; Veltkamp keeps
 #     it (c = -0, c - S = +0, -0 - +0 = -0) and maps +0 to +0.
+# (6) Non-finite inputs and NaN: an infinity or NaN in A, B or C makes a statistic infinite or NaN (max|a| *
+#     max|b| is NaN for an infinity times an all-zero chunk), and the kernel keeps a NaN statistic; a NaN or
+#     infinite x stays NaN to the end (NaN propagates, and Veltkamp turns an infinity into NaN: inf - inf), and
+#     the test requires the final x finite.  So every such element fails the test and goes to the exact path,
+#     which writes the model's NaN (0x7FC00000, where x86 would leave its default NaN, sign bit set) and
+#     infinities.
 #
 # The kernel therefore computes blindly and records, per element, the largest |x| seen (the initial C and the
 # result of every S-th stage).  Between two records |x| grows by at most T*P per stage (times 1 + 2**-24 for the
@@ -519,8 +525,11 @@ def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
             L += [f"  %tt{r}_{v} = fmul {D} %ra{r}, %rb{v}", f"  %tl{r}_{v} = fcmp olt {D} %tt{r}_{v}, %tc{r}_{v}",
                   f"  %tn{r}_{v} = select {B1} %tl{r}_{v}, {D} %tt{r}_{v}, {D} %tc{r}_{v}",
                   f"  %qq{r}_{v} = fmul {D} %ma{r}, %mb{v}",
-                  f"  %ql{r}_{v} = fcmp ogt {D} %qq{r}_{v}, %qc{r}_{v}",
-                  f"  %qn{r}_{v} = select {B1} %ql{r}_{v}, {D} %qq{r}_{v}, {D} %qc{r}_{v}"]
+                  # a NaN statistic (an infinity in A times an all-zero chunk of B) is taken and then kept
+                  f"  %ql{r}_{v} = fcmp ugt {D} %qq{r}_{v}, %qc{r}_{v}",
+                  f"  %qs{r}_{v} = select {B1} %ql{r}_{v}, {D} %qq{r}_{v}, {D} %qc{r}_{v}",
+                  f"  %qu{r}_{v} = fcmp uno {D} %qc{r}_{v}, %qc{r}_{v}",
+                  f"  %qn{r}_{v} = select {B1} %qu{r}_{v}, {D} %qc{r}_{v}, {D} %qs{r}_{v}"]
     L += ["  br label %sloop", "ilatch:"]
     true = _vconst(FV, "i1", "true")
     grow = _vconst(FV, "double", "0x%016X" % np.float64(_GROW).view(np.uint64))
@@ -536,7 +545,11 @@ def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
               f"  %sm{u} = fadd {D} %mc{u}, %qc{u}", f"  %sg{u} = fmul {D} %sm{u}, {grow}",
               f"  %t4{u} = fmul {D} %tc{u}, {four}", f"  %okmp{u} = fcmp ole {D} %sg{u}, %t4{u}",
               f"  %okov{u} = fcmp ole {D} %sg{u}, {fmax}", f"  %oksb{u} = fcmp oge {D} %tc{u}, {tmin}",
-              f"  %ok1{u} = and {B1} %okmp{u}, %okov{u}", f"  %ok{u} = and {B1} %ok1{u}, %oksb{u}",
+              # and the final x finite (proof (6): an inf*0 or a NaN input makes it NaN, and the model writes
+              # its own NaN, 0x7FC00000, where x86 would leave the default NaN with its sign bit set)
+              f"  %xa{u} = call {D} @llvm.fabs.v{FV}f64({D} %x{u})", f"  %okf{u} = fcmp olt {D} %xa{u}, {inf}",
+              f"  %ok1{u} = and {B1} %okmp{u}, %okov{u}", f"  %ok2{u} = and {B1} %ok1{u}, %oksb{u}",
+              f"  %ok{u} = and {B1} %ok2{u}, %okf{u}",
               f"  %bad{u} = xor {B1} %ok{u}, {true}", f"  %badb{u} = zext {B1} %bad{u} to <{FV} x i8>",
               f"  %pf{u} = getelementptr inbounds i8, i8* %F, i64 %ci{u}",
               f"  %pfv{u} = bitcast i8* %pf{u} to <{FV} x i8>*",
