@@ -166,3 +166,13 @@ def test_shapes_strides_and_byte_order():
         assert z.shape == () and int(z) == int(_general(np.array(np.float32(-1.5)), fmt, "rne", False, False,
                                                                    "quiet"))
         assert to_bits(np.zeros((0, 3)), fmt).shape == (0, 3)
+
+
+@pytest.mark.parametrize("x", [1e-7, np.float32(7.34684e-40), np.array(3e-8), 1.5, -0.0, np.float64(np.inf)])
+@pytest.mark.parametrize("fmt", [FP16, BF16, FP32, TF32])
+def test_scalars_and_0d_inputs_give_0d_arrays(x, fmt):
+    # review: a scalar below the smallest normal crashed the fast path (item assignment into a numpy scalar)
+    got = rounding.to_bits(x, fmt, "rup")
+    assert isinstance(got, np.ndarray) and got.shape == ()
+    want = rounding._to_bits_f64(np.asarray(x, dtype=np.float64).reshape(1), fmt, "rup", False, False, "quiet")
+    assert int(got) == int(want[0])

@@ -251,8 +251,8 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
     if nan not in ("quiet", "canonical"):
         raise InvalidValue(f"unknown NaN rule {nan!r}", rule="nan is 'quiet' or 'canonical'", values={"nan": nan})
     a = np.asarray(x)
-    if _fast_applies(a.dtype, fmt):
-        return _to_bits_fast(a, fmt, mode, saturate, ftz, nan)
+    if _fast_applies(a.dtype, fmt):  # on a flat copy: scalars and 0-d inputs come back as 0-d arrays
+        return np.asarray(_to_bits_fast(a.reshape(-1), fmt, mode, saturate, ftz, nan)).reshape(a.shape)
     a, big = _as_float64(a)
     out = _to_bits_f64(a, fmt, mode, saturate, ftz, nan)
     for i, v in big:  # integers beyond 2**53: round the exact value once
