@@ -150,3 +150,17 @@ def test_results_do_not_depend_on_mxcsr(name, mxcsr, restore_mxcsr):
     fn = CASES[name]
     want = _bits(fn())
     assert np.array_equal(_bits(_under(mxcsr, fn)), want), f"{name} changed under MXCSR {mxcsr:#x}"
+
+
+def test_status_flags_raised_inside_stay_raised(restore_mxcsr):
+    # the same whether or not the guard had to switch MXCSR (review)
+    @fpenv.guarded
+    def inexact():
+        return np.float32(2) / np.float32(3)  # raises PE (precision, bit 5)
+
+    for start in (fpenv.DEFAULT, fpenv.DEFAULT | FTZ | DAZ):
+        fpenv.write(start)
+        inexact()
+        after = fpenv.read()
+        assert after & 0xFFC0 == start & 0xFFC0
+        assert after & 0x20, f"PE not kept when starting from {start:#x}"

@@ -84,7 +84,10 @@ def write(value: int) -> None:
 
 @contextmanager
 def default():
-    """Run the block with MXCSR's control bits at their IEEE defaults; restore the caller's MXCSR after."""
+    """Run the block with MXCSR's control bits at their IEEE defaults; restore the caller's control bits after.
+
+    Status flags raised inside stay raised (IEEE flags are sticky). Code the block calls back -- a vISA
+    ``trace`` callback, say -- runs under the defaults too."""
     rd, wr = _functions()
     saved = None if rd is None else int(rd())
     if saved is None or saved & _CONTROL == DEFAULT:
@@ -94,7 +97,9 @@ def default():
     try:
         yield
     finally:
-        wr(saved)
+        # the caller's control bits back; the status flags (sticky, bits 0-5) raised meanwhile stay raised, as
+        # they do when no switch was needed
+        wr(saved | (rd() & 0x3F))
 
 
 def guarded(fn):
