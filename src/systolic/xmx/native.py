@@ -640,8 +640,8 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     per-chunk test, whole path, two threads, before the Veltkamp rounding: bf16 S=2 0.122 s, S=4 0.096 s, S=8
     0.092 s; fp16 0.195, 0.174, 0.227 s -- a larger S weakens the test, S*T*P, and fp16 then refines more); the
     proof above covers the stages in between. With the Veltkamp rounding and the statistics moved after the
-    stage loop, bf16 took 0.078 s (median 0.094 s) against 0.089 s (0.111 s) before, timed alternately, 12
-    runs each; fp16 did not change (0.16-0.22 s).
+    stage loop the bf16 kernel alone got 5-20% faster (one thread, alternating runs: 0.136 vs 0.143-0.170 s);
+    the whole two-thread path moved within the machine's noise (0.078-0.091 vs 0.089 s); fp16 did not change.
     """
     m, k = a32.shape
     if S is None:
