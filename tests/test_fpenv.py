@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from systolic import fpenv
+from systolic.errors import InvalidValue
 
 pytestmark = pytest.mark.skipif(fpenv.read() is None, reason="MXCSR is not accessible on this host")
 
@@ -73,7 +74,7 @@ def test_guard_sets_defaults_and_threads_inherit(restore_mxcsr):
 
 
 def test_write_refuses_reserved_bits():
-    with pytest.raises(ValueError, match="reserved"):
+    with pytest.raises(InvalidValue, match="reserved"):
         fpenv.write(1 << 16)
 
 

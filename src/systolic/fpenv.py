@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import threading
 from contextlib import contextmanager
+
+from .errors import InvalidValue, UnsupportedCombination
 
 __all__ = ["DEFAULT", "read", "write", "default", "guarded"]
 
@@ -76,9 +79,15 @@ def write(value: int) -> None:
     """Load ``value`` into this thread's MXCSR (tests use it to imitate a process that set FTZ/DAZ)."""
     _, wr = _functions()
     if wr is None:
-        raise RuntimeError("MXCSR cannot be written on this host")
+        raise UnsupportedCombination("MXCSR cannot be written on this host",
+                                     rule="MXCSR exists on x86-64 with llvmlite's JIT")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise InvalidValue("an MXCSR value is an integer", values={"value": repr(value)[:40]}) from None
     if not 0 <= value < 1 << 16:  # ldmxcsr faults (#GP) on reserved bits 16-31
-        raise ValueError(f"MXCSR value {value:#x} sets reserved bits")
+        raise InvalidValue(f"MXCSR value {value:#x} sets reserved bits", rule="MXCSR bits 16-31 are reserved (0)",
+                           values={"value": hex(value)})
     wr(value)
 
 
