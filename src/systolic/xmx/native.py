@@ -123,6 +123,16 @@ def _vconst(W: int, ty: str, v) -> str:
     return "<" + ", ".join(f"{ty} {v}" for _ in range(W)) + ">"
 
 
+def _store_flags(u: str, lanes: int) -> list[str]:
+    """IR lines storing F[ci] = not %ok (one byte a lane): the element is not proven."""
+    B1, B8 = f"<{lanes} x i1>", f"<{lanes} x i8>"
+    return [f"  %bad{u} = xor {B1} %ok{u}, {_vconst(lanes, 'i1', 'true')}",
+            f"  %badb{u} = zext {B1} %bad{u} to {B8}",
+            f"  %pf{u} = getelementptr inbounds i8, i8* %F, i64 %ci{u}",
+            f"  %pfv{u} = bitcast i8* %pf{u} to {B8}*",
+            f"  store {B8} %badb{u}, {B8}* %pfv{u}, align 1"]
+
+
 def _vir(T: int, W: int, R: int) -> str:
     """Explicit-vector kernel ``@vmma{T}_{R}``: W columns per vector, R rows at once (R independent dependency
     chains for the out-of-order core), the accumulators kept in registers across K; rows i0..i1 step R."""
@@ -531,7 +541,6 @@ def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
                   f"  %qu{r}_{v} = fcmp uno {D} %qc{r}_{v}, %qc{r}_{v}",
                   f"  %qn{r}_{v} = select {B1} %qu{r}_{v}, {D} %qc{r}_{v}, {D} %qs{r}_{v}"]
     L += ["  br label %sloop", "ilatch:"]
-    true = _vconst(FV, "i1", "true")
     grow = _vconst(FV, "double", "0x%016X" % np.float64(_GROW).view(np.uint64))
     four = _vconst(FV, "double", "4.0")
     fmax = _vconst(FV, "double", "0x47EFFFFFE0000000")  # FLT_MAX
@@ -549,11 +558,7 @@ def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
               # its own NaN, 0x7FC00000, where x86 would leave the default NaN with its sign bit set)
               f"  %xa{u} = call {D} @llvm.fabs.v{FV}f64({D} %x{u})", f"  %okf{u} = fcmp olt {D} %xa{u}, {inf}",
               f"  %ok1{u} = and {B1} %okmp{u}, %okov{u}", f"  %ok2{u} = and {B1} %ok1{u}, %oksb{u}",
-              f"  %ok{u} = and {B1} %ok2{u}, %okf{u}",
-              f"  %bad{u} = xor {B1} %ok{u}, {true}", f"  %badb{u} = zext {B1} %bad{u} to <{FV} x i8>",
-              f"  %pf{u} = getelementptr inbounds i8, i8* %F, i64 %ci{u}",
-              f"  %pfv{u} = bitcast i8* %pf{u} to <{FV} x i8>*",
-              f"  store <{FV} x i8> %badb{u}, <{FV} x i8>* %pfv{u}, align 1"]
+              f"  %ok{u} = and {B1} %ok2{u}, %okf{u}"] + _store_flags(u, FV)
     L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
           "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
           "exit:", "  ret void", "}"]
@@ -803,7 +808,7 @@ SV = 8  # floats per vector register (AVX2)
 def _sir(R: int, V: int) -> str:
     """Kernel ``@smma_{R}_{V}``: x = fma(a, b, x) in binary32, panels p0..p1 of W = 8V columns, rows i0..i1."""
     W = SV * V
-    Fv, B1 = f"<{SV} x float>", f"<{SV} x i1>"
+    Fv = f"<{SV} x float>"
     Z = "zeroinitializer"
     RV = [(r, v) for r in range(R) for v in range(V)]
     L = [f"define void @smma_{R}_{V}(float* noalias nocapture readonly %A, float* noalias nocapture readonly %Bp, "
@@ -843,15 +848,11 @@ def _sir(R: int, V: int) -> str:
             L.append(f"  %h{r}_{v} = call {Fv} @llvm.fma.v{SV}f32({Fv} %a{r}, {Fv} %b{v}, {Fv} %x{r}_{v})")
     L += ["  %knext = add i64 %k, 1", "  br label %kloop", "ilatch:"]
     inf = _vconst(SV, "float", "0x7FF0000000000000")
-    true = _vconst(SV, "i1", "true")
     for r, v in RV:
         u = f"{r}_{v}"
         L += [f"  store {Fv} %x{u}, {Fv}* %pcv{u}, align 4",
-              f"  %xa{u} = call {Fv} @llvm.fabs.v{SV}f32({Fv} %x{u})", f"  %ok{u} = fcmp olt {Fv} %xa{u}, {inf}",
-              f"  %bad{u} = xor {B1} %ok{u}, {true}", f"  %badb{u} = zext {B1} %bad{u} to <{SV} x i8>",
-              f"  %pf{u} = getelementptr inbounds i8, i8* %F, i64 %ci{u}",
-              f"  %pfv{u} = bitcast i8* %pf{u} to <{SV} x i8>*",
-              f"  store <{SV} x i8> %badb{u}, <{SV} x i8>* %pfv{u}, align 1"]
+              f"  %xa{u} = call {Fv} @llvm.fabs.v{SV}f32({Fv} %x{u})", f"  %ok{u} = fcmp olt {Fv} %xa{u}, {inf}"]
+        L += _store_flags(u, SV)
     L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
           "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
           "exit:", "  ret void", "}"]
