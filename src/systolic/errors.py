@@ -16,6 +16,11 @@ knows which sentence of the manual their input contradicts.
     +-- InvalidValue           a bad argument to a library function (shape, dtype, type name)
     +-- AmxUnavailable         the native AMX backend cannot run on this machine, and why
     +-- CompileError           the tile compiler cannot compile a program (e.g. shape unknown)
+    +-- DivergentCollective    a group collective (joint_matrix_*, sub-group built-in) not reached by the
+                               whole sub-group, or reached with non-uniform arguments
+    +-- BackendUnavailable     an optional backend cannot run here (no CUDA device, no CuPy, driver too
+                               old, no torch), and why
+    +-- UnsupportedOperation   an operation the integration does not model (e.g. a torch op under emulate)
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ __all__ = [
     "InvalidValue",
     "AmxUnavailable",
     "CompileError",
+    "DivergentCollective",
+    "BackendUnavailable",
+    "UnsupportedOperation",
 ]
 
 
@@ -144,3 +152,20 @@ class CompileError(SystolicError):
     def _render(self) -> str:
         base = super()._render()
         return f"{self.location}: {base}" if self.location else base
+
+
+class DivergentCollective(SystolicError):
+    """A group collective that the work-items of a sub-group did not reach together with the same arguments.
+
+    SYCL (sycl_ext_oneapi_matrix, "all work-items of the group must call it with the same arguments") and the
+    OpenCL sub-group built-ins (cl_khr_subgroups: "must be encountered by all work-items in a sub-group") make
+    divergent or non-uniform use undefined; the emulator refuses it. ``values`` names the work-items and the call.
+    """
+
+
+class BackendUnavailable(SystolicError):
+    """An optional backend (GPU via CuPy, PyTorch) cannot run here; the message says why and how to install."""
+
+
+class UnsupportedOperation(SystolicError):
+    """An operation, dtype or argument combination that an integration (e.g. ``systolic.torch``) does not model."""

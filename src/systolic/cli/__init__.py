@@ -23,6 +23,15 @@ SUBGROUPS = {
     "amx": ("systolic.cli.amx", "AMX tile machine, native AMX and the tile compiler."),
     "xmx": ("systolic.cli.xmx", "XMX systolic arrays: DPAS / DPASW."),
     "visa": ("systolic.cli.visa", "vISA: assemble, encode, decode and run programs."),
+    "opencl": ("systolic.cli.opencl", "OpenCL sub-group matrix built-ins: list and explain."),
+    "sycl": ("systolic.cli.sycl", "SYCL joint_matrix: devices and their matrix combinations."),
+    "layout": ("systolic.cli.layout", "Who holds which element, at every layer: detail, where, what, table, explain."),
+    "gpu": ("systolic.cli.gpu", "The CUDA backend: its state and a self-check."),
+}
+
+#: top-level commands living in their own module (name -> (module, attribute))
+COMMANDS = {
+    "run": ("systolic.cli.run", "command"),
 }
 
 
@@ -30,10 +39,16 @@ class _Lazy(click.Group):
     def list_commands(self, ctx):
         names = set(super().list_commands(ctx))
         names.update(n for n, (mod, _) in SUBGROUPS.items() if importlib.util.find_spec(mod) is not None)
+        names.update(n for n, (mod, _) in COMMANDS.items() if importlib.util.find_spec(mod) is not None)
         return sorted(names)
 
     def get_command(self, ctx, name):
         cmd = super().get_command(ctx, name)
+        if cmd is None and name in COMMANDS:
+            mod, attr = COMMANDS[name]
+            if importlib.util.find_spec(mod) is None:
+                return None
+            return getattr(importlib.import_module(mod), attr)
         if cmd is not None or name not in SUBGROUPS:
             return cmd
         mod = SUBGROUPS[name][0]
