@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import fpenv
+from .. import counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue
 from . import fp_x86 as fp
 from .cpu import get_cpu
@@ -114,6 +114,8 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
         return _by_instructions(mn, a, b, c, model, "emulator" if method == "instructions" else "spec")
     if M == 0 or N == 0 or kp == 0:
         return c.copy()                            # no TMUL runs: C is returned untouched (no DAZ either)
+    counters.count_tiling("amx", {"m": M, "n": N, "k_dwords": kp // per}, {"m": TILE_ROWS, "n": 16, "k_dwords": 16},
+                          partial=True, op=mn, via="matmul")
     if integer:
         return _int8(a, b, c)
     return _float(mn, a, b, c, method, threads)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fpenv
+from .. import counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue, MemoryFault
 from . import kernels
 from .backends import Backend, get_backend
@@ -138,6 +138,7 @@ class TileMachine:
             config = memory[base:base + 64]
         cfg = config if isinstance(config, TileConfig) else TileConfig.from_bytes(config)
         check_ldtilecfg(cfg, self.cpu)
+        counters.count("amx", op="ldtilecfg", via="machine")
         self.tiles[:] = 0
         if cfg.palette == 0:
             self.configured = False
@@ -161,10 +162,12 @@ class TileMachine:
             raise InvalidValue("STTILECFG needs writable memory", values={"writeable": False})
         img = self.config.to_bytes() if self.configured else bytes(64)
         memory[base:base + 64] = np.frombuffer(img, dtype=np.uint8)
+        counters.count("amx", op="sttilecfg", via="machine")
 
     def tilerelease(self) -> None:
         """TILERELEASE: back to the INIT state (no configuration needed; SDM vol. 2 TILERELEASE)."""
         self._feature("tilerelease")
+        counters.count("amx", op="tilerelease", via="machine")
         self.backend.release(self)
         self.configured = False
         self.config = TileConfig.init()
@@ -230,6 +233,7 @@ class TileMachine:
                               rule="memory operand inside the memory image (start_row keeps the faulting row)",
                               values={"base": base, "stride": stride, "colsb": colsb, "memory_size": memory.size})
         execute(self, t, memory, base, stride)
+        counters.count("amx", op=mnemonic, rows=self.config.rows[t], colsb=self.config.colsb[t], via="machine")
         self._zero_tilecfg_start()
 
     def tilezero(self, tmm: int) -> None:
@@ -239,6 +243,7 @@ class TileMachine:
         t = self._tile_number("tilezero", tmm)
         self._valid("tilezero", t)
         self.backend.tilezero(self, t)
+        counters.count("amx", op="tilezero", via="machine")
         self._zero_tilecfg_start()
 
     # ------------------------------------------------------------ TMUL
@@ -277,6 +282,8 @@ class TileMachine:
                                 rule="SDM AMX-E4: #UD if src1.colsb / 4 or src2.rows > tmul_maxk",
                                 values={**shape, "tmul_maxk": self.cpu.tmul_maxk})
         self.backend.dot(self, mnemonic, d, a, b)
+        counters.count("amx", op=mnemonic, m=cfg.rows[d], n=cfg.colsb[d] // 4, k_dwords=cfg.colsb[a] // 4,
+                       via="machine")
         self._zero_tilecfg_start()
 
     def tdpbssd(self, dst: int, src1: int, src2: int) -> None:

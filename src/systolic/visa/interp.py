@@ -17,7 +17,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .. import fpenv
+from .. import counters, fpenv
 from ..errors import IllegalInstruction, InvalidValue, SystolicError
 from ..xmx.grf import GRF
 from ..xmx.platform import get_platform
@@ -175,6 +175,7 @@ class Machine:
             self._step(inst)
         except SystolicError as e:
             raise located(e, inst.line, inst.column, self.prog.source) from None
+        counters.count("visa", op=inst.op, platform=self.platform.name)
 
     # ------------------------------------------------------------------ element access
     def _load(self, addr: int, t: VisaType) -> int:

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import fpenv
+from .. import counters, fpenv
 from .. import types as T
 from ..errors import IllegalInstruction, InvalidValue
 from ..numerics.formats import FP32
@@ -209,6 +209,7 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
         platform=platform, model=model)
     _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl)
+    counters.count_dpas(s, "spec")
     return s
 
 
@@ -289,6 +290,7 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
         ops = _Operands(snap, s, dst, src0, src1, src2, src2_map_snap)
         _execute(snap, s, ops, mdl)
         g.write(dst, snap.read(dst, s.rc * s.row_bytes(s.dst_type)))
+    counters.count_dpas(s, "spec")
     return s
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fpenv
+from .. import counters, fpenv
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
 from . import kernels as KN
@@ -89,6 +89,8 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     kp = -(-k // kd) * kd if k else kd
     mdl = M.get_model(model, P)
     is_int = precision_class(p1) == "int"
+    counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2, b=p1,
+                   sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul")
 
     if is_int:
         av, bv = _int_values(a, p2), _int_values(b, p1)

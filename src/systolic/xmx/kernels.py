@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fpenv
+from .. import counters, fpenv
 from .. import types as T
 from . import models as M
 from . import pack as PK
@@ -370,4 +370,5 @@ def dpas_fast(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst
     a, b, c = read_operands(grf, s, src0=src0, src1=src1, src2=src2, model=mdl)
     out = compute(s, a, b, c, mdl)
     grf.write(dst, out.astype("<u4" if out.dtype == np.uint32 else "<u2"))
+    counters.count_dpas(s, "fast")
     return s
