@@ -21,6 +21,8 @@ knows which sentence of the manual their input contradicts.
     +-- BackendUnavailable     an optional backend cannot run here (no CUDA device, no CuPy, driver too
                                old, no torch), and why
     +-- UnsupportedOperation   an operation the integration does not model (e.g. a torch op under emulate)
+    +-- InvalidValue
+        +-- ProgramError       a file given to ``systolic run`` breaks the program-file protocol (docs/run.md)
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "DivergentCollective",
     "BackendUnavailable",
     "UnsupportedOperation",
+    "ProgramError",
 ]
 
 
@@ -169,3 +172,7 @@ class BackendUnavailable(SystolicError):
 
 class UnsupportedOperation(SystolicError):
     """An operation, dtype or argument combination that an integration (e.g. ``systolic.torch``) does not model."""
+
+
+class ProgramError(InvalidValue):
+    """A file given to ``systolic run`` breaks the program-file protocol (docs/run.md); ``rule`` names the clause."""
