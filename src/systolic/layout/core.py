@@ -7,7 +7,7 @@ holder. A holder is a tuple of integer coordinates whose names the layout declar
 ======================  ===============================  ===========  ====================================
 layer                   ``holder``                       ``unit_bits``  example
 ======================  ===============================  ===========  ====================================
-AMX tile                ``("row", "byte")``              8            B of TDPBF16PS: (k//2, 4*n + 2*(k%2))
+AMX tile                ``("tile_row", "byte")``         8            B of TDPBF16PS: (k//2, 4*n + 2*(k%2))
 DPAS register operand   ``("grf", "dword")``             32           Src1 bf16: (k//2, n), bits 16*(k%2)
 DPASW's split Src2      ``("eu", "grf", "dword")``       32           EU0 holds the first half of A's GRFs
 OpenCL built-in arg     ``("work_item", "component")``   16 / 32      ``short8 a``: component = row
@@ -131,7 +131,11 @@ class Layout:
         return {n: int(self.index[..., i].max()) + 1 for i, n in enumerate(self.holder)}
 
     def overlaps(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-        """Pairs of elements whose bits overlap in the same holder unit (an empty list for a valid map)."""
+        """Pairs of elements whose bits overlap in the same holder (an empty list for a valid map).
+
+        Bits are compared at their absolute position inside the holder's outer coordinates
+        (innermost unit * ``unit_bits`` + bit), so a 16-bit element in byte 4 and another in byte 5 do overlap.
+        """
         seen: dict[tuple, tuple[int, int]] = {}
         bad = []
         for r in range(self.rows):
@@ -139,14 +143,102 @@ class Layout:
                 h = tuple(int(x) for x in self.index[r, c])
                 if min(h, default=0) < 0:
                     continue
-                lo = int(self.bit[r, c])
+                lo = h[-1] * self.unit_bits + int(self.bit[r, c])
                 for b in range(lo, lo + self.element_bits):
-                    key = h + (b,)
+                    key = h[:-1] + (b,)
                     if key in seen and seen[key] != (r, c):
                         bad.append((seen[key], (r, c)))
                         break
                     seen[key] = (r, c)
         return bad
+
+    # ---- the register/tile image (needs params["unit_strides"]) ---------------------------------------------
+    @property
+    def unit_strides(self) -> tuple[int, ...]:
+        """Units one step of each holder coordinate moves in the operand's flat image (``params``)."""
+        st = self.params.get("unit_strides")
+        if st is None or len(st) != len(self.holder):
+            raise InvalidValue("this layout has no flat image (params['unit_strides'] is not set)",
+                               rule="scatter/gather/linear_bits need one unit stride per holder coordinate",
+                               values={"layer": self.layer, "operand": self.operand, "holder": self.holder})
+        return tuple(int(x) for x in st)
+
+    def linear_bits(self) -> np.ndarray:
+        """int64 (rows, cols): each element's lowest bit in the operand's flat image (-1 where not held)."""
+        st = np.asarray(self.unit_strides, dtype=np.int64)
+        pos = (self.index * st).sum(axis=-1) * self.unit_bits + self.bit
+        return np.where(self.held(), pos, -1)
+
+    def image_bits(self) -> int:
+        """Bits of the flat image: up to the end of the last whole unit any element touches."""
+        pos = self.linear_bits()
+        end = int((pos + self.element_bits).max()) if pos.size else 0
+        return -(-end // self.unit_bits) * self.unit_bits
+
+    def scatter(self, bits, *, nbytes: int | None = None) -> np.ndarray:
+        """Raw element bits (rows x cols, unsigned) -> the operand's flat image (uint8, little-endian).
+
+        The image is ``nbytes`` long (default: :meth:`image_bits` rounded up to bytes); unheld bits are 0.
+        """
+        v = np.asarray(bits)
+        if v.shape != self.shape:
+            raise InvalidValue("element bits must have the layout's shape", rule=f"{self.rows} x {self.cols}",
+                               values={"shape": v.shape})
+        v = v.astype(np.uint64) & np.uint64((1 << self.element_bits) - 1)
+        total = self.image_bits() if nbytes is None else 8 * int(nbytes)
+        flat = np.zeros(total, dtype=np.uint8)
+        pos = self.linear_bits()
+        held = pos >= 0
+        shifts = np.arange(self.element_bits, dtype=np.uint64)
+        b = ((v[held][:, None] >> shifts) & np.uint64(1)).astype(np.uint8)
+        idx = pos[held][:, None] + shifts.astype(np.int64)
+        if idx.size and idx.max() >= total:
+            raise InvalidValue("the image is too small for this layout", values={"nbytes": nbytes,
+                                                                                "needs_bits": int(idx.max()) + 1})
+        flat[idx.ravel()] = b.ravel()
+        return np.packbits(flat, bitorder="little")
+
+    def gather(self, image) -> np.ndarray:
+        """The operand's flat image (uint8) -> raw element bits (uint32, rows x cols; 0 where not held)."""
+        img = np.asarray(image, dtype=np.uint8).reshape(-1)
+        flat = np.unpackbits(img, bitorder="little")
+        pos = self.linear_bits()
+        out = np.zeros(self.shape, dtype=np.uint64)
+        held = pos >= 0
+        if held.any():
+            shifts = np.arange(self.element_bits, dtype=np.int64)
+            idx = pos[held][:, None] + shifts
+            if idx.max() >= flat.size:
+                raise InvalidValue("the image is too small for this layout",
+                                   values={"image_bytes": img.size, "needs_bits": int(idx.max()) + 1})
+            out[held] = (flat[idx].astype(np.uint64) << shifts.astype(np.uint64)).sum(axis=1)
+        return out.astype(np.uint32)
+
+    # ---- the SIMD view: which lane's component holds the element (params "lanes", "lane_bits") ----------------
+    def lane_of(self, row: int, col: int) -> dict | None:
+        """For register layouts read by a SIMD-N sub-group: ``{"component", "lane", "lane_bits"}``.
+
+        Component j of lane i holds image bits ``[(j*N + i)*w, (j*N + i + 1)*w)`` with ``w = lane_bits`` (the
+        structure-of-arrays rule of SPV_INTEL_subgroup_matrix_multiply_accumulate, "Mapping Matrix Data to
+        Invocations"). None when the layout has no SIMD view.
+        """
+        n, w = self.params.get("lanes"), self.params.get("lane_bits")
+        if not n or not w or "unit_strides" not in self.params:
+            return None
+        self._check_element(row, col)
+        pos = int(self.linear_bits()[row, col])
+        if pos < 0:
+            return None
+        return {"component": pos // (n * w), "lane": (pos // w) % n, "lane_bits": int(w),
+                "bits_in_component": (pos % w, pos % w + self.element_bits - 1)}
+
+    def lanes(self) -> np.ndarray | None:
+        """int64 (rows, cols, 2): (component, lane) of every element under the SIMD view, or None."""
+        n, w = self.params.get("lanes"), self.params.get("lane_bits")
+        if not n or not w or "unit_strides" not in self.params:
+            return None
+        pos = self.linear_bits()
+        return np.stack([pos // (n * w), (pos // w) % n], axis=-1)
 
     def to_dict(self) -> dict:
         """Plain data (JSON-ready): the header and one record per element."""

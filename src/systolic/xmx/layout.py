@@ -1,58 +1,90 @@
-"""Who holds which element: the DPAS operand layouts as data (visa-DPAS.md "Semantics"; pack.py)."""
+"""Who holds which element: the DPAS/DPASW operand layouts (visa-DPAS.md "Semantics"; DPASW.md).
+
+:func:`layout` applies DPAS's own rules (:func:`systolic.xmx.rules.check`, so the same errors as ``dpas``) and
+returns the operand's :class:`systolic.layout.Layout`, built once by :mod:`systolic.layout.dpas`;
+:func:`operand_layout` (``systolic xmx layout``) is that object read per dword. The packers of
+:mod:`systolic.xmx.pack` are proven to write the same map (tests/layout/test_dpas_layouts.py).
+"""
 
 from __future__ import annotations
 
-from .. import types as T
 from ..errors import InvalidValue
+from ..layout import Layout
+from ..layout import dpas as LD
 from .dpas import int_field
 from .platform import get_platform
-from .rules import canonical_precision, check, precision_class
+from .rules import DpasShape, canonical_precision, check, precision_class
 
-__all__ = ["operand_layout"]
+__all__ = ["layout", "operand_layout", "OPERANDS"]
+
+#: operand names and the matrix each holds (aliases a/b/c/d accepted)
+OPERANDS = {"src2": "A", "src1": "B", "src0": "C", "dst": "D"}
+_ALIASES = {"a": "src2", "b": "src1", "c": "src0", "d": "dst", "acc": "dst", "accumulator": "dst"}
+
+
+def canonical_operand(operand: str) -> str:
+    op = _ALIASES.get(str(operand).lower(), str(operand).lower())
+    if op not in OPERANDS:
+        raise InvalidValue("operand is src1 (B), src2 (A), src0 (C) or dst (D)",
+                           rule="DPAS operands: dst src0 src1 src2", values={"operand": operand})
+    return op
+
+
+def shape(platform, src1_precision, src2_precision=None, *, rc: int = 8, dst_type: str | None = None,
+          opcode: str = "dpas") -> DpasShape:
+    """The validated shape of one DPAS/DPASW with these fields (raises dpas's own errors)."""
+    P = get_platform(platform)
+    rc = int_field(rc, "rc")
+    src2_precision = src1_precision if src2_precision is None else src2_precision
+    if dst_type is None:
+        dst_type = "int32" if precision_class(canonical_precision(src1_precision)) == "int" else "fp32"
+    return check(P, opcode=opcode, exec_size=None, sd=8, rc=rc, dst_type=dst_type, src0_type=None,
+                 src1_precision=src1_precision, src2_precision=src2_precision, dst=0, src0=0, src1=0, src2=0)
+
+
+def layout(platform, operand: str, src1_precision, src2_precision=None, *, rc: int = 8,
+           dst_type: str | None = None, opcode: str = "dpas") -> Layout:
+    """The :class:`~systolic.layout.Layout` of one DPAS (``opcode="dpasw"``: DPASW) operand.
+
+    ``operand``: ``src1``/``b``, ``src2``/``a``, ``src0``/``c``, ``dst``/``d``. Platform, precisions, repeat
+    count and Dst type are checked exactly as :func:`systolic.xmx.dpas` checks them.
+    """
+    op = canonical_operand(operand)
+    opcode = str(opcode).lower()
+    if opcode not in ("dpas", "dpasw"):
+        raise InvalidValue("opcode is dpas or dpasw", values={"opcode": opcode})
+    s = shape(platform, src1_precision, src2_precision, rc=rc, dst_type=dst_type, opcode=opcode)
+    P = s.platform
+    common = dict(platform=P.name, opcode=opcode, rc=s.rc, sd=s.sd, ops_per_chan=s.ops_per_chan,
+                  src1_precision=s.src1_precision, src2_precision=s.src2_precision, dst_type=s.dst_type)
+    if op == "src2":
+        if opcode == "dpasw":
+            return LD.dpasw_src2(s.rc, s.K, s.src2_precision, s.src2_bits, grf_bytes=P.grf_bytes,
+                                 exec_size=s.exec_size, **common)
+        return LD.src2(s.rc, s.K, s.src2_precision, s.src2_bits, grf_bytes=P.grf_bytes, exec_size=s.exec_size,
+                       **common)
+    if op == "src1":
+        return LD.src1(s.K, s.exec_size, s.src1_precision, s.src1_bits, grf_bytes=P.grf_bytes, **common)
+    t = s.dst_type if op == "dst" else (s.src0_type or s.dst_type)
+    from .. import types as T
+    return LD.acc(s.rc, s.exec_size, t, T.get(t).bits, grf_bytes=P.grf_bytes, operand=op, **common)
 
 
 def operand_layout(platform, src1_precision, src2_precision, operand: str = "src1", rc: int = 8,
                    dst_type: str | None = None) -> list[dict]:
     """One entry per dword of the operand: its GRF (relative to the operand), dword in that GRF, byte offset,
-    and the logical (row, col) elements it holds, lowest bits first.
+    and the logical (row, col) elements it holds, lowest bits first (the :func:`layout` object, per dword).
 
     ``src1`` is B (K x N), ``src2`` is A (M x K), ``dst`` is D (M x N, 32-bit accumulator unless ``dst_type``).
     """
     if operand not in ("src1", "src2", "dst"):
         raise InvalidValue("operand is src1, src2 or dst", values={"operand": operand})
-    P = get_platform(platform)
-    rc = int_field(rc, "rc")
-    # the same rules (and so the same errors) as dpas itself: precisions on this platform, one precision
-    # class for Src1 and Src2, the legal Dst type, repeat count 1..8 (rules.check; offsets 0 are aligned)
-    if dst_type is None:
-        dst_type = "int32" if precision_class(canonical_precision(src1_precision)) == "int" else "fp32"
-    s = check(P, exec_size=None, sd=8, rc=rc, dst_type=dst_type, src0_type=None, src1_precision=src1_precision,
-              src2_precision=src2_precision, dst=0, src0=None, src1=0, src2=0)
-    p1, p2 = s.src1_precision, s.src2_precision
-    N = s.exec_size
-    K = s.K
-    gb = P.grf_bytes
-    out = []
-    if operand == "src1":
-        per = 32 // T.get(p1).storage_bits
-        for m in range(K // per):
-            for i in range(N):
-                byte = m * gb + 4 * i
-                out.append({"grf": m, "dword": i, "byte": byte,
-                            "elements": [(m * per + j, i) for j in range(per)]})
-    elif operand == "src2":
-        per = 32 // T.get(p2).storage_bits
-        total = rc * K
-        for d in range(-(-total // per)):
-            byte = 4 * d
-            els = [((d * per + j) // K, (d * per + j) % K) for j in range(per) if d * per + j < total]
-            out.append({"grf": byte // gb, "dword": (byte % gb) // 4, "byte": byte, "elements": els})
-    elif operand == "dst":
-        size = T.get(s.dst_type).bits // 8
-        per = 4 // size
-        for d in range(rc * N // per):
-            byte = 4 * d
-            els = [((d * per + j) // N, (d * per + j) % N) for j in range(per)]
-            out.append({"grf": byte // gb, "dword": (byte % gb) // 4, "byte": byte, "elements": els})
-    return out
-
+    L = layout(platform, operand, src1_precision, src2_precision, rc=rc, dst_type=dst_type)
+    gb = L.params["grf_bytes"]
+    groups: dict[tuple[int, int], list] = {}
+    for r in range(L.rows):
+        for c in range(L.cols):
+            g, d = (int(x) for x in L.index[r, c])
+            groups.setdefault((g, d), []).append((int(L.bit[r, c]), (r, c)))
+    return [{"grf": g, "dword": d, "byte": g * gb + 4 * d, "elements": [e for _, e in sorted(els)]}
+            for (g, d), els in sorted(groups.items())]

@@ -13,6 +13,10 @@ Layouts (visa-DPAS.md "Semantics"; IGC ``G4_InstDpas::computeRightBound``):
 * **Src0 = C, Dst = D (M x N)**: row r is ``N`` elements of the Dst/Src0 type,
   packed, at ``r * N * sizeof(type)`` (one GRF per row for 32-bit types).
 
+These are the fast (numpy) writers of the maps held once as :class:`systolic.layout.Layout` objects
+(:func:`systolic.xmx.layout.layout`); ``tests/layout/test_dpas_layouts.py`` proves, for every platform and
+precision pair, that each packer writes exactly ``Layout.scatter``'s image and that ``Layout.gather`` reads it back.
+
 Element values are taken from numpy/ml_dtypes arrays: arrays of the
 precision's own dtype give their bits unchanged; other float arrays are
 rounded to nearest even (tf32: the float32 container with its low 13 bits

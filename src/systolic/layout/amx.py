@@ -1,0 +1,76 @@
+"""AMX tile operands as :class:`~systolic.layout.Layout` objects (Intel SDM vol. 2, TDPB*D / TDPBF16PS /
+TDPFP16PS / TDP*F8PS Operation sections; REFERENCE.md section 6).
+
+A tile is up to 16 rows of 64 bytes; holders are ``("tile_row", "byte")``, ``unit_bits`` 8, image stride 64 bytes
+per row (the tile register, whatever colsb is). For ``tdp* dst, src1, src2``:
+
+* **A = src1 (M x K)**: tile row m holds row m of A, element k at byte ``k * bytes``.
+* **B = src2 (K x N)**, VNNI: tile row ``k // per`` holds, in dword n, the ``per = 4 / bytes`` consecutive K
+  values of column n (``tsrc2.row[k].bf16[2*n + i]`` is B[2k + i, n]), lower K at the lower address.
+* **C = dst (M x N)**: tile row m, dword n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidValue
+from .core import Layout
+
+__all__ = ["tile_a", "tile_b", "tile_c", "ROWS", "BYTES_PER_ROW"]
+
+ROWS = 16
+BYTES_PER_ROW = 64
+
+
+def _fits(rows: int, colsb: int, what: str) -> None:
+    if not (1 <= rows <= ROWS and 1 <= colsb <= BYTES_PER_ROW):
+        raise InvalidValue(f"{what} does not fit a tile", rule="palette 1: at most 16 rows of 64 bytes",
+                           values={"rows": rows, "colsb": colsb})
+
+
+def _grid(r: int, c: int):
+    return np.meshgrid(np.arange(r, dtype=np.int64), np.arange(c, dtype=np.int64), indexing="ij")
+
+
+def _params(kw, **more):
+    return dict(kw, unit_strides=(BYTES_PER_ROW, 1), **more)
+
+
+def tile_a(m: int, k: int, element: str, bits: int, **params) -> Layout:
+    """A (M x K) in the src1 tile: row m, byte k * bits / 8."""
+    _fits(m, k * bits // 8, "A")
+    mm, kk = _grid(m, k)
+    pos = kk * bits
+    idx = np.stack([mm, pos // 8], axis=-1)
+    return Layout("amx", "a", m, k, element, bits, ("tile_row", "byte"), idx, pos % 8, 8,
+                  params=_params(params, M=m, K=k, rows=m, colsb=k * bits // 8),
+                  title=f"A (src1 tile) {m}x{k} {element}")
+
+
+def tile_b(k: int, n: int, element: str, bits: int, **params) -> Layout:
+    """B (K x N) in the src2 tile, VNNI: row k // per, byte 4n + (k % per) * bytes."""
+    if 32 % bits:
+        raise InvalidValue("element width must divide 32", values={"bits": bits})
+    per = 32 // bits
+    if k % per:
+        raise InvalidValue(f"K must be a multiple of {per} for {element} B tiles (VNNI groups)",
+                           rule="B rows hold 4 bytes of K per column", values={"k": k})
+    _fits(k // per, 4 * n, "B (VNNI)")
+    kk, nn = _grid(k, n)
+    pos = nn * 32 + (kk % per) * bits
+    idx = np.stack([kk // per, pos // 8], axis=-1)
+    return Layout("amx", "b", k, n, element, bits, ("tile_row", "byte"), idx, pos % 8, 8,
+                  params=_params(params, K=k, N=n, vnni=per, rows=k // per, colsb=4 * n),
+                  title=f"B (src2 tile, VNNI) {k}x{n} {element}, {per} per dword")
+
+
+def tile_c(m: int, n: int, element: str, bits: int, **params) -> Layout:
+    """C/D (M x N) in the dst tile: row m, byte n * bits / 8."""
+    _fits(m, n * bits // 8, "C")
+    mm, nn = _grid(m, n)
+    pos = nn * bits
+    idx = np.stack([mm, pos // 8], axis=-1)
+    return Layout("amx", "c", m, n, element, bits, ("tile_row", "byte"), idx, pos % 8, 8,
+                  params=_params(params, M=m, N=n, rows=m, colsb=n * bits // 8),
+                  title=f"C (dst tile) {m}x{n} {element}")
