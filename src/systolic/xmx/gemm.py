@@ -55,54 +55,33 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
 
 @fpenv.guarded
 def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
-           *, row_block: int | None = None) -> np.ndarray:
+           *, row_block: int | None = None, backend: str = "cpu"):
     """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.
 
     ``a`` (M x K) is Src2, ``b`` (K x N) is Src1; precisions come from their dtypes (ml_dtypes int2/int4/int8,
     uint*, bfloat16, float16, float8_e5m2, float8_e4m3fn, float4_e2m1fn; ``precision="tf32"`` for float32).
     Integer GEMMs return int32 (wrapped modulo 2**32), float GEMMs float32 (the fp32 accumulator).
     ``c`` (M x N) is the initial accumulator (int32 or float32 values), default zero.
+
+    ``backend``: ``"cpu"`` (default), ``"cuda"`` (the kernels of :mod:`systolic.gpu.xmx_kernels`: same
+    arguments, same errors, same bits; inputs may be numpy or GPU arrays, the result comes back as the kind of
+    the first GPU input) or ``"auto"`` (cuda when an input lives on a GPU). See docs/gpu.md.
     """
-    P = get_platform(platform)
+    if backend != "cpu":
+        from ..gpu import resolve_backend  # lazy: the engine does not depend on the GPU integration
+        if resolve_backend(backend, a, b, c) == "cuda":
+            from ..gpu import xmx_kernels
+            return xmx_kernels.matmul(a, b, c, platform=platform, model=model, precision=precision,
+                                      row_block=row_block)
     a = np.asarray(a)
     b = np.asarray(b)
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise InvalidValue("matmul needs A (M x K) and B (K x N)", values={"a": a.shape, "b": b.shape})
-    p2 = precision_of(a, precision)
-    p1 = precision_of(b, precision)
-    for p in (p1, p2):
-        if not P.supports(p):
-            raise UnsupportedCombination(f"{P.name} DPAS does not take {p}",
-                                         rule=f"{P.name} DPAS precisions: {sorted(P.precisions)}",
-                                         values={"precision": p, "platform": P.name})
-    if precision_class(p1) != precision_class(p2):
-        raise UnsupportedCombination(f"DPAS cannot mix {p2} (A) with {p1} (B)",
-                                     rule="visa-DPAS.md: Src1 and Src2 precisions of one kind",
-                                     values={"a": p2, "b": p1})
-    m, k = a.shape
-    n = b.shape[1]
-    if row_block is not None and (isinstance(row_block, (bool, np.bool_))
-                                  or not isinstance(row_block, (int, np.integer)) or row_block < 1):
-        raise InvalidValue("row_block must be a positive integer", values={"row_block": row_block})
-    ops = ops_per_chan(p1, p2)
-    kd = 8 * ops
-    kp = -(-k // kd) * kd if k else kd
-    mdl = M.get_model(model, P)
-    is_int = precision_class(p1) == "int"
+    P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
     counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2, b=p1,
                    sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul")
 
     if is_int:
         av, bv = _int_values(a, p2), _int_values(b, p1)
-        cv = None
-        if c is not None:
-            cv = _check_c(c, m, n)
-            if cv.dtype.kind not in "iu":
-                raise InvalidValue("an integer GEMM needs an integer C", values={"dtype": str(cv.dtype)})
-            if cv.size and (int(cv.min()) < -2 ** 31 or int(cv.max()) > 2 ** 32 - 1):
-                raise InvalidValue("C does not fit the 32-bit accumulator",
-                                   rule="visa-DPAS.md: Src0 is D or UD (32-bit)",
-                                   values={"min": int(cv.min()), "max": int(cv.max())})
+        cv = None if c is None else check_int_c(c, m, n)
         if m == 0 or n == 0:
             return np.zeros((m, n), dtype=np.int32)
         return _int_gemm(av, bv, cv, p2, p1)
@@ -112,21 +91,7 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     if kp != k:
         av = np.concatenate([av, np.zeros((m, kp - k), dtype=av.dtype)], axis=1)
         bv = np.concatenate([bv, np.zeros((kp - k, n), dtype=bv.dtype)], axis=0)
-    if c is None:
-        cv = None
-    else:
-        cv = _check_c(c, m, n)
-        if cv.dtype != np.float32:
-            with np.errstate(all="ignore"):
-                c32 = cv.astype(np.float32)
-            same = (c32.astype(np.float64) == cv.astype(np.float64)) | (np.isnan(c32) & np.isnan(cv.astype(
-                np.float64)))
-            if not same.all():
-                raise InvalidValue("C values must be exact fp32 values (the accumulator is fp32)",
-                                   rule="visa-DPAS.md: Src0 is F (or BF/HF)",
-                                   values={"value": float(np.asarray(cv, dtype=np.float64)[~same].ravel()[0])})
-            cv = c32
-        cv = cv.astype(np.float64)
+    cv = None if c is None else check_float_c(c, m, n).astype(np.float64)
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
     out = np.empty((m, n), dtype=np.uint32)
@@ -138,6 +103,67 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
         out[r0:r1] = KN.float_mma(av[r0:r1], bv, None if cv is None else cv[r0:r1], ops_per_chan=ops,
                                   k_per_instr=kd, model=mdl, sig_bits=(_sig_bits(p2), _sig_bits(p1)))
     return out.view(np.float32)
+
+
+def plan(a, b, platform, model, precision, row_block):
+    """Validate a GEMM's operands and arguments (shapes and dtypes only: ``a``/``b`` may be any objects with
+    ``ndim``, ``shape`` and a numpy ``dtype``) in the order :func:`matmul` checks them; returns
+    ``(platform, precision of A, precision of B, m, k, n, ops_per_chan, K per DPAS, padded K, model, is_int)``.
+    Shared by the CPU path and the CUDA backend, so that both raise the same errors."""
+    P = get_platform(platform)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise InvalidValue("matmul needs A (M x K) and B (K x N)",
+                           values={"a": tuple(a.shape), "b": tuple(b.shape)})
+    p2 = precision_of(np.empty(0, dtype=a.dtype), precision)
+    p1 = precision_of(np.empty(0, dtype=b.dtype), precision)
+    for p in (p1, p2):
+        if not P.supports(p):
+            raise UnsupportedCombination(f"{P.name} DPAS does not take {p}",
+                                         rule=f"{P.name} DPAS precisions: {sorted(P.precisions)}",
+                                         values={"precision": p, "platform": P.name})
+    if precision_class(p1) != precision_class(p2):
+        raise UnsupportedCombination(f"DPAS cannot mix {p2} (A) with {p1} (B)",
+                                     rule="visa-DPAS.md: Src1 and Src2 precisions of one kind",
+                                     values={"a": p2, "b": p1})
+    m, k = (int(x) for x in a.shape)
+    n = int(b.shape[1])
+    if row_block is not None and (isinstance(row_block, (bool, np.bool_))
+                                  or not isinstance(row_block, (int, np.integer)) or row_block < 1):
+        raise InvalidValue("row_block must be a positive integer", values={"row_block": row_block})
+    ops = ops_per_chan(p1, p2)
+    kd = 8 * ops
+    kp = -(-k // kd) * kd if k else kd
+    mdl = M.get_model(model, P)
+    is_int = precision_class(p1) == "int"
+    return P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int
+
+
+def check_int_c(c, m, n) -> np.ndarray:
+    """C of an integer GEMM: M x N integers that fit the 32-bit accumulator (D or UD)."""
+    cv = _check_c(c, m, n)
+    if cv.dtype.kind not in "iu":
+        raise InvalidValue("an integer GEMM needs an integer C", values={"dtype": str(cv.dtype)})
+    if cv.size and (int(cv.min()) < -2 ** 31 or int(cv.max()) > 2 ** 32 - 1):
+        raise InvalidValue("C does not fit the 32-bit accumulator",
+                           rule="visa-DPAS.md: Src0 is D or UD (32-bit)",
+                           values={"min": int(cv.min()), "max": int(cv.max())})
+    return cv
+
+
+def check_float_c(c, m, n) -> np.ndarray:
+    """C of a float GEMM as float32: M x N values that are exact fp32 values (NaN allowed)."""
+    cv = _check_c(c, m, n)
+    if cv.dtype != np.float32:
+        with np.errstate(all="ignore"):
+            c32 = cv.astype(np.float32)
+        same = (c32.astype(np.float64) == cv.astype(np.float64)) | (np.isnan(c32) & np.isnan(cv.astype(
+            np.float64)))
+        if not same.all():
+            raise InvalidValue("C values must be exact fp32 values (the accumulator is fp32)",
+                               rule="visa-DPAS.md: Src0 is F (or BF/HF)",
+                               values={"value": float(np.asarray(cv, dtype=np.float64)[~same].ravel()[0])})
+        cv = c32
+    return cv
 
 
 def _int_gemm(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str) -> np.ndarray:
