@@ -1,0 +1,124 @@
+"""``systolic run FILE``: run a matrix-engine program on an emulated device and report it (docs/run.md).
+
+    systolic run examples/sycl/seed_gemm_2021.py
+    systolic run examples/visa/dpas_chain_s8.visa --device bmg
+    systolic run examples/amx/tile_gemm_s8u8.ll --json
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import emit_json
+
+__all__ = ["command", "render"]
+
+#: distinct DPAS/TMUL shapes shown in the layouts table (the most executed first; --json has all)
+MAX_LAYOUTS = 4
+
+
+def _fmt_value(v) -> str:
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _verdict_text(rep: dict) -> str:
+    v = rep["verdict"]
+    if v == "bit-identical":
+        return "[green]bit-identical[/] to the oracle"
+    if v == "unchecked":
+        return "[yellow]not checked[/] (the program declares no oracle)"
+    return "[bold red]MISMATCH[/]"
+
+
+def _check_lines(c: dict) -> str:
+    shape = " x ".join(map(str, c["shape"])) or "scalar"
+    head = f"{c['name']} ({shape} {c['dtype']})"
+    if c["ok"]:
+        return f"{head}: {c['elements']} elements bit-identical"
+    if "reason" in c:
+        return f"{head}: {c['reason']}"
+    f = c["first_mismatch"]
+    idx = ", ".join(map(str, f["index"]))
+    return (f"{head}: {c['mismatches']} of {c['elements']} elements differ; first [{idx}]: result "
+            f"{_fmt_value(f['result'])} ({f['result_bits']}) vs oracle {_fmt_value(f['oracle'])} "
+            f"({f['oracle_bits']})")
+
+
+def render(rep: dict, console) -> None:
+    """Print the report as rich tables."""
+    from rich.table import Table
+    t = Table(title=f"systolic run {rep['program']}", show_header=False, title_justify="left")
+    t.add_column("what", style="bold")
+    t.add_column("value", overflow="fold")
+    t.add_row("program", f"{rep['title']}\n[dim]{rep['kind']} program[/]")
+    dev = rep["device"]
+    extra = ""
+    if rep["devices"]:
+        extra = f"\n[dim]supports: {', '.join(rep['devices'])} (--device)[/]"
+    t.add_row("device", f"{dev['name']}: {dev['summary']}{extra}")
+    t.add_row("verdict", _verdict_text(rep) + "".join("\n" + _check_lines(c) for c in rep["checks"]))
+    s = rep["seconds"]
+    t.add_row("wall time", f"{s['run']:.3f} s running ({s['total']:.3f} s with loading and checking)")
+    for k, v in rep["extras"].items():
+        if v not in (None, ""):
+            t.add_row(k, str(v))
+    console.print(t)
+
+    ins = rep["instructions"]
+    if ins["totals"]:
+        it = Table(title="instructions executed", title_justify="left")
+        for col in ("engine", "instruction", "shape / precision", "where", "count"):
+            it.add_column(col, justify="right" if col == "count" else "left")
+        for e in ins["dpas"]:
+            it.add_row("XMX", e["op"].upper(), f"{e['a']} x {e['b']} -> {e['dst']}, SD {e['sd']}, RC {e['rc']}",
+                       f"{e['platform']} (exec {e['exec']}), {e['via']}", str(e["count"]))
+        for r in ins["amx"]:
+            shape = f"M {r['m']}, N {r['n']}, K {r['k_dwords']} dwords" if r["m"] is not None else ""
+            it.add_row("AMX", r["op"].upper(), shape, r["via"], str(r["count"]))
+        for op, n in ins["visa"].items():
+            it.add_row("vISA", op, "", "interpreter", str(n))
+        it.add_row("", "[bold]totals[/]", ", ".join(f"{k} {v}" for k, v in ins["totals"].items()), "", "")
+        console.print(it)
+
+    if rep["layouts"]:
+        lt = Table(title="layouts involved (one per distinct DPAS / TMUL shape)", title_justify="left")
+        for col in ("instruction", "operand", "shape", "layout", "see it with"):
+            lt.add_column(col, overflow="fold")
+        shown = rep["layouts"][:MAX_LAYOUTS]
+        for L in shown:
+            first = True
+            for o in L["operands"]:
+                lt.add_row(f"{L['instruction']}\n[dim]{L['where']}, x{L['count']}[/]" if first else "",
+                           o["operand"], o["shape"], o["layout"], f"[cyan]{o['command']}[/]")
+                first = False
+        if len(rep["layouts"]) > len(shown):
+            lt.caption = (f"{len(rep['layouts']) - len(shown)} more shapes (the edge tiles of the same GEMMs); "
+                          "--json lists them all")
+        console.print(lt)
+
+
+@click.command("run")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--device", "-d", default=None,
+              help="Device to run on (default: the program's DEVICE / header 'device'); must be one of the "
+                   "program's DEVICES when it declares them.")
+@click.option("--function", "-f", "function", default=None, help=".ll only: the function to run (overrides the "
+                                                                  "header).")
+@click.option("--arg", "args", multiple=True, help=".ll only: an argument, integer or @global[+offset] (repeatable; "
+                                                    "replaces the header's args).")
+@click.option("--mem", "mems", multiple=True, help=".ll only: NAME=file.npy, initial bytes of global @NAME.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def command(file, device, function, args, mems, as_json):
+    """Run FILE (a .py program, an .ll LLVM IR file with AMX, a .visa kernel) on an emulated device; report the
+    verdict against its oracle, the instruction counts and the layouts involved. Exit status 1 on a mismatch."""
+    from ..run import run_file
+    rep = run_file(file, device, function=function, args=args, mems=mems)
+    if as_json:
+        emit_json(rep)
+    else:
+        from rich.console import Console
+        render(rep, Console())
+    if rep["verdict"] == "MISMATCH":
+        sys.exit(1)

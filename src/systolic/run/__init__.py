@@ -1,0 +1,74 @@
+"""``systolic run FILE``: run a matrix-engine program on an emulated device and report it (the main job).
+
+Three kinds of program, by suffix (docs/run.md):
+
+* ``.py``: a Python program (SYCL joint_matrix, OpenCL sub-group built-ins, or the engines directly) following the
+  program-file protocol of :mod:`systolic.run.python_program`;
+* ``.ll``: LLVM IR with AMX intrinsics, compiled by the tile compiler and run on the emulated AMX
+  (:mod:`systolic.run.llvm_program`, the machinery of ``systolic amx run``);
+* ``.visa``: a vISA kernel on the vISA interpreter (:mod:`systolic.run.visa_program`, as ``systolic visa run``).
+
+:func:`run_file` returns the report as data: the program, the device and what it is, the verdict against the
+oracle (bit-identical or the first differing element), the wall time, the instruction counts recorded by
+:mod:`systolic.counters` and, per distinct DPAS/TMUL shape executed, its operands' layouts.
+
+>>> from systolic.run import run_file
+>>> rep = run_file("examples/visa/dpas_chain_s8.visa")          # doctest: +SKIP
+>>> rep["verdict"], rep["instructions"]["totals"]["DPAS"]        # doctest: +SKIP
+('bit-identical', 2)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ProgramError
+
+__all__ = ["run_file", "KINDS", "kind_of"]
+
+#: suffix -> program kind
+KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa"}
+
+
+def kind_of(path: str | Path) -> str:
+    """The program kind of a file name, or a ProgramError naming the known suffixes."""
+    suffix = Path(path).suffix
+    if suffix not in KINDS:
+        raise ProgramError(f"systolic run does not know {suffix or 'files without a suffix'!r} programs",
+                           rule="systolic run FILE: a .py program, an .ll LLVM IR file or a .visa file",
+                           values={"file": str(path), "suffix": suffix})
+    return KINDS[suffix]
+
+
+def run_file(path: str | Path, device: str | None = None, *, function: str | None = None,
+             args: tuple[str, ...] = (), mems: tuple[str, ...] = ()) -> dict:
+    """Run the program in ``path`` on ``device`` (default: the one the program declares) and report it.
+
+    ``function``/``args``/``mems``: for ``.ll`` files only, as ``systolic amx run``'s --function/--arg/--mem.
+    """
+    from . import devices, report
+    p = Path(path)
+    kind = kind_of(p)
+    if not p.is_file():
+        raise ProgramError("no such program file", rule="systolic run FILE: an existing file",
+                           values={"file": str(p)})
+    if kind != "llvm-ir" and (function or args or mems):
+        raise ProgramError("--function, --arg and --mem apply to LLVM IR programs only",
+                           rule="systolic run: options of .ll files", values={"file": str(p), "kind": kind})
+    if kind == "python":
+        from .python_program import run
+        raw = run(p, device)
+    elif kind == "llvm-ir":
+        from .llvm_program import run
+        raw = run(p, device, function=function, args=tuple(args), mems=tuple(mems))
+    else:
+        from .visa_program import run
+        raw = run(p, device)
+    checks = raw["checks"]
+    verdict = "unchecked" if not checks else ("bit-identical" if all(c["ok"] for c in checks) else "MISMATCH")
+    ins = report.instructions(raw.pop("recorder"))
+    return {"program": str(p), "kind": kind, "title": raw["title"], "description": raw["description"],
+            "device": devices.describe(raw["device"], raw.get("sub_group_size")),
+            "default_device": raw["default_device"], "devices": raw["devices"], "verdict": verdict,
+            "checks": checks, "seconds": raw["seconds"], "instructions": ins, "layouts": report.layouts(ins),
+            "extras": raw["extras"]}

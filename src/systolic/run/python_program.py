@@ -1,0 +1,136 @@
+"""Python programs for ``systolic run``: the program-file protocol (docs/run.md, "Python programs").
+
+A program is a Python file with
+
+* a module docstring (what it computes; its first line is the report's title),
+* ``DEVICE = "spr"``: its default device (a string),
+* optionally ``DEVICES = (...)``: the devices it supports (strings; ``DEVICE`` among them),
+* ``def main(device: str) -> dict``: runs the kernel on ``device`` and returns
+  ``{"result": <numpy array>, "oracle": <numpy array computed independently>}``; extra keys are allowed
+  (``"note"``: a sentence for the report; ``"sub_group_size"``: the sub-group size the kernel ran with).
+
+Each broken clause raises :class:`systolic.errors.ProgramError` naming it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ProgramError
+from .compare import as_array, compare
+
+__all__ = ["load", "run"]
+
+_ids = itertools.count()
+
+
+def load(path: Path):
+    """Import the program file as a fresh module (its directory first on ``sys.path`` while it imports)."""
+    name = f"systolic_program_{next(_ids)}_{path.stem.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ProgramError("cannot import the program file", rule="program protocol: a Python file",
+                           values={"file": str(path)})
+    mod = importlib.util.module_from_spec(spec)
+    here = str(path.resolve().parent)
+    sys.path.insert(0, here)
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        try:
+            sys.path.remove(here)
+        except ValueError:
+            pass
+    return mod
+
+
+def check_protocol(mod, path: Path) -> tuple[str, str, tuple[str, ...] | None]:
+    """(docstring, DEVICE, DEVICES or None) after checking every declaration clause of the protocol."""
+    doc = (mod.__doc__ or "").strip()
+    if not doc:
+        raise ProgramError("the program has no module docstring",
+                           rule="program protocol: a module docstring says what the program computes",
+                           values={"file": str(path)})
+    if not hasattr(mod, "DEVICE"):
+        raise ProgramError("the program declares no DEVICE",
+                           rule='program protocol: DEVICE = "<name>", the default device', values={"file": str(path)})
+    default = mod.DEVICE
+    if not isinstance(default, str) or not default:
+        raise ProgramError("DEVICE must be a non-empty string",
+                           rule='program protocol: DEVICE = "<name>", the default device',
+                           values={"DEVICE": repr(default)})
+    devices = getattr(mod, "DEVICES", None)
+    if devices is not None:
+        if isinstance(devices, str) or not isinstance(devices, (tuple, list)) or not devices \
+                or not all(isinstance(d, str) and d for d in devices):
+            raise ProgramError("DEVICES must be a non-empty tuple of device names",
+                               rule="program protocol: DEVICES = (...), the devices the program supports",
+                               values={"DEVICES": repr(devices)})
+        devices = tuple(devices)
+        if default not in devices:
+            raise ProgramError("DEVICE is not one of DEVICES",
+                               rule="program protocol: the default device is one of DEVICES",
+                               values={"DEVICE": default, "DEVICES": list(devices)})
+    fn = getattr(mod, "main", None)
+    if not callable(fn):
+        raise ProgramError("the program defines no main(device)",
+                           rule="program protocol: def main(device: str) -> dict", values={"file": str(path)})
+    try:
+        inspect.signature(fn).bind("device")
+    except TypeError:
+        raise ProgramError("main must take exactly one argument, the device name",
+                           rule="program protocol: def main(device: str) -> dict",
+                           values={"signature": str(inspect.signature(fn))}) from None
+    except ValueError:  # no signature (a builtin): let the call decide
+        pass
+    return doc, default, devices
+
+
+def pick_device(device: str | None, default: str, devices: tuple[str, ...] | None) -> str:
+    """``device`` (or the default), checked against the declared DEVICES."""
+    dev = default if device is None else device
+    if devices is not None and dev not in devices:
+        raise ProgramError(f"the program does not support device {dev!r}",
+                           rule="systolic run --device: one of the program's DEVICES",
+                           values={"device": dev, "DEVICES": list(devices)})
+    return dev
+
+
+def run(path: Path, device: str | None = None) -> dict:
+    """Load, check and run the program; the raw material of a report (see :func:`systolic.run.run_file`)."""
+    t0 = time.perf_counter()
+    mod = load(path)
+    doc, default, devices = check_protocol(mod, path)
+    dev = pick_device(device, default, devices)
+    from .. import counters
+    with counters.recording() as rec:
+        t1 = time.perf_counter()
+        out = mod.main(dev)
+        t2 = time.perf_counter()
+    if not isinstance(out, dict):
+        raise ProgramError("main must return a dict", rule='program protocol: main() returns {"result", "oracle"}',
+                           values={"returned": type(out).__name__})
+    if "result" not in out:
+        raise ProgramError('main returned no "result"', rule='program protocol: main() returns {"result", "oracle"}',
+                           values={"keys": sorted(map(str, out))})
+    if "oracle" not in out:
+        raise ProgramError('main returned no "oracle"', rule='program protocol: main() returns {"result", "oracle"}',
+                           values={"keys": sorted(map(str, out))})
+    result = as_array(out["result"], "result")
+    oracle = as_array(out["oracle"], "oracle")
+    extras = {k: v for k, v in out.items() if k not in ("result", "oracle")}
+    sg = extras.get("sub_group_size")
+    return {"kind": "python", "title": doc.splitlines()[0], "description": doc, "device": dev,
+            "default_device": default, "devices": list(devices) if devices is not None else None,
+            "sub_group_size": sg if isinstance(sg, int) and not isinstance(sg, bool) else None,
+            "checks": [compare("result", result, oracle)], "recorder": rec,
+            "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},
+            "extras": {k: (v if isinstance(v, (str, int, float, bool)) or v is None else repr(v))
+                       for k, v in extras.items() if not isinstance(v, np.ndarray)}}

@@ -1,0 +1,56 @@
+"""vISA programs for ``systolic run``: the interpreter of ``systolic visa run`` plus the file's header checks."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..errors import ProgramError
+from .header import check_expects, parse
+
+__all__ = ["run", "DEFAULT_DEVICE"]
+
+#: the platform when neither the header nor --device names one (as ``systolic visa run``)
+DEFAULT_DEVICE = "pvc"
+
+
+def run(path: Path, device: str | None = None) -> dict:
+    """Parse, run on one thread of the platform ``device`` and check the header's ``expect`` lines."""
+    from .. import counters
+    from ..cli.visa import _parse_in
+    from ..visa import asm
+    from ..visa.interp import Machine
+    t0 = time.perf_counter()
+    text = path.read_text()
+    h = parse(text, "//")
+    if h.function or h.args or h.fills or h.oracles:
+        raise ProgramError("function/args/fill/oracle are LLVM IR directives; a vISA program sets variables with "
+                           "'in' and checks them with 'expect'", rule="systolic-run header of .visa files",
+                           values={"file": str(path)})
+    default = h.device or DEFAULT_DEVICE
+    dev = default if device is None else device
+    if h.devices is not None and dev not in h.devices:
+        raise ProgramError(f"the program does not support device {dev!r}",
+                           rule="systolic run --device: one of the header's devices",
+                           values={"device": dev, "devices": list(h.devices)})
+    prog = asm.parse(text, source=str(path))
+    m = Machine(prog, dev)
+    for spec, _line in h.inputs:
+        name, arr = _parse_in(spec)
+        m.write(name, arr)
+    with counters.recording() as rec:
+        t1 = time.perf_counter()
+        m.run()
+        t2 = time.perf_counter()
+
+    def read(name, typ):
+        if typ is not None:
+            raise ProgramError("a vISA expect takes the variable's declared type (no :TYPE)",
+                               rule="systolic-run expect in .visa files", values={"variable": name, "type": typ})
+        return m.read(name)
+
+    checks = check_expects(h.expects, read)
+    return {"kind": "visa", "title": h.title or f"vISA kernel {prog.kernel or path.stem}",
+            "description": h.title, "device": dev, "default_device": default,
+            "devices": list(h.devices) if h.devices else None, "sub_group_size": None, "checks": checks,
+            "recorder": rec, "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0}, "extras": {}}
