@@ -253,6 +253,14 @@ class Layout:
                                rule=f"{self.layer} {self.operand} is {self.rows} x {self.cols}",
                                values={"row": row, "col": col})
 
+    # ---- notebooks: the picture (systolic.explorer, imported when asked for; tools layer) ------------------
+    def _repr_svg_(self) -> str:
+        from ..explorer.svg import layout_svg
+        return layout_svg(self)
+
+    def _repr_html_(self) -> str:
+        return f"<div><pre>{self!r}</pre>{self._repr_svg_()}</div>"
+
     def __repr__(self) -> str:
         return (f"Layout({self.layer} {self.operand}: {self.rows}x{self.cols} {self.element}, "
                 f"holder={self.holder}, unit_bits={self.unit_bits}, params={dict(self.params)})")

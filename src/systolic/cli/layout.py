@@ -1,0 +1,189 @@
+"""``systolic layout``: who holds which element, at every layer (detail, where, what, table, mma, explain).
+
+Every verb resolves ``LAYER OPERAND`` plus the layer's options to the one :class:`systolic.layout.Layout` of
+that operand (:func:`systolic.explorer.resolve`) and queries it; see docs/layouts.md.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import click
+
+from . import emit_json
+
+LAYER_CHOICES = ["dpas", "dpasw", "amx", "opencl", "sycl", "xmx", "joint_matrix"]
+
+
+def layer_options(f):
+    """The options that pick one operand's map in each layer (unused ones must stay unset)."""
+    opts = [
+        click.option("--platform", default=None, help="dpas/dpasw/opencl: pvc, dg2, bmg, lnl, xe3p (dpas: pvc)."),
+        click.option("--precision", default=None, help="dpas: Src1 (B) precision [bf16]."),
+        click.option("--src2-precision", default=None, help="dpas: Src2 (A) precision (default: --precision)."),
+        click.option("--rc", type=int, default=None, help="dpas: repeat count M, 1..8 [8]."),
+        click.option("--dst-type", default=None, help="dpas: Dst/Src0 type (int32, fp32, bf16, fp16)."),
+        click.option("--instruction", default=None, help="amx: tdpbssd, tdpbf16ps, tdpfp16ps, ... [tdpbf16ps]."),
+        click.option("--m", type=int, default=None, help="amx: M rows [16]; opencl: M; mma pictures: M."),
+        click.option("--n", type=int, default=None, help="amx / sycl mma: N."),
+        click.option("--k", type=int, default=None, help="amx / sycl mma: K."),
+        click.option("--name", default=None, help="opencl: the built-in's name."),
+        click.option("--device", default=None, help="sycl: device (pvc, dg2, spr, ...)."),
+        click.option("--type", "type_", default=None, help="sycl: element type T."),
+        click.option("--ctype", default=None, help="sycl mma: accumulator type."),
+        click.option("--use", default=None, help="sycl: a, b or accumulator (default: OPERAND)."),
+        click.option("--rows", type=int, default=None, help="sycl: Rows."),
+        click.option("--cols", type=int, default=None, help="sycl: Cols."),
+        click.option("--layout", "layout_", default=None, help="sycl: row_major, col_major, ext_intel_packed."),
+    ]
+    return functools.reduce(lambda g, o: o(g), reversed(opts), f)
+
+
+def _opts(kw: dict) -> dict:
+    keys = ("platform", "precision", "src2_precision", "rc", "dst_type", "instruction", "m", "n", "k", "name",
+            "device", "type_", "ctype", "use", "rows", "cols", "layout_")
+    out = {k.rstrip("_"): kw.pop(k) for k in keys if k in kw}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _resolve(layer, operand, kw):
+    from ..explorer import resolve
+    o = _opts(kw)
+    o.pop("ctype", None)
+    return resolve(layer, operand, **o)
+
+
+def _write_svg(path: str, text: str) -> None:
+    Path(path).write_text(text)
+    click.echo(f"wrote {path}", err=True)
+
+
+@click.group("layout")
+def group():
+    """Who holds which element, at every layer: detail, where, what, table, mma, explain."""
+
+
+@group.command("layers")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def layers_cmd(as_json):
+    """The layers the explorer resolves, and their operands."""
+    from ..explorer import LAYERS
+    if as_json:
+        emit_json(LAYERS)
+        return
+    for k, v in LAYERS.items():
+        click.echo(f"{k:8} {v}")
+
+
+@group.command("detail")
+@click.argument("layer")
+@click.argument("operand")
+@layer_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--svg", "svg_path", default=None, help="Also write the operand's picture to this SVG file.")
+def detail_cmd(layer, operand, as_json, svg_path, **kw):
+    """Shapes, K per step, operand size and alignment of LAYER's OPERAND."""
+    from ..explorer import detail
+    L = _resolve(layer, operand, kw)
+    d = detail(L)
+    if svg_path:
+        from ..explorer.svg import layout_svg
+        _write_svg(svg_path, layout_svg(L))
+    if as_json:
+        emit_json(d)
+        return
+    for k, v in d.items():
+        if k != "params":
+            click.echo(f"{k:18} {v}")
+
+
+@group.command("where")
+@click.argument("layer")
+@click.argument("operand")
+@click.argument("row", type=int)
+@click.argument("col", type=int)
+@layer_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def where_cmd(layer, operand, row, col, as_json, **kw):
+    """Element (ROW, COL) of OPERAND -> its holder (register/work-item), lane and bit range."""
+    from ..explorer import where
+    d = where(_resolve(layer, operand, kw), row, col)
+    if as_json:
+        emit_json(d)
+        return
+    click.echo(", ".join(f"{k}={v}" for k, v in d.items()))
+
+
+@group.command("what")
+@click.argument("layer")
+@click.argument("operand")
+@click.argument("coords", nargs=-1, type=int)
+@layer_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def what_cmd(layer, operand, coords, as_json, **kw):
+    """Holder COORDS (outermost first; a prefix selects all below it) -> the elements it holds."""
+    from ..explorer import what
+    L = _resolve(layer, operand, kw)
+    recs = what(L, *coords)
+    if as_json:
+        emit_json(recs)
+        return
+    click.echo(f"{L.title}: holder {L.holder} = {tuple(coords)}")
+    for d in recs:
+        click.echo("  " + ", ".join(f"{k}={v}" for k, v in d.items()))
+
+
+@group.command("table")
+@click.argument("layer")
+@click.argument("operand")
+@layer_options
+@click.option("--by", type=click.Choice(["element", "holder"]), default="element", show_default=True,
+              help="The logical matrix with each cell's holder, or one row per holder.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "csv"]), default="text", show_default=True)
+@click.option("--view", type=click.Choice(["holder", "lane"]), default="holder", show_default=True,
+              help="Label cells by holder or by sub-group lane/component (register operands).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--svg", "svg_path", default=None, help="Also write the picture to this SVG file.")
+def table_cmd(layer, operand, by, fmt, view, as_json, svg_path, **kw):
+    """The whole matrix of OPERAND, either way (element -> holder or holder -> elements)."""
+    from ..explorer import table
+    L = _resolve(layer, operand, kw)
+    if svg_path:
+        from ..explorer.svg import layout_svg
+        _write_svg(svg_path, layout_svg(L, view=view))
+    click.echo(table(L, by=by, fmt="json" if as_json else fmt, view=view), nl=False)
+    if as_json:
+        click.echo()
+
+
+@group.command("mma")
+@click.argument("layer")
+@layer_options
+@click.option("--view", type=click.Choice(["holder", "lane"]), default="lane", show_default=True)
+@click.option("--svg", "svg_path", required=True, help="Write the A | B / C picture to this SVG file.")
+def mma_cmd(layer, view, svg_path, **kw):
+    """Picture of one MMA of LAYER in CuTe's arrangement: A left of C, B above C."""
+    from ..explorer import mma_layouts
+    from ..explorer.svg import mma_svg
+    d = mma_layouts(layer, **_opts(kw))
+    _write_svg(svg_path, mma_svg(d["A"], d["B"], d["C"], view=view, title=f"{layer}: D = A x B + C"))
+
+
+@group.command("explain")
+@click.argument("layer")
+@click.argument("row", type=int)
+@click.argument("col", type=int)
+@layer_options
+@click.option("--model", default=None, help="dpas: numerics model (stage, sequential, exact, block(L,F)).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random A, B, C.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def explain_cmd(layer, row, col, model, seed, as_json, **kw):
+    """How D[ROW, COL] was produced: exact products, order and rounding of the sums, intermediate values."""
+    from ..explorer.explain import explain, format_explain
+    o = _opts(kw)
+    rep = explain(layer, row, col, seed=seed, model=model, **o)
+    if as_json:
+        emit_json(rep)
+        return
+    click.echo(format_explain(rep), nl=False)

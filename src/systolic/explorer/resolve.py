@@ -1,0 +1,141 @@
+"""Names -> :class:`~systolic.layout.Layout`: which layer, operand, platform/device and shape.
+
+Layers (``LAYERS``) and the function each one resolves through (the owner of the map):
+
+``dpas`` / ``dpasw``  :func:`systolic.xmx.layout.layout` (platform, precisions, rc, dst type)
+``amx``               :mod:`systolic.layout.amx` with the instruction's element types (``TileMachine``'s table)
+``opencl``            ``systolic.opencl.layout(name, operand, platform=, m=)`` (OpenCL built-ins)
+``sycl``              ``systolic.sycl.matrix.layout(device, T, use, rows, cols, layout)`` (joint_matrix)
+
+The programming-model layers are imported when asked for, so this module loads without them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .. import types as T
+from ..errors import BackendUnavailable, InvalidValue
+from ..layout import Layout
+
+__all__ = ["LAYERS", "resolve", "mma_layouts", "amx_layout"]
+
+LAYERS = {
+    "dpas": "XMX DPAS register operands: src2 (A), src1 (B), src0 (C), dst (D)",
+    "dpasw": "XMX DPASW (XeHP fused EUs): A split between the two EUs",
+    "amx": "AMX tiles: a (src1 tile), b (src2 tile, VNNI), c (dst tile)",
+    "opencl": "OpenCL sub-group matrix built-in arguments: a, b, acc",
+    "sycl": "SYCL joint_matrix work-item slices: a, b, accumulator",
+}
+_LAYER_ALIASES = {"xmx": "dpas", "tile": "amx", "joint_matrix": "sycl", "cl": "opencl"}
+
+
+def _layer(name: str) -> str:
+    n = _LAYER_ALIASES.get(str(name).lower(), str(name).lower())
+    if n not in LAYERS:
+        raise InvalidValue(f"unknown layer {name!r}", rule="layers: " + ", ".join(LAYERS), values={"layer": name})
+    return n
+
+
+def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = None, n: int | None = None,
+               k: int | None = None) -> Layout:
+    """A TDP* operand's tile layout: ``a`` (= src1 tile, M x K), ``b`` (src2 tile, K x N, VNNI), ``c`` (M x N)."""
+    from ..amx.machine import TMUL_TYPES
+    from ..layout import amx as LA
+    mn = str(instruction).lower()
+    if mn not in TMUL_TYPES:
+        raise InvalidValue(f"unknown AMX instruction {instruction!r}", rule="TMUL: " + ", ".join(TMUL_TYPES),
+                           values={"instruction": instruction})
+    if mn.startswith("tcmm"):
+        raise InvalidValue("complex TCMM* tiles hold (real, imaginary) pairs, not one matrix per operand",
+                           rule="layout explorer: TDPB*D, TDPBF16PS, TDPFP16PS and TDP*F8PS",
+                           values={"instruction": mn})
+    ta, tb, tc = TMUL_TYPES[mn]
+    ta, tb, tc = T.get(ta).name, T.get(tb).name, T.get(tc).name
+    ba = T.get(ta).bits
+    m = 16 if m is None else int(m)
+    n = 16 if n is None else int(n)
+    k = 512 // ba if k is None else int(k)
+    op = {"src1": "a", "src2": "b", "dst": "c", "d": "c", "acc": "c"}.get(str(operand).lower(), str(operand).lower())
+    params = dict(instruction=mn, M=m, N=n, K=k)
+    if op == "a":
+        return LA.tile_a(m, k, ta, ba, **params)
+    if op == "b":
+        return LA.tile_b(k, n, tb, T.get(tb).bits, **params)
+    if op == "c":
+        return LA.tile_c(m, n, tc, T.get(tc).bits, **params)
+    raise InvalidValue("AMX operand is a (src1), b (src2) or c (dst)", values={"operand": operand})
+
+
+def _import(module: str, layer: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise BackendUnavailable(f"the {layer} layer is not available in this build ({module}: {e})",
+                                 rule=f"layer {layer} resolves through {module}", values={"layer": layer}) from None
+
+
+def resolve(layer: str, operand: str, **opts) -> Layout:
+    """The :class:`Layout` of ``operand`` in ``layer`` (options as each layer's own function takes them).
+
+    dpas/dpasw: ``platform`` (pvc), ``precision`` (bf16; Src1), ``src2_precision``, ``rc`` (8), ``dst_type``;
+    amx: ``instruction`` (tdpbf16ps), ``m``, ``n``, ``k``; opencl: ``name``, ``platform``, ``m``;
+    sycl: ``device``, ``type`` (T), ``use`` (defaults to the operand), ``rows``, ``cols``, ``layout``.
+    """
+    layer = _layer(layer)
+    o = {k: v for k, v in opts.items() if v is not None}
+    if layer in ("dpas", "dpasw"):
+        from ..xmx.layout import layout
+        known = {"platform", "precision", "src2_precision", "rc", "dst_type"}
+        _no_extra(layer, o, known)
+        return layout(o.get("platform", "dg2" if layer == "dpasw" else "pvc"), operand,
+                      o.get("precision", "bf16"), o.get("src2_precision"), rc=int(o.get("rc", 8)),
+                      dst_type=o.get("dst_type"), opcode=layer)
+    if layer == "amx":
+        _no_extra(layer, o, {"instruction", "m", "n", "k"})
+        return amx_layout(operand, o.get("instruction", "tdpbf16ps"), o.get("m"), o.get("n"), o.get("k"))
+    if layer == "opencl":
+        _no_extra(layer, o, {"name", "platform", "m"})
+        if "name" not in o:
+            raise InvalidValue("the opencl layer needs a built-in name (--name)",
+                               rule="opencl: intel_sub_group_<A>_<B>_matrix_mad_k<K>", values={})
+        mod = _import("systolic.opencl", "opencl")
+        return mod.layout(o["name"], operand, platform=o.get("platform"), m=o.get("m"))
+    # sycl
+    _no_extra(layer, o, {"device", "type", "use", "rows", "cols", "layout"})
+    mod = _import("systolic.sycl.matrix", "sycl")
+    use = o.get("use", {"acc": "accumulator", "c": "accumulator", "d": "accumulator"}.get(operand, operand))
+    for req in ("device", "type", "rows", "cols"):
+        if req not in o:
+            raise InvalidValue(f"the sycl layer needs --{req}", rule="joint_matrix<T, use, Rows, Cols, layout>",
+                               values={"missing": req})
+    return mod.layout(o["device"], o["type"], use, int(o["rows"]), int(o["cols"]), o.get("layout"))
+
+
+def _no_extra(layer: str, o: dict, known: set) -> None:
+    extra = sorted(set(o) - known)
+    if extra:
+        raise InvalidValue(f"option(s) {', '.join(extra)} do not apply to the {layer} layer",
+                           rule=f"{layer} takes: " + ", ".join(sorted(known)), values={"options": extra})
+
+
+def mma_layouts(layer: str, **opts) -> dict[str, Layout]:
+    """A, B, C (and D where it differs) of one MMA of ``layer``: what a CuTe-style picture shows."""
+    layer = _layer(layer)
+    names = {"dpas": ("src2", "src1", "dst"), "dpasw": ("src2", "src1", "dst"), "amx": ("a", "b", "c"),
+             "opencl": ("a", "b", "acc"), "sycl": ("a", "b", "accumulator")}[layer]
+    out = {}
+    for key, op in zip("ABC", names):
+        if layer == "sycl":
+            # joint_matrix A (M x K) and B (K x N) of T, accumulator (M x N) of ctype
+            o = dict(opts)
+            m, n, kk, ct = o.pop("m", None), o.pop("n", None), o.pop("k", None), o.pop("ctype", None)
+            shape = {"A": (m, kk), "B": (kk, n), "C": (m, n)}[key]
+            o.update(rows=shape[0], cols=shape[1], use=op)
+            if key == "C":
+                o["type"] = ct or "fp32"
+                o.pop("layout", None)
+            out[key] = resolve(layer, op, **o)
+        else:
+            out[key] = resolve(layer, op, **opts)
+    return out
