@@ -75,7 +75,8 @@ def render(rep: dict, console) -> None:
             it.add_row("XMX", e["op"].upper(), f"{e['a']} x {e['b']} -> {e['dst']}, SD {e['sd']}, RC {e['rc']}",
                        f"{e['platform']} (exec {e['exec']}), {e['via']}", str(e["count"]))
         for r in ins["amx"]:
-            shape = f"M {r['m']}, N {r['n']}, K {r['k_dwords']} dwords" if r["m"] is not None else ""
+            shape = f"M {r['m']}, N {r['n']}, K {r['k_dwords']} dwords" if r["m"] is not None else (
+                f"{r['rows']} rows x {r['colsb']} bytes" if r["rows"] is not None else "")
             it.add_row("AMX", r["op"].upper(), shape, r["via"], str(r["count"]))
         for op, n in ins["visa"].items():
             it.add_row("vISA", op, "", "interpreter", str(n))

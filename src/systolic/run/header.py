@@ -113,15 +113,19 @@ def typed_values(values: list, dtype, line: int, text: str) -> np.ndarray:
 def parse(text: str, comment: str) -> Header:
     """The directives of a file whose comments start with ``comment`` (``;`` or ``//``)."""
     h = Header()
-    first_comment = None
+    para: list[str] = []          # the first paragraph of comments: its first sentence is the title
+    para_done = False
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s.startswith(comment):
+            para_done = para_done or bool(para)
             continue
         body = s[len(comment):].lstrip(comment[0]).strip()
         if not body.startswith("systolic-run:"):
-            if first_comment is None and body:
-                first_comment = body
+            if not para_done and body:
+                para.append(body)
+            elif para:
+                para_done = True
             continue
         d = body[len("systolic-run:"):].strip()
         key, _, rest = d.partition(" ")
@@ -157,7 +161,8 @@ def parse(text: str, comment: str) -> Header:
         raise ProgramError("the header's device is not one of its devices",
                            rule="systolic-run header: device is one of devices",
                            values={"device": h.device, "devices": list(h.devices)})
-    h.title = first_comment or ""
+    text_para = " ".join(para)
+    h.title = re.split(r"(?<=[.!?])\s", text_para, maxsplit=1)[0] if text_para else ""
     return h
 
 

@@ -184,4 +184,4 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
             "checks": checks, "recorder": rec, "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},
             "extras": {"function": fn, "args": " ".join(args or h.args or ()), "returned": res.value,
                        "tiles": ", ".join(f"tmm{r}: {s}" for r, s in sorted(info.get("shapes", {}).items())),
-                       "spilled": info.get("spilled")}}
+                       "spilled": ", ".join(map(str, info.get("spilled") or ())) or "none"}}

@@ -19,13 +19,13 @@ _AMX_TMUL = set(_AMX_BYTES)
 def instructions(rec) -> dict:
     """The counts by engine: ``{"dpas": [...], "amx": [...], "visa": {...}, "totals": {...}}``."""
     dpas = [{k: v for k, v in e.items() if k != "kind"} for e in rec.events("dpas")]
+    fields = ("op", "m", "n", "k_dwords", "rows", "colsb", "via")
     amx: dict[tuple, int] = {}
     for e in rec.events("amx"):
-        key = (e["op"], e.get("m"), e.get("n"), e.get("k_dwords"), e["via"])
+        key = tuple(e.get(f) for f in fields)
         amx[key] = amx.get(key, 0) + e["count"]
-    amx_rows = [{"op": op, "m": m, "n": n, "k_dwords": k, "via": via, "count": c}
-                for (op, m, n, k, via), c in sorted(amx.items(), key=lambda kv: (kv[0][0] not in _AMX_TMUL,
-                                                                                 str(kv[0])))]
+    amx_rows = [{**dict(zip(fields, key)), "count": c}
+                for key, c in sorted(amx.items(), key=lambda kv: (kv[0][0] not in _AMX_TMUL, str(kv[0])))]
     visa = dict(sorted(rec.by("visa", "op").items(), key=lambda kv: (-kv[1], kv[0])))
     totals = {"DPAS": rec.total("dpas", op="dpas"), "DPASW": rec.total("dpas", op="dpasw"),
               "AMX TMUL": sum(r["count"] for r in amx_rows if r["op"] in _AMX_TMUL),
