@@ -1,0 +1,291 @@
+"""``systolic run``: the program-file protocol, the three file kinds, the report, exit status 1 on a mismatch.
+
+Expected values come from the programs' own independent oracles, hand-computed counts and the source text of
+the programs (e.g. how many ``mov`` lines a vISA file has), never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from systolic.cli import cli, main
+from systolic.errors import ProgramError
+from systolic.run import run_file
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+VISA = ROOT / "examples" / "visa" / "dpas_chain_s8.visa"
+IR = ROOT / "examples" / "amx" / "tile_gemm_s8u8.ll"
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+GOOD = '''\
+"""A tiny program."""
+import numpy as np
+DEVICE = "pvc"
+DEVICES = ("pvc", "dg2")
+def main(device):
+    return {"result": np.arange(4, dtype=np.int32), "oracle": np.arange(4, dtype=np.int32), "note": device}
+'''
+
+
+# ------------------------------------------------------------------ the protocol
+def test_good_program_and_device_choice(tmp_path):
+    p = _write(tmp_path, "good.py", GOOD)
+    rep = run_file(p)
+    assert rep["verdict"] == "bit-identical" and rep["device"]["name"] == "pvc"
+    assert rep["device"]["kind"] == "XMX GPU" and rep["device"]["sub_group_size"] == 16
+    assert rep["extras"]["note"] == "pvc" and rep["devices"] == ["pvc", "dg2"]
+    rep = run_file(p, "dg2")
+    assert rep["extras"]["note"] == "dg2" and rep["device"]["sub_group_size"] == 8
+
+
+@pytest.mark.parametrize("text, rule", [
+    ('import numpy\nDEVICE = "pvc"\ndef main(d):\n    pass\n', "module docstring"),
+    ('"""doc"""\ndef main(d):\n    pass\n', "DEVICE ="),
+    ('"""doc"""\nDEVICE = 3\ndef main(d):\n    pass\n', "DEVICE ="),
+    ('"""doc"""\nDEVICE = "pvc"\nDEVICES = ("dg2",)\ndef main(d):\n    pass\n', "one of DEVICES"),
+    ('"""doc"""\nDEVICE = "pvc"\nDEVICES = "pvc"\ndef main(d):\n    pass\n', "DEVICES = (...)"),
+    ('"""doc"""\nDEVICE = "pvc"\n', "def main(device: str)"),
+    ('"""doc"""\nDEVICE = "pvc"\ndef main():\n    pass\n', "def main(device: str)"),
+    ('"""doc"""\nDEVICE = "pvc"\ndef main(d):\n    return [1]\n', "returns"),
+    ('"""doc"""\nimport numpy as np\nDEVICE = "pvc"\ndef main(d):\n    return {"result": np.zeros(2)}\n',
+     "returns"),
+    ('"""doc"""\nimport numpy as np\nDEVICE = "pvc"\ndef main(d):\n    return {"result": [1], "oracle": [1]}\n',
+     "numpy arrays"),
+    ('"""doc"""\nimport numpy as np\nDEVICE = "pvc"\ndef main(d):\n'
+     '    return {"result": np.array(["a"]), "oracle": np.array(["a"])}\n', "numpy arrays of numbers"),
+])
+def test_protocol_errors_name_the_rule(tmp_path, text, rule):
+    p = tmp_path / "bad.py"
+    p.write_text(text)
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert rule in ei.value.rule
+
+
+def test_device_outside_devices_lists_them(tmp_path):
+    p = _write(tmp_path, "good.py", GOOD)
+    with pytest.raises(ProgramError) as ei:
+        run_file(p, "bmg")
+    assert ei.value.values == {"device": "bmg", "DEVICES": ["pvc", "dg2"]}
+
+
+def test_unknown_suffix_and_missing_file(tmp_path):
+    p = _write(tmp_path, "prog.cpp", "int main() {}")
+    with pytest.raises(ProgramError, match="'.cpp'") as ei:
+        run_file(p)
+    assert ".py" in ei.value.rule and ".ll" in ei.value.rule and ".visa" in ei.value.rule
+    with pytest.raises(ProgramError, match="no such program file"):
+        run_file(tmp_path / "absent.py")
+    with pytest.raises(ProgramError, match="LLVM IR programs only"):
+        run_file(_write(tmp_path, "good.py", GOOD), function="f")
+
+
+# ------------------------------------------------------------------ verdicts
+def test_mismatch_names_the_first_element_and_exits_1(capsys):
+    rep = run_file(PROGRAMS / "mismatch.py")
+    assert rep["verdict"] == "MISMATCH"
+    (c,) = rep["checks"]
+    assert c["mismatches"] == 1
+    f = c["first_mismatch"]
+    assert f["index"] == [2, 5] and f["oracle"] == 21.0 and f["result"] == 21.5
+    assert f["oracle_bits"] == "0x41a80000" and f["result_bits"] == "0x41ac0000"   # 21.0, 21.5 in binary32
+    with pytest.raises(SystemExit) as ei:
+        main(["run", str(PROGRAMS / "mismatch.py")])
+    assert ei.value.code == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "[2, 5]" in out
+
+
+def test_signed_zero_and_nan_bits(tmp_path):
+    p = _write(tmp_path, "z.py", '''\
+        """Signed zeros differ; equal NaNs agree."""
+        import numpy as np
+        DEVICE = "spr"
+        def main(device):
+            r = np.array([np.nan, 1.0, -0.0], np.float32)
+            return {"result": r, "oracle": np.array([np.nan, 1.0, 0.0], np.float32)}
+        ''')
+    (c,) = run_file(p)["checks"]
+    assert c["mismatches"] == 1 and c["first_mismatch"]["index"] == [2]
+    assert c["first_mismatch"]["result_bits"] == "0x80000000"
+
+
+def test_dtype_difference_is_a_mismatch(tmp_path):
+    p = _write(tmp_path, "d.py", '''\
+        """float32 against float64."""
+        import numpy as np
+        DEVICE = "spr"
+        def main(device):
+            return {"result": np.zeros(3, np.float32), "oracle": np.zeros(3)}
+        ''')
+    rep = run_file(p)
+    assert rep["verdict"] == "MISMATCH" and "dtype" in rep["checks"][0]["reason"]
+
+
+# ------------------------------------------------------------------ each kind, with its counts
+def test_python_xmx_program_counts():
+    rep = run_file(PROGRAMS / "xmx_gemm.py")
+    assert rep["verdict"] == "bit-identical"
+    # 64x64x64 bf16 on pvc: 8 row tiles x 4 column tiles (exec 16) x 4 DPAS of K 16
+    assert rep["instructions"]["totals"] == {"DPAS": 128}
+    (lay,) = rep["layouts"]
+    assert [o["operand"].split()[0] for o in lay["operands"]] == ["src2", "src1", "dst"]
+    assert lay["operands"][1]["shape"] == "16x16 bf16" and lay["operands"][0]["shape"] == "8x16 bf16"
+    assert lay["operands"][1]["command"].startswith("systolic layout detail dpas src1 --platform pvc")
+    rep = run_file(PROGRAMS / "xmx_gemm.py", "dg2")
+    assert rep["instructions"]["totals"] == {"DPAS": 256}          # exec 8: twice the column tiles
+
+
+def test_python_amx_program_counts():
+    rep = run_file(PROGRAMS / "amx_int8.py")
+    assert rep["verdict"] == "bit-identical" and rep["device"]["kind"] == "AMX CPU"
+    assert rep["instructions"]["totals"] == {"AMX TMUL": 12}       # 3 x 2 C blocks x 2 K blocks
+    assert len(rep["layouts"]) == 8                                 # 2 x 2 x 2 edge/full combinations
+
+
+def _opcodes(path: Path) -> dict:
+    """Instruction lines of a vISA file by opcode, from its text (declarations and comments excluded)."""
+    ops: dict = {}
+    for line in path.read_text().splitlines():
+        s = line.strip()
+        if not s or s.startswith(("//", ".")):
+            continue
+        op = re.match(r"(?:\([^)]*\)\s*)?([a-z_]+)", s).group(1)
+        ops[op] = ops.get(op, 0) + 1
+    return ops
+
+
+def test_visa_example():
+    rep = run_file(VISA)
+    assert rep["kind"] == "visa" and rep["verdict"] == "bit-identical"
+    (c,) = rep["checks"]
+    assert c["name"] == "D2" and c["elements"] == 128
+    assert rep["instructions"]["visa"] == _opcodes(VISA)
+    assert rep["instructions"]["totals"]["DPAS"] == 2
+    assert rep["layouts"][0]["instruction"] == "DPAS.8.8 s8 x s8 -> int32"
+    assert run_file(VISA, "bmg")["verdict"] == "bit-identical"
+    with pytest.raises(ProgramError, match="does not support device"):
+        run_file(VISA, "dg2")
+
+
+def test_visa_expect_mismatch_and_header_errors(tmp_path):
+    text = VISA.read_text()
+    bad = text.replace("expect D2[16:32] = 6 14", "expect D2[16:32] = 6 15")
+    rep = run_file(_write(tmp_path, "bad.visa", bad))
+    f = rep["checks"][0]["first_mismatch"]
+    assert rep["verdict"] == "MISMATCH" and f["index"] == [17] and f["result"] == 14 and f["oracle"] == 15
+    for old, new, rule in [("expect D2[0:16] = 53 ", "expect D2[0:16] = ", "one value per element"),
+                           ("expect D2[0:16] = 53", "expect D2[0:16] = 53.5", "exact in the variable's type"),
+                           ("systolic-run: device pvc", "systolic-run: frobnicate pvc", "directives"),
+                           ("expect D2[112:128]", "expect D2[120:136]", "inside the variable")]:
+        with pytest.raises(ProgramError) as ei:
+            run_file(_write(tmp_path, "h.visa", text.replace(old, new)))
+        assert rule in ei.value.rule
+
+
+def test_llvm_ir_example():
+    rep = run_file(IR)
+    assert rep["kind"] == "llvm-ir" and rep["verdict"] == "bit-identical"
+    by = {r["op"]: r["count"] for r in rep["instructions"]["amx"]}
+    # args say 4 K tiles: one C load, two loads and one TDPBSUD per K tile, one store
+    assert by == {"tdpbsud": 4, "tileloadd": 9, "tilestored": 1, "ldtilecfg": 1, "tilerelease": 1}
+    (lay,) = rep["layouts"]
+    assert lay["instruction"] == "TDPBSUD 16x16x64"
+
+
+def test_llvm_ir_oracle_catches_a_wrong_program(tmp_path):
+    # the same program, but the oracle claims B is signed: the emulator computes TDPBSUD, so bytes >= 128 differ
+    p = _write(tmp_path, "wrong.ll", IR.read_text().replace("B=@B:u8", "B=@B:s8"))
+    rep = run_file(p)
+    assert rep["verdict"] == "MISMATCH" and rep["checks"][0]["mismatches"] > 0
+
+
+def test_llvm_ir_overrides_and_errors(tmp_path):
+    # an existing example without a header: --function/--arg as systolic amx run, no oracle -> unchecked
+    rep = run_file(ROOT / "examples" / "amx" / "gemm_o2.ll", function="gemm",
+                   args=("@A", "@B", "@C", "32", "32", "192"))
+    assert rep["verdict"] == "unchecked"
+    assert {r["op"]: r["count"] for r in rep["instructions"]["amx"] if r["op"] == "tdpbssd"} == {"tdpbssd": 12}
+    with pytest.raises(ProgramError, match="no function to run"):
+        run_file(ROOT / "examples" / "amx" / "gemm_o2.ll")
+    text = IR.read_text()
+    for old, new, rule in [("fill @A = random 1", "fill @Q = random 1", "a global of the module"),
+                           ("gemm-int8 A=@A:s8", "gemm-fp A=@A:s8", "oracle kinds"),
+                           ("M=16 N=16 K=256", "M=16 N=16 K=4096", "inside their globals")]:
+        with pytest.raises(ProgramError) as ei:
+            run_file(_write(tmp_path, "e.ll", text.replace(old, new)))
+        assert rule in ei.value.rule
+
+
+def test_llvm_ir_expect_literal(tmp_path):
+    text = textwrap.dedent('''\
+        ; Stores a 2 x 8 int32 tile of ones... no: a zeroed tile, then checks it.
+        ; systolic-run: function z
+        ; systolic-run: fill @C:i32 = 7 7 7 7
+        ; systolic-run: expect @C:i32[0:4] = 0 0 0 0
+        ; systolic-run: expect @C:i32[16:18] = 0 0
+        @C = global [128 x i8] zeroinitializer, align 64
+        define void @z() {
+        entry:
+          %t = tail call x86_amx @llvm.x86.tilezero.internal(i16 2, i16 32)
+          tail call void @llvm.x86.tilestored64.internal(i16 2, i16 32, ptr @C, i64 64, x86_amx %t)
+          ret void
+        }
+        declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
+        declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
+        ''')
+    rep = run_file(_write(tmp_path, "z.ll", text))
+    assert rep["verdict"] == "bit-identical", rep["checks"]
+    bad = run_file(_write(tmp_path, "z2.ll", text.replace("[16:18] = 0 0", "[16:18] = 0 7")))
+    assert bad["checks"][0]["first_mismatch"]["index"] == [17]
+
+
+# ------------------------------------------------------------------ the command line
+def test_cli_json_and_table():
+    r = CliRunner().invoke(cli, ["run", str(VISA), "--json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["verdict"] == "bit-identical" and rep["device"]["name"] == "pvc"
+    r = CliRunner().invoke(cli, ["run", str(IR)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "bit-identical" in r.output and "TDPBSUD" in r.output
+    assert "systolic layout detail amx b --instruction tdpbsud --m 16 --n 16 --k 64" in r.output
+
+
+def test_cli_error_is_one_line(tmp_path, capsys):
+    p = _write(tmp_path, "good.py", GOOD)
+    with pytest.raises(SystemExit) as ei:
+        main(["run", str(p), "--device", "lnl"])
+    assert ei.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "DEVICES" in err and "'pvc'" in err
+
+
+def test_layouts_fall_back_without_the_explorer(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_explorer(name, *a, **kw):
+        if name == "explorer" or name.startswith("systolic.explorer"):
+            raise ImportError(name)
+        return real(name, *a, **kw)
+    monkeypatch.setattr(builtins, "__import__", no_explorer)
+    from systolic.run.report import _explorer_line
+    assert _explorer_line("dpas", "src1", platform="pvc") is None
+    rep = run_file(PROGRAMS / "xmx_gemm.py")
+    assert "VNNI" in rep["layouts"][0]["operands"][1]["layout"]
+    assert np.isfinite(rep["seconds"]["run"])
