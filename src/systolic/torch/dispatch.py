@@ -1,0 +1,360 @@
+"""``emulate``: a TorchDispatchMode under which PyTorch's GEMMs compute as an AMX or XMX engine does.
+
+What reaches the mode are ATen ops after PyTorch's own decompositions (``nn.Linear``/``F.linear`` arrive as
+``addmm``/``mm`` on a transposed weight view, ``torch.matmul``/``einsum`` as ``mm``/``bmm``/``mv``/``dot`` on views,
+``F.conv2d`` as ``convolution``). Each handled op is lowered to 2-D GEMMs and each GEMM runs on the engine
+(:class:`systolic.torch.engines.Engine`): the engine sees exactly the values a framework would hand its kernel
+(inputs rounded RNE to bf16/fp16, tf32 by the engine, or quantised to int8), accumulates in fp32/int32 as the
+instruction does, and the epilogue (alpha/beta, bias, dequantisation) runs in fp32. Every other op (activations,
+norms, softmax...) runs in plain PyTorch in the tensors' own dtype: only the matrix engine is emulated.
+
+``F.scaled_dot_product_attention`` is caught one level higher (a TorchFunctionMode) and decomposed into its two
+GEMMs (``Q K^T`` and ``P V``) with fp32 scale, mask and softmax between them, the graph oneDNN's SDPA pattern
+and the GPU flash kernels compute (P rounded to the engine's input type before the second GEMM). The fused
+attention ATen kernels, RNN kernels, quantized and oneDNN-specific GEMMs are *not* modelled: they raise
+:class:`systolic.errors.UnsupportedOperation` naming the op, or, with ``fallback="native"``, run in plain
+PyTorch and are counted (:attr:`EmulateMode.fallbacks`).
+
+Gradients are not emulated: the context runs its body under ``torch.no_grad()``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from systolic.errors import InvalidValue, UnsupportedOperation
+from systolic.torch.engines import FLOAT_DTYPES, Engine, parse_engine
+
+__all__ = ["emulate", "EmulateMode", "HANDLED_OPS"]
+
+aten = torch.ops.aten
+
+#: ATen ops lowered onto the engine (overloads .default, .out and the in-place forms)
+HANDLED_OPS = ("mm", "addmm", "bmm", "baddbmm", "mv", "addmv", "dot", "vdot", "linear", "convolution",
+               "_scaled_dot_product_flash_attention_for_cpu")
+
+# ops that multiply matrices but are not modelled: refused by name (or run natively with fallback="native").
+_MATRIX_NAMES = {"matmul", "einsum", "tensordot", "addr", "inner", "chain_matmul", "linalg_multi_dot", "addbmm",
+                 "_int_mm", "_scaled_mm", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+                 "lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
+                 "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_fused_sdp_choice",
+                 "_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc"}
+_MATRIX_RE = re.compile(r"(^|_)(add|b|badd|addb|sparse_sampled_add)?mm($|_)|conv(?!ert)|attention|linear(?!1d|2d|3d)"
+                        r"|^mkldnn|^_mkldnn|pack_?(gemm|mm)|_weight_int\d+pack|^fbgemm|^miopen|^cudnn_conv")
+_MATRIX_NAMESPACES = {"quantized", "_quantized", "mkldnn", "onednn", "fbgemm"}
+
+
+def _is_matrix_op(func) -> bool:
+    ns = getattr(func, "namespace", "aten")
+    if ns in _MATRIX_NAMESPACES:
+        return True
+    name = func._schema.name.split("::")[-1]
+    if name.startswith("upsample") or "bilinear" in name:
+        return False
+    return name in _MATRIX_NAMES or bool(_MATRIX_RE.search(name))
+
+
+def _op_name(func) -> str:
+    return str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func)
+
+
+class _SdpaMode(TorchFunctionMode):
+    """Decomposes ``F.scaled_dot_product_attention`` into two GEMMs that the dispatch mode then emulates."""
+
+    def __init__(self, owner: "EmulateMode"):
+        super().__init__()
+        self.owner = owner
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.scaled_dot_product_attention:
+            self.owner.counts["scaled_dot_product_attention"] += 1
+            return _sdpa(self.owner, *args, **kwargs)[0]
+        return func(*args, **kwargs)
+
+
+def _sdpa(mode, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V with both GEMMs on the engine; returns (output, logsumexp of the scores).
+
+    Modelling choices (the graph oneDNN matches for SDPA and what flash-attention kernels do): one GEMM per
+    (batch, head); the scale multiplies the fp32 scores after the first GEMM; mask and softmax in fp32; the
+    probabilities P go into the second GEMM in the engine's input type (rounded RNE, as a kernel converts P to
+    bf16/fp16); the output is rounded to the query's dtype.
+    """
+    if dropout_p:
+        raise UnsupportedOperation("scaled_dot_product_attention with dropout is not modelled (random, training)",
+                                   rule="dropout_p == 0 under emulate", values={"op": "scaled_dot_product_attention",
+                                                                                "dropout_p": dropout_p})
+    L, S, E = query.size(-2), key.size(-2), query.size(-1)
+    sc = 1.0 / math.sqrt(E) if scale is None else scale
+    if enable_gqa and key.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(rep, dim=-3)
+        value = value.repeat_interleave(rep, dim=-3)
+    batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    q = query.expand(*batch, L, E).reshape(-1, L, E)
+    k = key.expand(*batch, S, E).reshape(-1, S, E)
+    v = value.expand(*batch, S, value.size(-1)).reshape(-1, S, value.size(-1))
+    scores = torch.stack([mode.gemm(q[i], k[i].t(), b_is_weight=False) for i in range(q.size(0))]) * sc
+    scores = scores.reshape(*batch, L, S)
+    if is_causal:
+        keep = torch.ones(L, S, dtype=torch.bool, device=query.device).tril(diagonal=0)
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask.to(torch.float32)
+    p = torch.softmax(scores, dim=-1).reshape(-1, L, S)
+    out = torch.stack([mode.gemm(p[i], v[i], b_is_weight=False) for i in range(p.size(0))])
+    out = out.reshape(*batch, L, value.size(-1)).to(query.dtype)
+    return out, torch.logsumexp(scores, dim=-1)
+
+
+def _flash_cpu(mode, query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    """aten._scaled_dot_product_flash_attention_for_cpu (what F.scaled_dot_product_attention becomes when it is
+    called inside another torch function, e.g. nn.MultiheadAttention): the same two GEMMs as :func:`_sdpa`."""
+    return _sdpa(mode, query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+class EmulateMode(TorchDispatchMode):
+    """The dispatch mode behind :func:`emulate`; ``counts`` (op -> calls emulated), ``gemms`` (2-D GEMMs run on
+    the engine), ``fallbacks`` (op -> calls run natively because ``fallback="native"``)."""
+
+    def __init__(self, engine: Engine, *, fallback: str = "raise", bias: str = "epilogue",
+                 conv_k_order: str = "chw"):
+        super().__init__()
+        if fallback not in ("raise", "native"):
+            raise InvalidValue("fallback is 'raise' or 'native'", values={"fallback": fallback})
+        if bias not in ("epilogue", "accumulator"):
+            raise InvalidValue("bias is 'epilogue' or 'accumulator'", values={"bias": bias})
+        if conv_k_order not in ("chw", "hwc"):
+            raise InvalidValue("conv_k_order is 'chw' (im2col, torch.unfold order) or 'hwc' (channels innermost)",
+                               values={"conv_k_order": conv_k_order})
+        self.engine = engine
+        self.fallback = fallback
+        self.bias = bias
+        self.conv_k_order = conv_k_order
+        self.counts: Counter = Counter()
+        self.fallbacks: Counter = Counter()
+        self.gemms = 0
+        self._stack: list = []
+
+    # ------------------------------------------------------------------ context management
+    def __enter__(self):
+        ng = torch.no_grad()
+        ng.__enter__()
+        fast = None
+        if hasattr(torch.backends, "mha") and hasattr(torch.backends.mha, "get_fastpath_enabled"):
+            # nn.MultiheadAttention / TransformerEncoderLayer would otherwise call fused kernels in eval mode
+            fast = torch.backends.mha.get_fastpath_enabled()
+            torch.backends.mha.set_fastpath_enabled(False)
+        fm = _SdpaMode(self)
+        fm.__enter__()
+        self._stack.append((ng, fast, fm))
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            ng, fast, fm = self._stack.pop()
+            fm.__exit__(*exc)
+            if fast is not None:
+                torch.backends.mha.set_fastpath_enabled(fast)
+            ng.__exit__(*exc)
+
+    # ------------------------------------------------------------------ dispatch
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = _op_name(func)
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            if _is_matrix_op(func):
+                return self._unsupported(func, name, args, kwargs, "this matrix op is not modelled")
+            return func(*args, **kwargs)
+        why = self._check_operands(name, args)
+        if why:
+            return self._unsupported(func, name, args, kwargs, why)
+        overload = func._overloadname
+        out = kwargs.pop("out", None)
+        result = handler(self, *args, **kwargs)
+        self.counts["scaled_dot_product_attention" if name.startswith("_scaled_dot") else name.rstrip("_")] += 1
+        if name.endswith("_"):                          # in-place form: self is the first argument
+            return args[0].copy_(result)
+        if out is not None or overload == "out":
+            out = out if out is not None else kwargs.get("out")
+            out.resize_(result.shape)
+            return out.copy_(result)
+        return result
+
+    def _check_operands(self, name, args) -> str | None:
+        ts = [a for a in args if isinstance(a, torch.Tensor)]
+        for t in ts:
+            if t.dtype not in FLOAT_DTYPES:
+                return (f"operand dtype {t.dtype} has no engine input (float32/bfloat16/float16 tensors; fp64 "
+                        f"and integer GEMMs are not modelled)")
+            if t.is_sparse or t.layout != torch.strided:
+                return f"layout {t.layout} is not modelled"
+        return None
+
+    def _unsupported(self, func, name, args, kwargs, why):
+        if self.fallback == "native":
+            self.fallbacks[name] += 1
+            return func(*args, **kwargs)
+        shapes = [tuple(a.shape) for a in args if isinstance(a, torch.Tensor)]
+        dtypes = sorted({str(a.dtype) for a in args if isinstance(a, torch.Tensor)})
+        raise UnsupportedOperation(f"aten.{name} cannot run under emulate({self.engine.name!r}): {why}",
+                                   rule="emulate runs mm, addmm, bmm, baddbmm, mv, addmv, dot, linear, "
+                                        "convolution (2-D), scaled_dot_product_attention; fallback='native' "
+                                        "runs others in plain torch",
+                                   values={"op": name, "shapes": shapes, "dtypes": dtypes})
+
+    # ------------------------------------------------------------------ GEMMs
+    def gemm(self, a, b, c=None, *, b_is_weight=True) -> torch.Tensor:
+        """One 2-D GEMM on the engine, float32 result (counted)."""
+        self.gemms += 1
+        if a.device != b.device:
+            raise InvalidValue("GEMM operands on different devices", values={"a": str(a.device), "b": str(b.device)})
+        return self.engine.gemm(a, b, c, b_is_weight=b_is_weight)
+
+    def addmm2d(self, bias, a, b, beta=1, alpha=1, *, b_is_weight=True) -> torch.Tensor:
+        """``beta * bias + alpha * (a @ b)`` in fp32: the engine's GEMM, then the epilogue (or bias as the
+        initial accumulator with ``bias="accumulator"``, when beta == alpha == 1 and the precision is float)."""
+        M, N = a.shape[0], b.shape[1]
+        if (bias is not None and beta == 1 and alpha == 1 and self.bias == "accumulator"
+                and self.engine.precision != "int8"):
+            c = bias.to(torch.float32).expand(M, N).contiguous()
+            return self.gemm(a, b, c, b_is_weight=b_is_weight)
+        acc = self.gemm(a, b, b_is_weight=b_is_weight)
+        if alpha != 1:
+            acc = acc * alpha
+        if bias is not None and beta != 0:
+            bb = bias.to(torch.float32).to(acc.device)
+            acc = acc + (bb if beta == 1 else bb * beta)
+        return acc
+
+
+def _out_dtype(*ts):
+    return torch.result_type(*ts) if len(ts) > 1 else ts[0].dtype
+
+
+def _mm(mode, a, b):
+    return mode.gemm(a, b).to(_out_dtype(a, b))
+
+
+def _addmm(mode, bias, a, b, *, beta=1, alpha=1):
+    return mode.addmm2d(bias, a, b, beta, alpha).to(_out_dtype(a, b))
+
+
+def _bmm(mode, a, b):
+    if a.dim() != 3 or b.dim() != 3 or a.size(0) != b.size(0):
+        raise InvalidValue("bmm needs (B, M, K) and (B, K, N)", values={"a": tuple(a.shape), "b": tuple(b.shape)})
+    outs = [mode.gemm(a[i], b[i], b_is_weight=False) for i in range(a.size(0))]
+    r = torch.stack(outs) if outs else torch.empty(0, a.size(1), b.size(2))
+    return r.to(_out_dtype(a, b))
+
+
+def _baddbmm(mode, bias, a, b, *, beta=1, alpha=1):
+    B, M, N = a.size(0), a.size(1), b.size(2)
+    bias_b = bias.expand(B, M, N) if bias is not None else None
+    outs = [mode.addmm2d(None if bias_b is None else bias_b[i], a[i], b[i], beta, alpha, b_is_weight=False)
+            for i in range(B)]
+    r = torch.stack(outs) if outs else torch.empty(0, M, N)
+    return r.to(_out_dtype(a, b))
+
+
+def _mv(mode, a, v):
+    return mode.gemm(a, v.unsqueeze(1)).squeeze(1).to(_out_dtype(a, v))
+
+
+def _addmv(mode, bias, a, v, *, beta=1, alpha=1):
+    return mode.addmm2d(bias.unsqueeze(-1) if bias.dim() == 1 else bias, a, v.unsqueeze(1), beta, alpha) \
+        .squeeze(1).to(_out_dtype(a, v))
+
+
+def _dot(mode, x, y):
+    return mode.gemm(x.unsqueeze(0), y.unsqueeze(1)).reshape(()).to(_out_dtype(x, y))
+
+
+def _linear(mode, x, w, bias=None):
+    lead = x.shape[:-1]
+    r = mode.addmm2d(bias, x.reshape(-1, x.shape[-1]), w.t())
+    return r.reshape(*lead, w.shape[0]).to(_out_dtype(x, w))
+
+
+def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """conv2d as the GEMM oneDNN / IGC issue: im2col rows (one per output pixel), K = (C/g) * KH * KW ordered
+    (c, kh, kw) as ``torch.nn.functional.unfold`` lays it out (``conv_k_order="chw"``) or channels innermost
+    (``"hwc"``, the NHWC direct-convolution order); one GEMM per group; bias in the epilogue."""
+    if transposed:
+        raise UnsupportedOperation("transposed convolution is not modelled", rule="conv2d (not transposed)",
+                                   values={"op": "convolution", "transposed": True})
+    unbatched = x.dim() == 3 and w.dim() == 4
+    if unbatched:
+        x = x.unsqueeze(0)
+    if x.dim() != 4 or w.dim() != 4:
+        raise UnsupportedOperation("only 2-D convolution (conv2d) is modelled", rule="4-D input and weight",
+                                   values={"op": "convolution", "input": tuple(x.shape), "weight": tuple(w.shape)})
+    N, C, H, W = x.shape
+    OC, Cg, KH, KW = w.shape
+    if isinstance(padding, str):
+        raise UnsupportedOperation("string padding reached aten.convolution", values={"padding": padding})
+    cols = F.unfold(x, (KH, KW), dilation=tuple(dilation), padding=tuple(padding), stride=tuple(stride))
+    OH = (H + 2 * padding[0] - dilation[0] * (KH - 1) - 1) // stride[0] + 1
+    OW = (W + 2 * padding[1] - dilation[1] * (KW - 1) - 1) // stride[1] + 1
+    L = cols.shape[-1]
+    cols = cols.view(N, groups, Cg, KH * KW, L)
+    OCg = OC // groups
+    wg = w.view(groups, OCg, Cg, KH * KW)
+    if mode.conv_k_order == "hwc":
+        cols = cols.transpose(2, 3)
+        wg = wg.transpose(2, 3)
+    outs = []
+    for g in range(groups):
+        a = cols[:, g].reshape(N, Cg * KH * KW, L).transpose(1, 2).reshape(N * L, Cg * KH * KW)
+        b = wg[g].reshape(OCg, Cg * KH * KW).t()
+        bg = None if bias is None else bias[g * OCg:(g + 1) * OCg]
+        outs.append(mode.addmm2d(bg, a, b))
+    y = torch.cat(outs, dim=1) if groups > 1 else outs[0]               # (N * L, OC)
+    y = y.view(N, OH, OW, OC).permute(0, 3, 1, 2).contiguous().to(_out_dtype(x, w))
+    return y[0] if unbatched else y
+
+
+_HANDLERS = {"mm": _mm, "addmm": _addmm, "addmm_": _addmm, "bmm": _bmm, "baddbmm": _baddbmm,
+             "baddbmm_": _baddbmm, "mv": _mv, "addmv": _addmv, "addmv_": _addmv, "dot": _dot, "vdot": _dot,
+             "linear": _linear, "convolution": _convolution,
+             "_scaled_dot_product_flash_attention_for_cpu": _flash_cpu}
+
+
+def emulate(engine: str | Engine, *, precision: str | None = None, model=None, weight_scales: str = "channel",
+            backend: str = "auto", fallback: str = "raise", bias: str = "epilogue",
+            conv_k_order: str = "chw") -> EmulateMode:
+    """A context manager under which PyTorch's GEMMs compute as ``engine`` does.
+
+    ``engine``: ``"amx:<cpu>"`` (``amx:spr``, ``amx:gnr``...) or ``"xmx:<platform>"`` (``xmx:pvc``, ``xmx:dg2``...);
+    ``precision``: input precision of the GEMMs, ``"bf16"`` (default), ``"fp16"`` (AMX-FP16 CPUs, XMX),
+    ``"tf32"`` (XMX platforms with tf32), ``"int8"`` (symmetric W8A8, :mod:`systolic.torch.quant`);
+    ``model``: XMX float numerics model (``"stage"`` default, ``"sequential"``, ``"exact"``, ``"block(L,F)"``);
+    ``weight_scales``: int8 weight scales per output ``"channel"`` (default) or per ``"tensor"``;
+    ``backend``: ``"auto"`` (CUDA tensors on the engine's CUDA backend), ``"cpu"``, ``"cuda"``;
+    ``fallback``: ``"raise"`` (default: an unmodelled matrix op raises UnsupportedOperation) or ``"native"``
+    (it runs in plain torch and is counted in ``.fallbacks``); ``bias``: ``"epilogue"`` (fp32 add after the GEMM,
+    as oneDNN's bias post-op) or ``"accumulator"`` (the bias is the GEMM's initial C); ``conv_k_order``:
+    ``"chw"`` or ``"hwc"`` (the K order of the conv GEMM).
+
+    >>> import torch, systolic.torch as st
+    >>> with st.emulate("amx:spr"):
+    ...     y = torch.ones(2, 3) @ torch.full((3, 2), 1 / 3)    # 1/3 rounded to bf16 (0.333984375), summed in fp32
+    >>> y[0, 0].item()
+    1.001953125
+    """
+    eng = parse_engine(engine, precision=precision, model=model, weight_scales=weight_scales, backend=backend)
+    return EmulateMode(eng, fallback=fallback, bias=bias, conv_k_order=conv_k_order)

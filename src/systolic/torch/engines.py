@@ -1,0 +1,188 @@
+"""Engines as PyTorch sees them: one 2-D GEMM on torch tensors, computed by ``systolic.amx.matmul`` or
+``systolic.xmx.matmul``, with the input conversion (RNE to bf16/fp16, tf32 in the engine) or the int8
+quantisation recipe (:mod:`systolic.torch.quant`) a framework applies before it issues the GEMM.
+
+An engine is named ``"amx:<cpu>"`` (a :data:`systolic.amx.CPUS` name or alias: ``spr``, ``emr``, ``gnr``...)
+or ``"xmx:<platform>"`` (``pvc``, ``dg2``, ``bmg``, ``lnl``, ``xe3p`` and their aliases). Everything is checked
+when the engine is built, so a bad name or an instruction the device lacks fails before any model runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from systolic.errors import BackendUnavailable, InvalidValue, UnsupportedCombination, UnsupportedOperation
+from systolic.torch import quant
+
+__all__ = ["Engine", "parse_engine", "PRECISIONS"]
+
+#: input precisions an engine may be asked for (torch name -> engine name)
+PRECISIONS = ("bf16", "fp16", "tf32", "int8")
+_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "s8": "int8", "qint8": "int8"}
+#: torch dtypes of the operands a GEMM under emulation accepts (the model's dtype); fp64 has no engine input
+FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _norm_precision(p: str) -> str:
+    key = str(p).lower()
+    key = _ALIASES.get(key, key)
+    if key not in PRECISIONS:
+        raise InvalidValue("unknown input precision", rule=f"one of {PRECISIONS}", values={"precision": p})
+    return key
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A matrix engine and the input precision its GEMMs run at.
+
+    ``kind``: ``"amx"`` or ``"xmx"``; ``device``: the CPU model or GPU platform (canonical name);
+    ``precision``: ``bf16``, ``fp16``, ``tf32`` (XMX only) or ``int8``; ``model``: the XMX float numerics
+    model (``stage``, ``sequential``, ``exact``, ``block(L,F)``); ``weight_scales``: ``"channel"`` or
+    ``"tensor"`` for int8 weights; ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    """
+
+    kind: str
+    device: str
+    precision: str = "bf16"
+    model: str | None = None
+    weight_scales: str = "channel"
+    backend: str = "auto"
+    label: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        if self.label:
+            return self.label
+        extra = f" {self.model}" if self.kind == "xmx" and self.precision != "int8" else ""
+        return f"{self.kind}:{self.device} {self.precision}{extra}"
+
+    # ------------------------------------------------------------------ one GEMM
+    def gemm(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *,
+             b_is_weight: bool = True) -> torch.Tensor:
+        """``c + a @ b`` for 2-D float tensors a (M, K), b (K, N), as this engine computes it; float32 result.
+
+        Float precisions: a and b are rounded to the engine's input type (RNE, as ``Tensor.to`` does), ``c``
+        (float32, optional) is the initial accumulator. int8: see :func:`systolic.torch.quant.int8_gemm`
+        (``c`` must be None: an int32 accumulator cannot start at a float bias).
+        """
+        if self.precision == "int8":
+            if c is not None:
+                raise UnsupportedOperation("an int8 GEMM cannot start its int32 accumulator at a float value",
+                                           rule="int8: bias is added after dequantisation",
+                                           values={"engine": self.name})
+            return quant.int8_gemm(self, a, b, per_channel=b_is_weight and self.weight_scales == "channel")
+        a_in, b_in = self.to_input(a), self.to_input(b)
+        c_in = None if c is None else c.to(torch.float32).contiguous()
+        return self.raw(a_in, b_in, c_in)
+
+    def to_input(self, x: torch.Tensor) -> torch.Tensor:
+        """x rounded to the engine's input type: RNE (``Tensor.to``), as oneDNN and the GPU runtimes convert;
+        tf32 stays float32 here and the XMX engine rounds it (RNE, systolic.xmx.gemm._tf32_rne)."""
+        if self.precision == "bf16":
+            return x.to(torch.bfloat16).contiguous()
+        if self.precision == "fp16":
+            return x.to(torch.float16).contiguous()
+        return x.to(torch.float32).contiguous()
+
+    def raw(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None) -> torch.Tensor:
+        """The engine's matmul on tensors already in its input type (bf16/fp16/float32 for tf32/int8)."""
+        fn, kwargs = self._engine_call()
+        if a.is_cuda or b.is_cuda or self.backend == "cuda":
+            return self._cuda(fn, kwargs, a, b, c)
+        out = fn(_to_numpy(a), _to_numpy(b), None if c is None else _to_numpy(c), **kwargs)
+        return torch.from_numpy(np.ascontiguousarray(out))
+
+    def _engine_call(self):
+        if self.kind == "amx":
+            from systolic.amx.gemm import matmul
+            return matmul, {"cpu": self.device}
+        from systolic.xmx.gemm import matmul
+        kw = {"platform": self.device, "model": self.model or "stage"}
+        if self.precision == "tf32":
+            kw["precision"] = "tf32"
+        return matmul, kw
+
+    def _cuda(self, fn, kwargs, a, b, c):
+        if "backend" not in inspect.signature(fn).parameters:
+            raise BackendUnavailable(f"{self.kind} has no CUDA backend in this version of systolic",
+                                     rule="CUDA tensors run on the engine's CUDA backend (backend='cuda')",
+                                     values={"engine": self.name, "device": str(a.device)})
+        if self.backend == "cpu":                       # CUDA tensors, CPU emulator: copy over and back
+            out = fn(_to_numpy(a.cpu()), _to_numpy(b.cpu()), None if c is None else _to_numpy(c.cpu()), **kwargs)
+            return torch.from_numpy(np.ascontiguousarray(out)).to(a.device)
+        if not a.is_cuda:                               # backend="cuda" asked for CPU tensors
+            a, b, c = _to_numpy(a), _to_numpy(b), None if c is None else _to_numpy(c)
+        out = fn(a, b, c, backend="cuda", **kwargs)     # results come back in the caller's kind
+        if isinstance(out, torch.Tensor):
+            return out.to(torch.float32 if out.is_floating_point() else torch.int32)
+        if isinstance(out, np.ndarray):
+            return torch.from_numpy(np.ascontiguousarray(out))
+        from systolic.gpu import runtime
+        return torch.from_numpy(np.ascontiguousarray(runtime.to_numpy(out))).to(a.device)
+
+
+def _to_numpy(x: torch.Tensor) -> np.ndarray:
+    """A CPU tensor as numpy, 16-bit floats as ml_dtypes/float16 arrays (bit patterns unchanged)."""
+    x = x.detach().contiguous()
+    if x.dtype == torch.bfloat16:
+        import ml_dtypes
+        return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return x.numpy()
+
+
+def parse_engine(engine: str | Engine, *, precision: str | None = None, model: str | None = None,
+                 weight_scales: str = "channel", backend: str = "auto") -> Engine:
+    """``"amx:spr"``, ``"xmx:pvc"``... plus options -> a checked :class:`Engine`.
+
+    Checks here, before any model runs: the device exists; its instruction set has the precision (AMX fp16 needs
+    AMX-FP16, e.g. graniterapids; tf32 needs an XMX platform with tf32 DPAS, e.g. pvc); ``model`` only for XMX
+    float GEMMs.
+    """
+    if isinstance(engine, Engine):
+        return engine
+    if not isinstance(engine, str) or ":" not in engine:
+        raise InvalidValue("an engine is named 'amx:<cpu>' or 'xmx:<platform>'", values={"engine": engine})
+    kind, _, dev = engine.partition(":")
+    kind = kind.strip().lower()
+    p = _norm_precision(precision or "bf16")
+    if weight_scales not in ("channel", "tensor"):
+        raise InvalidValue("weight_scales is 'channel' or 'tensor'", values={"weight_scales": weight_scales})
+    if backend not in ("auto", "cpu", "cuda"):
+        raise InvalidValue("unknown backend", rule="auto, cpu, cuda", values={"backend": backend})
+    if kind == "amx":
+        from systolic.amx.cpu import get_cpu
+        cpu = get_cpu(dev.strip())
+        if model is not None:
+            raise InvalidValue("model= is an XMX option (AMX float numerics are fixed by the SDM)",
+                               values={"engine": engine, "model": model})
+        need = {"bf16": "tdpbf16ps", "fp16": "tdpfp16ps", "int8": "tdpbssd"}.get(p)
+        if need is None:
+            raise UnsupportedCombination("AMX has no tf32 input", rule="AMX TMUL: int8, bf16, fp16 (AMX-FP16)",
+                                         values={"engine": engine, "precision": p})
+        if not cpu.supports(need):
+            raise UnsupportedCombination(f"{need.upper()} is not available on {cpu.name}",
+                                         rule="CPUID feature flag of the instruction (fp16: AMX-FP16, e.g. "
+                                              "graniterapids)", values={"cpu": cpu.name, "precision": p})
+        return Engine("amx", cpu.name, p, None, weight_scales, backend)
+    if kind == "xmx":
+        from systolic.xmx.models import get_model
+        from systolic.xmx.platform import get_platform
+        plat = get_platform(dev.strip())
+        dp = {"int8": "s8"}.get(p, p)
+        if not plat.supports(dp):
+            raise UnsupportedCombination(f"{plat.name} DPAS does not take {p}",
+                                         rule=f"{plat.name} DPAS precisions: {sorted(plat.precisions)}",
+                                         values={"platform": plat.name, "precision": p})
+        if p == "int8" and model is not None:
+            raise InvalidValue("model= applies to float GEMMs (integer DPAS is exact)",
+                               values={"engine": engine, "model": model})
+        m = None
+        if p != "int8":
+            m = model or plat.default_model
+            get_model(m, plat)                       # validates the name / parameters now
+        return Engine("xmx", plat.name, p, m, weight_scales, backend)
+    raise InvalidValue("unknown engine kind", rule="'amx:<cpu>' or 'xmx:<platform>'", values={"engine": engine})

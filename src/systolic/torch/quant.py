@@ -1,0 +1,58 @@
+"""The int8 recipe: symmetric scales, quantise in torch, int8 GEMM on the engine (int32, exact), dequantise in fp32.
+
+This is the W8A8 symmetric recipe of the common frameworks (torch.ao's ``per_channel_symmetric`` qint8 weight
+observer; activations with one symmetric per-tensor scale computed at run time, i.e. *dynamic* quantisation):
+
+* ``scale = max|x| / 127`` in fp32 over the tensor (activations, and weights with ``weight_scales="tensor"``)
+  or over each output channel = column of B (weights, ``weight_scales="channel"``); an all-zero
+  tensor/channel gets scale 1;
+* ``q = clamp(round_half_even(x / scale), -127, 127)`` as int8 (``torch.round`` rounds half to even; the
+  division is one fp32 IEEE division);
+* ``acc = A_q @ B_q`` on the engine: int32, exact (TDPBSSD on AMX, s8 x s8 DPAS on XMX, wrapping modulo 2^32
+  as both do; it cannot wrap for K < 2^17 with |q| <= 127);
+* ``y = float32(acc) * (scale_a * scale_b)``: the int32 -> fp32 conversion (RNE, exact below 2^24) and one fp32
+  product with the fp32 product of the two scales; a bias is added after this (fp32), in the caller.
+
+Differences from torch.ao's own dynamic quantisation (a modelling choice, stated): torch.ao quantises
+activations asymmetrically to uint8 with a zero point (and ``reduce_range`` on x86); here both sides are
+symmetric int8, which is what the AMX TDPBSSD and the XMX s8 x s8 DPAS take without a zero-point correction.
+A GEMM whose both operands are activations (``bmm``: attention) uses per-tensor scales on both sides.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["symmetric_scale", "quantize", "int8_gemm", "QMAX"]
+
+QMAX = 127
+
+
+def symmetric_scale(x: torch.Tensor, dim: int | None = None) -> torch.Tensor:
+    """fp32 scale(s) ``max|x| / 127``: one per tensor (``dim=None``) or one per slice along ``dim`` (kept)."""
+    ax = x.detach().to(torch.float32).abs()
+    if dim is None:
+        m = ax.amax() if ax.numel() else torch.zeros((), dtype=torch.float32)
+    else:
+        m = ax.amax(dim=dim, keepdim=True)
+    if not torch.isfinite(m).all():
+        from systolic.errors import InvalidValue
+        raise InvalidValue("int8 quantisation needs finite inputs (max|x| is inf or NaN)",
+                           rule="symmetric scale = max|x| / 127", values={"max": float(m.max())})
+    s = m / QMAX
+    return torch.where(s == 0, torch.ones_like(s), s)
+
+
+def quantize(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """``clamp(round_half_even(x / scale), -127, 127)`` as int8 (scale broadcasts)."""
+    q = torch.round(x.to(torch.float32) / scale)
+    return q.clamp_(-QMAX, QMAX).to(torch.int8)
+
+
+def int8_gemm(engine, a: torch.Tensor, b: torch.Tensor, *, per_channel: bool) -> torch.Tensor:
+    """``a @ b`` by the recipe above on ``engine`` (a :class:`systolic.torch.engines.Engine`); fp32 result."""
+    sa = symmetric_scale(a)
+    sb = symmetric_scale(b, dim=0) if per_channel else symmetric_scale(b)
+    qa, qb = quantize(a, sa), quantize(b, sb)
+    acc = engine.raw(qa.contiguous(), qb.contiguous())
+    return acc.to(torch.float32) * (sa * sb).to(acc.device)
