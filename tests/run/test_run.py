@@ -76,6 +76,13 @@ def test_protocol_errors_name_the_rule(tmp_path, text, rule):
     assert rule in ei.value.rule
 
 
+def test_import_failure_is_a_program_error(tmp_path):
+    p = _write(tmp_path, "imp.py", '"""Needs a module that is not there."""\nimport systolic_no_such_layer\nDEVICE = "pvc"\n')
+    with pytest.raises(ProgramError, match="systolic_no_such_layer") as ei:
+        run_file(p)
+    assert "imports" in ei.value.rule
+
+
 def test_device_outside_devices_lists_them(tmp_path):
     p = _write(tmp_path, "good.py", GOOD)
     with pytest.raises(ProgramError) as ei:

@@ -43,6 +43,10 @@ def load(path: Path):
     sys.path.insert(0, here)
     try:
         spec.loader.exec_module(mod)
+    except ImportError as exc:         # e.g. a programming-model layer this installation lacks
+        raise ProgramError(f"the program cannot import what it needs: {exc}",
+                           rule="program protocol: the program imports (systolic and its dependencies)",
+                           values={"file": str(path)}) from exc
     finally:
         try:
             sys.path.remove(here)
