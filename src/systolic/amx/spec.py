@@ -114,7 +114,9 @@ def _dpbd(x: int, y: int, ext1, ext2) -> int:
 
 
 def _tdpb_d(ext1, ext2):
-    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int) -> None:
+    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int,
+           trace: dict | None = None) -> None:
+        # trace (the explorer's explain hook): {"row": m, "col": n} gets C and each step's dword sum recorded
         elements_src1 = k_colsb // 4
         elements_dest = n_colsb // 4
         for m in range(m_rows):
@@ -122,7 +124,13 @@ def _tdpb_d(ext1, ext2):
             for k in range(elements_src1):
                 for n in range(elements_dest):
                     # int32 accumulation, wrapping modulo 2^32 (no saturation)
+                    if trace is not None and (trace["row"], trace["col"]) == (m, n):
+                        trace.setdefault("c", tmp[n])
+                        trace.setdefault("steps", []).append(
+                            {"k": k, "dot": _dpbd(_dword(a, m, k), _dword(b, k, n), ext1, ext2)})
                     tmp[n] = (tmp[n] + _dpbd(_dword(a, m, k), _dword(b, k, n), ext1, ext2)) & 0xFFFFFFFF
+                    if trace is not None and (trace["row"], trace["col"]) == (m, n):
+                        trace["steps"][-1]["acc"] = tmp[n]
             write_row_and_zero(c, m, _row_from_dwords(tmp), n_colsb)
         zero_upper_rows(c, m_rows)
     return op
@@ -163,7 +171,10 @@ def _two_chain(step):
     ``step(temp1, n, a_dword, b_dword)`` performs the two chain updates of one
     (k, n) for the instruction at hand.
     """
-    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int) -> None:
+    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int,
+           trace: dict | None = None) -> None:
+        # trace (the explorer's explain hook): {"row": m, "col": n} gets both chains after every k, the
+        # chains' sum and the final add recorded (fp32 bit patterns)
         elements_src1 = k_colsb // 4
         elements_dest = n_colsb // 4
         for m in range(m_rows):
@@ -171,9 +182,13 @@ def _two_chain(step):
             for k in range(elements_src1):
                 for n in range(elements_dest):
                     step(temp1, n, _dword(a, m, k), _dword(b, k, n))
+                    if trace is not None and (trace["row"], trace["col"]) == (m, n):
+                        trace.setdefault("steps", []).append({"k": k, "even": temp1[2 * n], "odd": temp1[2 * n + 1]})
             row = [_dword(c, m, n) for n in range(elements_dest)]
             for n in range(elements_dest):
                 tmpf32 = fp.add(temp1[2 * n], temp1[2 * n + 1])
+                if trace is not None and (trace["row"], trace["col"]) == (m, n):
+                    trace.update(c=row[n], chains_sum=tmpf32, result=fp.add(row[n], tmpf32))
                 row[n] = fp.add(row[n], tmpf32)
             write_row_and_zero(c, m, _row_from_dwords(row), n_colsb)
         zero_upper_rows(c, m_rows)

@@ -10,20 +10,10 @@ a mapping of its own. See docs/layouts.md.
 
 from __future__ import annotations
 
-from .resolve import LAYERS, resolve
+from .explain import explain, format_explain
+from .resolve import LAYERS, mma_layouts, resolve
+from .svg import layout_svg, mma_svg
 from .verbs import detail, table, what, where
 
-__all__ = ["LAYERS", "resolve", "detail", "where", "what", "table", "explain", "svg", "mma_svg", "mma_layouts"]
-
-
-def __getattr__(name):
-    if name in ("svg", "mma_svg"):
-        from . import svg as _svg
-        return getattr(_svg, {"svg": "layout_svg", "mma_svg": "mma_svg"}[name])
-    if name == "explain":
-        from .explain import explain
-        return explain
-    if name == "mma_layouts":
-        from .resolve import mma_layouts
-        return mma_layouts
-    raise AttributeError(name)
+__all__ = ["LAYERS", "resolve", "mma_layouts", "detail", "where", "what", "table", "explain", "format_explain",
+           "layout_svg", "mma_svg"]

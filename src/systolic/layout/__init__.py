@@ -20,7 +20,7 @@ from .core import Layout, from_function
 __all__ = ["Layout", "from_function", "get", "detail", "where", "what", "table", "explain", "svg", "mma_svg"]
 
 _VERBS = {"get": "resolve", "detail": "detail", "where": "where", "what": "what", "table": "table",
-          "explain": "explain", "svg": "svg", "mma_svg": "mma_svg"}
+          "explain": "explain", "svg": "layout_svg", "mma_svg": "mma_svg"}
 
 
 def __getattr__(name):

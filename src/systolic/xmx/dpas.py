@@ -152,8 +152,13 @@ class _Operands:
         self.grf.write(self.dst + r * s.row_bytes(t), np.array(bits, dtype={4: "<u4", 2: "<u2"}[nb]))
 
 
-def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel) -> None:
-    """visa-DPAS.md "Semantics", step by step."""
+def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel, trace: dict | None = None) -> None:
+    """visa-DPAS.md "Semantics", step by step.
+
+    ``trace`` (the explorer's ``explain`` hook): a dict with ``row`` and ``col``; that channel's C, the element
+    values and products of every stage and the model's sums (:func:`systolic.xmx.models.accumulate`) are
+    recorded into it as they are computed. Nothing else changes.
+    """
     OPS_PER_CHAN = s.ops_per_chan
     SRC1_OPERANDS_PER_CHAN = s.src1_operands_per_chan  # = 32 / (OPS_PER_CHAN * Src1PrecisionInBits)
     Exec_size = s.exec_size
@@ -174,18 +179,33 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel) -> 
                      for j in range(OPS_PER_CHAN)]  # Src2.k[OPS-1:0]
                 b = [element_value(ops.src1_elem(m, i, n + j), s.src1_precision, flush=flush1)
                      for j in range(OPS_PER_CHAN)]  # Src1.R[m].DW[i].n[OPS-1:0]
+                traced = trace is not None and trace["row"] == r and trace["col"] == i
+                if traced:
+                    trace.setdefault("c", temp[i])
+                    trace.setdefault("stages", []).append(
+                        {"stage": d, "k": [k - r * SD * OPS_PER_CHAN + j for j in range(OPS_PER_CHAN)],
+                         "a": a, "b": b})
                 if s.kind == "int":
                     # temp.DW[i] += dot4/dot8(...): a 32-bit register, so the sum wraps modulo 2**32
                     temp[i] = (temp[i] + sum(x * y for x, y in zip(b, a))) & 0xFFFFFFFF
+                    if traced:
+                        trace["stages"][-1]["acc"] = temp[i]
                 else:
                     # temp.F[i] += dot2/dot4/dot8/tf32 product: rounding per the numerics model
                     stages[i].append([M.exact_product(y, x) for x, y in zip(b, a)])
+                    if traced:
+                        trace["stages"][-1]["products"] = stages[i][-1]
             k += OPS_PER_CHAN
         if s.kind == "int":
             out = [t & 0xFFFFFFFF for t in temp]
         else:
-            out = [fp32_to_acc_bits(M.accumulate(model, float(temp[i]), stages[i]), s.dst_type, model)
+            out = [fp32_to_acc_bits(M.accumulate(model, float(temp[i]), stages[i],
+                                                 trace=trace.setdefault("sums", []) if trace is not None
+                                                 and trace["row"] == r and trace["col"] == i else None),
+                                    s.dst_type, model)
                    for i in range(Exec_size)]
+        if trace is not None and trace["row"] == r:
+            trace["result_bits"] = out[trace["col"]]
         results.append(out)                          # dst.R[r] = temp
     for r, out in enumerate(results):                # all sources were read before any write
         ops.write_dst_row(r, out)
@@ -194,21 +214,22 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel) -> 
 @fpenv.guarded
 def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32", src0_type=None,
          src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-         platform: str | Platform | None = None, model=None) -> DpasShape:
+         platform: str | Platform | None = None, model=None, trace: dict | None = None) -> DpasShape:
     """Execute ``DPAS.W.A.SD.RC (exec_size) dst src0 src1 src2`` on ``grf`` (spec path).
 
     ``dst``/``src0``/``src1``/``src2``: byte offsets; ``src0=None`` is the null
     operand; ``dst_type``/``src0_type``: D/UD/F/BF/HF (systolic.types names or
     aliases; ``src0_type`` defaults to ``dst_type``); precisions: u2 s2 u4 s4 u8
     s8 bf hf tf32 bf8 hf8 e2m1. ``model``: a numerics model or its name (float
-    DPAS only; default the platform's). Returns the validated shape.
+    DPAS only; default the platform's). ``trace``: ``{"row": r, "col": i}`` to record how D[r, i] is
+    computed (``systolic layout explain``). Returns the validated shape.
     Source: visa-DPAS.md "Semantics".
     """
     grf, s, (dst, src0, src1, src2), mdl = validate(
         grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
         platform=platform, model=model)
-    _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl)
+    _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl, trace)
     counters.count_dpas(s, "spec")
     return s
 

@@ -222,30 +222,41 @@ def _block_sum_fp32(terms: Sequence[float], model: NumericsModel) -> int:
     return round_fraction(q, FP32, "rne", negative_zero=_negative_zero_sum(terms), ftz=model.ftz_result)
 
 
-def accumulate(model: NumericsModel, c: float, stages: Sequence[Sequence[float]]) -> int:
+def accumulate(model: NumericsModel, c: float, stages: Sequence[Sequence[float]], trace: list | None = None) -> int:
     """fp32 bits of one DPAS channel: C (an exact value) plus the exact products of each systolic stage.
 
-    ``stages[d]`` holds the OPS_PER_CHAN exact products of stage ``d`` in K order.
+    ``stages[d]`` holds the OPS_PER_CHAN exact products of stage ``d`` in K order. ``trace`` (the explorer's
+    ``explain`` hook): each rounded sum is appended as ``{"step", "terms", "bits"}`` in the order it happens.
     """
+    def rec(step, terms, bits):
+        if trace is not None:
+            trace.append({"step": step, "terms": list(terms), "bits": bits})
+        return bits
+
     if model.name == "stage":
         acc = c
-        for st in stages:
-            acc = _fp32_value(round_sum_fp32([acc, *st], model))
+        for d, st in enumerate(stages):
+            acc = _fp32_value(rec(f"stage {d}: acc + dot{len(st)}, one RNE", [acc, *st],
+                                  round_sum_fp32([acc, *st], model)))
         return round_sum_fp32([acc], model)
     if model.name == "sequential":
         acc = c
-        for st in stages:
-            for p in st:
-                acc = _fp32_value(round_sum_fp32([acc, p], model))
+        for d, st in enumerate(stages):
+            for j, p in enumerate(st):
+                acc = _fp32_value(rec(f"stage {d} product {j}: acc + p, one RNE", [acc, p],
+                                      round_sum_fp32([acc, p], model)))
         return round_sum_fp32([acc], model)
     products = [p for st in stages for p in st]
     if model.name == "exact":
-        return round_sum_fp32([c, *products], model)
+        return rec("C + all products exactly, one RNE", [c, *products], round_sum_fp32([c, *products], model))
     # block
     acc = c
     L = model.block_size
     for start in range(0, len(products), L):
-        acc = _fp32_value(_block_sum_fp32([acc, *products[start:start + L]], model))
+        terms = [acc, *products[start:start + L]]
+        acc = _fp32_value(rec(f"block of products {start}..{start + len(terms) - 2}: align to the largest "
+                              f"exponent, truncate to F={model.fraction_bits} bits, one RNE", terms,
+                              _block_sum_fp32(terms, model)))
     return round_sum_fp32([acc], model)
 
 
