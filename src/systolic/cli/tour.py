@@ -149,11 +149,23 @@ def _compiler(rng) -> tuple[str, str, bool]:
         "int64 numpy", bool((mem.view(np.int32).reshape(16, 16) == want).all())
 
 
+def _counts(rng) -> tuple[str, str, bool]:
+    from .. import counters
+    from ..xmx import matmul
+    a = rng.integers(-128, 128, (20, 64), dtype=np.int8)
+    b = rng.integers(-128, 128, (64, 40), dtype=np.int8)
+    with counters.recording() as rec:
+        matmul(a, b, platform="pvc")
+    # 3 row tiles (RC 8) x 3 column tiles (exec 16) x 2 DPAS of K 32; `systolic run` reports these counts
+    return "DPAS issued by a 20x40x64 int8 GEMM on pvc (systolic.counters)", "3 x 3 x 2 = 18, counted by hand", \
+        rec.total("dpas") == 18
+
+
 def run_tour(seed: int = 0) -> list[Step]:
     rng = np.random.default_rng(seed)
     steps = []
     for engine, fn in (("AMX", _amx_int8), ("AMX", _amx_bf16), ("AMX native", _amx_native), ("XMX", _xmx),
-                       ("XMX", _xmx_exact), ("vISA", _visa), ("compiler", _compiler)):
+                       ("XMX", _xmx_exact), ("vISA", _visa), ("compiler", _compiler), ("counters", _counts)):
         t = time.perf_counter()
         r = fn(rng)
         if r is None:
