@@ -1,0 +1,25 @@
+"""SYCL joint_matrix on the emulated matrix engines (issue 12; docs/sycl.md).
+
+* :mod:`~systolic.sycl.runtime`: ``queue``, USM pointers, ``nd_range``, ``nd_item``, ``sub_group``;
+* :mod:`~systolic.sycl.simt`: SIMT execution (vectorised over work-items, per work-item on greenlets when
+  control flow diverges) and the group-operation checks;
+* :mod:`~systolic.sycl.devices`: devices by architecture and their matrix combinations, as data;
+* :mod:`~systolic.sycl.matrix`: today's ``sycl_ext_oneapi_matrix`` + ``sycl_ext_intel_matrix`` API;
+* :mod:`~systolic.sycl.matrix_2021`: the first revision (2021, AMX), as the seed text writes it;
+* :mod:`~systolic.sycl.lower_xmx`, :mod:`~systolic.sycl.lower_amx`: joint_matrix_mad on DPAS / AMX tiles.
+"""
+
+from __future__ import annotations
+
+from .devices import DEVICES, Combination, Device, devices, get_device
+from .runtime import USMPtr, device, event, nd_item, nd_range, ptr, queue, range, sub_group
+
+__all__ = ["queue", "device", "nd_range", "range", "nd_item", "sub_group", "event", "USMPtr", "ptr", "devices",
+           "get_device", "DEVICES", "Device", "Combination", "matrix", "matrix_2021"]
+
+
+def __getattr__(name):
+    if name in ("matrix", "matrix_2021"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(name)

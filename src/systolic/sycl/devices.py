@@ -1,0 +1,173 @@
+"""SYCL devices as data: the architectures joint_matrix runs on, and their matrix combinations.
+
+The combinations are the runtime list of intel/llvm ``sycl/source/detail/device_info.hpp``
+(``get_device_info_impl<std::vector<combination>, info::device::matrix_combinations>``; REFERENCE.md section 5),
+in that file's order. A record is ``{max_msize, max_nsize, max_ksize, msize, nsize, ksize, atype, btype, ctype,
+dtype}``: a nonzero ``max_*`` means any size up to it, a nonzero ``msize``/``nsize``/``ksize`` one fixed size.
+
+Devices (``architecture::intel_cpu_*`` / ``intel_gpu_*``):
+
+* AMX CPUs, sub-group size 1 (2021 seed: "SG_SIZE has to be equal to one"): spr, emr, gnr, dmr. intel/llvm lists
+  spr, gnr and dmr; emr has the same AMX features as spr (AMX-TILE, -INT8, -BF16) and is given spr's list.
+* XMX GPUs: dg2 and arl (DPAS exec size 8, sub-group 8); pvc, bmg and lnl (exec size 16, sub-group 16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from ..errors import InvalidValue
+
+__all__ = ["Combination", "Device", "DEVICES", "devices", "get_device", "matrix_type"]
+
+
+class matrix_type:
+    """``sycl::ext::oneapi::experimental::matrix::matrix_type`` (the names the combination records use)."""
+
+    bf16 = "bf16"
+    fp16 = "fp16"
+    tf32 = "tf32"
+    fp32 = "fp32"
+    fp64 = "fp64"
+    sint8 = "sint8"
+    sint16 = "sint16"
+    sint32 = "sint32"
+    sint64 = "sint64"
+    uint8 = "uint8"
+    uint16 = "uint16"
+    uint32 = "uint32"
+    uint64 = "uint64"
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One ``combination`` record (SYCL's field names and order)."""
+
+    max_msize: int
+    max_nsize: int
+    max_ksize: int
+    msize: int
+    nsize: int
+    ksize: int
+    atype: str
+    btype: str
+    ctype: str
+    dtype: str
+
+    def admits(self, m: int, n: int, k: int) -> bool:
+        """Whether the shape M x N x K is one this record allows."""
+        def ok(v, mx, fixed):
+            return v == fixed if fixed else 1 <= v <= mx
+        return ok(m, self.max_msize, self.msize) and ok(n, self.max_nsize, self.nsize) and \
+            ok(k, self.max_ksize, self.ksize)
+
+    def shape_text(self) -> str:
+        def one(mx, fixed):
+            return str(fixed) if fixed else f"<={mx}"
+        return (f"{one(self.max_msize, self.msize)} x {one(self.max_nsize, self.nsize)} x "
+                f"{one(self.max_ksize, self.ksize)}")
+
+    def types(self) -> tuple[str, str, str, str]:
+        return (self.atype, self.btype, self.ctype, self.dtype)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.atype} x {self.btype} + {self.ctype} -> {self.dtype}: M x N x K {self.shape_text()}"
+
+
+def _c(mm, mn, mk, m, n, k, a, b, c, d) -> Combination:
+    return Combination(mm, mn, mk, m, n, k, a, b, c, d)
+
+
+_I8 = [("uint8", "uint8"), ("uint8", "sint8"), ("sint8", "uint8"), ("sint8", "sint8")]
+_SPR = tuple([_c(16, 16, 64, 0, 0, 0, a, b, "sint32", "sint32") for a, b in _I8]
+             + [_c(16, 16, 32, 0, 0, 0, "bf16", "bf16", "fp32", "fp32")])
+_GNR = _SPR + (_c(16, 16, 32, 0, 0, 0, "fp16", "fp16", "fp32", "fp32"),)
+_DMR = _GNR + (_c(16, 16, 16, 0, 0, 0, "tf32", "tf32", "fp32", "fp32"),)
+
+
+def _pvc() -> tuple[Combination, ...]:
+    out = [_c(8, 0, 0, 0, 16, 32, a, b, "sint32", "sint32") for a, b in _I8]
+    # device_info.hpp's order of (ctype, dtype) for each 16-bit type and shape
+    fp16_cd = [("fp32", "fp32"), ("fp16", "fp32"), ("fp32", "fp16"), ("fp16", "fp16")]
+    out += [_c(8, 0, 0, 0, 16, 16, "fp16", "fp16", c, d) for c, d in fp16_cd]
+    for m, n, k in ((16, 16, 16), (1, 64, 16), (32, 64, 16), (1, 64, 32), (32, 64, 32)):
+        out += [_c(0, 0, 0, m, n, k, "fp16", "fp16", c, d) for c, d in
+                [("fp32", "fp32"), ("fp32", "fp16"), ("fp16", "fp32"), ("fp16", "fp16")]]
+    out += [_c(8, 0, 0, 0, 16, 16, "bf16", "bf16", c, d) for c, d in
+            [("bf16", "bf16"), ("fp32", "bf16"), ("bf16", "fp32"), ("fp32", "fp32")]]
+    for m, n, k in ((16, 16, 16), (1, 64, 16), (32, 64, 16), (1, 64, 32), (32, 64, 32)):
+        out += [_c(0, 0, 0, m, n, k, "bf16", "bf16", c, d) for c, d in
+                [("fp32", "fp32"), ("bf16", "fp32"), ("fp32", "bf16"), ("bf16", "bf16")]]
+    out.append(_c(8, 0, 0, 0, 16, 8, "tf32", "tf32", "fp32", "fp32"))
+    return tuple(out)
+
+
+_PVC = _pvc()
+_DG2 = tuple([_c(8, 0, 0, 0, 8, 32, a, b, "sint32", "sint32") for a, b in _I8]
+             + [_c(8, 0, 0, 0, 8, 16, "fp16", "fp16", "fp32", "fp32"),
+                _c(8, 0, 0, 0, 8, 16, "bf16", "bf16", "fp32", "fp32"),
+                _c(0, 0, 0, 32, 32, 16, "bf16", "bf16", "fp32", "fp32")])
+
+
+@dataclass(frozen=True)
+class Device:
+    """One SYCL device by architecture: its engine, sub-group size and matrix combinations.
+
+    ``backend`` is "amx" (``engine`` = a :data:`systolic.amx.CPUS` model) or "xmx" (``engine`` = a
+    :data:`systolic.xmx.PLATFORMS` platform); ``sub_group_size`` is the size joint_matrix kernels use.
+    """
+
+    name: str
+    architecture: str
+    kind: str
+    backend: str
+    engine: str
+    sub_group_size: int
+    description: str
+    combinations: tuple[Combination, ...]
+    source: str = "intel/llvm sycl/source/detail/device_info.hpp"
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "architecture": self.architecture, "kind": self.kind, "backend": self.backend,
+                "engine": self.engine, "sub_group_size": self.sub_group_size, "description": self.description,
+                "combinations": len(self.combinations), "source": self.source}
+
+
+_ALL = (
+    Device("spr", "intel_cpu_spr", "cpu", "amx", "sapphirerapids", 1, "4th Gen Xeon (Sapphire Rapids), AMX", _SPR),
+    Device("emr", "intel_cpu_emr", "cpu", "amx", "emeraldrapids", 1, "5th Gen Xeon (Emerald Rapids), AMX", _SPR,
+           source="spr's list (same AMX features; intel/llvm lists no emr entry)"),
+    Device("gnr", "intel_cpu_gnr", "cpu", "amx", "graniterapids", 1, "Xeon 6 P-core (Granite Rapids), AMX + FP16",
+           _GNR),
+    Device("dmr", "intel_cpu_dmr", "cpu", "amx", "diamondrapids", 1, "Diamond Rapids, AMX + FP16 (+ tf32 listed)",
+           _DMR),
+    Device("dg2", "intel_gpu_dg2_g10", "gpu", "xmx", "dg2", 8, "Arc A-series / Flex (DG2, Xe-HPG), XMX", _DG2),
+    Device("arl", "intel_gpu_arl_h", "gpu", "xmx", "dg2", 8, "Arrow Lake-H (Xe-LPG+), XMX as DG2", _DG2),
+    Device("pvc", "intel_gpu_pvc", "gpu", "xmx", "pvc", 16, "Data Center GPU Max (Ponte Vecchio), XMX", _PVC),
+    Device("bmg", "intel_gpu_bmg_g21", "gpu", "xmx", "bmg", 16, "Arc B-series (Battlemage, Xe2), XMX", _PVC),
+    Device("lnl", "intel_gpu_lnl_m", "gpu", "xmx", "lnl", 16, "Lunar Lake (Xe2-LPG), XMX", _PVC),
+)
+
+DEVICES: Mapping[str, Device] = MappingProxyType({d.name: d for d in _ALL})
+_LOOKUP = {k.lower(): d for d in _ALL for k in (d.name, d.architecture, d.engine if d.backend == "amx" else d.name)}
+
+
+def devices() -> list[Device]:
+    """Every device record, AMX CPUs first."""
+    return list(_ALL)
+
+
+def get_device(name) -> Device:
+    """The device called ``name`` (spr, emr, gnr, dmr, dg2, arl, pvc, bmg, lnl or an ``intel_*`` architecture)."""
+    if isinstance(name, Device):
+        return name
+    d = _LOOKUP.get(str(name).lower())
+    if d is None:
+        raise InvalidValue(f"unknown SYCL device {name!r}", rule="devices: " + ", ".join(DEVICES),
+                           values={"device": name})
+    return d

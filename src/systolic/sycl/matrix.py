@@ -1,0 +1,388 @@
+"""``sycl::ext::oneapi::experimental::matrix`` (today's API) with Intel's additions (``sycl_ext_intel_matrix``).
+
+Sources: intel/llvm ``sycl/doc/extensions/experimental/sycl_ext_matrix/sycl_ext_oneapi_matrix.asciidoc`` and
+``sycl_ext_intel_matrix.asciidoc`` (REFERENCE.md section 5). Template arguments become the leading arguments in
+SYCL's order: ``joint_matrix<sub_group, T, use::a, M, K, layout::row_major> tA;`` is
+``tA = joint_matrix(sg, T, use.a, M, K, layout.row_major)``.
+
+Every function taking ``sg`` is a group operation: all work-items of the sub-group call it with the same
+arguments (:mod:`systolic.sycl.simt` checks; :class:`~systolic.errors.DivergentCollective` otherwise).
+``joint_matrix_apply``'s ``f`` returns the new element (Python has no ``T&``); ``None`` keeps it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+
+from ..errors import InvalidValue, UnsupportedCombination
+from ..layout import Layout
+from . import matrix_core as core
+from .devices import Combination, get_device, matrix_type
+from .matrix_core import JointMatrix, tf32
+from .simt import PerItem
+
+__all__ = ["use", "layout", "precision", "matrix_type", "joint_matrix", "joint_matrix_fill", "joint_matrix_load",
+           "joint_matrix_store", "joint_matrix_mad", "joint_matrix_copy", "joint_matrix_apply",
+           "joint_matrix_prefetch", "joint_matrix_fill_checked", "joint_matrix_load_checked",
+           "joint_matrix_store_checked", "matrix_params", "combination", "find_combination"]
+
+
+class use(Enum):
+    a = "a"
+    b = "b"
+    accumulator = "accumulator"
+
+
+class _Layout(Enum):
+    row_major = "row_major"
+    col_major = "col_major"
+    dynamic = "dynamic"
+    ext_intel_packed = "ext_intel_packed"
+
+
+class _LayoutNamespace:
+    """``layout::row_major`` ... as attributes; called, the per-work-item slice map (``layout(device, T, use,
+    rows, cols, layout=None) -> systolic.layout.Layout``)."""
+
+    row_major = _Layout.row_major
+    col_major = _Layout.col_major
+    dynamic = _Layout.dynamic
+    ext_intel_packed = _Layout.ext_intel_packed
+
+    def __call__(self, device, T, use, rows, cols, layout=None) -> Layout:
+        return core.layout(device, T, use, rows, cols, layout)
+
+    def __iter__(self):
+        return iter(_Layout)
+
+    def __repr__(self) -> str:
+        return "layout"
+
+
+layout = _LayoutNamespace()
+
+
+class precision:
+    tf32 = tf32
+
+
+combination = Combination
+
+
+def _sg(sg, name):
+    from .runtime import sub_group
+    if not isinstance(sg, sub_group):
+        raise InvalidValue(f"{name} takes the sub_group first (item.get_sub_group())",
+                           values={"got": type(sg).__name__})
+    return sg.launch
+
+
+def _mat(m, name, what="matrix"):
+    if not isinstance(m, JointMatrix):
+        raise InvalidValue(f"{name}: {what} must be a joint_matrix", values={what: type(m).__name__})
+    return m
+
+
+def joint_matrix(sg, T, use, rows, cols, layout=None) -> JointMatrix:
+    """Declare ``joint_matrix<sub_group, T, use, rows, cols, layout>`` (contents zero)."""
+    _sg(sg, "joint_matrix")
+    return JointMatrix(sg, T, use, rows, cols, layout)
+
+
+# ------------------------------------------------------------------------------------------------ fill
+def _fill_impl(b, *, checked=False):
+    mg = b.args[0]
+    v = np.broadcast_to(np.asarray(b.args[1]), (b.nsg,))
+    R, C = mg.spec.rows, mg.spec.cols
+    vals = core.convert(v, mg.spec.t)[:, None, None] * np.ones((1, R, C), dtype=mg.spec.t.dtype)
+    vals = vals.astype(mg.spec.t.dtype)
+    if checked:
+        h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[2:6])
+        rr = np.arange(R)[None, :, None] + x[:, None, None]
+        cc = np.arange(C)[None, None, :] + y[:, None, None]
+        inside = (rr < h[:, None, None]) & (cc < w[:, None, None])
+        vals = np.where(inside, vals, np.zeros((), dtype=mg.spec.t.dtype))
+    mg.set(vals)
+
+
+def joint_matrix_fill(sg, m, v) -> None:
+    """Every element of ``m`` := ``v`` (converted to the element type)."""
+    L = _sg(sg, "joint_matrix_fill")
+    _mat(m, "joint_matrix_fill")
+    L.collective("joint_matrix_fill", _fill_impl, sg, (m, v))
+
+
+def joint_matrix_fill_checked(sg, m, v, height, width, x, y) -> None:
+    """Fill the tile of ``m`` at row ``x``, column ``y`` of a ``height x width`` matrix: elements outside it 0."""
+    L = _sg(sg, "joint_matrix_fill_checked")
+    _mat(m, "joint_matrix_fill_checked")
+    L.collective("joint_matrix_fill_checked", _fill_impl, sg, (m, v, height, width, x, y), checked=True)
+
+
+# ------------------------------------------------------------------------------------------------ load / store
+def _mem_layout(spec, lay, name):
+    if spec.use == "accumulator":
+        if lay is None:
+            raise InvalidValue(f"{name} of an accumulator needs a layout (row_major or col_major)",
+                               rule="sycl_ext_oneapi_matrix: accumulator load/store take layout")
+        s = core._lay(lay)
+        if s not in ("row_major", "col_major"):
+            raise UnsupportedCombination(f"an accumulator is loaded/stored row_major or col_major, not {s}",
+                                         values={"layout": s})
+        return s
+    s = spec.layout if lay is None else core._lay(lay)
+    if s == "dynamic":
+        raise InvalidValue(f"{name}: a {spec.use} matrix with layout::dynamic needs an explicit layout")
+    if s == "ext_intel_packed" and spec.use == "a":
+        raise UnsupportedCombination("ext_intel_packed (VNNI) applies to matrix B",
+                                     rule="sycl_ext_intel_matrix: layout::ext_intel_packed for use::b",
+                                     values={"use": spec.use})
+    return s
+
+
+def _load_impl(b, *, lay=None, checked=False):
+    mg, (mem, offs), stride = b.args[0], b.args[1], b.args[2]
+    spec = mg.spec
+    s = _mem_layout(spec, lay, b.name)
+    if mem.dtype != spec.t.dtype:
+        raise InvalidValue(f"{b.name}: the pointer's element type {mem.dtype} is not the matrix's {spec.t.dtype}",
+                           values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
+    stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
+    core.check_stride(stride, spec)
+    if not checked:
+        idx = core.mem_index(spec, offs, stride, s)
+        mg.set(core.gather(mem, idx, b.name))
+        return
+    h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[3:7])
+    _, _, inside = _checked_coords(spec, s, h, w, x, y)
+    # offs is the big matrix's base; the tile starts at row x, column y of it
+    idx = core.mem_index(spec, offs, stride, s) + _origin(spec, s, stride, x, y)[:, None, None]
+    vals = np.zeros(idx.shape, dtype=spec.t.dtype)
+    vals[inside] = core.gather(mem, idx[inside], b.name)
+    mg.set(vals)
+
+
+def _checked_coords(spec, s, h, w, x, y):
+    """Logical (row, col) of each element in the big ``h x w`` matrix (B packed: K rows, N cols) and the mask."""
+    R, C = spec.rows, spec.cols
+    rr = np.arange(R)[None, :, None] + x[:, None, None]
+    cc = np.arange(C)[None, None, :] + y[:, None, None]
+    inside = (rr >= 0) & (cc >= 0) & (rr < h[:, None, None]) & (cc < w[:, None, None])
+    return rr, cc, inside
+
+
+def _origin(spec, s, stride, x, y):
+    """Element offset of the tile origin (row x, column y) in the big matrix's memory."""
+    if s == "row_major":
+        return x * stride + y
+    if s == "col_major":
+        return y * stride + x
+    vf = max(1, 32 // spec.t.bits)
+    return (x // vf) * stride + y * vf
+
+
+def _store_impl(b, *, lay=None, checked=False):
+    mg, (mem, offs), stride = b.args[0], b.args[1], b.args[2]
+    spec = mg.spec
+    s = _mem_layout(spec, lay, b.name)
+    if mem.dtype != spec.t.dtype:
+        raise InvalidValue(f"{b.name}: the pointer's element type {mem.dtype} is not the matrix's {spec.t.dtype}",
+                           values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
+    stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
+    core.check_stride(stride, spec)
+    idx = core.mem_index(spec, offs, stride, s)
+    vals = mg.get()
+    if checked:
+        h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[3:7])
+        _, _, inside = _checked_coords(spec, s, h, w, x, y)
+        idx = idx + _origin(spec, s, stride, x, y)[:, None, None]
+        core.scatter(mem, idx[inside], vals[inside], b.name)
+        return
+    core.scatter(mem, idx, vals, b.name)
+
+
+def joint_matrix_load(sg, m, ptr, stride, layout=None) -> None:
+    """Load ``m`` from ``ptr`` (rows ``stride`` elements apart; accumulators take a layout, a/b use their own)."""
+    L = _sg(sg, "joint_matrix_load")
+    _mat(m, "joint_matrix_load")
+    L.collective("joint_matrix_load", _load_impl, sg, (_mat(m, "load"), _ptr(ptr), stride), lay=layout)
+
+
+def joint_matrix_store(sg, m, ptr, stride, layout=None) -> None:
+    """Store ``m`` to ``ptr`` (Intel: a and b matrices too)."""
+    L = _sg(sg, "joint_matrix_store")
+    L.collective("joint_matrix_store", _store_impl, sg, (_mat(m, "store"), _ptr(ptr), stride), lay=layout)
+
+
+def joint_matrix_load_checked(sg, m, ptr, stride, height, width, x, y, layout=None) -> None:
+    """Load the tile at row ``x``, column ``y`` of the ``height x width`` matrix at ``ptr``; outside elements 0."""
+    L = _sg(sg, "joint_matrix_load_checked")
+    L.collective("joint_matrix_load_checked", _load_impl, sg,
+                 (_mat(m, "load"), _ptr(ptr), stride, height, width, x, y), lay=layout, checked=True)
+
+
+def joint_matrix_store_checked(sg, m, ptr, stride, height, width, x, y, layout=None) -> None:
+    """Store the tile at row ``x``, column ``y`` of the ``height x width`` matrix; outside elements dropped."""
+    L = _sg(sg, "joint_matrix_store_checked")
+    L.collective("joint_matrix_store_checked", _store_impl, sg,
+                 (_mat(m, "store"), _ptr(ptr), stride, height, width, x, y), lay=layout, checked=True)
+
+
+def _ptr(p):
+    from .runtime import USMPtr
+    if not isinstance(p, USMPtr):
+        raise InvalidValue("joint_matrix load/store take a USM pointer (q.malloc_shared or sycl.ptr(array))",
+                           values={"pointer": type(p).__name__})
+    return p
+
+
+def _prefetch_impl(b):
+    return None
+
+
+def joint_matrix_prefetch(sg, ptr, rows, cols, stride, layout=None) -> None:
+    """A cache hint: no effect on values (checked like the other group operations)."""
+    L = _sg(sg, "joint_matrix_prefetch")
+    L.collective("joint_matrix_prefetch", _prefetch_impl, sg, (_ptr(ptr), rows, cols, stride))
+
+
+# ------------------------------------------------------------------------------------------------ mad
+def find_combination(device, ta, tb, tc, td, m, n, k) -> Combination:
+    """The combination of ``device`` admitting these types and shape, else UnsupportedCombination listing the
+    device's combinations."""
+    rec = get_device(device.record if hasattr(device, "record") else device)
+    names = tuple(core.type_info(t).name for t in (ta, tb, tc, td))
+    for c in rec.combinations:
+        if c.types() == names and c.admits(m, n, k):
+            return c
+    raise UnsupportedCombination(
+        f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]} with M={m}, N={n}, K={k}",
+        rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+        values={"device": rec.name, "types": names, "M": m, "N": n, "K": k})
+
+
+def _mad_impl(b, *, anysize=False):
+    D, A, B, C = b.args
+    for g, u in ((D, "accumulator"), (A, "a"), (B, "b"), (C, "accumulator")):
+        if g.spec.use != u:
+            raise InvalidValue(f"joint_matrix_mad(D, A, B, C): {g.spec.text()} is not use::{u}",
+                               values={"use": g.spec.use})
+    M, K = A.spec.rows, A.spec.cols
+    N = B.spec.cols
+    if B.spec.rows != K or (C.spec.rows, C.spec.cols) != (M, N) or (D.spec.rows, D.spec.cols) != (M, N):
+        raise InvalidValue("joint_matrix_mad shapes: A M x K, B K x N, C and D M x N",
+                           values={"A": (M, K), "B": (B.spec.rows, B.spec.cols), "C": (C.spec.rows, C.spec.cols),
+                                   "D": (D.spec.rows, D.spec.cols)})
+    rec = A.spec.device
+    ta, tb, tc, td = A.spec.t, B.spec.t, C.spec.t, D.spec.t
+    if not anysize:
+        find_combination(rec, ta.name, tb.name, tc.name, td.name, M, N, K)
+    a, bb, c = A.get(), B.get(), C.get()
+    if rec.backend == "xmx":
+        from ..xmx import get_platform
+        from .lower_xmx import mad
+        d = mad(get_platform(rec.engine), ta.prec, tb.prec, tc.prec, td.prec, a, bb, c)
+    else:
+        from .lower_amx import mad
+        if tc.name != td.name:
+            raise UnsupportedCombination("AMX accumulates in place: C and D have one type",
+                                         values={"ctype": tc.name, "dtype": td.name})
+        d = mad(rec.engine, ta.name, tb.name, a, bb, c, how=b.launch.device.amx)
+    D.set(d)
+
+
+def joint_matrix_mad(sg, D, A, B, C) -> None:
+    """``D = A * B + C`` on the device's matrix engine (D may be C)."""
+    L = _sg(sg, "joint_matrix_mad")
+    for x, w in ((D, "D"), (A, "A"), (B, "B"), (C, "C")):
+        _mat(x, "joint_matrix_mad", w)
+    L.collective("joint_matrix_mad", _mad_impl, sg, (D, A, B, C))
+
+
+# ------------------------------------------------------------------------------------------------ copy / apply
+def _copy_impl(b):
+    src, dst = b.args
+    if (src.spec.rows, src.spec.cols) != (dst.spec.rows, dst.spec.cols):
+        raise InvalidValue("joint_matrix_copy needs equal shapes",
+                           values={"src": (src.spec.rows, src.spec.cols), "dst": (dst.spec.rows, dst.spec.cols)})
+    dst.set(core.convert(src.get(), dst.spec.t))
+
+
+def joint_matrix_copy(sg, src, dst) -> None:
+    """``dst`` := ``src`` converted to dst's element type (use and type may differ; the shape may not)."""
+    L = _sg(sg, "joint_matrix_copy")
+    L.collective("joint_matrix_copy", _copy_impl, sg, (_mat(src, "copy", "src"), _mat(dst, "copy", "dst")))
+
+
+def _apply_impl(b):
+    mg, fns = b.args
+    s = b.launch.sg_size
+    view = mg.view                                    # (nsg, sg, L)
+    flat = view.reshape(-1, view.shape[-1])
+    wis = np.tile(np.arange(s), b.nsg)
+    if len(fns) == 1 and len(fns[0][0]) == flat.shape[0]:
+        new = core.apply_slices(flat, mg.spec, wis, fns[0][1])
+    else:
+        new = flat.copy()
+        for j, (_w, f) in enumerate(fns):
+            new[j:j + 1] = core.apply_slices(flat[j:j + 1], mg.spec, wis[j:j + 1], f)
+    view[...] = new.reshape(view.shape)
+    if mg._commit is not None:
+        mg._commit(view)
+
+
+def joint_matrix_apply(sg, m, f) -> None:
+    """Each work-item applies ``f(x)`` or ``f(x, row, col)`` (logical coordinates, before VNNI) to its slice."""
+    L = _sg(sg, "joint_matrix_apply")
+    if not callable(f):
+        raise InvalidValue("joint_matrix_apply takes a function", values={"f": type(f).__name__})
+    L.collective("joint_matrix_apply", _apply_impl, sg, (_mat(m, "apply"), PerItem(f)))
+
+
+# ------------------------------------------------------------------------------------------------ queries
+class matrix_params:
+    """``matrix_params<arch, Ta, Tb, Tc, Td, M, N, K>``: default sizes when M, N, K are omitted; validation when
+    given. ``joint_matrix_a(sg, layout)`` ... declare matrices of these sizes."""
+
+    def __init__(self, device, Ta, Tb, Tc, Td=None, M=None, N=None, K=None) -> None:
+        rec = get_device(device.record if hasattr(device, "record") else device)
+        Td = Tc if Td is None else Td
+        self.device = rec
+        self.Ta, self.Tb, self.Tc, self.Td = Ta, Tb, Tc, Td
+        names = tuple(core.type_info(t).name for t in (Ta, Tb, Tc, Td))
+        combos = [c for c in rec.combinations if c.types() == names]
+        if not combos:
+            raise UnsupportedCombination(
+                f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]}",
+                rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+                values={"device": rec.name, "types": names})
+        if M is None and N is None and K is None:
+            c = next((c for c in combos if c.max_msize), combos[0])
+            if rec.backend == "amx":
+                M, N = 16, 16
+                K = 64 // (core.type_info(Ta).bits // 8)
+            else:
+                M = c.max_msize or c.msize
+                N = c.nsize or c.max_nsize
+                K = c.ksize or c.max_ksize
+        elif None in (M, N, K):
+            raise InvalidValue("matrix_params takes all of M, N, K or none", values={"M": M, "N": N, "K": K})
+        find_combination(rec, *names, M, N, K)
+        self.M, self.N, self.K = int(M), int(N), int(K)
+
+    def joint_matrix_a(self, sg, layout=layout.row_major):
+        return joint_matrix(sg, self.Ta, use.a, self.M, self.K, layout)
+
+    def joint_matrix_b(self, sg, layout=layout.row_major):
+        return joint_matrix(sg, self.Tb, use.b, self.K, self.N, layout)
+
+    def joint_matrix_c(self, sg):
+        return joint_matrix(sg, self.Tc, use.accumulator, self.M, self.N)
+
+    def joint_matrix_d(self, sg):
+        return joint_matrix(sg, self.Td, use.accumulator, self.M, self.N)
+
+    def __repr__(self) -> str:
+        return f"matrix_params({self.device.name}, M={self.M}, N={self.N}, K={self.K})"

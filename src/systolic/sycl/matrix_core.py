@@ -1,0 +1,343 @@
+"""The machinery under both joint_matrix APIs: element types, matrix objects, slices and the group operations.
+
+A :class:`JointMatrix` holds what its work-items hold: ``slices[w, i]`` is element ``i`` of work-item ``w``'s
+slice, placed by the layout of :func:`layout` (IGC's ``DEFINE_GET_COORD`` on XMX, the whole matrix on AMX's
+sub-group of one). Group operations gather the slices of a sub-group into the logical matrix through that same
+layout, act, and scatter back; ``joint_matrix_apply`` hands each work-item its own slice with the coordinates
+from that layout. There is no other copy of the map.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import types as T
+from ..errors import InvalidValue, MemoryFault, UnsupportedCombination
+from ..layout import Layout
+from ..layout.joint_matrix import slice_layout
+from .devices import Device, get_device
+from .simt import Divergence, PerItem, Varying, current_launch
+
+__all__ = ["TypeInfo", "type_info", "layout", "Spec", "JointMatrix", "MatrixGroup", "tf32"]
+
+
+class tf32:
+    """``precision::tf32``: a matrix element type stored as float (RNE rounding via ``round_to_tf32``)."""
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    name: str          # matrix_type name: sint8, uint8, sint32, fp32, fp16, bf16, tf32
+    dtype: np.dtype
+    bits: int
+    prec: str          # systolic.types name: s8, u8, int32, fp32, fp16, bf16, tf32
+
+
+_BY_NAME = {
+    "sint8": ("int8", 8, "s8"), "uint8": ("uint8", 8, "u8"), "sint32": ("int32", 32, "int32"),
+    "fp32": ("float32", 32, "fp32"), "fp16": ("float16", 16, "fp16"), "bf16": ("bfloat16", 16, "bf16"),
+    "tf32": ("float32", 32, "tf32"),
+}
+_DTYPE_NAME = {np.dtype(np.int8): "sint8", np.dtype(np.uint8): "uint8", np.dtype(np.int32): "sint32",
+               np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}
+
+
+@functools.lru_cache(maxsize=None)
+def _info(name: str) -> TypeInfo:
+    dt, bits, prec = _BY_NAME[name]
+    dtype = T.get("bf16").dtype if dt == "bfloat16" else np.dtype(dt)
+    return TypeInfo(name, dtype, bits, prec)
+
+
+def type_info(t) -> TypeInfo:
+    """The element type ``t``: a numpy / ml_dtypes type, ``precision.tf32``, or a matrix_type name."""
+    if t is tf32 or (isinstance(t, str) and t == "tf32"):
+        return _info("tf32")
+    if isinstance(t, str) and t in _BY_NAME:
+        return _info(t)
+    try:
+        dt = np.dtype(t)
+    except TypeError:
+        dt = None
+    if dt is not None:
+        if dt == T.get("bf16").dtype:
+            return _info("bf16")
+        if dt in _DTYPE_NAME:
+            return _info(_DTYPE_NAME[dt])
+    raise InvalidValue(f"{t!r} is not a joint_matrix element type",
+                       rule="int8, uint8, int32, float32, float16, ml_dtypes.bfloat16, precision.tf32",
+                       values={"type": repr(t)})
+
+
+USES = ("a", "b", "accumulator")
+
+
+def _use(u) -> str:
+    s = getattr(u, "value", u)
+    if s not in USES:
+        raise InvalidValue(f"unknown matrix use {u!r}", rule="use.a, use.b, use.accumulator", values={"use": u})
+    return s
+
+
+def _lay(lay) -> str:
+    s = getattr(lay, "value", lay)
+    if s not in ("row_major", "col_major", "dynamic", "ext_intel_packed", "packed_a", "packed_b"):
+        raise InvalidValue(f"unknown layout {lay!r}", rule="row_major, col_major, dynamic, ext_intel_packed",
+                           values={"layout": lay})
+    return s
+
+
+@functools.lru_cache(maxsize=None)
+def _layout_cached(dev: str, tname: str, use: str, rows: int, cols: int, lay: str) -> Layout:
+    rec = get_device(dev)
+    ti = _info(tname)
+    sg = rec.sub_group_size
+    common = dict(element=ti.prec, operand=use, device=rec.name, layout=lay)
+    if sg == 1:
+        return slice_layout(rows, cols, sg_size=1, elem_bits=ti.bits, contrib_bits=ti.bits, **common)
+    from .lower_xmx import k_step
+    if use == "accumulator":
+        return slice_layout(rows, cols, sg_size=sg, elem_bits=ti.bits, contrib_bits=ti.bits,
+                            tile_rows=min(rows, 8), tile_cols=min(cols, sg), **common)
+    ks = k_step(ti.prec)
+    if use == "a":
+        contrib = 32 if (sg == 8 or ti.bits == 32) else 16
+        return slice_layout(rows, cols, sg_size=sg, elem_bits=ti.bits, contrib_bits=contrib,
+                            tile_rows=min(rows, 8), tile_cols=min(cols, ks), **common)
+    return slice_layout(rows, cols, sg_size=sg, elem_bits=ti.bits, contrib_bits=32, vnni=max(1, 32 // ti.bits),
+                        tile_rows=min(rows, ks), tile_cols=min(cols, sg), **common)
+
+
+def layout(device, T_, use, rows: int, cols: int, layout=None) -> Layout:
+    """The per-work-item slice map of ``joint_matrix<sub_group, T, use, rows, cols, layout>`` on ``device``:
+    a :class:`~systolic.layout.Layout` with holder ("work_item", "index")."""
+    rec = get_device(device.record if hasattr(device, "record") else device)
+    for v, n in ((rows, "rows"), (cols, "cols")):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InvalidValue(f"{n} must be a positive integer", values={n: v})
+    lay = "dynamic" if layout is None else _lay(layout)
+    try:
+        return _layout_cached(rec.name, type_info(T_).name, _use(use), int(rows), int(cols), lay)
+    except InvalidValue as exc:
+        raise UnsupportedCombination(f"{rec.name} has no joint_matrix layout for this shape: {exc.message}",
+                                     rule=exc.rule, values=dict(exc.values, device=rec.name)) from None
+
+
+@dataclass(frozen=True)
+class Spec:
+    device: Device
+    t: TypeInfo
+    use: str
+    rows: int
+    cols: int
+    layout: str
+
+    @property
+    def map(self) -> Layout:
+        return _layout_cached(self.device.name, self.t.name, self.use, self.rows, self.cols, self.layout)
+
+    def text(self) -> str:
+        return f"joint_matrix<{self.t.name}, use::{self.use}, {self.rows}, {self.cols}, layout::{self.layout}>"
+
+
+def _check_declaration(spec: Spec, anysize: bool = False) -> None:
+    """Some combination of the device admits this operand (its type and its dimensions)."""
+    rec = spec.device
+    ok = []
+    for c in rec.combinations:
+        if spec.use == "a" and c.atype == spec.t.name:
+            ok.append(anysize or _dim_ok(spec.rows, c.max_msize, c.msize) and _dim_ok(spec.cols, c.max_ksize, c.ksize))
+        elif spec.use == "b" and c.btype == spec.t.name:
+            ok.append(anysize or _dim_ok(spec.rows, c.max_ksize, c.ksize) and _dim_ok(spec.cols, c.max_nsize, c.nsize))
+        elif spec.use == "accumulator" and spec.t.name in (c.ctype, c.dtype):
+            ok.append(anysize or _dim_ok(spec.rows, c.max_msize, c.msize) and _dim_ok(spec.cols, c.max_nsize, c.nsize))
+    if not any(ok):
+        raise UnsupportedCombination(
+            f"{rec.name} supports no {spec.text()}",
+            rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+            values={"device": rec.name, "type": spec.t.name, "use": spec.use, "rows": spec.rows, "cols": spec.cols})
+
+
+def _dim_ok(v, mx, fixed) -> bool:
+    return v == fixed if fixed else 1 <= v <= mx
+
+
+class JointMatrix:
+    """``joint_matrix<sub_group, T, use, Rows, Cols, Layout>``: the slices of the work-items it was declared by."""
+
+    __slots__ = ("spec", "slices", "launch")
+
+    def __init__(self, sg, T_, use, rows, cols, layout=None, *, anysize: bool = False) -> None:
+        L = sg.launch
+        rec = L.device.get_device().record
+        u = _use(use)
+        lay = ("dynamic" if u == "accumulator" else "row_major") if layout is None else _lay(layout)
+        for v, n in ((rows, "rows"), (cols, "cols")):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InvalidValue(f"joint_matrix {n} must be a positive integer (a template argument)",
+                                   values={n: v})
+        self.spec = Spec(rec, type_info(T_), u, int(rows), int(cols), lay)
+        _check_declaration(self.spec, anysize)
+        if u == "accumulator" and lay not in ("dynamic", "row_major", "col_major"):
+            raise UnsupportedCombination("an accumulator's layout is dynamic (or row/col major)",
+                                         values={"layout": lay})
+        self.launch = L
+        n = L.n_items if sg._wi is None else 1
+        length = self.spec.map.params["slice_length"]
+        self.slices = np.zeros((n, length), dtype=self.spec.t.dtype)
+
+    def __repr__(self) -> str:
+        return self.spec.text()
+
+
+class MatrixGroup:
+    """The joint_matrix of every sub-group in a batch: logical values (nsg, rows, cols) <-> the slices."""
+
+    def __init__(self, spec: Spec, view: np.ndarray, commit=None) -> None:
+        self.spec, self.view, self._commit = spec, view, commit
+        m = spec.map
+        self.wi_of = m.index[..., 0]
+        self.ix_of = m.index[..., 1]
+
+    @classmethod
+    def vectorised(cls, m: JointMatrix, nsg: int, s: int) -> "MatrixGroup":
+        return cls(m.spec, m.slices.reshape(nsg, s, -1))
+
+    @classmethod
+    def per_item(cls, objs: list) -> "MatrixGroup":
+        spec = objs[0].spec
+        for o in objs:
+            if not isinstance(o, JointMatrix) or o.spec != spec:
+                raise InvalidValue("work-items of one sub-group passed different joint_matrix types",
+                                   values={"types": sorted({getattr(x, "spec", x).text() if hasattr(
+                                       getattr(x, "spec", None), "text") else repr(x) for x in objs})})
+        view = np.stack([o.slices[0] for o in objs])[None]
+
+        def commit(v):
+            for j, o in enumerate(objs):
+                o.slices[0] = v[0, j]
+        return cls(spec, view, commit)
+
+    def get(self) -> np.ndarray:
+        return self.view[:, self.wi_of, self.ix_of]
+
+    def set(self, values) -> None:
+        self.view[:, self.wi_of, self.ix_of] = np.asarray(values).astype(self.spec.t.dtype, copy=False)
+        if self._commit is not None:
+            self._commit(self.view)
+
+
+# ------------------------------------------------------------------------------------- memory access
+
+def mem_index(spec: Spec, offs: np.ndarray, stride, lay: str, rows: int | None = None,
+              cols: int | None = None) -> np.ndarray:
+    """Element indices (nsg, rows, cols) of each logical element in memory for a load/store of ``lay``."""
+    R = spec.rows if rows is None else rows
+    C = spec.cols if cols is None else cols
+    r = np.arange(R, dtype=np.int64)[None, :, None]
+    c = np.arange(C, dtype=np.int64)[None, None, :]
+    st = np.asarray(stride, dtype=np.int64).reshape(-1, 1, 1)
+    off = np.asarray(offs, dtype=np.int64).reshape(-1, 1, 1)
+    if lay == "row_major":
+        return off + r * st + c
+    if lay == "col_major":
+        return off + c * st + r
+    if lay in ("ext_intel_packed", "packed_b", "packed_a"):
+        vf = max(1, 32 // spec.t.bits)
+        if spec.use == "a" or lay == "packed_a":
+            # A packed (AMX col-major case, seed "VNNI"): K/vf rows of M*vf, groups of vf K values per m
+            return off + (c // vf) * st + r * vf + c % vf
+        return off + (r // vf) * st + c * vf + r % vf
+    raise InvalidValue(f"layout {lay} cannot be loaded or stored", values={"layout": lay})
+
+
+def check_stride(stride, spec: Spec) -> None:
+    s = np.asarray(stride)
+    if s.size and (s.dtype.kind not in "iu" or int(s.min()) < 0):
+        raise InvalidValue("stride is a non-negative element count", values={"stride": s.tolist()[:4]})
+
+
+def gather(mem: np.ndarray, idx: np.ndarray, name: str) -> np.ndarray:
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= mem.size):
+        raise MemoryFault(f"{name} reads outside the USM allocation", rule="USM allocation bounds",
+                          values={"allocation_elements": int(mem.size), "min_index": int(idx.min()),
+                                  "max_index": int(idx.max())})
+    return mem[idx]
+
+
+def scatter(mem: np.ndarray, idx: np.ndarray, values: np.ndarray, name: str) -> None:
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= mem.size):
+        raise MemoryFault(f"{name} writes outside the USM allocation", rule="USM allocation bounds",
+                          values={"allocation_elements": int(mem.size), "min_index": int(idx.min()),
+                                  "max_index": int(idx.max())})
+    L = current_launch()
+    vals = np.asarray(values).astype(mem.dtype, copy=False)
+    if L is not None:
+        L.write(mem, idx, vals)
+    else:
+        mem[idx] = vals
+
+
+def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
+    """Values as elements of ``ti`` (floats: round to nearest even; ints: C conversion, wrapping)."""
+    v = np.asarray(values)
+    if v.dtype == ti.dtype:
+        return v
+    if ti.dtype.kind in "iu" and v.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            v = np.trunc(v.astype(np.float64))
+        return v.astype(np.int64).astype(ti.dtype)
+    return v.astype(ti.dtype)
+
+
+# ------------------------------------------------------------------------------------- apply
+
+def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn) -> np.ndarray:
+    """Run ``fn`` on the slices ``m_view`` (items, L) of work-items at sub-group positions ``wis``."""
+    lay = spec.map
+    n_l = m_view.shape[1]
+    rows = np.full((lay.params["sg_size"], n_l), -1, dtype=np.int64)
+    cols = np.full_like(rows, -1)
+    held = lay.held()
+    rr, cc = np.nonzero(held)
+    rows[lay.index[rr, cc, 0], lay.index[rr, cc, 1]] = rr
+    cols[lay.index[rr, cc, 0], lay.index[rr, cc, 1]] = cc
+    r_i, c_i = rows[wis], cols[wis]
+    mask = r_i >= 0
+    nargs = _arity(fn)
+    x = m_view
+    try:
+        res = fn(Varying(x)) if nargs == 1 else fn(Varying(x), Varying(r_i), Varying(c_i))
+        out = res.v if isinstance(res, Varying) else np.broadcast_to(np.asarray(res), x.shape)
+        if res is None:
+            return m_view
+        new = np.where(mask, convert(out, spec.t), m_view)
+        return new.astype(spec.t.dtype)
+    except Divergence:
+        pass
+    out = m_view.copy()
+    for i, j in zip(*np.nonzero(mask)):
+        v = x[i, j]
+        r = fn(v) if nargs == 1 else fn(v, int(r_i[i, j]), int(c_i[i, j]))
+        if r is not None:
+            out[i, j] = convert(np.asarray(r).reshape(()), spec.t)
+    return out
+
+
+def _arity(fn) -> int:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return 1
+    n = sum(1 for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.default is p.empty)
+    if n not in (1, 3):
+        raise InvalidValue("joint_matrix_apply takes f(x) or Intel's f(x, row, col)", values={"parameters": n})
+    return n
+
+
+__all__ += ["PerItem", "mem_index", "gather", "scatter", "convert", "apply_slices", "check_stride"]

@@ -1,0 +1,348 @@
+"""The SYCL runtime objects joint_matrix kernels need: queue, USM pointers, nd_range, nd_item, sub_group.
+
+Names mirror SYCL 2020 (``queue``, ``malloc_shared``, ``parallel_for``, ``nd_range``, ``nd_item``,
+``sub_group``). Linear ids follow SYCL 2020 section 3.11.1: the last dimension varies fastest; sub-groups are
+consecutive runs of ``sub_group_size`` local linear ids inside a work-group.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..errors import InvalidValue, MemoryFault
+from . import simt
+from .devices import Device, get_device
+from .simt import USMPtrLike, Varying
+
+__all__ = ["queue", "device", "nd_range", "range", "USMPtr", "ptr", "nd_item", "sub_group", "event",
+           "storage_dtype"]
+
+_builtin_range = range
+
+
+def storage_dtype(T) -> np.dtype:
+    """The numpy dtype that stores elements of ``T`` (a numpy/ml_dtypes type; ``precision.tf32`` -> float32)."""
+    from .matrix_core import type_info
+    return type_info(T).dtype
+
+
+class range(tuple):  # noqa: A001 - SYCL's name
+    """``sycl::range<D>``: 1 to 3 positive extents."""
+
+    def __new__(cls, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        if not 1 <= len(dims) <= 3:
+            raise InvalidValue("a range has 1 to 3 dimensions", values={"dims": dims})
+        out = []
+        for d in dims:
+            if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 1:
+                raise InvalidValue("range extents are positive integers", values={"range": dims})
+            out.append(int(d))
+        return super().__new__(cls, out)
+
+    def size(self) -> int:
+        return int(np.prod(self))
+
+
+class nd_range:
+    """``sycl::nd_range<D>(global, local)``: the global range must be a multiple of the local range."""
+
+    def __init__(self, global_range, local_range) -> None:
+        g = global_range if isinstance(global_range, range) else range(*_tuple(global_range))
+        lo = local_range if isinstance(local_range, range) else range(*_tuple(local_range))
+        if len(g) != len(lo):
+            raise InvalidValue("global and local ranges have different dimensions", values={"global": g, "local": lo})
+        if any(a % b for a, b in zip(g, lo)):
+            raise InvalidValue("the global range is not a multiple of the local range",
+                               rule="SYCL 2020 4.9.1.2: global % local == 0", values={"global": g, "local": lo})
+        self.global_range, self.local_range = g, lo
+
+    def __repr__(self) -> str:
+        return f"nd_range({tuple(self.global_range)}, {tuple(self.local_range)})"
+
+
+def _tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+class USMPtr(USMPtrLike):
+    """A USM pointer: a flat numpy array and an element offset (``ptr + n`` moves by ``n`` elements, as in C++).
+
+    Inside a vectorised kernel the offset may be a :class:`~systolic.sycl.simt.Varying` (one per work-item).
+    ``np.asarray(p)`` / ``p.numpy()`` give the elements from the offset on (a view).
+    """
+
+    __slots__ = ("mem", "offset")
+
+    def __init__(self, mem: np.ndarray, offset=0) -> None:
+        self.mem, self.offset = mem, offset
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.mem.dtype
+
+    def _off(self, k):
+        if isinstance(k, USMPtrLike):
+            raise InvalidValue("pointer + pointer is not defined")
+        if isinstance(k, Varying):
+            return self.offset + k
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+            raise InvalidValue(f"a pointer moves by an integer number of elements, not {type(k).__name__}",
+                               values={"offset": repr(k)})
+        return self.offset + int(k)
+
+    def __add__(self, k) -> "USMPtr":
+        return USMPtr(self.mem, self._off(k))
+
+    __radd__ = __add__
+
+    def __sub__(self, k):
+        if isinstance(k, USMPtr):
+            if k.mem is not self.mem:
+                raise InvalidValue("pointers into different allocations cannot be subtracted")
+            return self.offset - k.offset
+        return self.__add__(-k)
+
+    def __eq__(self, o) -> bool:  # type: ignore[override]
+        return isinstance(o, USMPtr) and o.mem is self.mem and bool(np.all(np.asarray(
+            o.offset.v if isinstance(o.offset, Varying) else o.offset) == np.asarray(
+            self.offset.v if isinstance(self.offset, Varying) else self.offset)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _index(self, i):
+        off = self._off(i)
+        idx = off.v if isinstance(off, Varying) else np.asarray(off)
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.mem.size):
+            raise MemoryFault("access outside the USM allocation", rule="USM pointer bounds",
+                              values={"allocation_elements": int(self.mem.size), "min_index": int(idx.min()),
+                                      "max_index": int(idx.max())})
+        return off, idx
+
+    def __getitem__(self, i):
+        off, idx = self._index(i)
+        v = self.mem[idx]
+        return Varying(v) if isinstance(off, Varying) else v[()]
+
+    def __setitem__(self, i, value) -> None:
+        off, idx = self._index(i)
+        val = value.v if isinstance(value, Varying) else value
+        L = simt.current_launch()
+        if L is not None:
+            L.write(self.mem, idx, np.asarray(val).astype(self.mem.dtype))
+        else:
+            self.mem[idx] = val
+
+    def numpy(self) -> np.ndarray:
+        if isinstance(self.offset, Varying):
+            raise InvalidValue("a per-work-item pointer has no single array view")
+        return self.mem[self.offset:]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.mem.size - int(self.offset)
+
+    def __repr__(self) -> str:
+        return f"USMPtr(<{self.mem.size} x {self.mem.dtype}>, offset={self.offset!r})"
+
+
+def ptr(array) -> USMPtr:
+    """Wrap an existing numpy array (C-contiguous; a flat view is kept, writes go to the array) as a USM pointer."""
+    a = np.asarray(array)
+    if not isinstance(array, np.ndarray) or not a.flags.c_contiguous:
+        raise InvalidValue("ptr() wraps a C-contiguous numpy array (so kernel writes reach it)",
+                           values={"type": type(array).__name__})
+    return USMPtr(a.reshape(-1))
+
+
+class event:
+    """``sycl::event``: the work already ran (this runtime is synchronous); ``wait()`` returns at once."""
+
+    def __init__(self, mode: str, counts: dict) -> None:
+        self.mode, self.collectives = mode, dict(counts)
+
+    def wait(self) -> "event":
+        return self
+
+
+class device:
+    """``sycl::device`` for one architecture (:mod:`systolic.sycl.devices`)."""
+
+    def __init__(self, record: Device) -> None:
+        self.record = record
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    def get_info(self, what: str):
+        """``get_info<...>()``: "matrix_combinations", "sub_group_sizes", "name", "architecture", "backend"."""
+        key = str(what).split("::")[-1]
+        if key == "matrix_combinations":
+            return list(self.record.combinations)
+        if key == "sub_group_sizes":
+            return [self.record.sub_group_size]
+        if key in ("name", "architecture", "backend", "kind", "engine", "description"):
+            return getattr(self.record, key)
+        raise InvalidValue(f"unknown device info {what!r}",
+                           rule="matrix_combinations, sub_group_sizes, name, architecture, backend, kind, engine",
+                           values={"info": what})
+
+    def __repr__(self) -> str:
+        return f"device({self.record.name})"
+
+
+class queue:
+    """``sycl::queue`` on a device named by architecture ("spr", "pvc", ...).
+
+    ``amx``: how AMX devices execute joint_matrix ("fast": :func:`systolic.amx.matmul`, proven equal to the tile
+    instructions; "tiles": each operation as :mod:`systolic.amx.intrinsics` calls on the TileMachine emulator).
+    ``mode``: "auto" (vectorised, per work-item when control flow diverges), "vector" or "per-item".
+    """
+
+    def __init__(self, dev="pvc", *, amx: str = "fast", mode: str = "auto") -> None:
+        if isinstance(dev, device):
+            dev = dev.record
+        self._device = device(get_device(dev))
+        if amx not in ("fast", "tiles"):
+            raise InvalidValue("unknown AMX execution", rule="amx='fast' or 'tiles'", values={"amx": amx})
+        if mode not in ("auto", "vector", "per-item"):
+            raise InvalidValue("unknown execution mode", rule="auto, vector, per-item", values={"mode": mode})
+        self.amx, self.mode = amx, mode
+        self.last_event: event | None = None
+
+    def get_device(self) -> device:
+        return self._device
+
+    def malloc_shared(self, count, dtype) -> USMPtr:
+        """``malloc_shared<T>(count, q)``: ``count`` zeroed elements of ``dtype``."""
+        n = operator.index(count) if not isinstance(count, bool) else -1
+        if n < 0:
+            raise InvalidValue("malloc_shared needs a non-negative element count", values={"count": count})
+        return USMPtr(np.zeros(n, dtype=storage_dtype(dtype)))
+
+    malloc_device = malloc_shared
+
+    def parallel_for(self, ndr: nd_range, kernel) -> event:
+        """Run ``kernel(item)`` for every work-item of ``ndr`` (SIMT; see :mod:`systolic.sycl.simt`)."""
+        if not isinstance(ndr, nd_range):
+            raise InvalidValue("parallel_for takes an nd_range (joint_matrix needs sub-groups)",
+                               values={"range": type(ndr).__name__})
+        rec = self._device.record
+        sg = rec.sub_group_size
+        wg = ndr.local_range.size()
+        if wg % sg:
+            raise InvalidValue(f"the work-group size {wg} is not a multiple of {rec.name}'s sub-group size {sg}",
+                               rule="reqd_sub_group_size divides the work-group size",
+                               values={"local": tuple(ndr.local_range), "sub_group_size": sg})
+        launch = simt.Launch(self, tuple(ndr.global_range), tuple(ndr.local_range), sg)
+        mode = simt.run_kernel(launch, kernel, lambda: nd_item(launch, None),
+                               lambda w: nd_item(launch, w), self.mode)
+        self.last_event = event(mode, launch.counts)
+        return self.last_event
+
+    def submit(self, fn):
+        """``q.submit([&](handler &h) { h.parallel_for(...); })``: ``fn(h)`` with ``h.parallel_for``."""
+        q = self
+
+        class handler:
+            def parallel_for(self, ndr, kernel):
+                return q.parallel_for(ndr, kernel)
+        fn(handler())
+        return self.last_event or event("none", {})
+
+    def wait(self) -> "queue":
+        return self
+
+
+class nd_item:
+    """``sycl::nd_item<D>``: one work-item (``w``) or, vectorised, all of them at once (``w is None``)."""
+
+    __slots__ = ("_L", "_w")
+
+    def __init__(self, launch, w) -> None:
+        self._L, self._w = launch, w
+
+    def _val(self, arr: np.ndarray):
+        return Varying(arr) if self._w is None else int(arr[self._w])
+
+    def _dim(self, d) -> int:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not 0 <= d < self._L.dims:
+            raise InvalidValue(f"dimension {d!r} outside the {self._L.dims}-D range", values={"dimension": d})
+        return int(d)
+
+    def get_global_id(self, d: int = 0):
+        return self._val(self._L.glob[self._dim(d)])
+
+    def get_local_id(self, d: int = 0):
+        return self._val(self._L.local[self._dim(d)])
+
+    def get_group(self, d: int = 0):
+        return self._val(self._L.group[self._dim(d)])
+
+    get_group_id = get_group
+
+    def get_global_range(self, d: int = 0) -> int:
+        return self._L.gsize[self._dim(d)]
+
+    def get_local_range(self, d: int = 0) -> int:
+        return self._L.lsize[self._dim(d)]
+
+    def get_group_range(self, d: int = 0) -> int:
+        return self._L.groups[self._dim(d)]
+
+    def get_global_linear_id(self):
+        L = self._L
+        lin = np.zeros(L.n_items, dtype=np.int64)
+        for d in range(L.dims):
+            lin = lin * L.gsize[d] + L.glob[d]
+        return self._val(lin)
+
+    def get_local_linear_id(self):
+        return self._val(self._L.local_linear)
+
+    def get_sub_group(self) -> "sub_group":
+        return sub_group(self._L, self._w)
+
+    def __repr__(self) -> str:
+        return "nd_item(all work-items)" if self._w is None else f"nd_item(work-item {self._w})"
+
+
+class sub_group:
+    """``sycl::sub_group`` seen by one work-item (or, vectorised, by all)."""
+
+    __slots__ = ("_L", "_wi")
+
+    def __init__(self, launch, w) -> None:
+        self._L, self._wi = launch, w
+
+    def _val(self, arr):
+        return Varying(arr) if self._wi is None else int(arr[self._wi])
+
+    def get_local_id(self):
+        return self._val(self._L.local_linear % self._L.sg_size)
+
+    def get_group_id(self):
+        return self._val(self._L.local_linear // self._L.sg_size)
+
+    def get_local_range(self) -> int:
+        return self._L.sg_size
+
+    def get_max_local_range(self) -> int:
+        return self._L.sg_size
+
+    def get_group_range(self) -> int:
+        return self._L.sg_per_wg
+
+    @property
+    def launch(self):
+        return self._L
+
+    def __repr__(self) -> str:
+        return f"sub_group(size {self._L.sg_size})"
