@@ -296,3 +296,45 @@ def test_layouts_fall_back_without_the_explorer(monkeypatch):
     rep = run_file(PROGRAMS / "xmx_gemm.py")
     assert "VNNI" in rep["layouts"][0]["operands"][1]["layout"]
     assert np.isfinite(rep["seconds"]["run"])
+
+
+# ------------------------------------------------------------------ the shipped examples and the layout links
+HEADERED = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".ll", ".visa")
+                  and "systolic-run:" in p.read_text())
+
+
+@pytest.mark.parametrize("path", HEADERED, ids=lambda p: p.name)
+def test_examples_with_a_header_are_bit_identical(path):
+    rep = run_file(path)
+    assert rep["verdict"] == "bit-identical", rep["checks"]
+
+
+def test_readme_main_job():
+    """The README's first command: the seed's joint_matrix GEMM on its embedded default device."""
+    seed = ROOT / "examples" / "sycl" / "seed_gemm_2021.py"
+    readme = (ROOT / "README.md").read_text()
+    assert "systolic run examples/sycl/seed_gemm_2021.py" in readme
+    if not seed.exists():
+        pytest.skip("examples/sycl/seed_gemm_2021.py is not there yet")
+    rep = run_file(seed)
+    assert rep["verdict"] == "bit-identical" and rep["device"]["kind"] == "AMX CPU"
+    assert rep["instructions"]["totals"] and rep["layouts"]
+
+
+def test_layout_commands_run():
+    """Every `systolic layout ...` command a report prints is a working command of the layout explorer."""
+    import importlib.util
+    import shlex
+    if importlib.util.find_spec("systolic.cli.layout") is None:
+        pytest.skip("the layout explorer's CLI is not there yet")
+    cmds = set()
+    for rep in (run_file(VISA), run_file(IR), run_file(PROGRAMS / "xmx_gemm.py", "dg2")):
+        cmds.update(o["command"] for L in rep["layouts"] for o in L["operands"])
+    assert len(cmds) == 9
+    for c in sorted(cmds):
+        args = shlex.split(c)
+        assert args[:3] == ["systolic", "layout", "detail"]
+        r = CliRunner().invoke(cli, args[1:] + ["--json"])
+        assert r.exit_code == 0, (c, r.output)
+        d = json.loads(r.output)
+        assert d["layer"] == args[3] and d["operand"] == args[4]
