@@ -338,3 +338,33 @@ def test_layout_commands_run():
         assert r.exit_code == 0, (c, r.output)
         d = json.loads(r.output)
         assert d["layer"] == args[3] and d["operand"] == args[4]
+
+
+def test_visa_in_directive_and_dataclass_program(tmp_path):
+    np.save(tmp_path / "x.npy", np.array([5, 6, 7, 8], np.int32))
+    p = _write(tmp_path, "in.visa", '''\
+        // Adds two inputs: one literal, one from a file beside the program.
+        // systolic-run: in X = x.npy
+        // systolic-run: in Y = 1,2,3,4
+        // systolic-run: expect Z = 6 8 10 12
+        .decl X v_type=G type=d num_elts=4
+        .decl Y v_type=G type=d num_elts=4
+        .decl Z v_type=G type=d num_elts=4
+        add (M1, 4) Z(0,0)<1> X(0,0)<1;1,0> Y(0,0)<1;1,0>
+        ''')
+    rep = run_file(p)
+    assert rep["verdict"] == "bit-identical" and rep["instructions"]["visa"] == {"add": 1}
+    assert rep["title"] == "Adds two inputs: one literal, one from a file beside the program."
+    q = _write(tmp_path, "dc.py", '''\
+        """A program with a dataclass under postponed annotations."""
+        from __future__ import annotations
+        from dataclasses import dataclass
+        import numpy as np
+        DEVICE = "spr"
+        @dataclass
+        class Tile:
+            rows: int
+        def main(device: str) -> dict:
+            return {"result": np.array([Tile(3).rows]), "oracle": np.array([3])}
+        ''')
+    assert run_file(q)["verdict"] == "bit-identical"

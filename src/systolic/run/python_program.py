@@ -41,12 +41,17 @@ def load(path: Path):
     mod = importlib.util.module_from_spec(spec)
     here = str(path.resolve().parent)
     sys.path.insert(0, here)
+    sys.modules[name] = mod            # as an import would: dataclasses, pickling and typing look it up there
     try:
         spec.loader.exec_module(mod)
     except ImportError as exc:         # e.g. a programming-model layer this installation lacks
+        sys.modules.pop(name, None)
         raise ProgramError(f"the program cannot import what it needs: {exc}",
                            rule="program protocol: the program imports (systolic and its dependencies)",
                            values={"file": str(path)}) from exc
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     finally:
         try:
             sys.path.remove(here)

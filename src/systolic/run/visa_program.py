@@ -36,6 +36,9 @@ def run(path: Path, device: str | None = None) -> dict:
     prog = asm.parse(text, source=str(path))
     m = Machine(prog, dev)
     for spec, _line in h.inputs:
+        var, _, val = spec.partition("=")
+        if val.endswith(".npy") and not Path(val).is_absolute():
+            spec = f"{var}={path.parent / val}"        # relative to the program, as fill in .ll files
         name, arr = _parse_in(spec)
         m.write(name, arr)
     with counters.recording() as rec:
