@@ -368,3 +368,13 @@ def test_visa_in_directive_and_dataclass_program(tmp_path):
             return {"result": np.array([Tile(3).rows]), "oracle": np.array([3])}
         ''')
     assert run_file(q)["verdict"] == "bit-identical"
+    m = _write(tmp_path, "m.py", '''\
+        """Imports an engine at module level."""
+        import numpy as np
+        from systolic import xmx
+        from systolic.amx import matmul
+        DEVICE = "spr"
+        def main(device):
+            return {"result": np.zeros(1), "oracle": np.zeros(1)}
+        ''')
+    assert run_file(m)["models"] == ["XMX engine", "AMX engine"]

@@ -52,7 +52,8 @@ def render(rep: dict, console) -> None:
     t = Table(title=f"systolic run {rep['program']}", show_header=False, title_justify="left")
     t.add_column("what", style="bold")
     t.add_column("value", overflow="fold")
-    t.add_row("program", f"{rep['title']}\n[dim]{rep['kind']} program[/]")
+    written = f" written against {', '.join(rep['models'])}" if rep.get("models") else ""
+    t.add_row("program", f"{rep['title']}\n[dim]{rep['kind']} program{written}[/]")
     dev = rep["device"]
     extra = ""
     if rep["devices"]:

@@ -67,7 +67,8 @@ def run_file(path: str | Path, device: str | None = None, *, function: str | Non
     checks = raw["checks"]
     verdict = "unchecked" if not checks else ("bit-identical" if all(c["ok"] for c in checks) else "MISMATCH")
     ins = report.instructions(raw.pop("recorder"))
-    return {"program": str(p), "kind": kind, "title": raw["title"], "description": raw["description"],
+    return {"program": str(p), "kind": kind, "models": raw.get("models") or [], "title": raw["title"],
+            "description": raw["description"],
             "device": devices.describe(raw["device"], raw.get("sub_group_size")),
             "default_device": raw["default_device"], "devices": raw["devices"], "verdict": verdict,
             "checks": checks, "seconds": raw["seconds"], "instructions": ins, "layouts": report.layouts(ins),

@@ -60,6 +60,22 @@ def load(path: Path):
     return mod
 
 
+#: systolic packages a program may be written against -> how the report names them (most specific first)
+MODELS = (("systolic.sycl", "SYCL joint_matrix"), ("systolic.opencl", "OpenCL sub-group built-ins"),
+          ("systolic.visa", "vISA"), ("systolic.compiler", "AMX tile compiler"), ("systolic.xmx", "XMX engine"),
+          ("systolic.amx", "AMX engine"))
+
+
+def models_used(mod) -> list[str]:
+    """The programming models / engines the program imports at module level (for the report's title line)."""
+    names = set()
+    for v in vars(mod).values():
+        n = v.__name__ if inspect.ismodule(v) else getattr(v, "__module__", None)
+        if isinstance(n, str) and n.startswith("systolic."):
+            names.add(n)
+    return [label for prefix, label in MODELS if any(n == prefix or n.startswith(prefix + ".") for n in names)]
+
+
 def check_protocol(mod, path: Path) -> tuple[str, str, tuple[str, ...] | None]:
     """(docstring, DEVICE, DEVICES or None) after checking every declaration clause of the protocol."""
     doc = (mod.__doc__ or "").strip()
@@ -139,6 +155,7 @@ def run(path: Path, device: str | None = None) -> dict:
     return {"kind": "python", "title": doc.splitlines()[0], "description": doc, "device": dev,
             "default_device": default, "devices": list(devices) if devices is not None else None,
             "sub_group_size": sg if isinstance(sg, int) and not isinstance(sg, bool) else None,
+            "models": models_used(mod),
             "checks": [compare("result", result, oracle)], "recorder": rec,
             "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},
             "extras": {k: (v if isinstance(v, (str, int, float, bool)) or v is None else repr(v))
