@@ -93,6 +93,15 @@ def test_xmx_dpas_spec_and_fast_count_one_each():
     assert rec.by("dpas", "via", "rc", "a", "exec") == {("spec", 4, "bf16", 16): 1, ("fast", 4, "bf16", 16): 1}
 
 
+def test_dpasw_counts_once_per_instruction():
+    from systolic import xmx
+    grf = xmx.GRF("dg2")
+    with counters.recording() as rec:
+        xmx.dpasw(grf, pair=grf.copy(), dst=0, src0=None, src1=512, src2=1024, src1_precision="s8",
+                  src2_precision="s8", dst_type="d", rc=8)
+    assert rec.by("dpas", "op", "platform", "exec", "dst") == {("dpasw", "dg2", 8, "int32"): 1}
+
+
 def test_amx_matmul_counts_and_instruction_path():
     from systolic.amx import matmul
     a = np.ones((40, 96), np.int8)
