@@ -25,6 +25,9 @@ FONT = "font-family='DejaVu Sans Mono, Menlo, Consolas, monospace'"
 
 def color_keys(L: Layout) -> tuple[np.ndarray, np.ndarray, str, str]:
     """(colour key, shade key) per element and their names: lane/component, work-item/next, or dword/row."""
+    if "eu" in L.holder:                                       # DPASW: the point is which EU's GRF
+        i = L.holder.index("eu")
+        return L.index[..., i], L.index[..., i + 1], "eu", L.holder[i + 1]
     lv = L.lanes()
     if lv is not None:
         return lv[..., 1], lv[..., 0], "lane", "component"
@@ -44,8 +47,17 @@ def _fill(c: int, s: int, nc: int, ns: int) -> str:
     return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
 
 
-def _grid(L: Layout, x0: float, y0: float, view: str, caption: str, axes: str = "left,top") -> list[str]:
+def cell_width(L: Layout, view: str) -> float:
+    """Cells wide enough for the longest label (monospace, 9 px type)."""
+    n = max((len(cell_label(L, r, c, view).partition("@")[0]) for r in range(L.rows) for c in range(L.cols)),
+            default=1)
+    return max(CELL_W, 5.6 * n + 8)
+
+
+def _grid(L: Layout, x0: float, y0: float, view: str, caption: str, axes: str = "left,top",
+          cw: float | None = None) -> list[str]:
     ck, sk, _, _ = color_keys(L)
+    CELL_W = cw or cell_width(L, view)
     nc = int(ck.max()) + 1 if ck.size else 1
     ns = int(sk.max()) + 1 if sk.size else 1
     # the packing unit whose slots the foot strip shows: the lane's component, or the holder's unit (an AMX
@@ -73,7 +85,7 @@ def _grid(L: Layout, x0: float, y0: float, view: str, caption: str, axes: str = 
             out.append(f"<rect x='{x}' y='{y}' width='{CELL_W}' height='{CELL_H}' fill='{fill}' stroke='#333' "
                        f"stroke-width='0.6'><title>{escape(tip)}</title></rect>")
             main, _, sub = lab.partition("@")
-            size = 9 if len(main) <= 8 else 7.5
+            size = 9
             out.append(f"<text x='{x + CELL_W / 2}' y='{y + (12 if per > 1 else 16)}' font-size='{size}' "
                        f"text-anchor='middle' {FONT}>{escape(main)}</text>")
             if per > 1 and held:
@@ -113,7 +125,7 @@ def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> 
         view = "holder"
     mx, my = 40, 46
     body = _grid(L, mx, my, view, title or L.title or f"{L.layer} {L.operand}")
-    w = max(mx + L.cols * CELL_W + 16, mx + 8.2 * len(title or L.title or "") + 16, 6.2 * len(_legend(L, view)) + 16)
+    w = max(mx + L.cols * cell_width(L, view) + 16, mx + 8.2 * len(title or L.title or "") + 16, 6.2 * len(_legend(L, view)) + 16)
     h = my + L.rows * CELL_H + 30
     return _doc(body, w, h, _legend(L, view))
 
@@ -124,15 +136,16 @@ def mma_svg(A: Layout, B: Layout, C: Layout, *, view: str = "holder", title: str
         view = "holder" if view == "lane" else view
     gap = 44
     mx, my = 40, 62
-    ax, cx = mx, mx + A.cols * CELL_W + gap
+    ax, cx = mx, mx + A.cols * cell_width(A, view) + gap
     by = my
     cy = by + B.rows * CELL_H + gap
     body = []
     if title:
         body.append(f"<text x='{mx}' y='20' font-size='15' font-weight='bold' {FONT}>{escape(title)}</text>")
-    body += _grid(B, cx, by, view, B.title or "B")
+    wbc = max(cell_width(B, view), cell_width(C, view))       # B's columns line up with C's
+    body += _grid(B, cx, by, view, B.title or "B", cw=wbc)
     body += _grid(A, ax, cy, view, A.title or "A")
-    body += _grid(C, cx, cy, view, C.title or "C", axes="top")
-    w = max(cx + C.cols * CELL_W, cx + 8.2 * len(B.title or "B"), cx + 8.2 * len(C.title or "C")) + 16
+    body += _grid(C, cx, cy, view, C.title or "C", axes="top", cw=wbc)
+    w = max(cx + C.cols * wbc, cx + 8.2 * len(B.title or "B"), cx + 8.2 * len(C.title or "C")) + 16
     h = cy + max(A.rows, C.rows) * CELL_H + 30
     return _doc(body, max(w, 6.2 * len(_legend(C, view)) + 16), h, _legend(C, view))

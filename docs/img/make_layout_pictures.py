@@ -1,0 +1,34 @@
+"""Regenerate the layout pictures of docs/layouts.md and the README: ``python docs/img/make_layout_pictures.py``.
+
+Every picture is drawn from the operands' ``systolic.layout.Layout`` objects by ``systolic.explorer``.
+"""
+
+from pathlib import Path
+
+from systolic.explorer import layout_svg, mma_layouts, mma_svg, resolve
+
+HERE = Path(__file__).resolve().parent
+
+
+def mma(name, layer, title, view="lane", **opts):
+    d = mma_layouts(layer, **opts)
+    (HERE / name).write_text(mma_svg(d["A"], d["B"], d["C"], view=view, title=title))
+
+
+def one(name, layer, operand, view="holder", title=None, **opts):
+    (HERE / name).write_text(layout_svg(resolve(layer, operand, **opts), view=view, title=title))
+
+
+if __name__ == "__main__":
+    mma("dpas_pvc_bf16.svg", "dpas", "DPAS bf16 on PVC (SIMD16): D = A x B + C, cells = lane.component",
+        platform="pvc", precision="bf16")
+    mma("dpas_pvc_tf32.svg", "dpas", "DPAS tf32 on PVC: lanes 0-7 hold the even rows of A, 8-15 the odd rows",
+        platform="pvc", precision="tf32")
+    mma("dpas_dg2_s8_rc4.svg", "dpas", "DPAS int8 on DG2 (SIMD8), rc 4: four K values per lane and dword",
+        platform="dg2", precision="s8", rc=4)
+    one("dpasw_dg2_bf16_a.svg", "dpasw", "a", title="DPASW bf16 A on DG2: GRFs 0-3 from EU0, 4-7 from EU1",
+        precision="bf16")
+    mma("amx_tdpbf16ps.svg", "amx", "AMX TDPBF16PS 4x4x8: B is VNNI (pairs of K in one dword)", view="holder",
+        instruction="tdpbf16ps", m=4, n=4, k=8)
+    one("dpas_pvc_bf16_b_grf.svg", "dpas", "b", title="DPAS Src1 (B) bf16 on PVC: GRF.dword@bit",
+        platform="pvc", precision="bf16")
