@@ -7,8 +7,10 @@ Definitions (used by the table, the JSON and the plot):
 * reference: the model deep-copied to float64, fed the inputs in float64, no emulation;
 * per layer: the output of every leaf module (forward hooks; the first tensor of a tuple output), and the model's
   own output as ``<output>``;
-* ``ulp``: ``|x - ref| / ulp32(ref)``, ``ulp32(r)`` the spacing of float32 at ``max(|r|, 2^-126)`` (so an exact zero
-  reference does not divide by the smallest subnormal); max and mean over the layer's elements;
+* ``ulp``: ``|x - ref| / ulp32(max(|ref|, 2^-10 * max|ref_layer|))``, ``ulp32`` the spacing of float32 there: the
+  error in float32 ulps of the reference element, where elements far below the layer's scale (an exact zero after
+  ReLU, a sum that cancelled) are measured in ulps at 2^-10 of the layer's largest magnitude instead of at their
+  own (else a single cancelled element reads as 10^40 ulp); max and mean over the layer's elements;
 * ``rel``: normwise: ``max|x - ref| / max|ref|`` (max_rel) and ``mean|x - ref| / mean|ref|`` (mean_rel);
 * ``top1``: share of rows (last dimension = classes) whose argmax equals the reference's; ``topk``: mean share of
   the reference's k largest entries found among the run's k largest; ``accuracy`` when ``targets`` is given;
@@ -168,7 +170,9 @@ def _stats(name, x: np.ndarray, r: np.ndarray) -> LayerStats:
     if x.shape != r.shape:
         raise InvalidValue("a layer's output changed shape under emulation", values={"layer": name})
     d = np.abs(x - r)
-    unit = np.spacing(np.maximum(np.abs(r), _TINY).astype(np.float32)).astype(np.float64)
+    fin = np.abs(r[np.isfinite(r)])
+    floor = max(float(fin.max()) * 2.0 ** -10 if fin.size else 0.0, float(_TINY))
+    unit = np.spacing(np.maximum(np.abs(r), floor).astype(np.float32)).astype(np.float64)
     ulp = d / unit
     bad = ~np.isfinite(x) | ~np.isfinite(r)
     if bad.any():                            # a NaN/inf that the reference does not share counts as infinite
