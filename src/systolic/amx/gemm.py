@@ -39,7 +39,7 @@ from ..errors import InvalidOpcode, InvalidValue
 from . import fp_x86 as fp
 from .cpu import get_cpu
 
-__all__ = ["matmul", "mnemonic_for"]
+__all__ = ["matmul", "mnemonic_for", "check_arguments"]
 
 TILE_ROWS = 16
 TILE_BYTES = 64
@@ -68,7 +68,8 @@ def mnemonic_for(a_dtype, b_dtype) -> str:
 
 
 @fpenv.guarded
-def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads: int | None = None) -> np.ndarray:
+def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads: int | None = None,
+           backend: str = "auto"):
     """``c + a @ b`` computed exactly as a tiled AMX kernel on ``cpu`` computes it.
 
     ``a``: (M, K) int8/uint8 (signedness picks TDPBSSD/SUD/USD/UUD), bfloat16
@@ -77,34 +78,27 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     ``method``: ``"auto"`` (fast), ``"numpy"`` (vectorised chains, no compiled
     kernel), ``"instructions"`` (drive a TileMachine tile by tile - slow, the
     definition), ``"spec"`` (the same on the spec backend - slower still).
+    ``backend``: ``"cpu"``, ``"cuda"`` (the CUDA kernels of :mod:`systolic.gpu`, bit-identical; inputs may
+    be numpy arrays or GPU arrays - CuPy, PyTorch CUDA tensors, any ``__dlpack__`` / CUDA array interface
+    object - and the result comes back as the same kind) or ``"auto"`` (cuda when an input lives on a GPU,
+    else cpu). Without a usable GPU, ``"cuda"`` raises :class:`systolic.errors.BackendUnavailable`.
 
     >>> import numpy as np
     >>> matmul(np.full((2, 3), -128, np.int8), np.full((3, 2), -128, np.int8))[0, 0]
     np.int32(49152)
     """
+    from ..gpu import resolve_backend             # no CuPy import: it only looks at the objects
+    if resolve_backend(backend, a, b, c) == "cuda":
+        from ..gpu import amx_kernels              # lazily: the CUDA backend sits above the engines
+        return amx_kernels.matmul(a, b, c, cpu=cpu, method=method, threads=threads)
     a, b = np.asarray(a), np.asarray(b)
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise InvalidValue("matmul needs a (M, K) and b (K, N)", values={"a": a.shape, "b": b.shape})
-    mn = mnemonic_for(a.dtype, b.dtype)
-    model = get_cpu(cpu)
-    if not model.supports(mn):
-        raise InvalidOpcode(f"{mn.upper()} is not available on {model.name}",
-                            rule="CPUID feature flag of the instruction", values={"cpu": model.name, "instruction": mn})
+    c = None if c is None else np.asarray(c)
+    mn, model, integer, cdt = check_arguments(a.shape, a.dtype, b.shape, b.dtype,
+                                              None if c is None else (c.shape, c.dtype), cpu, method, threads)
     M, K = a.shape
     N = b.shape[1]
-    integer = mn.startswith("tdpb") and mn.endswith("d")
-    cdt = np.dtype(np.int32) if integer else np.dtype(np.float32)
     if c is None:
         c = np.zeros((M, N), cdt)
-    c = np.asarray(c)
-    if c.shape != (M, N) or c.dtype != cdt:
-        raise InvalidValue(f"c must be ({M}, {N}) {cdt}", values={"shape": c.shape, "dtype": str(c.dtype)})
-    if method not in ("auto", "numpy", "instructions", "spec"):
-        raise InvalidValue("unknown matmul method", rule="auto, numpy, instructions, spec", values={"method": method})
-    if threads is not None and (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
-                                or threads < 1):
-        raise InvalidValue("threads is a positive integer (or None: up to 8, one per core)",
-                           values={"threads": threads})
     per = 4 if integer else 2                      # elements per dword
     kp = -(-K // per) * per                        # K padded to whole dwords
     if kp != K:
@@ -119,6 +113,34 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     if integer:
         return _int8(a, b, c)
     return _float(mn, a, b, c, method, threads)
+
+
+def check_arguments(a_shape, a_dtype, b_shape, b_dtype, c_meta, cpu, method, threads):
+    """The argument rules of :func:`matmul`, on shapes and dtypes only (shared by the CPU and CUDA paths).
+
+    ``c_meta``: ``(shape, dtype)`` of C or None. Returns ``(mnemonic, cpu model, integer?, C dtype)``.
+    """
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0]:
+        raise InvalidValue("matmul needs a (M, K) and b (K, N)", values={"a": tuple(a_shape), "b": tuple(b_shape)})
+    mn = mnemonic_for(a_dtype, b_dtype)
+    model = get_cpu(cpu)
+    if not model.supports(mn):
+        raise InvalidOpcode(f"{mn.upper()} is not available on {model.name}",
+                            rule="CPUID feature flag of the instruction", values={"cpu": model.name, "instruction": mn})
+    M, N = a_shape[0], b_shape[1]
+    integer = mn.startswith("tdpb") and mn.endswith("d")
+    cdt = np.dtype(np.int32) if integer else np.dtype(np.float32)
+    if c_meta is not None:
+        c_shape, c_dtype = c_meta
+        if tuple(c_shape) != (M, N) or np.dtype(c_dtype) != cdt:
+            raise InvalidValue(f"c must be ({M}, {N}) {cdt}", values={"shape": tuple(c_shape), "dtype": str(c_dtype)})
+    if method not in ("auto", "numpy", "instructions", "spec"):
+        raise InvalidValue("unknown matmul method", rule="auto, numpy, instructions, spec", values={"method": method})
+    if threads is not None and (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
+        raise InvalidValue("threads is a positive integer (or None: up to 8, one per core)",
+                           values={"threads": threads})
+    return mn, model, integer, cdt
 
 
 # ---------------------------------------------------------------- the definition: loop the instructions

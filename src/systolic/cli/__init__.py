@@ -80,6 +80,8 @@ def info(as_json):
     except ImportError as exc:  # pragma: no cover - the native module is part of the package
         ok, why = False, f"native backend not importable: {exc}"
     s["native_amx_backend"] = {"available": ok, "reason": why}
+    from ..gpu import runtime as gpu_runtime       # lazy inside: imports no CuPy until asked
+    s["cuda_backend"] = gpu_runtime.info()
     if as_json:
         emit_json(s)
         return
@@ -94,6 +96,9 @@ def info(as_json):
     perm = s["tile_data_permission"]
     t.add_row("Linux tile data (XTILEDATA)", ("granted" if perm["granted"] else "not granted: " + perm["reason"]))
     t.add_row("native AMX backend", "available" if ok else f"unavailable: {why} (the emulator is used)")
+    g = s["cuda_backend"]
+    from rich.markup import escape
+    t.add_row("CUDA backend (systolic.gpu)", escape(("available: " if g["available"] else "unavailable: ") + g["reason"]))
     t.add_row("LLVM", s["llvm"] or "missing")
     libs = s["optional_libraries"]
     t.add_row("optional libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v) or "none")

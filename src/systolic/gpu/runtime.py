@@ -74,20 +74,30 @@ _lock = threading.Lock()
 _state: _State | None = None
 
 
+def _cupy_installed() -> bool:
+    return importlib.util.find_spec("cupy") is not None
+
+
+def _import_cupy():
+    return importlib.import_module("cupy")
+
+
 def _probe() -> _State:
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return _State(False, f"disabled by the environment ({DISABLE_ENV}={os.environ[DISABLE_ENV]})", "disabled", {})
-    if importlib.util.find_spec("cupy") is None:
+    if not _cupy_installed():
         return _State(False, f"CuPy is not installed ({INSTALL_HINT})", "no-cupy", {})
     try:
-        cp = importlib.import_module("cupy")
+        cp = _import_cupy()
     except Exception as exc:  # a CuPy built for another CUDA, missing shared libraries...
         return _State(False, f"CuPy is installed but cannot be imported: {exc!s} ({INSTALL_HINT})", "broken-cupy",
                       {"error": repr(exc)})
     details: dict[str, Any] = {"cupy": getattr(cp, "__version__", "?")}
     rt = cp.cuda.runtime
+    rtv = 0
     try:
-        details["cuda_runtime"] = _version(rt.runtimeGetVersion())
+        rtv = int(rt.runtimeGetVersion())
+        details["cuda_runtime"] = _version(rtv)
     except Exception as exc:  # pragma: no cover - depends on the CuPy build
         details["cuda_runtime"] = f"unknown ({exc})"
     try:
@@ -99,6 +109,11 @@ def _probe() -> _State:
     if not drv:
         return _State(False, "no CUDA driver is installed (libcuda not found: no NVIDIA driver on this machine)",
                       "no-device", details)
+    if rtv and drv // 1000 < rtv // 1000:       # CUDA minor-version compatibility covers the same major only
+        return _State(False, f"the NVIDIA driver is too old for this CuPy: driver supports CUDA "
+                             f"{details['driver_cuda']}, CuPy was built for CUDA {details['cuda_runtime']} "
+                             f"(update the driver, or install the CuPy wheel of an older CUDA)",
+                      "driver-too-old", details)
     try:
         n = rt.getDeviceCount()
     except rt.CUDARuntimeError as exc:
@@ -116,7 +131,8 @@ def _probe() -> _State:
         return _State(False, "no CUDA device is visible (device count 0)", "no-device", details)
     try:
         dev = cp.cuda.Device()
-        cc = tuple(int(x) for x in dev.compute_capability)
+        ccs = str(dev.compute_capability)           # CuPy: "90" for 9.0, "100" for 10.0
+        cc = (int(ccs[:-1]), int(ccs[-1]))
         props = rt.getDeviceProperties(dev.id)
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         details.update(device=dev.id, devices=n, name=name, compute_capability=f"{cc[0]}.{cc[1]}",
@@ -168,7 +184,7 @@ def require():
         raise BackendUnavailable(f"the CUDA backend is unavailable: {s.reason}", rule="backend='cuda' needs "
                                  "CuPy, an NVIDIA driver at least as new as CuPy's CUDA, and a GPU of compute "
                                  "capability >= 8.0", values={"state": s.kind})
-    return importlib.import_module("cupy")
+    return _import_cupy()
 
 
 def cupy():

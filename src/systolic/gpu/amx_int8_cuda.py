@@ -1,0 +1,192 @@
+"""CUDA C source of the AMX int8 GEMM kernels (TDPBSSD / TDPBSUD / TDPBUSD / TDPBUUD) on the tensor cores.
+
+What TDPB[SU][SU]D computes per output is ``C + sum_k A[m][k] * B[k][n]`` with the products exact and every
+addition modulo 2^32 (SDM vol. 2, TDPBSSD Operation). Addition modulo 2^32 is associative, so any summation
+order gives the same bits; the kernel may use the tensor cores (``mma.sync...m16n8k32.row.col.s32.{s8,u8}.
+{s8,u8}.s32``, PTX ISA "Warp-level matrix multiply-accumulate", integer types), whose order is unspecified.
+
+Nothing here relies on how the tensor cores treat an int32 overflow: every ``mma`` chain of one launch starts at
+0 and covers at most :data:`K_CHUNK` = 32768 values of K, so its exact sum stays below 32768 * 255 * 255 < 2^31
+in magnitude; C is added once, in the epilogue, with an explicit 32-bit wrap-around add. Longer K runs as
+several launches, each adding into the previous result.
+
+Tiles: block 128 x 128 of C, 8 warps (2 x 4), warp tile 64 x 32 (4 x 4 mma tiles), K stage 64 bytes, three
+stages of ``cp.async`` copies in flight; A (M, K) and BT (N, K) in shared memory with rows padded to 80 bytes
+(conflict-free ``ldmatrix``), fragments by ``ldmatrix.x4``.
+"""
+
+#: at most this many K values per launch: 32768 * 255 * 255 < 2^31, so no mma chain can overflow
+K_CHUNK = 32768
+BM = BN = 128
+BK = 64
+THREADS = 256
+STAGES = 3
+ROW = 80                                    # bytes per shared-memory row (64 + 16 of padding)
+SMEM = STAGES * (BM + BN) * ROW             # dynamic shared memory per block
+
+SOURCE = r"""
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+#define BM 128
+#define BN 128
+#define BK 64
+#define ROW 80
+#define STAGES 3
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
+
+__device__ __forceinline__ void ldsm_x4(u32& r0, u32& r1, u32& r2, u32& r3, const void* p) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(s));
+}
+
+/* one m16n8k32 integer mma, d += a * b, per sign mix (PTX ISA: mma, .atype/.btype .s8/.u8) */
+template <int SA, int SB> __device__ __forceinline__ void mma(int* d, const u32* a, const u32* b);
+#define MMA_SPEC(SA, SB, TYPES)                                                                              \
+template <> __device__ __forceinline__ void mma<SA, SB>(int* d, const u32* a, const u32* b) {              \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." TYPES ".s32 "                                     \
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                        \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                                           \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                       \
+}
+MMA_SPEC(1, 1, "s8.s8")
+MMA_SPEC(1, 0, "s8.u8")
+MMA_SPEC(0, 1, "u8.s8")
+MMA_SPEC(0, 0, "u8.u8")
+
+/* A: (Mp, Kp) bytes, BT: (Np, Kp) bytes (B transposed), both padded with zeros to the tiles; Cin, Cout: (M, N)
+   int32 (Cin may be Cout). Kp: a multiple of BK, at most K_CHUNK. */
+template <int SA, int SB>
+__device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __restrict__ BT,
+                                          const int* Cin, int* Cout, int M, int N, int Kp) {
+    extern __shared__ __align__(16) u8 smem[];
+    u8* As = smem;                           /* [STAGES][BM][ROW] */
+    u8* Bs = smem + STAGES * BM * ROW;       /* [STAGES][BN][ROW] */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp >> 2, wn = warp & 3;            /* warp tile: rows wm*64, columns wn*32 */
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int nk = Kp / BK;
+
+    auto load = [&](int kb, int st) {
+        #pragma unroll
+        for (int c = tid; c < BM * 4; c += 256) {         /* 4 chunks of 16 bytes per 64-byte row */
+            int r = c >> 2, q = c & 3;
+            cp_async16(As + (st * BM + r) * ROW + q * 16, A + (size_t)(m0 + r) * Kp + kb * BK + q * 16);
+            cp_async16(Bs + (st * BN + r) * ROW + q * 16, BT + (size_t)(n0 + r) * Kp + kb * BK + q * 16);
+        }
+    };
+
+    int acc[4][4][4];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j)
+            #pragma unroll
+            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0;
+
+    #pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) { if (s < nk) load(s, s); cp_async_commit(); }
+
+    /* ldmatrix row addresses: A m16 x k32 tile as four 8x8 b16 matrices (rows 0-7 / 8-15, bytes 0-15 / 16-31),
+       B n16 x k32 as (n 0-7, bytes 0-15), (n 0-7, bytes 16-31), (n 8-15, bytes 0-15), (n 8-15, bytes 16-31) */
+    const int q = lane >> 3, r8 = lane & 7;
+    const int a_row = r8 + (q & 1) * 8, a_col = (q >> 1) * 16;
+    const int b_row = r8 + (q >> 1) * 8, b_col = (q & 1) * 16;
+
+    for (int kb = 0; kb < nk; ++kb) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        { int nx = kb + STAGES - 1; if (nx < nk) load(nx, nx % STAGES); cp_async_commit(); }
+        const int st = kb % STAGES;
+        const u8* as = As + (st * BM + wm * 64) * ROW;
+        const u8* bs = Bs + (st * BN + wn * 32) * ROW;
+        #pragma unroll
+        for (int kk = 0; kk < 2; ++kk) {
+            u32 af[4][4], bf[4][2];
+            #pragma unroll
+            for (int i = 0; i < 4; ++i)
+                ldsm_x4(af[i][0], af[i][1], af[i][2], af[i][3], as + (i * 16 + a_row) * ROW + kk * 32 + a_col);
+            #pragma unroll
+            for (int j = 0; j < 2; ++j)
+                ldsm_x4(bf[2 * j][0], bf[2 * j][1], bf[2 * j + 1][0], bf[2 * j + 1][1],
+                        bs + (j * 16 + b_row) * ROW + kk * 32 + b_col);
+            #pragma unroll
+            for (int i = 0; i < 4; ++i)
+                #pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    mma<SA, SB>(acc[i][j], af[i], bf[j]);
+        }
+    }
+    cp_async_wait<0>();
+
+    /* accumulator fragment: c0, c1 at (row g, columns 2t, 2t+1), c2, c3 at row g + 8 */
+    const int g = lane >> 2, t = lane & 3;
+    #pragma unroll
+    for (int i = 0; i < 4; ++i)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j)
+            #pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                int m = m0 + wm * 64 + i * 16 + g + (r >> 1) * 8;
+                int n = n0 + wn * 32 + j * 8 + 2 * t + (r & 1);
+                if (m < M && n < N) {
+                    size_t x = (size_t)m * N + n;
+                    Cout[x] = (int)((u32)Cin[x] + (u32)acc[i][j][r]);   /* modulo 2^32 */
+                }
+            }
+}
+
+/* B (K, N) bytes -> BT (Np, Kp) bytes, zeros outside B; tile 64 x 64 through shared memory, block 256 */
+extern "C" __global__ void transpose_b(const u8* __restrict__ B, u8* __restrict__ BT, int K, int N, int Kp, int Np) {
+    __shared__ u8 tile[64][68];
+    const int k0 = blockIdx.y * 64, n0 = blockIdx.x * 64, tid = threadIdx.x;
+    for (int c = tid; c < 64 * 64; c += 256) {
+        int r = c >> 6, x = c & 63;
+        int k = k0 + r, n = n0 + x;
+        tile[r][x] = (k < K && n < N) ? B[(size_t)k * N + n] : (u8)0;
+    }
+    __syncthreads();
+    for (int c = tid; c < 64 * 16; c += 256) {         /* 16 words of 4 k-bytes per row of BT */
+        int r = c >> 4, w = c & 15;
+        int n = n0 + r, k = k0 + 4 * w;
+        if (n < Np && k < Kp) {
+            u32 v = (u32)tile[4 * w][r] | ((u32)tile[4 * w + 1][r] << 8) | ((u32)tile[4 * w + 2][r] << 16)
+                    | ((u32)tile[4 * w + 3][r] << 24);
+            *reinterpret_cast<u32*>(BT + (size_t)n * Kp + k) = v;
+        }
+    }
+}
+
+/* A (M, K) bytes -> (Mp, Kp) bytes, zeros outside A */
+extern "C" __global__ void pad_a(const u8* __restrict__ A, u8* __restrict__ Ap, int M, int K, int Mp, int Kp) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= (long long)Mp * Kp) return;
+    int m = (int)(i / Kp), k = (int)(i % Kp);
+    Ap[i] = (m < M && k < K) ? A[(size_t)m * K + k] : (u8)0;
+}
+"""
+
+#: (A signed, B signed) -> the mma instruction's type suffix
+MMA = {(True, True): "s8.s8", (True, False): "s8.u8", (False, True): "u8.s8", (False, False): "u8.u8"}
+
+
+def source() -> str:
+    """The whole module: the kernel above instantiated once per sign mix (``int8_gemm_s8s8`` ...)."""
+    parts = [SOURCE]
+    for (sa, sb), types in MMA.items():
+        name = "int8_gemm_" + types.replace(".", "")
+        parts.append(f'extern "C" __global__ void __launch_bounds__(256) {name}(const u8* A, const u8* BT, '
+                     f"const int* Cin, int* Cout, int M, int N, int Kp)\n"
+                     f"{{ int8_gemm<{int(sa)}, {int(sb)}>(A, BT, Cin, Cout, M, N, Kp); }}\n")
+    return "\n".join(parts)
+
+
+def kernel_name(signed_a: bool, signed_b: bool) -> str:
+    return "int8_gemm_" + MMA[(signed_a, signed_b)].replace(".", "")

@@ -1,0 +1,243 @@
+"""``systolic.amx.matmul(..., backend="cuda")``: the AMX GEMM on an NVIDIA GPU, bit-identical to the CPU path.
+
+The same function as :func:`systolic.amx.gemm.matmul` (same arguments, same errors, same bits), computed by
+CUDA kernels compiled with NVRTC through CuPy:
+
+* int8 / uint8 (TDPBSSD, TDPBSUD, TDPBUSD, TDPBUUD): ``(C + A @ B) mod 2^32`` on the tensor cores
+  (:mod:`systolic.gpu.amx_int8_cuda`; integer addition modulo 2^32 is associative, so the order is free);
+* bfloat16 / float16 (TDPBF16PS, TDPFP16PS): per output and per tile-K block of 32 values the two fp32 FMA
+  chains (even / odd element of each pair), then ``C += even + odd``, with DAZ, FTZ after rounding, RNE and
+  the x86 NaN rules (:mod:`systolic.gpu.amx_float_cuda`). Rows of A and columns of B holding an inf or NaN
+  are recomputed by a kernel that applies the NaN operand priority at every step.
+
+Results come back as the caller's kind of array (:func:`systolic.gpu.runtime.give_back`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidValue
+from . import amx_float_cuda as FC
+from . import amx_int8_cuda as IC
+from . import runtime
+
+__all__ = ["matmul", "float_variant", "set_float_variant"]
+
+#: tile-K block of TDPBF16PS / TDPFP16PS: 16 dwords = 16 pairs of 16-bit values (SDM: tmul_maxk 16)
+KT = 16
+_FLOAT = {"fast": "128x64_8x4", "check": "64x64_4x4"}
+
+
+def float_variant() -> dict:
+    """The tile shapes the float GEMM uses now: ``{"fast": ..., "check": ...}`` (names of amx_float_cuda.VARIANTS)."""
+    return dict(_FLOAT)
+
+
+def set_float_variant(fast: str | None = None, check: str | None = None) -> None:
+    """Choose the float kernels' tile shapes (benchmarks; every variant computes the same bits)."""
+    if fast is not None:
+        if fast not in FC.VARIANTS:
+            raise InvalidValue("unknown float kernel variant", rule=", ".join(FC.VARIANTS), values={"fast": fast})
+        _FLOAT["fast"] = fast
+    if check is not None:
+        if check not in FC.CHECK_VARIANTS:
+            raise InvalidValue("unknown float kernel variant", rule=", ".join(FC.CHECK_VARIANTS),
+                               values={"check": check})
+        _FLOAT["check"] = check
+
+
+def _float_module():
+    return runtime.module(FC.SOURCE)
+
+
+def _int8_module():
+    return runtime.module(IC.source())
+
+
+def _meta(x):
+    """(shape, dtype) of an argument without moving it: GPU arrays are taken in (zero-copy), others read as numpy."""
+    if runtime.is_gpu_array(x):
+        it = runtime.intake(x)
+        return it, it.shape, it.dtype
+    arr = np.asarray(x)
+    return arr, arr.shape, arr.dtype
+
+
+def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads: int | None = None):
+    """:func:`systolic.amx.matmul` on the GPU (``method``: only ``"auto"``; ``threads`` is checked, then unused)."""
+    from ..amx.gemm import check_arguments
+    a_, a_shape, a_dt = _meta(a)
+    b_, b_shape, b_dt = _meta(b)
+    c_ = None
+    c_meta = None
+    if c is not None:
+        c_, c_shape, c_dt = _meta(c)
+        c_meta = (c_shape, c_dt)
+    mn, _model, integer, cdt = check_arguments(a_shape, a_dt, b_shape, b_dt, c_meta, cpu, method, threads)
+    if method != "auto":
+        raise InvalidValue("the CUDA backend runs the fast path only", rule="backend='cuda' takes method='auto' "
+                           "(method='numpy', 'instructions' and 'spec' are CPU methods: use backend='cpu')",
+                           values={"method": method})
+    cp = runtime.require()
+    ia = a_ if isinstance(a_, runtime.Intake) else runtime.intake(a_, "a")
+    ib = b_ if isinstance(b_, runtime.Intake) else runtime.intake(b_, "b")
+    ic = None if c is None else (c_ if isinstance(c_, runtime.Intake) else runtime.intake(c_, "c"))
+    kind = runtime.result_kind(ia, ib, ic)
+    M, K = a_shape
+    N = b_shape[1]
+    per = 4 if integer else 2
+    kp = -(-K // per) * per
+    if ic is None:
+        cin = cp.zeros((M, N), dtype=cdt)
+    else:
+        cin = ic.data
+    if M == 0 or N == 0 or kp == 0:
+        return runtime.give_back(cin.copy(), kind)          # no TMUL runs: C untouched (no DAZ either)
+    if integer:
+        out = _int8(cp, ia, ib, cin, M, N, K)
+    else:
+        out = _float(cp, mn, ia, ib, cin.view(cp.uint32), M, N, K).view(cp.float32)
+    return runtime.give_back(out, kind)
+
+
+# ------------------------------------------------------------------------------------------ int8
+
+def _int8(cp, ia, ib, cin, M, N, K):
+    mod = _int8_module()
+    signed_a = ia.dtype == np.int8
+    signed_b = ib.dtype == np.int8
+    kern = mod.get_function(IC.kernel_name(signed_a, signed_b))
+    kern.max_dynamic_shared_size_bytes = IC.SMEM
+    Mp = -(-M // IC.BM) * IC.BM
+    Np = -(-N // IC.BN) * IC.BN
+    out = cp.empty((M, N), dtype=cp.int32)
+    src_c = cin
+    for k0 in range(0, K, IC.K_CHUNK):               # each launch's mma chains stay below 2^31 (amx_int8_cuda)
+        kc = min(IC.K_CHUNK, K - k0)
+        Kp = -(-kc // IC.BK) * IC.BK
+        a = ia.data[:, k0:k0 + kc]
+        b = ib.data[k0:k0 + kc]
+        if Mp == M and Kp == kc and a.flags.c_contiguous:
+            ap = a.view(cp.uint8)
+        else:
+            ap = cp.empty((Mp, Kp), dtype=cp.uint8)
+            a8 = cp.ascontiguousarray(a).view(cp.uint8)
+            mod.get_function("pad_a")((-(-Mp * Kp // 256),), (256,), (a8, ap, np.int32(M), np.int32(kc),
+                                                                       np.int32(Mp), np.int32(Kp)))
+        bt = cp.empty((Np, Kp), dtype=cp.uint8)
+        b8 = cp.ascontiguousarray(b).view(cp.uint8)
+        mod.get_function("transpose_b")((Np // 64, Kp // 64), (256,), (b8, bt, np.int32(kc), np.int32(N),
+                                                                        np.int32(Kp), np.int32(Np)))
+        kern((Np // IC.BN, Mp // IC.BM), (IC.THREADS,), (ap, bt, src_c, out, np.int32(M), np.int32(N), np.int32(Kp)),
+             shared_mem=IC.SMEM)
+        src_c = out
+    return out
+
+
+# ------------------------------------------------------------------------------------------ bf16 / fp16
+
+def _min_exponent(key: int) -> int | None:
+    """gemm._min_exponent from the kernels' minimum of (bits & exp) - 2^23 (0xFFFFFFFF: nothing seen)."""
+    if key >= 0x7F000000:
+        return None
+    return (key >> 23) + 1
+
+
+def _ftz_possible(ka: int, kb: int, kc: int, mn: str) -> bool:
+    """systolic.amx.gemm._ftz_possible on the exponent minima the conversion kernels found."""
+    z = 16 if mn == "tdpbf16ps" else 13
+    ea, eb, ec = _min_exponent(ka), _min_exponent(kb), _min_exponent(kc)
+    g = []
+    if ea is not None and eb is not None:
+        g.append((ea - 150 + z) + (eb - 150 + z))
+    if ec is not None:
+        g.append(ec - 150)
+    return bool(g) and min(g) < -126
+
+
+def _float(cp, mn, ia, ib, cin32, M, N, K):
+    mod = _float_module()
+    bf = mn == "tdpbf16ps"
+    kp = K + (K & 1)                                 # whole dwords; the pad element is a zero
+    K2 = kp // 2
+    Kpad = -(-kp // 32) * 32
+    check_needed_variant = _FLOAT["check"]
+    fast_variant = _FLOAT["fast"]
+    # pad M, N to the larger tiles of the two variants so either may run
+    BM = max(FC.VARIANTS[fast_variant][0], FC.VARIANTS[check_needed_variant][0])
+    BN = max(FC.VARIANTS[fast_variant][1], FC.VARIANTS[check_needed_variant][1])
+    Mp = -(-M // BM) * BM
+    Np = -(-N // BN) * BN
+    at = cp.empty((Kpad, Mp), dtype=cp.uint32)
+    b32 = cp.empty((Kpad, Np), dtype=cp.uint32)
+    bad_r = cp.zeros(M, dtype=cp.int32)
+    bad_c = cp.zeros(N, dtype=cp.int32)
+    stat = cp.full(3, 0xFFFFFFFF, dtype=cp.uint32)
+    suffix = "bf16" if bf else "fp16"
+    a16 = ia.data
+    b16 = ib.data
+    mod.get_function("convert_a_" + suffix)((Kpad // 32, Mp // 32), (32, 8),
+                                            (a16, at, np.int32(M), np.int32(K), np.int32(Mp), np.int32(Kpad),
+                                             bad_r, stat[0:1]))
+    mod.get_function("convert_b_" + suffix)((Np // 32, Kpad // 32), (32, 8),
+                                            (b16, b32, np.int32(K), np.int32(N), np.int32(Np), np.int32(Kpad),
+                                             bad_c, stat[1:2]))
+    mod.get_function("scan_c")((min(1024, -(-M * N // 256)),), (256,), (cin32, np.int64(M * N), stat[2:3]))
+    ka, kb, kc = (int(x) for x in stat.get())
+    check = _ftz_possible(ka, kb, kc, mn)
+    variant = check_needed_variant if check else fast_variant
+    BMv, BNv, threads = FC.VARIANTS[variant]
+    kern = mod.get_function(f"chain_{variant}_{'check' if check else 'fast'}")
+    smem = 2 * 32 * (BMv + BNv) * 4
+    kern.max_dynamic_shared_size_bytes = smem
+    out = cp.empty((M, N), dtype=cp.uint32)
+    kern((Np // BNv, Mp // BMv), (threads,), (at, b32, cin32, out, np.int32(M), np.int32(N), np.int32(Mp),
+                                              np.int32(Np), np.int32(K2)), shared_mem=smem)
+    rows = cp.nonzero(bad_r)[0].astype(cp.int32)
+    cols = cp.nonzero(bad_c)[0].astype(cp.int32)
+    exact = mod.get_function("amx_exact")
+    for rs, cs in ((rows, cp.arange(N, dtype=cp.int32)), (cp.arange(M, dtype=cp.int32), cols)):
+        n = int(rs.size) * int(cs.size)
+        if n:
+            exact((-(-n // 128),), (128,), (at, b32, cin32, out, rs, np.int32(rs.size), cs, np.int32(cs.size),
+                                            np.int32(Mp), np.int32(Np), np.int32(N), np.int32(K2), np.int32(KT)))
+    return out
+
+
+def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
+    """The same GEMM with the exact (x86-rules-at-every-step) kernel on every output: slow; a second,
+    independent GPU path that the tests compare with the fast one and with the CPU."""
+    from ..amx.gemm import check_arguments
+    cp = runtime.require()
+    ia, ib = runtime.intake(a, "a"), runtime.intake(b, "b")
+    ic = None if c is None else runtime.intake(c, "c")
+    mn, _m, integer, cdt = check_arguments(ia.shape, ia.dtype, ib.shape, ib.dtype,
+                                           None if ic is None else (ic.shape, ic.dtype), cpu, "auto", None)
+    if integer:
+        raise InvalidValue("exact_matmul is the float path's reference", values={"a": str(ia.dtype)})
+    M, K = ia.shape
+    N = ib.shape[1]
+    cin = cp.zeros((M, N), cp.float32) if ic is None else ic.data
+    if M == 0 or N == 0 or K == 0:
+        return runtime.give_back(cin.copy(), runtime.result_kind(ia, ib, ic))
+    mod = _float_module()
+    kp = K + (K & 1)
+    K2, Kpad = kp // 2, -(-kp // 32) * 32
+    Mp, Np = -(-M // 128) * 128, -(-N // 128) * 128
+    at = cp.empty((Kpad, Mp), dtype=cp.uint32)
+    b32 = cp.empty((Kpad, Np), dtype=cp.uint32)
+    junk = cp.zeros(max(M, N), dtype=cp.int32)
+    stat = cp.full(3, 0xFFFFFFFF, dtype=cp.uint32)
+    sfx = "bf16" if mn == "tdpbf16ps" else "fp16"
+    mod.get_function("convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (ia.data, at, np.int32(M), np.int32(K),
+                                                                          np.int32(Mp), np.int32(Kpad), junk, stat))
+    mod.get_function("convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (ib.data, b32, np.int32(K), np.int32(N),
+                                                                          np.int32(Np), np.int32(Kpad), junk, stat))
+    out = cp.empty((M, N), dtype=cp.uint32)
+    rs, cs = cp.arange(M, dtype=cp.int32), cp.arange(N, dtype=cp.int32)
+    n = M * N
+    mod.get_function("amx_exact")((-(-n // 128),), (128,), (at, b32, cin.view(cp.uint32), out, rs, np.int32(M), cs,
+                                                           np.int32(N), np.int32(Mp), np.int32(Np), np.int32(N),
+                                                           np.int32(K2), np.int32(KT)))
+    return runtime.give_back(out.view(cp.float32), runtime.result_kind(ia, ib, ic))

@@ -1,0 +1,300 @@
+"""``systolic.xmx.matmul(..., backend="cuda")``: the XMX GEMM on an NVIDIA GPU, bit for bit the CPU path's.
+
+Same arguments, same errors (the validation is :func:`systolic.xmx.gemm.plan`, shared with the CPU path),
+same bits. How each model is kept identical (docs/gpu.md, "XMX"):
+
+* **integers** (every s8/u8/s4/u4/s2/u2 pair): sub-byte values widened to s8/u8 (they fit), tensor-core
+  ``mma.sync.m16n8k32`` with s8/u8 operands; K is cut into chunks of at most 32768 so that no int32 partial
+  sum can overflow (|product| < 2**16), and C and the chunks are added modulo 2**32 in uint32 -- exactly the
+  wrapped sum, whatever order the tensor core adds in.
+* **"sequential"** (every float precision) and **tf32 "stage"**: one product per step, so the step
+  ``x = RN_fp32(x + a*b)`` is IEEE 754 binary32 fusedMultiplyAdd; the kernel is a chain of ``__fmaf_rn`` in K
+  order per output (denormals kept: NVRTC ``--ftz=false``). NaN results are written as the model's NaN.
+* **"stage"** with 2, 4 or 8 products per stage (bf16/fp16, bf8/hf8, e2m1): the binary64 kernel of
+  :mod:`systolic.xmx.native`'s proof: each stage summed with binary64 FMAs, rounded once to 24 bits by
+  Veltkamp's splitting, the element proven afterwards from per-chunk granularity bounds and the recorded
+  largest |x| (proof in native.py); unproven elements are recomputed on the GPU by the TwoSum / round-to-odd
+  kernel (IEEE specials, zero-sign rule), and the few that kernel cannot settle (three-level cancellation)
+  by the CPU's exact numpy path.
+* ``"exact"``, ``"block(L,F)"`` and models with ``ftz_result``: computed by the CPU path (no GPU kernel),
+  the result handed back like the GPU ones.
+
+Inputs: numpy arrays (decoded on the host exactly as the CPU path decodes them, then copied) or GPU arrays
+(CuPy, PyTorch CUDA tensors, ``__cuda_array_interface__`` / ``__dlpack__`` objects; taken zero-copy by
+:func:`systolic.gpu.runtime.intake`: bf16/fp16 bit patterns, float32 for tf32 and int8/uint8 are decoded on
+the device). The result comes back as the kind of the first GPU input (numpy when all inputs are numpy).
+:data:`last_run` records what the last call did (elements flagged, sent to the robust kernel, to the CPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import counters
+from .. import types as T
+from ..errors import InvalidValue
+from ..xmx import gemm as G
+from ..xmx import kernels as KN
+from . import runtime as R
+from .xmx_source import JV, NAMES, S_SMEM, SOURCE
+
+__all__ = ["matmul", "last_run", "KSPLIT"]
+
+#: the integer kernel's K chunk: 32768 products of magnitude < 2**16 sum below 2**31 (no int32 overflow)
+KSPLIT = 32768
+#: what the last call did: {"path", "flagged", "robust", "cpu"} (tests and benchmarks read it); with
+#: :data:`profile` set, also the device time of the main kernel and of the fix-up ("main_ms", "fix_ms")
+last_run: dict = {}
+#: time the stage kernel and its fix-up with CUDA events (benchmarks; adds synchronisations)
+profile = False
+#: columns per thread rounded on the DP pipe (Veltkamp) in the stage kernel; the rest on the integer pipe
+stage_jv = JV
+
+
+def _fn(name: str):
+    return R.kernel(SOURCE, name, names=NAMES)
+
+
+def _ptr(x):
+    """A kernel pointer argument: the array, or a null pointer for None."""
+    return np.uint64(0) if x is None else x
+
+
+def _grid1(n: int, block: int = 256) -> tuple:
+    return (max(1, min(-(-n // block), 65535 * 8)),)
+
+
+def _gpu_kind(*xs) -> str:
+    for x in xs:
+        if x is not None and R.is_gpu_array(x):
+            return "torch" if R._is_torch(x) else "cupy"
+    return "numpy"
+
+
+class _Meta:
+    """dtype/shape/ndim of an argument without copying it (what gemm.plan reads)."""
+
+    def __init__(self, x, name):
+        if R.is_gpu_array(x):
+            self.intake = R.intake(x, name)
+            self.dtype = np.dtype(self.intake.dtype)
+            self.shape = tuple(int(s) for s in self.intake.shape)
+            self.host = None
+        else:
+            self.intake = None
+            self.host = np.asarray(x)
+            self.dtype = self.host.dtype
+            self.shape = self.host.shape
+        self.ndim = len(self.shape)
+
+    def to_host(self) -> np.ndarray:
+        if self.host is None:
+            d = self.intake.data.get()
+            self.host = d.view(self.dtype) if d.dtype != self.dtype else d
+        return self.host
+
+
+def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_block=None):
+    """:func:`systolic.xmx.matmul` on the CUDA device (see the module docstring); call it through
+    ``systolic.xmx.matmul(..., backend="cuda")``."""
+    cp = R.require()
+    kind = _gpu_kind(a, b, c)
+    A, B = _Meta(a, "a"), _Meta(b, "b")
+    P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = G.plan(A, B, platform, model, precision, row_block)
+    counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2, b=p1,
+                   sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul-cuda")
+    Cm = None if c is None else _Meta(c, "c")
+    if is_int:
+        cv = None if Cm is None else _int_c(cp, Cm, m, n)
+        if m == 0 or n == 0:
+            return R.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
+        last_run.clear()
+        last_run.update(path="imma", flagged=0, robust=0, cpu=0)
+        return R.give_back(_int_gemm(cp, A, B, cv, p2, p1, m, k, n), kind)
+
+    cv = None if Cm is None else _float_c(cp, Cm, m, n)
+    if m == 0 or n == 0:
+        out = cp.zeros((m, n), dtype=cp.float32) if cv is None else cv.astype(cp.float32)
+        return R.give_back(out, kind)
+    if mdl.name not in ("stage", "sequential") or mdl.ftz_result:
+        # no GPU kernel for these models: the CPU path computes them (same bits by definition)
+        last_run.clear()
+        last_run.update(path="cpu-model", flagged=0, robust=0, cpu=m * n)
+        out = G.matmul(A.to_host(), B.to_host(), None if cv is None else cv.get(), platform=P, model=mdl,
+                       precision=precision, row_block=row_block)
+        return R.give_back(cp.asarray(out), kind)
+    n4 = -(-n // 4) * 4
+    av = _float_operand(cp, A, p2, mdl.flushes(p2, P), m, k, m, kp)       # m x kp
+    bv = _float_operand(cp, B, p1, mdl.flushes(p1, P), k, n, kp, n4)      # kp x n4
+    step = ops if mdl.name == "stage" else 1
+    if step == 1:
+        d = _fma32(cp, av, bv, cv, m, n, kp, n4, mdl.nan_bits)
+        last_run.clear()
+        last_run.update(path="fma32", flagged=0, robust=0, cpu=0)
+    else:
+        d = _stage(cp, av, bv, cv, m, n, kp, n4, step, ops, kd, mdl, (G._sig_bits(p2), G._sig_bits(p1)))
+    return R.give_back(d.view(cp.float32), kind)
+
+
+# ------------------------------------------------------------------------------------------ operands
+
+def _float_operand(cp, X: _Meta, p: str, flush: bool, rows: int, cols: int, prow: int, pcols: int):
+    """The exact fp32 values of X (rows x cols), flushed per the rule, in a zero-padded prow x pcols buffer."""
+    out = cp.empty((prow, pcols), dtype=cp.float32)
+    t = T.get(p)
+    mode = None
+    if X.intake is not None:
+        ld = X.dtype
+        if p == "bf16" and ld.name == "bfloat16":
+            mode = 0
+        elif p == "fp16" and ld == np.float16:
+            mode = 1
+        elif p == "tf32" and ld == np.float32:
+            mode = 2
+    if mode is not None:
+        src = X.intake.data
+    else:  # decoded on the host exactly as the CPU path decodes (fp8, e2m1, odd dtypes), then copied
+        v = G._float_values(X.to_host(), p, flush)
+        src = cp.asarray(np.ascontiguousarray(v, dtype=np.float32))
+        mode, flush = 3, False
+    total = prow * pcols
+    if total:
+        _fn("xmx_decode")(_grid1(total), (256,), (src, out, np.int64(rows), np.int64(cols), np.int64(prow),
+                                                   np.int64(pcols), np.int32(mode), np.int32(bool(flush)),
+                                                   np.float32(t.fmt.min_normal)))
+    return out
+
+
+def _float_c(cp, Cm: _Meta, m: int, n: int):
+    """C as a device float32 M x N array, checked as the CPU path checks it (gemm.check_float_c)."""
+    if Cm.intake is not None and Cm.dtype == np.float32:
+        if Cm.shape != (m, n):
+            raise InvalidValue("C must be M x N", values={"c": Cm.shape, "expected": (m, n)})
+        return Cm.intake.data
+    return cp.asarray(np.ascontiguousarray(G.check_float_c(Cm.to_host(), m, n), dtype=np.float32))
+
+
+def _int_c(cp, Cm: _Meta, m: int, n: int):
+    """C as device uint32 bits (mod 2**32), checked as the CPU path checks it (gemm.check_int_c)."""
+    if Cm.intake is not None and Cm.dtype.kind in "iu":
+        if Cm.shape != (m, n):
+            raise InvalidValue("C must be M x N", values={"c": Cm.shape, "expected": (m, n)})
+        cv = Cm.intake.data
+        if cv.size:
+            lo, hi = int(cv.min()), int(cv.max())
+            if lo < -2 ** 31 or hi > 2 ** 32 - 1:
+                raise InvalidValue("C does not fit the 32-bit accumulator",
+                                   rule="visa-DPAS.md: Src0 is D or UD (32-bit)", values={"min": lo, "max": hi})
+        return (cv.astype(cp.int64) & 0xFFFFFFFF).astype(cp.uint32).view(cp.int32)
+    cv = G.check_int_c(Cm.to_host(), m, n)
+    return cp.asarray((cv.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+
+
+# ------------------------------------------------------------------------------------------ integers
+
+def _int_operand(cp, X: _Meta, p: str):
+    """Integer elements as a device int8 (signed precisions) or uint8 (unsigned) array: every DPAS integer
+    precision fits one of them."""
+    t = T.get(p)
+    dt = np.int8 if t.signed else np.uint8
+    if X.intake is not None and X.dtype == dt and t.dtype == X.dtype:
+        return X.intake.data
+    return cp.asarray(np.ascontiguousarray(G._int_values(X.to_host(), p).astype(dt)))
+
+
+def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: int):
+    sa, sb = T.get(pa).signed, T.get(pb).signed
+    a8, b8 = _int_operand(cp, A, pa), _int_operand(cp, B, pb)
+    kp = max(64, -(-k // 64) * 64)
+    if kp == k and a8.flags.c_contiguous:
+        ap = a8.view(cp.uint8)
+    else:
+        ap = cp.zeros((m, kp), dtype=cp.uint8)
+        ap[:, :k] = a8.view(cp.uint8)
+    bt = cp.zeros((n, kp), dtype=cp.uint8)
+    bt[:, :k] = b8.view(cp.uint8).T
+    d = cp.empty((m, n), dtype=cp.int32)
+    fn = _fn(f"xmx_imma<{'true' if sa else 'false'}, {'true' if sb else 'false'}>")
+    grid = (-(-n // 128), -(-m // 128))
+    src = cv
+    for k0 in range(0, kp, KSPLIT):
+        k1 = min(kp, k0 + KSPLIT)
+        fn(grid, (256,), (ap, bt, _ptr(src), d, np.int32(m), np.int32(n), np.int32(kp), np.int32(k0), np.int32(k1)))
+        src = d
+    return d
+
+
+# ------------------------------------------------------------------------------------------ floats
+
+def _fma32(cp, av, bv, cv, m, n, kp, n4, nan_bits):
+    d = cp.empty((m, n), dtype=cp.uint32)
+    grid = (-(-n // 128), -(-m // 128))
+    _fn("xmx_fma32")(grid, (256,), (av, bv, _ptr(cv), d, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4),
+                                   np.uint32(nan_bits)))
+    return d
+
+
+def _stats(cp, av, bv, m, kp, n4, sig):
+    nch = kp // 16
+    la = cp.empty((m, nch), dtype=cp.int32)
+    mac = cp.empty((m, nch), dtype=cp.float32)
+    lb = cp.empty((nch, n4), dtype=cp.int32)
+    mbc = cp.empty((nch, n4), dtype=cp.float32)
+    _fn("xmx_stats_a")(_grid1(m * nch), (256,), (av, la, mac, np.int64(m), np.int64(kp), np.int32(sig[0])))
+    _fn("xmx_stats_b")(_grid1(nch * n4), (256,), (bv, lb, mbc, np.int64(kp), np.int64(n4), np.int32(sig[1])))
+    return la, mac.max(axis=1), lb, mbc.max(axis=0)
+
+
+def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
+    jv = stage_jv
+    ev = [cp.cuda.Event() for _ in range(3)] if profile else None
+    la, ma, lb, mb = _stats(cp, av, bv, m, kp, n4, sig)
+    d = cp.empty((m, n), dtype=cp.uint32)
+    if ev:
+        ev[0].record()
+    flag = cp.empty((m, n), dtype=cp.uint8)
+    fn = _fn(f"xmx_stage<{T_}, {jv}>")
+    fn.max_dynamic_shared_size_bytes = S_SMEM
+    grid = (-(-n // 128), -(-m // 64))
+    fn(grid, (256,), (av, bv, _ptr(cv), la, lb, ma, mb, d, flag, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4)),
+       shared_mem=S_SMEM)
+    if ev:
+        ev[1].record()
+    nflag = int(cp.count_nonzero(flag))
+    last_run.clear()
+    last_run.update(path="stage", flagged=nflag, robust=0, cpu=0, jv=jv)
+    if nflag == 0:
+        _timing(cp, ev)
+        return d
+    idx = cp.flatnonzero(flag).astype(cp.int64)
+    hard = cp.zeros(nflag, dtype=cp.uint8)
+    _fn(f"xmx_stage_robust<{T_}>")(_grid1(nflag, 128), (128,), (av, bv, _ptr(cv), idx, np.int64(nflag), d, hard,
+                                                                 np.int32(n), np.int32(kp), np.int32(n4),
+                                                                 np.uint32(mdl.nan_bits)))
+    hidx = idx[hard.astype(cp.bool_)].get()
+    last_run.update(robust=nflag, cpu=int(hidx.size))
+    if hidx.size:
+        _cpu_elements(cp, av, bv, cv, d, hidx, n, kp, ops, kd, mdl)
+    _timing(cp, ev)
+    return d
+
+
+def _timing(cp, ev):
+    if ev:
+        ev[2].record()
+        ev[2].synchronize()
+        last_run.update(main_ms=cp.cuda.get_elapsed_time(ev[0], ev[1]), fix_ms=cp.cuda.get_elapsed_time(ev[1], ev[2]))
+
+
+def _cpu_elements(cp, av, bv, cv, d, hidx, n, kp, ops, kd, mdl):
+    """Recompute elements on the CPU's exact numpy path (kernels._chain: TwoSum cascades, Fractions where
+    needed), from the same decoded values, in chunks that bound the temporaries."""
+    rows, cols = hidx // n, hidx % n
+    chunk = max(1, (1 << 22) // max(1, kp))
+    for s0 in range(0, hidx.size, chunk):
+        r, c = rows[s0:s0 + chunk], cols[s0:s0 + chunk]
+        ar = av[cp.asarray(r)].get().astype(np.float64)
+        bc = bv[:, cp.asarray(c)].get().astype(np.float64)
+        acc0 = np.zeros(r.size) if cv is None else cv[cp.asarray(r), cp.asarray(c)].get().astype(np.float64)
+        bits = KN._chain(lambda kk: ar[:, kk] * bc[kk], acc0, kp, ops, kd, mdl)
+        d[cp.asarray(r), cp.asarray(c)] = cp.asarray(bits.astype(np.uint32))
