@@ -10,13 +10,13 @@ from systolic.explorer import layout_svg, mma_layouts, mma_svg, resolve
 HERE = Path(__file__).resolve().parent
 
 
-def mma(name, layer, title, view="lane", **opts):
+def mma(fname, layer, title, view="lane", **opts):
     d = mma_layouts(layer, **opts)
-    (HERE / name).write_text(mma_svg(d["A"], d["B"], d["C"], view=view, title=title))
+    (HERE / fname).write_text(mma_svg(d["A"], d["B"], d["C"], view=view, title=title))
 
 
-def one(name, layer, operand, view="holder", title=None, **opts):
-    (HERE / name).write_text(layout_svg(resolve(layer, operand, **opts), view=view, title=title))
+def one(fname, layer, operand, view="holder", title=None, **opts):
+    (HERE / fname).write_text(layout_svg(resolve(layer, operand, **opts), view=view, title=title))
 
 
 if __name__ == "__main__":
@@ -30,5 +30,11 @@ if __name__ == "__main__":
         precision="bf16")
     mma("amx_tdpbf16ps.svg", "amx", "AMX TDPBF16PS 4x4x8: B is VNNI (pairs of K in one dword)", view="holder",
         instruction="tdpbf16ps", m=4, n=4, k=8)
+    mma("opencl_pvc_bf16.svg", "opencl", "OpenCL intel_sub_group_bf16_bf16_matrix_mad_k16 on PVC: work-item.component",
+        view="holder", name="intel_sub_group_bf16_bf16_matrix_mad_k16", platform="pvc", m=8)
+    one("opencl_dg2_split_a.svg", "opencl", "a", title="OpenCL split bf16 on DG2: a's rows shared by two sub-groups",
+        name="intel_sub_group_bf16_bf16_split_matrix_mad_k16", platform="dg2", m=8)
+    mma("sycl_pvc_bf16_16x16x16.svg", "sycl", "joint_matrix bf16 16x16x16 on PVC (two DPAS): work-item.index",
+        view="holder", device="pvc", type="bf16", m=16, n=16, k=16, ctype="fp32", layout="ext_intel_packed")
     one("dpas_pvc_bf16_b_grf.svg", "dpas", "b", title="DPAS Src1 (B) bf16 on PVC: GRF.dword@bit",
         platform="pvc", precision="bf16")

@@ -29,6 +29,7 @@ def layer_options(f):
         click.option("--n", type=int, default=None, help="amx / sycl mma: N."),
         click.option("--k", type=int, default=None, help="amx / sycl mma: K."),
         click.option("--name", default=None, help="opencl: the built-in's name."),
+        click.option("--acc", default=None, help="opencl: accumulator type of an overloaded name (int8, float8...)."),
         click.option("--device", default=None, help="sycl: device (pvc, dg2, spr, ...)."),
         click.option("--type", "type_", default=None, help="sycl: element type T."),
         click.option("--ctype", default=None, help="sycl mma: accumulator type."),
@@ -41,7 +42,7 @@ def layer_options(f):
 
 
 def _opts(kw: dict) -> dict:
-    keys = ("platform", "precision", "src2_precision", "rc", "dst_type", "instruction", "m", "n", "k", "name",
+    keys = ("platform", "precision", "src2_precision", "rc", "dst_type", "instruction", "m", "n", "k", "name", "acc",
             "device", "type_", "ctype", "use", "rows", "cols", "layout_")
     out = {k.rstrip("_"): kw.pop(k) for k in keys if k in kw}
     return {k: v for k, v in out.items() if v is not None}

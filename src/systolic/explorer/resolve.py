@@ -79,7 +79,7 @@ def resolve(layer: str, operand: str, **opts) -> Layout:
     """The :class:`Layout` of ``operand`` in ``layer`` (options as each layer's own function takes them).
 
     dpas/dpasw: ``platform`` (pvc), ``precision`` (bf16; Src1), ``src2_precision``, ``rc`` (8), ``dst_type``;
-    amx: ``instruction`` (tdpbf16ps), ``m``, ``n``, ``k``; opencl: ``name``, ``platform``, ``m``;
+    amx: ``instruction`` (tdpbf16ps), ``m``, ``n``, ``k``; opencl: ``name``, ``platform``, ``m``, ``acc``;
     sycl: ``device``, ``type`` (T), ``use`` (defaults to the operand), ``rows``, ``cols``, ``layout``.
     """
     layer = _layer(layer)
@@ -95,12 +95,12 @@ def resolve(layer: str, operand: str, **opts) -> Layout:
         _no_extra(layer, o, {"instruction", "m", "n", "k"})
         return amx_layout(operand, o.get("instruction", "tdpbf16ps"), o.get("m"), o.get("n"), o.get("k"))
     if layer == "opencl":
-        _no_extra(layer, o, {"name", "platform", "m"})
+        _no_extra(layer, o, {"name", "platform", "m", "acc"})
         if "name" not in o:
             raise InvalidValue("the opencl layer needs a built-in name (--name)",
                                rule="opencl: intel_sub_group_<A>_<B>_matrix_mad_k<K>", values={})
         mod = _import("systolic.opencl", "opencl")
-        return mod.layout(o["name"], operand, platform=o.get("platform"), m=o.get("m"))
+        return mod.layout(o["name"], operand, platform=o.get("platform"), m=o.get("m"), acc=o.get("acc"))
     # sycl
     _no_extra(layer, o, {"device", "type", "use", "rows", "cols", "layout"})
     mod = _import("systolic.sycl.matrix", "sycl")

@@ -25,9 +25,10 @@ FONT = "font-family='DejaVu Sans Mono, Menlo, Consolas, monospace'"
 
 def color_keys(L: Layout) -> tuple[np.ndarray, np.ndarray, str, str]:
     """(colour key, shade key) per element and their names: lane/component, work-item/next, or dword/row."""
-    if "eu" in L.holder:                                       # DPASW: the point is which EU's GRF
-        i = L.holder.index("eu")
-        return L.index[..., i], L.index[..., i + 1], "eu", L.holder[i + 1]
+    split = next((h for h in ("eu", "sub_group") if h in L.holder), None)
+    if split:                                                  # DPASW / split built-ins: which EU / sub-group
+        i = L.holder.index(split)
+        return L.index[..., i], L.index[..., i + 1], split, L.holder[i + 1]
     lv = L.lanes()
     if lv is not None:
         return lv[..., 1], lv[..., 0], "lane", "component"

@@ -17,7 +17,7 @@ __all__ = ["detail", "where", "what", "table", "cell_label", "FORMATS"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 _SHORT = {"grf": "r", "dword": "d", "eu": "eu", "tile_row": "row", "byte": "B", "work_item": "wi",
-          "component": "c", "index": "i", "lane": "L"}
+          "component": "c", "index": "i", "lane": "L", "sub_group": "sg"}
 
 
 def _py(v):
