@@ -94,3 +94,25 @@ def test_explain_errors_and_cli():
                                  "--model", "sequential"], catch_exceptions=False)
     assert r.exit_code == 0 and "product 1" in r.output and "read back from" in r.output
     assert LY.explain("amx", 0, 0, instruction="tdpbssd", m=1, n=1, k=4)["consistent"]
+
+
+def test_opencl_builtin_explained_as_its_dpas():
+    pytest.importorskip("systolic.opencl", reason="the OpenCL layer is not built yet")
+    rng = np.random.default_rng(2)
+    A = rng.integers(-128, 128, size=(4, 32))
+    B = rng.integers(0, 256, size=(32, 8))
+    C = rng.integers(-1000, 1000, size=(4, 8))
+    rep = explain("opencl", 3, 7, name="intel_sub_group_i8_u8_matrix_mad_k32", platform="dg2", m=4, a=A, b=B, c=C)
+    assert "intel_sub_group_i8_u8_matrix_mad_k32" in rep["lowered_from"]
+    assert rep["result"] == int(C[3, 7]) + int(A[3] @ B[:, 7])
+
+
+def test_bf16_destination_rounding_shown():
+    import ml_dtypes
+    A = np.full((1, 16), 1.0, dtype=ml_dtypes.bfloat16)
+    B = np.zeros((16, 16), dtype=ml_dtypes.bfloat16)
+    B[0, 0] = 2.0 ** -9                                  # 1 + 2**-9 is not a bf16: D rounds to 1.0
+    C = np.zeros((1, 16), dtype=ml_dtypes.bfloat16)
+    C[0, 0] = 1.0
+    rep = explain("dpas", 0, 0, platform="pvc", precision="bf16", rc=1, dst_type="bf16", a=A, b=B, c=C)
+    assert rep["sums"][-1]["value"] == 1 + 2.0 ** -9 and rep["result"] == 1.0 and "rounded to bf16" in rep["to_dst"]

@@ -72,13 +72,36 @@ def explain(layer: str, row: int, col: int, *, seed: int = 0, model=None, a=None
     rng = np.random.default_rng(seed)
     if layer == "dpas":
         return _explain_dpas(int(row), int(col), rng, model, a, b, c, opts)
+    if layer == "opencl":
+        return _explain_opencl(int(row), int(col), rng, model, a, b, c, opts)
     if layer == "amx":
         if model is not None:
             raise InvalidValue("AMX numerics are fixed by the SDM (no model option)", values={"model": model})
         return _explain_amx(int(row), int(col), rng, a, b, c, opts)
-    raise InvalidValue(f"explain covers the engines' instructions (dpas, amx), not {layer!r}",
+    raise InvalidValue(f"explain covers the engines' instructions (dpas, amx) and the OpenCL built-ins (one DPAS "
+                       f"each), not {layer!r}",
                        rule="programming models lower onto these instructions; explain the instruction",
                        values={"layer": layer})
+
+
+def _explain_opencl(row, col, rng, model, a, b, c, opts):
+    """An OpenCL built-in is one DPAS (its arguments' images are the DPAS operands' images, tested): explain
+    that DPAS, naming the built-in it was lowered from."""
+    o = dict(opts)
+    name = o.pop("name", None)
+    if name is None:
+        raise InvalidValue("the opencl layer needs a built-in name", values={})
+    L = resolve("opencl", "acc", name=name, **o)
+    opcode, p1, p2, sd, rc = L.params["dpas"].split(".")
+    if opcode != "dpas":
+        raise InvalidValue("explain takes the one-sub-group built-ins; a split built-in is a DPASW pair",
+                           rule="explain the DPAS form of the same types", values={"builtin": name})
+    rep = _explain_dpas(row, col, rng, model, a, b, c,
+                        dict(platform=L.params["platform"], precision=p1, src2_precision=p2, rc=int(rc),
+                             dst_type=L.element))
+    rep["lowered_from"] = L.params.get("signature", name)
+    rep["instruction"] = f"{rep['instruction']}  <- {rep['lowered_from']}"
+    return rep
 
 
 def _where(L, r, c):
@@ -145,6 +168,9 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
         rep["result_bits"] = trace["result_bits"]
         rep["result"] = _value(trace["result_bits"], s.dst_type) if s.dst_type != "fp32" \
             else _fp32(trace["result_bits"])
+        if s.dst_type != "fp32" and rep["sums"]:
+            rep["to_dst"] = (f"fp32 {rep['sums'][-1]['value']!r} (0x{rep['sums'][-1]['bits']:08x}) rounded to "
+                             f"{s.dst_type} (RNE)")
     rep["d_register"] = {"bits": int(D[row, col]), **_where(ld, row, col)}
     rep["consistent"] = int(D[row, col]) == (trace["result_bits"] & ((1 << ld.element_bits) - 1))
     return rep
@@ -238,6 +264,8 @@ def format_explain(rep: dict) -> str:
     if "chains_sum" in rep:
         out.append(f"even + odd = {_fmt(rep['chains_sum']['value'])}; C + that = {_fmt(rep['result'])}")
     out.append(f"exact (unrounded) C + sum of products = {_fmt(rep['exact_sum'])}")
+    if "to_dst" in rep:
+        out.append(rep["to_dst"])
     bits = f" (0x{rep['result_bits']:08x})" if "result_bits" in rep else ""
     out.append(f"D[{r}, {c}] = {_fmt(rep['result'])}{bits}   read back from {_holder(rep['d_register'])}"
                + ("" if rep["consistent"] else "   INCONSISTENT"))
