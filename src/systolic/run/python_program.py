@@ -159,4 +159,4 @@ def run(path: Path, device: str | None = None) -> dict:
             "checks": [compare("result", result, oracle)], "recorder": rec,
             "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},
             "extras": {k: (v if isinstance(v, (str, int, float, bool)) or v is None else repr(v))
-                       for k, v in extras.items() if not isinstance(v, np.ndarray)}}
+                       for k, v in extras.items() if not isinstance(v, np.ndarray) and k != "sub_group_size"}}
