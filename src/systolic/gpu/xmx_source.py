@@ -30,6 +30,17 @@ typedef unsigned long long u64;
 
 #define BIG_LSB 4000
 
+// fp32 operations and conversions written as inline PTX without .ftz: CuPy's RawModule route can compile with
+// flush-to-zero whatever our --ftz=false says (measured: subnormal inputs of fp32 FMAs and of the f32 -> f64
+// conversion came out as zeros), and PTX without .ftz keeps IEEE gradual underflow on every route.
+// binary64 operations are never flushed (.ftz exists for .f32 only).
+__device__ __forceinline__ double f2d(float f) { double d; asm("cvt.f64.f32 %0, %1;" : "=d"(d) : "f"(f)); return d; }
+__device__ __forceinline__ float d2f(double d) { float f; asm("cvt.rn.f32.f64 %0, %1;" : "=f"(f) : "d"(d)); return f; }
+__device__ __forceinline__ float fma_rn(float a, float b, float c) {
+    float d; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c)); return d;
+}
+__device__ __forceinline__ float h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+
 // ------------------------------------------------------------------------------------------- decode
 // mode 0: bf16 bits (uint16), 1: fp16 bits (uint16), 2: tf32 from float32 bits (RNE to 10 fraction bits,
 // gemm._tf32_rne), 3: fp32 values as they are. Writes dst[r * ldd + c] for r < rows, c < ldd, zero past
@@ -47,7 +58,7 @@ extern "C" __global__ void xmx_decode(const void* __restrict__ src, float* __res
             if (mode == 0) {
                 v = __uint_as_float(((u32)((const unsigned short*)src)[s]) << 16);
             } else if (mode == 1) {
-                v = __half2float(__ushort_as_half(((const unsigned short*)src)[s]));
+                v = h2f(((const unsigned short*)src)[s]);
             } else if (mode == 2) {
                 u32 u = ((const u32*)src)[s];
                 u32 rr = (u + 0xFFFu + ((u >> 13) & 1u)) & 0xFFFFE000u;
@@ -56,7 +67,9 @@ extern "C" __global__ void xmx_decode(const void* __restrict__ src, float* __res
             } else {
                 v = ((const float*)src)[s];
             }
-            if (flush && v != 0.0f && fabsf(v) < min_normal) v = copysignf(0.0f, v);
+            // on the bit pattern (an fp32 compare could see a flushed subnormal as zero)
+            const u32 mag = __float_as_uint(v) & 0x7FFFFFFFu;
+            if (flush && mag != 0u && mag < __float_as_uint(min_normal)) v = __uint_as_float(__float_as_uint(v) & 0x80000000u);
         }
         dst[idx] = v;
     }
@@ -72,7 +85,11 @@ __device__ __forceinline__ int lsb_of(float v, int sig) {
     if (e == 0) return -149;
     return e - 127 - (sig - 1);
 }
-__device__ __forceinline__ float mag_of(float v) { return isnan(v) ? __int_as_float(0x7F800000) : fabsf(v); }
+// |v| as a bit pattern (unsigned order is magnitude order; NaN -> the pattern of +inf)
+__device__ __forceinline__ u32 mag_of(float v) {
+    u32 u = __float_as_uint(v) & 0x7FFFFFFFu;
+    return u > 0x7F800000u ? 0x7F800000u : u;
+}
 
 // A (rows x kp, row-major): LA[r * nch + c] = min lsb over chunk c of row r; MAc[r * nch + c] = max |a|
 extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int* __restrict__ LA, float* __restrict__ MAc,
@@ -82,10 +99,10 @@ extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int* __restr
     if (idx >= rows * nch) return;
     long long r = idx / nch, c = idx - r * nch;
     const float* p = A + r * kp + c * 16;
-    int l = BIG_LSB; float m = 0.0f;
+    int l = BIG_LSB; u32 m = 0u;
     #pragma unroll
-    for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = fmaxf(m, mag_of(v)); }
-    LA[idx] = l; MAc[idx] = m;
+    for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
+    LA[idx] = l; MAc[idx] = __uint_as_float(m);
 }
 
 // B (kp x ldb, row-major): LB[c * ldb + j], MBc[c * ldb + j]
@@ -96,10 +113,10 @@ extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int* __restr
     if (idx >= nch * ldb) return;
     long long c = idx / ldb, j = idx - c * ldb;
     const float* p = B + c * 16 * ldb + j;
-    int l = BIG_LSB; float m = 0.0f;
+    int l = BIG_LSB; u32 m = 0u;
     #pragma unroll
-    for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = fmaxf(m, mag_of(v)); }
-    LB[idx] = l; MBc[idx] = m;
+    for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
+    LB[idx] = l; MBc[idx] = __uint_as_float(m);
 }
 
 // ------------------------------------------------------------------------------------------- fp32 FMA chain
@@ -156,7 +173,7 @@ xmx_fma32(const float* __restrict__ A, const float* __restrict__ B, const float*
             #pragma unroll
             for (int i = 0; i < 8; ++i)
                 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = __fmaf_rn(a[i], b[j], acc[i][j]);
+                for (int j = 0; j < 8; ++j) acc[i][j] = fma_rn(a[i], b[j], acc[i][j]);
         }
         if (t + 1 < ntiles) {
             const int nxt = cur ^ 1;
@@ -240,7 +257,7 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
         for (int j = 0; j < 8; ++j) {
             int c = bn + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
             float cv = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
-            acc[i][j] = (double)cv;
+            acc[i][j] = f2d(cv);
             lm[i][j] = BIG_LSB;
             mxh[i][j] = __double2hiint(acc[i][j]) & 0x7FFFFFFF;
         }
@@ -253,12 +270,12 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
     else if (tid < S_BM + S_BN) rlb = (bn + tid - S_BM < ldb) ? LB[bn + tid - S_BM] : BIG_LSB;
 
     #define STAGE_STORE(buf)                                                                          \
-        As[buf][ak + 0][ar] = (double)ra.x; As[buf][ak + 1][ar] = (double)ra.y;                       \
-        As[buf][ak + 2][ar] = (double)ra.z; As[buf][ak + 3][ar] = (double)ra.w;                       \
-        Bs[buf][bk][bc + 0] = (double)rb0.x; Bs[buf][bk][bc + 1] = (double)rb0.y;                     \
-        Bs[buf][bk][bc + 2] = (double)rb0.z; Bs[buf][bk][bc + 3] = (double)rb0.w;                     \
-        Bs[buf][bk + 8][bc + 0] = (double)rb1.x; Bs[buf][bk + 8][bc + 1] = (double)rb1.y;             \
-        Bs[buf][bk + 8][bc + 2] = (double)rb1.z; Bs[buf][bk + 8][bc + 3] = (double)rb1.w;             \
+        As[buf][ak + 0][ar] = f2d(ra.x); As[buf][ak + 1][ar] = f2d(ra.y);                       \
+        As[buf][ak + 2][ar] = f2d(ra.z); As[buf][ak + 3][ar] = f2d(ra.w);                       \
+        Bs[buf][bk][bc + 0] = f2d(rb0.x); Bs[buf][bk][bc + 1] = f2d(rb0.y);                     \
+        Bs[buf][bk][bc + 2] = f2d(rb0.z); Bs[buf][bk][bc + 3] = f2d(rb0.w);                     \
+        Bs[buf][bk + 8][bc + 0] = f2d(rb1.x); Bs[buf][bk + 8][bc + 1] = f2d(rb1.y);             \
+        Bs[buf][bk + 8][bc + 2] = f2d(rb1.z); Bs[buf][bk + 8][bc + 3] = f2d(rb1.w);             \
         if (tid < S_BM) LAs[buf][tid] = rla; else if (tid < S_BM + S_BN) LBs[buf][tid - S_BM] = rlb;
 
     STAGE_STORE(0)
@@ -324,12 +341,13 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
             const double x = acc[i][j];
             int L = lm[i][j];
             if (C != nullptr) L = min(L, lsb_of(C[(long long)r * N + c], 24));
-            const double P = (double)__fmul_ru(ma, MB[c]);
+            // P >= max |a b| over the element's K: the product of the maxima in binary64 (exact, never flushed)
+            const double P = __dmul_rn(f2d(ma), f2d(MB[c]));
             const double mx = __hiloint2double((int)(mxh[i][j] + 1u), 0);   // >= every recorded |x|
             const double bound = fmin(ldexp(1.0, 53 + min(L, 1000)), 3.4028234663852886e38);
             const bool ok = isfinite(x) && L >= -149 && __dmul_rn(__dadd_rn(mx, 16.0 * P), GROW) <= bound;
             const long long o = (long long)r * N + c;
-            D[o] = __float_as_uint((float)x);
+            D[o] = __float_as_uint(d2f(x));
             F[o] = ok ? 0 : 1;
         }
     }
@@ -353,7 +371,7 @@ __global__ void xmx_stage_robust(const float* __restrict__ A, const float* __res
     if (e >= count) return;
     const long long o = idx[e];
     const long long r = o / N, c = o - r * N;
-    double x = C != nullptr ? (double)C[o] : 0.0;
+    double x = C != nullptr ? f2d(C[o]) : 0.0;
     const float* ap = A + r * kp;
     const float* bp = B + c;
     unsigned char h = 0;
@@ -363,7 +381,7 @@ __global__ void xmx_stage_robust(const float* __restrict__ A, const float* __res
         bool negz = (x == 0.0) && signbit(x);
         #pragma unroll
         for (int q = 0; q < T; ++q) {
-            p[q] = __dmul_rn((double)ap[k0 + q], (double)bp[(long long)(k0 + q) * ldb]);
+            p[q] = __dmul_rn(f2d(ap[k0 + q]), f2d(bp[(long long)(k0 + q) * ldb]));
             naive = __dadd_rn(naive, p[q]);
             negz = negz && (p[q] == 0.0) && signbit(p[q]);
         }
@@ -382,9 +400,9 @@ __global__ void xmx_stage_robust(const float* __restrict__ A, const float* __res
         // round to odd at 53 bits, then once to nearest-even fp32: RN24(RO53(v)) = RN24(v)
         long long hb = __double_as_longlong(hi);
         if (lo != 0.0 && (hb & 1LL) == 0) hb += ((lo > 0.0) != (hi < 0.0)) ? 1 : -1;
-        x = (double)__double2float_rn(__longlong_as_double(hb));
+        x = f2d(d2f(__longlong_as_double(hb)));
     }
-    const float xf = (float)x;
+    const float xf = d2f(x);
     D[o] = isnan(xf) ? nan_bits : __float_as_uint(xf);
     hard[e] = h;
 }
