@@ -299,7 +299,7 @@ def run(kernel, global_size, local_size, args=(), *, platform=None, sub_group_si
 def _run_group(kernel, args, ctxs, greenlet) -> None:
     lets = []
     for c in ctxs:
-        g = greenlet(lambda: kernel(*args))
+        g = greenlet(lambda *_: kernel(*args))
         c._greenlet = g
         lets.append(g)
     waiting: dict = {}
