@@ -35,16 +35,20 @@ def _check(ta: str, tb: str) -> str:
     return name
 
 
-def mad(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, how: str = "fast") -> np.ndarray:
+def mad(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, how: str = "fast",
+        keys_a=None, keys_b=None) -> np.ndarray:
     """D (P, M, N): int32 for int8 products, fp32 for bf16/fp16, for every sub-group p."""
     _check(ta, tb)
+    if how == "tiles" or isinstance(a, list) and a[0].shape[0] == 1:
+        if isinstance(a, list):
+            a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
     if how == "tiles":
         return np.stack([mad_tiles(cpu, ta, tb, a[p], b[p], c[p]) for p in range(a.shape[0])])
     from ..amx import matmul
 
     def gemm(a2, b2, c2):
         return matmul(a2, b2, c2, cpu=cpu)
-    return batch.batched_mad(gemm, a, b, c)
+    return batch.batched_mad(gemm, a, b, c, keys_a, keys_b)
 
 
 def mad_tiles(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

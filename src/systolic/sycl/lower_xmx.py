@@ -49,16 +49,18 @@ def _to_type(bits32_or_vals: np.ndarray, t: str) -> np.ndarray:
 
 
 def mad(platform, prec_a: str, prec_b: str, tc: str, td: str, a: np.ndarray, b: np.ndarray,
-        c: np.ndarray) -> np.ndarray:
+        c: np.ndarray, keys_a=None, keys_b=None) -> np.ndarray:
     """D (P, M, N) of type ``td`` for every sub-group p: see the module text."""
     from ..xmx import matmul
-    P, M, K = a.shape
-    N = b.shape[2]
+    P, M = (a[0] if isinstance(a, list) else a).shape[:2]
+    K = sum(x.shape[2] for x in a) if isinstance(a, list) else a.shape[2]
+    N = (b[0] if isinstance(b, list) else b).shape[2]
     ks = k_step(prec_b)
     if K % ks:
         raise UnsupportedCombination(f"K = {K} is not a whole number of DPAS steps of {ks}",
                                      rule="IGC builds joint_matrix_mad from DPAS of K = 8 * OPS_PER_CHAN",
                                      values={"K": K, "k_step": ks})
+    del P
     integer = tc == "int32"
     precision = "tf32" if prec_a == "tf32" else None
     model = platform.default_model
@@ -67,15 +69,17 @@ def mad(platform, prec_a: str, prec_b: str, tc: str, td: str, a: np.ndarray, b: 
         return matmul(a2, b2, c2, platform=platform, model=model, precision=precision)
 
     acc = c.astype(np.int32) if integer else c.astype(np.float32)   # 16-bit C enters exactly
-    cur = tc
     steps = K // ks
     mid = td if intermediate(M, N, K) == "d" else tc
+    if integer or (mid == "fp32" and td == "fp32"):
+        # no rounding between the DPAS steps: the fp32/int32 chain over all of K is one engine GEMM
+        return batch.batched_mad(gemm, a, b, acc, keys_a, keys_b)
+    if isinstance(a, list):
+        a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
     for s in range(steps):
         out_t = td if s == steps - 1 else mid
         d = batch.batched_mad(gemm, np.ascontiguousarray(a[:, :, s * ks:(s + 1) * ks]),
-                              np.ascontiguousarray(b[:, s * ks:(s + 1) * ks, :]), acc)
-        res = d if integer else _to_type(d, out_t)
-        cur = out_t
-        acc = res.astype(np.int32) if integer else res.astype(np.float32)
-    del cur
+                              np.ascontiguousarray(b[:, s * ks:(s + 1) * ks, :]), acc, keys_a, keys_b)
+        res = _to_type(d, out_t)
+        acc = res.astype(np.float32)
     return res

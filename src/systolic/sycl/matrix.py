@@ -154,33 +154,34 @@ def _load_impl(b, *, lay=None, checked=False):
     if not checked:
         idx = core.mem_index(spec, offs, stride, s)
         mg.set(core.gather(mem, idx, b.name))
+        mg.set_prov(_load_ids(offs, stride))
         return
-    h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[3:7])
-    _, _, inside = _checked_coords(spec, s, h, w, x, y)
-    # offs is the big matrix's base; the tile starts at row x, column y of it
-    idx = core.mem_index(spec, offs, stride, s) + _origin(spec, s, stride, x, y)[:, None, None]
+    idx, inside = _checked_index(spec, s, offs, stride, b)
     vals = np.zeros(idx.shape, dtype=spec.t.dtype)
     vals[inside] = core.gather(mem, idx[inside], b.name)
     mg.set(vals)
+    mg.set_prov(_load_ids(offs, stride, *b.args[3:7]))
 
 
-def _checked_coords(spec, s, h, w, x, y):
-    """Logical (row, col) of each element in the big ``h x w`` matrix (B packed: K rows, N cols) and the mask."""
-    R, C = spec.rows, spec.cols
-    rr = np.arange(R)[None, :, None] + x[:, None, None]
-    cc = np.arange(C)[None, None, :] + y[:, None, None]
-    inside = (rr >= 0) & (cc >= 0) & (rr < h[:, None, None]) & (cc < w[:, None, None])
-    return rr, cc, inside
+def _checked_index(spec, s, offs, stride, b):
+    """Checked access (sycl_ext_intel_matrix): ``ptr`` is the base of a ``height x width`` matrix as it lies in
+    memory (rows ``stride`` apart); the tile's first element is at memory row ``x``, column ``y``; elements at
+    a row >= height or a column >= width are outside (loads give 0, stores drop them)."""
+    h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[3:7])
+    mr, mc = core.mem_rowcol(spec, s)
+    rows = x[:, None, None] + mr[None]
+    cols = y[:, None, None] + mc[None]
+    inside = (rows >= 0) & (cols >= 0) & (rows < h[:, None, None]) & (cols < w[:, None, None])
+    idx = np.asarray(offs, dtype=np.int64).reshape(-1, 1, 1) + rows * stride[:, None, None] + cols
+    return idx, inside
 
 
-def _origin(spec, s, stride, x, y):
-    """Element offset of the tile origin (row x, column y) in the big matrix's memory."""
-    if s == "row_major":
-        return x * stride + y
-    if s == "col_major":
-        return y * stride + x
-    vf = max(1, 32 // spec.t.bits)
-    return (x // vf) * stride + y * vf
+def _load_ids(*cols) -> np.ndarray:
+    """Sub-groups that loaded with equal arguments in one load got equal contents: ids saying so."""
+    from .batch import key_ids
+    n = len(cols[0])
+    keys = np.stack([np.broadcast_to(np.asarray(c, dtype=np.int64), (n,)) for c in cols], axis=1)
+    return key_ids(keys)[1]
 
 
 def _store_impl(b, *, lay=None, checked=False):
@@ -192,15 +193,12 @@ def _store_impl(b, *, lay=None, checked=False):
                            values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
     stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
     core.check_stride(stride, spec)
-    idx = core.mem_index(spec, offs, stride, s)
     vals = mg.get()
     if checked:
-        h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[3:7])
-        _, _, inside = _checked_coords(spec, s, h, w, x, y)
-        idx = idx + _origin(spec, s, stride, x, y)[:, None, None]
+        idx, inside = _checked_index(spec, s, offs, stride, b)
         core.scatter(mem, idx[inside], vals[inside], b.name)
         return
-    core.scatter(mem, idx, vals, b.name)
+    core.scatter(mem, core.mem_index(spec, offs, stride, s), vals, b.name)
 
 
 def joint_matrix_load(sg, m, ptr, stride, layout=None) -> None:
@@ -216,18 +214,37 @@ def joint_matrix_store(sg, m, ptr, stride, layout=None) -> None:
     L.collective("joint_matrix_store", _store_impl, sg, (_mat(m, "store"), _ptr(ptr), stride), lay=layout)
 
 
-def joint_matrix_load_checked(sg, m, ptr, stride, height, width, x, y, layout=None) -> None:
-    """Load the tile at row ``x``, column ``y`` of the ``height x width`` matrix at ``ptr``; outside elements 0."""
+def _checked_args(name, args, layout):
+    """SYCL's order ``(stride, [layout,] height, width, x, y)``: the layout comes after the stride for
+    accumulator loads and all stores (sycl_ext_intel_matrix); ``layout=`` may also be given by keyword."""
+    if len(args) == 5:
+        if layout is not None:
+            raise InvalidValue(f"{name}: the layout is given twice")
+        return args[1:], args[0]
+    if len(args) == 4:
+        return args, layout
+    raise InvalidValue(f"{name} takes (sg, m, ptr, stride, [layout,] height, width, x, y)",
+                       values={"arguments": len(args) + 4})
+
+
+def joint_matrix_load_checked(sg, m, ptr, stride, *args, layout=None) -> None:
+    """Load the tile at row ``x``, column ``y`` of the ``height x width`` matrix at ``ptr``; outside elements 0.
+
+    ``(sg, m, ptr, stride, height, width, x, y)``, or with an accumulator's layout after the stride."""
     L = _sg(sg, "joint_matrix_load_checked")
+    (h, w, x, y), lay = _checked_args("joint_matrix_load_checked", args, layout)
     L.collective("joint_matrix_load_checked", _load_impl, sg,
-                 (_mat(m, "load"), _ptr(ptr), stride, height, width, x, y), lay=layout, checked=True)
+                 (_mat(m, "load"), _ptr(ptr), stride, h, w, x, y), lay=lay, checked=True)
 
 
-def joint_matrix_store_checked(sg, m, ptr, stride, height, width, x, y, layout=None) -> None:
-    """Store the tile at row ``x``, column ``y`` of the ``height x width`` matrix; outside elements dropped."""
+def joint_matrix_store_checked(sg, m, ptr, stride, *args, layout=None) -> None:
+    """Store the tile at row ``x``, column ``y`` of the ``height x width`` matrix; outside elements dropped.
+
+    ``(sg, m, ptr, stride, layout, height, width, x, y)`` (SYCL's order) or the layout by keyword."""
     L = _sg(sg, "joint_matrix_store_checked")
+    (h, w, x, y), lay = _checked_args("joint_matrix_store_checked", args, layout)
     L.collective("joint_matrix_store_checked", _store_impl, sg,
-                 (_mat(m, "store"), _ptr(ptr), stride, height, width, x, y), lay=layout, checked=True)
+                 (_mat(m, "store"), _ptr(ptr), stride, h, w, x, y), lay=lay, checked=True)
 
 
 def _ptr(p):
@@ -279,18 +296,50 @@ def _mad_impl(b, *, anysize=False):
     ta, tb, tc, td = A.spec.t, B.spec.t, C.spec.t, D.spec.t
     if not anysize:
         find_combination(rec, ta.name, tb.name, tc.name, td.name, M, N, K)
-    a, bb, c = A.get(), B.get(), C.get()
-    if rec.backend == "xmx":
-        from ..xmx import get_platform
-        from .lower_xmx import mad
-        d = mad(get_platform(rec.engine), ta.prec, tb.prec, tc.prec, td.prec, a, bb, c)
-    else:
+    if rec.backend == "amx" and tc.name != td.name:
+        raise UnsupportedCombination("AMX accumulates in place: C and D have one type",
+                                     values={"ctype": tc.name, "dtype": td.name})
+    a, bb = A.get(), B.get()
+    finish = _finisher(b.launch, rec, ta, tb, tc, td)
+    key = (rec.name, ta.name, tb.name, tc.name, td.name, M, N)
+    if D.obj is not None and _chainable(b.launch, rec, tc, td):
+        # defer: a chain of mads into one accumulator is one engine GEMM over the whole K (same bits, see
+        # MatrixGroup.defer); D is computed when something reads it
+        prev = C.pending()
+        if prev is not None and prev["key"] == key and _k_whole(rec, ta, prev["a"][-1].shape[2]):
+            D.defer_more(prev, a, bb, A.prov, B.prov)
+        else:
+            D.defer(C.get().copy(), a, bb, finish, A.prov, B.prov)
+        D.obj.pending["key"] = key
+        return
+    D.set(finish(C.get(), [a], [bb], None if A.prov is None else A.prov[:, None],
+                 None if B.prov is None else B.prov[:, None]))
+
+
+def _chainable(launch, rec, tc, td) -> bool:
+    if rec.backend == "amx":
+        return launch.device.amx == "fast"
+    return tc.name == td.name and tc.name in ("fp32", "sint32")
+
+
+def _k_whole(rec, ta, k: int) -> bool:
+    """Whether a product of this K may be followed by another in one engine GEMM: on AMX the K of each TMUL
+    block is 64 bytes, so every product but the last must fill whole blocks; a DPAS K step is always whole."""
+    if rec.backend == "amx":
+        return (k * ta.bits // 8) % 64 == 0
+    return True
+
+
+def _finisher(launch, rec, ta, tb, tc, td):
+    def finish(c, As, Bs, ka=None, kb=None):
+        a, bb = list(As), list(Bs)      # the lowering assembles only the distinct fragments
+        if rec.backend == "xmx":
+            from ..xmx import get_platform
+            from .lower_xmx import mad
+            return mad(get_platform(rec.engine), ta.prec, tb.prec, tc.prec, td.prec, a, bb, c, ka, kb)
         from .lower_amx import mad
-        if tc.name != td.name:
-            raise UnsupportedCombination("AMX accumulates in place: C and D have one type",
-                                         values={"ctype": tc.name, "dtype": td.name})
-        d = mad(rec.engine, ta.name, tb.name, a, bb, c, how=b.launch.device.amx)
-    D.set(d)
+        return mad(rec.engine, ta.name, tb.name, a, bb, c, how=launch.device.amx, keys_a=ka, keys_b=kb)
+    return finish
 
 
 def joint_matrix_mad(sg, D, A, B, C) -> None:
@@ -319,11 +368,12 @@ def joint_matrix_copy(sg, src, dst) -> None:
 def _apply_impl(b):
     mg, fns = b.args
     s = b.launch.sg_size
+    mg.get()                                          # any deferred product is computed first
     view = mg.view                                    # (nsg, sg, L)
     flat = view.reshape(-1, view.shape[-1])
     wis = np.tile(np.arange(s), b.nsg)
     if len(fns) == 1 and len(fns[0][0]) == flat.shape[0]:
-        new = core.apply_slices(flat, mg.spec, wis, fns[0][1])
+        new = core.apply_slices(flat, mg.spec, wis, fns[0][1], vector_mode=b.launch.mode == "vector")
     else:
         new = flat.copy()
         for j, (_w, f) in enumerate(fns):

@@ -148,7 +148,9 @@ def _check_declaration(spec: Spec, anysize: bool = False) -> None:
     """Some combination of the device admits this operand (its type and its dimensions)."""
     rec = spec.device
     ok = []
-    for c in rec.combinations:
+    if anysize:   # the 2021 revision: any size; the type must still be one the device multiplies or accumulates
+        ok = [spec.t.name in c.types() for c in rec.combinations]
+    for c in ([] if anysize else rec.combinations):
         if spec.use == "a" and c.atype == spec.t.name:
             ok.append(anysize or _dim_ok(spec.rows, c.max_msize, c.msize) and _dim_ok(spec.cols, c.max_ksize, c.ksize))
         elif spec.use == "b" and c.btype == spec.t.name:
@@ -169,7 +171,7 @@ def _dim_ok(v, mx, fixed) -> bool:
 class JointMatrix:
     """``joint_matrix<sub_group, T, use, Rows, Cols, Layout>``: the slices of the work-items it was declared by."""
 
-    __slots__ = ("spec", "slices", "launch")
+    __slots__ = ("spec", "slices", "launch", "pending", "prov", "tag")
 
     def __init__(self, sg, T_, use, rows, cols, layout=None, *, anysize: bool = False) -> None:
         L = sg.launch
@@ -189,6 +191,9 @@ class JointMatrix:
         n = L.n_items if sg._wi is None else 1
         length = self.spec.map.params["slice_length"]
         self.slices = np.zeros((n, length), dtype=self.spec.t.dtype)
+        self.pending = None   # a deferred chain of products (see MatrixGroup.defer)
+        self.prov = None      # per sub-group: equal ids = equal contents (set by loads; see batch.key_ids)
+        self.tag = None       # the 2021 revision's matrix_layout
 
     def __repr__(self) -> str:
         return self.spec.text()
@@ -197,15 +202,15 @@ class JointMatrix:
 class MatrixGroup:
     """The joint_matrix of every sub-group in a batch: logical values (nsg, rows, cols) <-> the slices."""
 
-    def __init__(self, spec: Spec, view: np.ndarray, commit=None) -> None:
-        self.spec, self.view, self._commit = spec, view, commit
+    def __init__(self, spec: Spec, view: np.ndarray, commit=None, obj=None) -> None:
+        self.spec, self.view, self._commit, self.obj = spec, view, commit, obj
         m = spec.map
         self.wi_of = m.index[..., 0]
         self.ix_of = m.index[..., 1]
 
     @classmethod
     def vectorised(cls, m: JointMatrix, nsg: int, s: int) -> "MatrixGroup":
-        return cls(m.spec, m.slices.reshape(nsg, s, -1))
+        return cls(m.spec, m.slices.reshape(nsg, s, -1), obj=m)
 
     @classmethod
     def per_item(cls, objs: list) -> "MatrixGroup":
@@ -222,10 +227,45 @@ class MatrixGroup:
                 o.slices[0] = v[0, j]
         return cls(spec, view, commit)
 
+    # ---- deferred products: D = C + A1 B1 + A2 B2 + ... kept as its factors until someone reads D.
+    # Only where computing the chain as one engine GEMM over the concatenated K gives the same bits as the
+    # separate products (the caller decides: fp32/int32 accumulators, whole DPAS / 64-byte tile K steps).
+    def pending(self):
+        return None if self.obj is None else self.obj.pending
+
+    def defer(self, base, a, b, finish, ka=None, kb=None) -> None:
+        """This matrix := ``base`` + a @ b, evaluated later by ``finish(base, [a...], [b...], keys_a, keys_b)``."""
+        self.obj.pending = {"base": base, "a": [a], "b": [b], "finish": finish, "ka": [ka], "kb": [kb]}
+
+    def defer_more(self, prev: dict, a, b, ka=None, kb=None) -> None:
+        self.obj.pending = {"base": prev["base"], "a": prev["a"] + [a], "b": prev["b"] + [b],
+                            "finish": prev["finish"], "ka": prev["ka"] + [ka], "kb": prev["kb"] + [kb]}
+
+    @property
+    def prov(self):
+        return None if self.obj is None else self.obj.prov
+
+    def set_prov(self, ids) -> None:
+        if self.obj is not None:
+            self.obj.prov = ids
+
+    def _materialise(self) -> None:
+        p = self.obj.pending
+        self.obj.pending = None
+        ka = None if any(k is None for k in p["ka"]) else np.stack(p["ka"], axis=1)
+        kb = None if any(k is None for k in p["kb"]) else np.stack(p["kb"], axis=1)
+        vals = p["finish"](p["base"], p["a"], p["b"], ka, kb)
+        self.view[:, self.wi_of, self.ix_of] = np.asarray(vals).astype(self.spec.t.dtype, copy=False)
+
     def get(self) -> np.ndarray:
+        if self.obj is not None and self.obj.pending is not None:
+            self._materialise()
         return self.view[:, self.wi_of, self.ix_of]
 
     def set(self, values) -> None:
+        if self.obj is not None:
+            self.obj.pending = None
+            self.obj.prov = None
         self.view[:, self.wi_of, self.ix_of] = np.asarray(values).astype(self.spec.t.dtype, copy=False)
         if self._commit is not None:
             self._commit(self.view)
@@ -233,26 +273,31 @@ class MatrixGroup:
 
 # ------------------------------------------------------------------------------------- memory access
 
-def mem_index(spec: Spec, offs: np.ndarray, stride, lay: str, rows: int | None = None,
-              cols: int | None = None) -> np.ndarray:
-    """Element indices (nsg, rows, cols) of each logical element in memory for a load/store of ``lay``."""
-    R = spec.rows if rows is None else rows
-    C = spec.cols if cols is None else cols
-    r = np.arange(R, dtype=np.int64)[None, :, None]
-    c = np.arange(C, dtype=np.int64)[None, None, :]
-    st = np.asarray(stride, dtype=np.int64).reshape(-1, 1, 1)
-    off = np.asarray(offs, dtype=np.int64).reshape(-1, 1, 1)
+def mem_rowcol(spec: Spec, lay: str) -> tuple[np.ndarray, np.ndarray]:
+    """(memory row, memory column) of each logical element (rows x cols) relative to the first one, for a
+    load/store of layout ``lay``: memory is rows ``stride`` elements apart."""
+    r = np.arange(spec.rows, dtype=np.int64)[:, None]
+    c = np.arange(spec.cols, dtype=np.int64)[None, :]
+    r, c = np.broadcast_arrays(r, c)
     if lay == "row_major":
-        return off + r * st + c
+        return r, c
     if lay == "col_major":
-        return off + c * st + r
+        return c, r
     if lay in ("ext_intel_packed", "packed_b", "packed_a"):
         vf = max(1, 32 // spec.t.bits)
         if spec.use == "a" or lay == "packed_a":
-            # A packed (AMX col-major case, seed "VNNI"): K/vf rows of M*vf, groups of vf K values per m
-            return off + (c // vf) * st + r * vf + c % vf
-        return off + (r // vf) * st + c * vf + r % vf
+            # A packed (the AMX col-major case, seed "VNNI"): K/vf rows of M*vf, vf K values per m
+            return c // vf, r * vf + c % vf
+        return r // vf, c * vf + r % vf          # B: K/vf rows of N*vf, vf consecutive K per column
     raise InvalidValue(f"layout {lay} cannot be loaded or stored", values={"layout": lay})
+
+
+def mem_index(spec: Spec, offs: np.ndarray, stride, lay: str) -> np.ndarray:
+    """Element indices (nsg, rows, cols) of each logical element in memory for a load/store of ``lay``."""
+    mr, mc = mem_rowcol(spec, lay)
+    st = np.asarray(stride, dtype=np.int64).reshape(-1, 1, 1)
+    off = np.asarray(offs, dtype=np.int64).reshape(-1, 1, 1)
+    return off + mr[None] * st + mc[None]
 
 
 def check_stride(stride, spec: Spec) -> None:
@@ -296,14 +341,17 @@ def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------- apply
 
-def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn) -> np.ndarray:
-    """Run ``fn`` on the slices ``m_view`` (items, L) of work-items at sub-group positions ``wis``."""
+def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_mode: bool = False) -> np.ndarray:
+    """Run ``fn`` on the slices ``m_view`` (items, L) of work-items at sub-group positions ``wis``.
+
+    ``fn`` is first called once on whole slices (:class:`Varying` x, row, col); a function that branches on
+    element values is then called per element. In a vectorised launch, a function that also captures
+    per-work-item values (or fails on whole slices) makes the launch run again per work-item (Divergence)."""
     lay = spec.map
     n_l = m_view.shape[1]
     rows = np.full((lay.params["sg_size"], n_l), -1, dtype=np.int64)
     cols = np.full_like(rows, -1)
-    held = lay.held()
-    rr, cc = np.nonzero(held)
+    rr, cc = np.nonzero(lay.held())
     rows[lay.index[rr, cc, 0], lay.index[rr, cc, 1]] = rr
     cols[lay.index[rr, cc, 0], lay.index[rr, cc, 1]] = cc
     r_i, c_i = rows[wis], cols[wis]
@@ -312,13 +360,16 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn) -> np.ndar
     x = m_view
     try:
         res = fn(Varying(x)) if nargs == 1 else fn(Varying(x), Varying(r_i), Varying(c_i))
-        out = res.v if isinstance(res, Varying) else np.broadcast_to(np.asarray(res), x.shape)
         if res is None:
             return m_view
-        new = np.where(mask, convert(out, spec.t), m_view)
-        return new.astype(spec.t.dtype)
+        out = res.v if isinstance(res, Varying) else np.broadcast_to(np.asarray(res), x.shape)
+        return np.where(mask, convert(out, spec.t), m_view).astype(spec.t.dtype)
     except Divergence:
-        pass
+        if vector_mode and _captures_per_item(fn):
+            raise
+    except Exception:  # noqa: BLE001 - whole-slice call failed; the per-work-item run decides
+        if vector_mode:
+            raise Divergence("joint_matrix_apply function needs per-work-item execution") from None
     out = m_view.copy()
     for i, j in zip(*np.nonzero(mask)):
         v = x[i, j]
@@ -326,6 +377,23 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn) -> np.ndar
         if r is not None:
             out[i, j] = convert(np.asarray(r).reshape(()), spec.t)
     return out
+
+
+def _captures_per_item(fn) -> bool:
+    """Whether ``fn`` closes over (or defaults to) per-work-item values of a vectorised launch."""
+    from .runtime import USMPtr
+    cells = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ()) if _filled(c)]
+    cells += list(getattr(fn, "__defaults__", None) or ())
+    return any(isinstance(v, (Varying, JointMatrix)) or (isinstance(v, USMPtr) and isinstance(v.offset, Varying))
+               for v in cells) or bool(cells) and any(callable(v) for v in cells)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
 
 
 def _arity(fn) -> int:

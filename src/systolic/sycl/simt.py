@@ -274,6 +274,7 @@ class Scheduler:
 
     def __init__(self, launch: Launch, kernel: Callable, make_item: Callable) -> None:
         import greenlet
+        GreenletExit = greenlet.GreenletExit
         self.launch = launch
         self.main = greenlet.getcurrent()
         self.waiting: dict[int, tuple] = {}     # work-item -> (name, impl, sg, args, kw, site)
@@ -284,8 +285,11 @@ class Scheduler:
         def body(w):
             try:
                 kernel(make_item(w))
+            except GreenletExit:
+                raise
             except BaseException as exc:  # noqa: BLE001 - carried to the caller of parallel_for
-                self.error = exc
+                if self.error is None:
+                    self.error = exc
             self.done[w] = True
         self.glets = [greenlet.greenlet(lambda w=w: body(w)) for w in range(launch.n_items)]
 
@@ -304,7 +308,7 @@ class Scheduler:
         runnable = list(range(L.n_items))
         while True:
             for w in runnable:
-                self.glets[w].switch(*(() if self.glets[w] else ()))
+                self.glets[w].switch()
                 if self.error is not None:
                     self._kill()
                     raise self.error
@@ -380,7 +384,7 @@ class Scheduler:
         for gl in self.glets:
             if gl and not gl.dead:
                 try:
-                    gl.throw(GeneratorExit)
+                    gl.throw()
                 except BaseException:  # noqa: BLE001
                     pass
 
