@@ -37,6 +37,8 @@ def _storage_bits(p: str) -> int:
 
 def available(rec: TB.Builtin, P: Platform) -> str | None:
     """None when ``P`` has this overload, else the reason (the rule it breaks)."""
+    if rec.split and not P.has_dpasw:
+        return f"{P.name} has no DPASW (split built-ins need fused EUs: XeHP/DG2 only; IsaVerification.cpp)"
     if rec.sub_group_size != P.matrix_subgroup_size:
         return (f"sub-group {rec.sub_group_size} forms need a device whose minimum sub-group size is "
                 f"{rec.sub_group_size}; {P.name} runs these built-ins with sub-group {P.matrix_subgroup_size}")
@@ -48,8 +50,6 @@ def available(rec: TB.Builtin, P: Platform) -> str | None:
     for t in {rec.acc_precision, rec.result_precision}:
         if t not in legal:
             return f"{P.name} DPAS takes no {t} accumulator for {rec.a_precision} (legal: {list(legal)})"
-    if rec.split and not P.has_dpasw:
-        return f"{P.name} has no DPASW (split built-ins need fused EUs: XeHP/DG2 only)"
     return None
 
 
