@@ -121,6 +121,14 @@ def test_float_equals_cpu(kind, prof, shape):
 
 @needs_gpu
 @pytest.mark.parametrize("kind", ["bf16", "fp16"])
+@pytest.mark.parametrize("prof", PROFILES[:4], ids=lambda p: "-".join(str(x) for x in p))
+def test_float_without_c_equals_cpu(kind, prof):
+    a, b, _ = float_case(77, (90, 140, 70), kind, *prof)
+    assert_same_bits(matmul(a, b, cpu=cpu_for(kind), backend="cuda"), matmul(a, b, cpu=cpu_for(kind), backend="cpu"))
+
+
+@needs_gpu
+@pytest.mark.parametrize("kind", ["bf16", "fp16"])
 def test_float_cancellation_and_signed_zeros(kind):
     """Rows that cancel exactly (x, -x pairs), -0 chains from flushed tiny products, C = -0."""
     rng = np.random.default_rng(7)
@@ -142,7 +150,8 @@ def test_float_cancellation_and_signed_zeros(kind):
 
 
 @needs_gpu
-@pytest.mark.parametrize("variant", ["128x128_8x8", "128x64_8x4", "64x128_4x8", "64x64_4x4"])
+@pytest.mark.parametrize("variant", ["128x128_8x8", "128x128_8x8cs", "128x64_8x4", "128x64_8x4cs", "64x128_4x8",
+                                     "64x64_4x4"])
 def test_every_tile_variant_gives_the_same_bits(variant):
     from systolic.gpu import amx_kernels as G
     saved = G.float_variant()
@@ -156,7 +165,7 @@ def test_every_tile_variant_gives_the_same_bits(variant):
 
 
 @needs_gpu
-@pytest.mark.parametrize("check", ["64x64_4x4", "128x64_8x4"])
+@pytest.mark.parametrize("check", ["64x64_4x4", "64x64_4x4cs", "128x64_8x4"])
 def test_every_check_variant_gives_the_same_bits(check):
     from systolic.gpu import amx_kernels as G
     saved = G.float_variant()
@@ -228,6 +237,21 @@ def test_int8_against_python_integers(signs):
             s = int(C[i, j]) + sum(int(A[i, k]) * int(B[k, j]) for k in range(37))
             s = (s + 2 ** 31) % 2 ** 32 - 2 ** 31
             assert int(got[i, j]) == s
+
+
+@needs_gpu
+@pytest.mark.parametrize("variant", ["bk64s3", "bk128s3", "bk128s4", "bk256s2"])
+def test_every_int8_variant_gives_the_same_bits(variant):
+    from systolic.gpu import amx_kernels as G
+    saved = G.int8_variant()
+    try:
+        G.set_int8_variant(variant)
+        for signs in ((True, True), (False, True)):
+            a, b, c = int8_case(31, (150, 700, 190), *signs, "extreme")
+            assert_same_bits(matmul(a, b, c, backend="cuda"), matmul(a, b, c, backend="cpu"), variant)
+            assert_same_bits(matmul(a, b, backend="cuda"), matmul(a, b, backend="cpu"), variant + " no C")
+    finally:
+        G.set_int8_variant(saved)
 
 
 @needs_gpu

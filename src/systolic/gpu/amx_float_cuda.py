@@ -178,7 +178,7 @@ extern "C" __global__ void amx_exact(const u32* __restrict__ AT, const u32* __re
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (idx >= (long long)nrows * ncols) return;
     int m = rows[idx / ncols], n = cols[idx % ncols];
-    u32 c = Cin[(size_t)m * N + n];
+    u32 c = Cin ? Cin[(size_t)m * N + n] : 0u;              /* C omitted: +0 */
     for (int k0 = 0; k0 < K2; k0 += KT) {
         u32 e = 0u, o = 0u;
         int k1 = min(K2, k0 + KT);
@@ -204,7 +204,7 @@ template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile(
    memory: As[2][32][BM], Bs[2][32][BN]. Thread tile TM x TN: rows ty*4 + {0..3} + i*(BM/2), columns
    tx*4 + {0..3} + j*(BN/2). Per tile-K block every output runs its even and odd chain (one FMA per pair
    each, in K order), then C += even + odd - the order of TDPBF16PS. */
-template <int BM, int BN, int TM, int TN, bool CHECK>
+template <int BM, int BN, int TM, int TN, bool CHECK, bool CSMEM>
 __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const float* __restrict__ B,
                                            const u32* __restrict__ Cin, u32* __restrict__ Cout,
                                            int M, int N, int Mp, int Np, int K2) {
@@ -214,6 +214,8 @@ __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const f
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                                       /* [2][KB][BM] */
     float* Bs = smem + 2 * KB * BM;                         /* [2][KB][BN] */
+    float* Cs = smem + 2 * KB * (BM + BN);                  /* [BM][BN] when CSMEM: C kept in shared memory,
+                                                               each thread its own elements (no barrier) */
     const int tid = threadIdx.x;
     const int tx = tid % (BN / TN), ty = tid / (BN / TN);
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
@@ -242,7 +244,8 @@ __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const f
         #pragma unroll
         for (int j = 0; j < TN; ++j) {
             int n = n0 + tx * 4 + (j % 4) + (j / 4) * (BN / 2);
-            c[i][j] = (m < M && n < N) ? bfloat(daz_bits(Cin[(size_t)m * N + n])) : 0.0f;
+            float v = (Cin && m < M && n < N) ? bfloat(daz_bits(Cin[(size_t)m * N + n])) : 0.0f;
+            if constexpr (CSMEM) Cs[(m - m0) * BN + (n - n0)] = v; else c[i][j] = v;
         }
     }
 
@@ -294,8 +297,10 @@ __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const f
         for (int i = 0; i < TM; ++i)
             #pragma unroll
             for (int j = 0; j < TN; ++j) {
-                if (CHECK) c[i][j] = add_ftz(c[i][j], add_ftz(e[i][j], o[i][j]));
-                else c[i][j] = __fadd_rn(c[i][j], __fadd_rn(e[i][j], o[i][j]));
+                const int ci = (ty * 4 + (i % 4) + (i / 4) * (BM / 2)) * BN + tx * 4 + (j % 4) + (j / 4) * (BN / 2);
+                float& cc = CSMEM ? Cs[ci] : c[i][j];
+                if (CHECK) cc = add_ftz(cc, add_ftz(e[i][j], o[i][j]));
+                else cc = __fadd_rn(cc, __fadd_rn(e[i][j], o[i][j]));
             }
         __syncthreads();
     }
@@ -307,9 +312,9 @@ __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const f
         for (int j = 0; j < TN; ++j) {
             int n = n0 + tx * 4 + (j % 4) + (j / 4) * (BN / 2);
             if (m < M && n < N) {
-                u32 r = fbits(c[i][j]);
+                u32 r = fbits(CSMEM ? Cs[(m - m0) * BN + (n - n0)] : c[i][j]);
                 if (is_nan_bits(r)) {                   /* x86: a NaN C wins every C + t; else invalid -> default */
-                    u32 c0 = daz_bits(Cin[(size_t)m * N + n]);
+                    u32 c0 = Cin ? daz_bits(Cin[(size_t)m * N + n]) : 0u;
                     r = is_nan_bits(c0) ? (c0 | QUIET_BIT) : DEFAULT_NAN;
                 }
                 Cout[(size_t)m * N + n] = r;
@@ -318,21 +323,33 @@ __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const f
     }
 }
 
-#define CHAIN_KERNEL(NAME, BM, BN, TM, TN, CHECK, MINB)                                                        \
+#define CHAIN_KERNEL(NAME, BM, BN, TM, TN, CHECK, CSMEM, MINB)                                                \
 extern "C" __global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)                                     \
 NAME(const float* AT, const float* B, const u32* Cin, u32* Cout, int M, int N, int Mp, int Np, int K2)      \
-{ chain_gemm<BM, BN, TM, TN, CHECK>(AT, B, Cin, Cout, M, N, Mp, Np, K2); }
+{ chain_gemm<BM, BN, TM, TN, CHECK, CSMEM>(AT, B, Cin, Cout, M, N, Mp, Np, K2); }
 
-CHAIN_KERNEL(chain_128x128_8x8_fast, 128, 128, 8, 8, false, 1)
-CHAIN_KERNEL(chain_128x64_8x4_fast, 128, 64, 8, 4, false, 1)
-CHAIN_KERNEL(chain_64x128_4x8_fast, 64, 128, 4, 8, false, 1)
-CHAIN_KERNEL(chain_64x64_4x4_fast, 64, 64, 4, 4, false, 2)
-CHAIN_KERNEL(chain_128x64_8x4_check, 128, 64, 8, 4, true, 1)
-CHAIN_KERNEL(chain_64x64_4x4_check, 64, 64, 4, 4, true, 1)
+CHAIN_KERNEL(chain_128x128_8x8_fast, 128, 128, 8, 8, false, false, 1)
+CHAIN_KERNEL(chain_128x128_8x8cs_fast, 128, 128, 8, 8, false, true, 1)
+CHAIN_KERNEL(chain_128x64_8x4_fast, 128, 64, 8, 4, false, false, 1)
+CHAIN_KERNEL(chain_128x64_8x4cs_fast, 128, 64, 8, 4, false, true, 2)
+CHAIN_KERNEL(chain_64x128_4x8_fast, 64, 128, 4, 8, false, false, 1)
+CHAIN_KERNEL(chain_64x64_4x4_fast, 64, 64, 4, 4, false, false, 2)
+CHAIN_KERNEL(chain_128x64_8x4_check, 128, 64, 8, 4, true, false, 1)
+CHAIN_KERNEL(chain_64x64_4x4_check, 64, 64, 4, 4, true, false, 1)
+CHAIN_KERNEL(chain_64x64_4x4cs_check, 64, 64, 4, 4, true, true, 2)
 """
 
 #: variant -> (BM, BN, threads per block); kernels are named chain_<variant>_fast / chain_<variant>_check
-VARIANTS = {"128x128_8x8": (128, 128, 256), "128x64_8x4": (128, 64, 256), "64x128_4x8": (64, 128, 256),
-            "64x64_4x4": (64, 64, 256)}
-#: the variants compiled with the FTZ check
-CHECK_VARIANTS = ("128x64_8x4", "64x64_4x4")
+#: (a "cs" variant keeps C in shared memory instead of registers: fewer registers, more shared memory)
+VARIANTS = {"128x128_8x8": (128, 128, 256), "128x128_8x8cs": (128, 128, 256), "128x64_8x4": (128, 64, 256),
+            "128x64_8x4cs": (128, 64, 256), "64x128_4x8": (64, 128, 256), "64x64_4x4": (64, 64, 256),
+            "64x64_4x4cs": (64, 64, 256)}
+#: the variants without and with the FTZ check that exist
+FAST_VARIANTS = ("128x128_8x8", "128x128_8x8cs", "128x64_8x4", "128x64_8x4cs", "64x128_4x8", "64x64_4x4")
+CHECK_VARIANTS = ("128x64_8x4", "64x64_4x4", "64x64_4x4cs")
+
+
+def smem_bytes(variant: str) -> int:
+    """Dynamic shared memory of a variant: two stages of A and B tiles (+ C for the cs variants)."""
+    bm, bn, _ = VARIANTS[variant]
+    return 2 * 32 * (bm + bn) * 4 + (bm * bn * 4 if variant.endswith("cs") else 0)

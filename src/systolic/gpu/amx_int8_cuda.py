@@ -10,19 +10,15 @@ Nothing here relies on how the tensor cores treat an int32 overflow: every ``mma
 in magnitude; C is added once, in the epilogue, with an explicit 32-bit wrap-around add. Longer K runs as
 several launches, each adding into the previous result.
 
-Tiles: block 128 x 128 of C, 8 warps (2 x 4), warp tile 64 x 32 (4 x 4 mma tiles), K stage 64 bytes, three
-stages of ``cp.async`` copies in flight; A (M, K) and BT (N, K) in shared memory with rows padded to 80 bytes
-(conflict-free ``ldmatrix``), fragments by ``ldmatrix.x4``.
+Tiles: block 128 x 128 of C, 8 warps (2 x 4), warp tile 64 x 32 (4 x 4 mma tiles), K stages of BK bytes
+(:data:`VARIANTS`), several ``cp.async`` stages in flight; A (M, K) and BT (N, K) in shared memory with rows
+padded by 16 bytes (conflict-free ``ldmatrix``), fragments by ``ldmatrix.x4``.
 """
 
 #: at most this many K values per launch: 32768 * 255 * 255 < 2^31, so no mma chain can overflow
 K_CHUNK = 32768
 BM = BN = 128
-BK = 64
 THREADS = 256
-STAGES = 3
-ROW = 80                                    # bytes per shared-memory row (64 + 16 of padding)
-SMEM = STAGES * (BM + BN) * ROW             # dynamic shared memory per block
 
 SOURCE = r"""
 typedef unsigned int u32;
@@ -30,9 +26,6 @@ typedef unsigned char u8;
 
 #define BM 128
 #define BN 128
-#define BK 64
-#define ROW 80
-#define STAGES 3
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -63,9 +56,10 @@ MMA_SPEC(0, 0, "u8.u8")
 
 /* A: (Mp, Kp) bytes, BT: (Np, Kp) bytes (B transposed), both padded with zeros to the tiles; Cin, Cout: (M, N)
    int32 (Cin may be Cout). Kp: a multiple of BK, at most K_CHUNK. */
-template <int SA, int SB>
+template <int SA, int SB, int BK, int STAGES>
 __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __restrict__ BT,
                                           const int* Cin, int* Cout, int M, int N, int Kp) {
+    constexpr int ROW = BK + 16;             /* padded rows: conflict-free ldmatrix (BK % 64 == 0) */
     extern __shared__ __align__(16) u8 smem[];
     u8* As = smem;                           /* [STAGES][BM][ROW] */
     u8* Bs = smem + STAGES * BM * ROW;       /* [STAGES][BN][ROW] */
@@ -76,8 +70,8 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
 
     auto load = [&](int kb, int st) {
         #pragma unroll
-        for (int c = tid; c < BM * 4; c += 256) {         /* 4 chunks of 16 bytes per 64-byte row */
-            int r = c >> 2, q = c & 3;
+        for (int c = tid; c < BM * (BK / 16); c += 256) {   /* chunks of 16 bytes */
+            int r = c / (BK / 16), q = c % (BK / 16);
             cp_async16(As + (st * BM + r) * ROW + q * 16, A + (size_t)(m0 + r) * Kp + kb * BK + q * 16);
             cp_async16(Bs + (st * BN + r) * ROW + q * 16, BT + (size_t)(n0 + r) * Kp + kb * BK + q * 16);
         }
@@ -108,7 +102,7 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
         const u8* as = As + (st * BM + wm * 64) * ROW;
         const u8* bs = Bs + (st * BN + wn * 32) * ROW;
         #pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {
+        for (int kk = 0; kk < BK / 32; ++kk) {
             u32 af[4][4], bf[4][2];
             #pragma unroll
             for (int i = 0; i < 4; ++i)
@@ -138,7 +132,8 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
                 int n = n0 + wn * 32 + j * 8 + 2 * t + (r & 1);
                 if (m < M && n < N) {
                     size_t x = (size_t)m * N + n;
-                    Cout[x] = (int)((u32)Cin[x] + (u32)acc[i][j][r]);   /* modulo 2^32 */
+                    u32 c0 = Cin ? (u32)Cin[x] : 0u;                    /* C omitted: zeros */
+                    Cout[x] = (int)(c0 + (u32)acc[i][j][r]);             /* modulo 2^32 */
                 }
             }
 }
@@ -177,16 +172,27 @@ extern "C" __global__ void pad_a(const u8* __restrict__ A, u8* __restrict__ Ap, 
 MMA = {(True, True): "s8.s8", (True, False): "s8.u8", (False, True): "u8.s8", (False, False): "u8.u8"}
 
 
+#: tile variants: name -> (BK bytes of K per stage, pipeline stages); kernels int8_gemm_<types>_<variant>
+VARIANTS = {"bk64s3": (64, 3), "bk128s3": (128, 3), "bk128s4": (128, 4), "bk256s2": (256, 2)}
+DEFAULT = "bk128s3"
+
+
+def smem_bytes(variant: str) -> int:
+    bk, stages = VARIANTS[variant]
+    return stages * (BM + BN) * (bk + 16)
+
+
 def source() -> str:
-    """The whole module: the kernel above instantiated once per sign mix (``int8_gemm_s8s8`` ...)."""
+    """The whole module: the kernel above instantiated per sign mix and variant (``int8_gemm_s8s8_bk128s3`` ...)."""
     parts = [SOURCE]
     for (sa, sb), types in MMA.items():
-        name = "int8_gemm_" + types.replace(".", "")
-        parts.append(f'extern "C" __global__ void __launch_bounds__(256) {name}(const u8* A, const u8* BT, '
-                     f"const int* Cin, int* Cout, int M, int N, int Kp)\n"
-                     f"{{ int8_gemm<{int(sa)}, {int(sb)}>(A, BT, Cin, Cout, M, N, Kp); }}\n")
+        for v, (bk, st) in VARIANTS.items():
+            name = kernel_name(sa, sb, v)
+            parts.append(f'extern "C" __global__ void __launch_bounds__(256) {name}(const u8* A, const u8* BT, '
+                         f"const int* Cin, int* Cout, int M, int N, int Kp)\n"
+                         f"{{ int8_gemm<{int(sa)}, {int(sb)}, {bk}, {st}>(A, BT, Cin, Cout, M, N, Kp); }}\n")
     return "\n".join(parts)
 
 
-def kernel_name(signed_a: bool, signed_b: bool) -> str:
-    return "int8_gemm_" + MMA[(signed_a, signed_b)].replace(".", "")
+def kernel_name(signed_a: bool, signed_b: bool, variant: str = DEFAULT) -> str:
+    return "int8_gemm_" + MMA[(signed_a, signed_b)].replace(".", "") + "_" + variant

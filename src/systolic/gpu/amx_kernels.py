@@ -22,11 +22,24 @@ from . import amx_float_cuda as FC
 from . import amx_int8_cuda as IC
 from . import runtime
 
-__all__ = ["matmul", "float_variant", "set_float_variant"]
+__all__ = ["matmul", "exact_matmul", "float_variant", "set_float_variant", "int8_variant", "set_int8_variant"]
 
 #: tile-K block of TDPBF16PS / TDPFP16PS: 16 dwords = 16 pairs of 16-bit values (SDM: tmul_maxk 16)
 KT = 16
-_FLOAT = {"fast": "128x64_8x4", "check": "64x64_4x4"}
+_FLOAT = {"fast": "128x128_8x8", "check": "64x64_4x4"}
+_INT8 = {"variant": IC.DEFAULT}
+_NULL = np.uint64(0)                                 # a null pointer argument: "C omitted, zeros"
+
+
+def int8_variant() -> str:
+    return _INT8["variant"]
+
+
+def set_int8_variant(variant: str) -> None:
+    """Choose the int8 kernel's K staging (benchmarks; every variant computes the same bits)."""
+    if variant not in IC.VARIANTS:
+        raise InvalidValue("unknown int8 kernel variant", rule=", ".join(IC.VARIANTS), values={"variant": variant})
+    _INT8["variant"] = variant
 
 
 def float_variant() -> dict:
@@ -37,8 +50,9 @@ def float_variant() -> dict:
 def set_float_variant(fast: str | None = None, check: str | None = None) -> None:
     """Choose the float kernels' tile shapes (benchmarks; every variant computes the same bits)."""
     if fast is not None:
-        if fast not in FC.VARIANTS:
-            raise InvalidValue("unknown float kernel variant", rule=", ".join(FC.VARIANTS), values={"fast": fast})
+        if fast not in FC.FAST_VARIANTS:
+            raise InvalidValue("unknown float kernel variant", rule=", ".join(FC.FAST_VARIANTS),
+                               values={"fast": fast})
         _FLOAT["fast"] = fast
     if check is not None:
         if check not in FC.CHECK_VARIANTS:
@@ -47,12 +61,21 @@ def set_float_variant(fast: str | None = None, check: str | None = None) -> None
         _FLOAT["check"] = check
 
 
-def _float_module():
-    return runtime.module(FC.SOURCE)
+_FUNCS: dict = {}
 
 
-def _int8_module():
-    return runtime.module(IC.source())
+def _fn(which: str, name: str, smem: int = 0):
+    """A kernel of the float ("f") or int8 ("i") module, looked up once (with its shared-memory limit set)."""
+    import cupy as cp
+    key = (which, name, cp.cuda.Device().id)
+    f = _FUNCS.get(key)
+    if f is None:
+        mod = runtime.module(FC.SOURCE) if which == "f" else runtime.module(IC.source())
+        f = mod.get_function(name)
+        if smem > 48 * 1024:
+            f.max_dynamic_shared_size_bytes = smem
+        _FUNCS[key] = f
+    return f
 
 
 def _meta(x):
@@ -88,34 +111,31 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     N = b_shape[1]
     per = 4 if integer else 2
     kp = -(-K // per) * per
-    if ic is None:
-        cin = cp.zeros((M, N), dtype=cdt)
-    else:
-        cin = ic.data
+    cin = None if ic is None else ic.data           # None: the kernels read C as zeros (no memset, no pass)
     if M == 0 or N == 0 or kp == 0:
-        return runtime.give_back(cin.copy(), kind)          # no TMUL runs: C untouched (no DAZ either)
+        c0 = cp.zeros((M, N), dtype=cdt) if cin is None else cin.copy()
+        return runtime.give_back(c0, kind)          # no TMUL runs: C untouched (no DAZ either)
     if integer:
         out = _int8(cp, ia, ib, cin, M, N, K)
     else:
-        out = _float(cp, mn, ia, ib, cin.view(cp.uint32), M, N, K).view(cp.float32)
+        out = _float(cp, mn, ia, ib, None if cin is None else cin.view(cp.uint32), M, N, K).view(cp.float32)
     return runtime.give_back(out, kind)
 
 
 # ------------------------------------------------------------------------------------------ int8
 
 def _int8(cp, ia, ib, cin, M, N, K):
-    mod = _int8_module()
-    signed_a = ia.dtype == np.int8
-    signed_b = ib.dtype == np.int8
-    kern = mod.get_function(IC.kernel_name(signed_a, signed_b))
-    kern.max_dynamic_shared_size_bytes = IC.SMEM
+    variant = _INT8["variant"]
+    BK = IC.VARIANTS[variant][0]
+    smem = IC.smem_bytes(variant)
+    kern = _fn("i", IC.kernel_name(ia.dtype == np.int8, ib.dtype == np.int8, variant), smem)
     Mp = -(-M // IC.BM) * IC.BM
     Np = -(-N // IC.BN) * IC.BN
     out = cp.empty((M, N), dtype=cp.int32)
-    src_c = cin
+    src_c = _NULL if cin is None else cin
     for k0 in range(0, K, IC.K_CHUNK):               # each launch's mma chains stay below 2^31 (amx_int8_cuda)
         kc = min(IC.K_CHUNK, K - k0)
-        Kp = -(-kc // IC.BK) * IC.BK
+        Kp = -(-kc // BK) * BK
         a = ia.data[:, k0:k0 + kc]
         b = ib.data[k0:k0 + kc]
         if Mp == M and Kp == kc and a.flags.c_contiguous:
@@ -123,14 +143,14 @@ def _int8(cp, ia, ib, cin, M, N, K):
         else:
             ap = cp.empty((Mp, Kp), dtype=cp.uint8)
             a8 = cp.ascontiguousarray(a).view(cp.uint8)
-            mod.get_function("pad_a")((-(-Mp * Kp // 256),), (256,), (a8, ap, np.int32(M), np.int32(kc),
+            _fn("i", "pad_a")((-(-Mp * Kp // 256),), (256,), (a8, ap, np.int32(M), np.int32(kc),
                                                                        np.int32(Mp), np.int32(Kp)))
         bt = cp.empty((Np, Kp), dtype=cp.uint8)
         b8 = cp.ascontiguousarray(b).view(cp.uint8)
-        mod.get_function("transpose_b")((Np // 64, Kp // 64), (256,), (b8, bt, np.int32(kc), np.int32(N),
+        _fn("i", "transpose_b")((Np // 64, Kp // 64), (256,), (b8, bt, np.int32(kc), np.int32(N),
                                                                         np.int32(Kp), np.int32(Np)))
         kern((Np // IC.BN, Mp // IC.BM), (IC.THREADS,), (ap, bt, src_c, out, np.int32(M), np.int32(N), np.int32(Kp)),
-             shared_mem=IC.SMEM)
+             shared_mem=smem)
         src_c = out
     return out
 
@@ -157,7 +177,6 @@ def _ftz_possible(ka: int, kb: int, kc: int, mn: str) -> bool:
 
 
 def _float(cp, mn, ia, ib, cin32, M, N, K):
-    mod = _float_module()
     bf = mn == "tdpbf16ps"
     kp = K + (K & 1)                                 # whole dwords; the pad element is a zero
     K2 = kp // 2
@@ -177,26 +196,28 @@ def _float(cp, mn, ia, ib, cin32, M, N, K):
     suffix = "bf16" if bf else "fp16"
     a16 = ia.data
     b16 = ib.data
-    mod.get_function("convert_a_" + suffix)((Kpad // 32, Mp // 32), (32, 8),
+    _fn("f", "convert_a_" + suffix)((Kpad // 32, Mp // 32), (32, 8),
                                             (a16, at, np.int32(M), np.int32(K), np.int32(Mp), np.int32(Kpad),
                                              bad_r, stat[0:1]))
-    mod.get_function("convert_b_" + suffix)((Np // 32, Kpad // 32), (32, 8),
+    _fn("f", "convert_b_" + suffix)((Np // 32, Kpad // 32), (32, 8),
                                             (b16, b32, np.int32(K), np.int32(N), np.int32(Np), np.int32(Kpad),
                                              bad_c, stat[1:2]))
-    mod.get_function("scan_c")((min(1024, -(-M * N // 256)),), (256,), (cin32, np.int64(M * N), stat[2:3]))
+    if cin32 is not None:
+        _fn("f", "scan_c")((min(1024, -(-M * N // 256)),), (256,), (cin32, np.int64(M * N), stat[2:3]))
+    else:
+        cin32 = _NULL
     ka, kb, kc = (int(x) for x in stat.get())
     check = _ftz_possible(ka, kb, kc, mn)
     variant = check_needed_variant if check else fast_variant
     BMv, BNv, threads = FC.VARIANTS[variant]
-    kern = mod.get_function(f"chain_{variant}_{'check' if check else 'fast'}")
-    smem = 2 * 32 * (BMv + BNv) * 4
-    kern.max_dynamic_shared_size_bytes = smem
+    smem = FC.smem_bytes(variant)
+    kern = _fn("f", f"chain_{variant}_{'check' if check else 'fast'}", smem)
     out = cp.empty((M, N), dtype=cp.uint32)
     kern((Np // BNv, Mp // BMv), (threads,), (at, b32, cin32, out, np.int32(M), np.int32(N), np.int32(Mp),
                                               np.int32(Np), np.int32(K2)), shared_mem=smem)
     rows = cp.nonzero(bad_r)[0].astype(cp.int32)
     cols = cp.nonzero(bad_c)[0].astype(cp.int32)
-    exact = mod.get_function("amx_exact")
+    exact = _fn("f", "amx_exact")
     for rs, cs in ((rows, cp.arange(N, dtype=cp.int32)), (cp.arange(M, dtype=cp.int32), cols)):
         n = int(rs.size) * int(cs.size)
         if n:
@@ -221,7 +242,6 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     cin = cp.zeros((M, N), cp.float32) if ic is None else ic.data
     if M == 0 or N == 0 or K == 0:
         return runtime.give_back(cin.copy(), runtime.result_kind(ia, ib, ic))
-    mod = _float_module()
     kp = K + (K & 1)
     K2, Kpad = kp // 2, -(-kp // 32) * 32
     Mp, Np = -(-M // 128) * 128, -(-N // 128) * 128
@@ -230,14 +250,14 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     junk = cp.zeros(max(M, N), dtype=cp.int32)
     stat = cp.full(3, 0xFFFFFFFF, dtype=cp.uint32)
     sfx = "bf16" if mn == "tdpbf16ps" else "fp16"
-    mod.get_function("convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (ia.data, at, np.int32(M), np.int32(K),
+    _fn("f", "convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (ia.data, at, np.int32(M), np.int32(K),
                                                                           np.int32(Mp), np.int32(Kpad), junk, stat))
-    mod.get_function("convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (ib.data, b32, np.int32(K), np.int32(N),
+    _fn("f", "convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (ib.data, b32, np.int32(K), np.int32(N),
                                                                           np.int32(Np), np.int32(Kpad), junk, stat))
     out = cp.empty((M, N), dtype=cp.uint32)
     rs, cs = cp.arange(M, dtype=cp.int32), cp.arange(N, dtype=cp.int32)
     n = M * N
-    mod.get_function("amx_exact")((-(-n // 128),), (128,), (at, b32, cin.view(cp.uint32), out, rs, np.int32(M), cs,
+    _fn("f", "amx_exact")((-(-n // 128),), (128,), (at, b32, cin.view(cp.uint32), out, rs, np.int32(M), cs,
                                                            np.int32(N), np.int32(Mp), np.int32(Np), np.int32(N),
                                                            np.int32(K2), np.int32(KT)))
     return runtime.give_back(out.view(cp.float32), runtime.result_kind(ia, ib, ic))

@@ -36,7 +36,7 @@ from ..errors import InvalidValue
 from ..xmx import gemm as G
 from ..xmx import kernels as KN
 from . import runtime as R
-from .xmx_source import JV, NAMES, S_SMEM, SOURCE
+from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE_VARIANT
 
 __all__ = ["matmul", "last_run", "KSPLIT"]
 
@@ -47,8 +47,8 @@ KSPLIT = 32768
 last_run: dict = {}
 #: time the stage kernel and its fix-up with CUDA events (benchmarks; adds synchronisations)
 profile = False
-#: columns per thread rounded on the DP pipe (Veltkamp) in the stage kernel; the rest on the integer pipe
-stage_jv = JV
+#: the stage kernel's (JV, MINB) variant (xmx_source.STAGE_VARIANT; benchmarks try the others with bf16)
+stage_variant = STAGE_VARIANT
 
 
 def _fn(name: str):
@@ -236,33 +236,31 @@ def _fma32(cp, av, bv, cv, m, n, kp, n4, nan_bits):
 
 def _stats(cp, av, bv, m, kp, n4, sig):
     nch = kp // 16
-    la = cp.empty((m, nch), dtype=cp.int32)
-    mac = cp.empty((m, nch), dtype=cp.float32)
-    lb = cp.empty((nch, n4), dtype=cp.int32)
-    mbc = cp.empty((nch, n4), dtype=cp.float32)
-    _fn("xmx_stats_a")(_grid1(m * nch), (256,), (av, la, mac, np.int64(m), np.int64(kp), np.int32(sig[0])))
-    _fn("xmx_stats_b")(_grid1(nch * n4), (256,), (bv, lb, mbc, np.int64(kp), np.int64(n4), np.int32(sig[1])))
-    return la, mac.max(axis=1), lb, mbc.max(axis=0)
+    lea = cp.empty((m, nch, 2), dtype=cp.int32)
+    leb = cp.empty((nch, n4, 2), dtype=cp.int32)
+    _fn("xmx_stats_a")(_grid1(m * nch), (256,), (av, lea, np.int64(m), np.int64(kp), np.int32(sig[0])))
+    _fn("xmx_stats_b")(_grid1(nch * n4), (256,), (bv, leb, np.int64(kp), np.int64(n4), np.int32(sig[1])))
+    return lea, leb
 
 
 def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
-    jv = stage_jv
+    jv, mb = stage_variant if T_ == 2 else STAGE_VARIANT
     ev = [cp.cuda.Event() for _ in range(3)] if profile else None
-    la, ma, lb, mb = _stats(cp, av, bv, m, kp, n4, sig)
+    lea, leb = _stats(cp, av, bv, m, kp, n4, sig)
     d = cp.empty((m, n), dtype=cp.uint32)
+    flag = cp.empty((m, n), dtype=cp.uint8)
     if ev:
         ev[0].record()
-    flag = cp.empty((m, n), dtype=cp.uint8)
-    fn = _fn(f"xmx_stage<{T_}, {jv}>")
+    fn = _fn(f"xmx_stage<{T_}, {jv}, {mb}>")
     fn.max_dynamic_shared_size_bytes = S_SMEM
     grid = (-(-n // 128), -(-m // 64))
-    fn(grid, (256,), (av, bv, _ptr(cv), la, lb, ma, mb, d, flag, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4)),
+    fn(grid, (256,), (av, bv, _ptr(cv), lea, leb, d, flag, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4)),
        shared_mem=S_SMEM)
     if ev:
         ev[1].record()
     nflag = int(cp.count_nonzero(flag))
     last_run.clear()
-    last_run.update(path="stage", flagged=nflag, robust=0, cpu=0, jv=jv)
+    last_run.update(path="stage", flagged=nflag, robust=0, cpu=0, variant=(jv, mb))
     if nflag == 0:
         _timing(cp, ev)
         return d

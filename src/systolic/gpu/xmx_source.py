@@ -17,7 +17,8 @@ Kernels:
   (the numpy path's algorithm, kernels.round_sum_fp32), with IEEE special values and the zero-sign rule;
   flags only three-level cancellation ("hard"), which the caller sends to the exact CPU path.
 * ``xmx_stats_a`` / ``xmx_stats_b`` -- per K chunk of 16: the smallest power of two dividing every element
-  (a lower bound from the exponent and the format's significant bits) and the largest magnitude.
+  (a lower bound from the exponent and the format's significant bits) and a power-of-two bound on the largest
+  magnitude.
 * ``xmx_imma<SA,SB>`` -- integer DPAS: mma.sync m16n8k32 s8/u8 tensor-core products (exact: K chunks of at
   most 32768 keep every partial sum below 2**31) added to C modulo 2**32.
 """
@@ -91,9 +92,17 @@ __device__ __forceinline__ u32 mag_of(float v) {
     return u > 0x7F800000u ? 0x7F800000u : u;
 }
 
-// A (rows x kp, row-major): LA[r * nch + c] = min lsb over chunk c of row r; MAc[r * nch + c] = max |a|
-extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int* __restrict__ LA, float* __restrict__ MAc,
-                                       long long rows, long long kp, int sig) {
+// E(m): an integer with every magnitude <= m below 2**(E+1), from the bit pattern of the largest magnitude m
+// (fp32 subnormals: -127; zero: -2000, constrains nothing; inf / NaN: 128, fails every test).
+__device__ __forceinline__ int ebound(u32 m) {
+    if (m == 0u) return -2000;
+    int e = (int)(m >> 23);
+    return e == 0 ? -127 : e - 127;
+}
+
+// A (rows x kp, row-major): LEA[r * nch + c] = (min lsb, E of max |a|) over chunk c of row r
+extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int2* __restrict__ LEA, long long rows,
+                                       long long kp, int sig) {
     long long nch = kp / 16;
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (idx >= rows * nch) return;
@@ -102,12 +111,12 @@ extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int* __restr
     int l = BIG_LSB; u32 m = 0u;
     #pragma unroll
     for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
-    LA[idx] = l; MAc[idx] = __uint_as_float(m);
+    LEA[idx] = make_int2(l, ebound(m));
 }
 
-// B (kp x ldb, row-major): LB[c * ldb + j], MBc[c * ldb + j]
-extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int* __restrict__ LB, float* __restrict__ MBc,
-                                       long long kp, long long ldb, int sig) {
+// B (kp x ldb, row-major): LEB[c * ldb + j]
+extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __restrict__ LEB, long long kp,
+                                       long long ldb, int sig) {
     long long nch = kp / 16;
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (idx >= nch * ldb) return;
@@ -116,7 +125,7 @@ extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int* __restr
     int l = BIG_LSB; u32 m = 0u;
     #pragma unroll
     for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
-    LB[idx] = l; MBc[idx] = __uint_as_float(m);
+    LEB[idx] = make_int2(l, ebound(m));
 }
 
 // ------------------------------------------------------------------------------------------- fp32 FMA chain
@@ -220,21 +229,32 @@ __device__ __forceinline__ double rn24i(double y) {
 #define S_BN 128
 #define S_BK 16
 // D = C + A @ B under "stage" with T products per stage. A: M x kp fp32 values, B: kp x ldb (zero-padded,
-// kp % 16 == 0, ldb % 4 == 0); LA (M x nch), LB (nch x ldb): per 16-chunk lsb bounds; MA (M), MB (ldb): max
-// magnitudes (inf for NaN/inf). Writes D bits and F = 1 where the proof fails (the caller recomputes those).
+// kp % 16 == 0, ldb % 4 == 0); LEA (M x nch), LEB (nch x ldb): per 16-chunk (lsb, E) of A's rows and B's
+// columns (xmx_stats_*). Writes D bits and F = 1 where the proof fails (the caller recomputes those).
 // 256 threads, 4 x 8 outputs each (64 x 128 tile), BK = 16 (one statistics chunk), double-buffered.
-template <int T, int JV>
-__global__ void __launch_bounds__(256)
+//
+// The proof (systolic.xmx.native's, applied per chunk of S = 16 / T stages instead of once per element):
+// at a chunk's start x is an fp32 value, so x is a multiple of 2**lx with lx = e(x) - 23 (>= -149), and
+// |x| < 2**(e(x)+1); every product of the chunk is a multiple of 2**(La + Lb) and below 2**(Ea + Eb + 2).
+// Let L = min(lx, La + Lb), M = max(e(x) + 1, Ea + Eb + 6). By the induction of native.py (1), every
+// accumulator value inside the chunk is a multiple of 2**L, and every partial sum is below
+// (2**(e(x)+1) + 16 * 2**(Ea+Eb+2)) * (1 + 2**-24)**8 < 2**(M + 2). When M - L <= 51, M <= 125 and
+// La + Lb >= -149, every partial sum is an integer multiple of 2**L below 2**(53 + L), hence a binary64
+// number: each binary64 FMA of the chunk is exact, and the stage sum S is rounded once, to 24 bits, to nearest
+// even (Veltkamp or the integer rounding; S < 2**127 cannot overflow fp32; a result below 2**-126 is an fp32
+// subnormal exactly, L >= -149). Signed zeros and non-finite values: native.py (5), (6): an inf/NaN x or
+// input gives M > 125 and fails. An element is proven when every chunk passes.
+template <int T, int JV, int MINB>
+__global__ void __launch_bounds__(256, MINB)
 xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
-          const int* __restrict__ LA, const int* __restrict__ LB, const float* __restrict__ MA,
-          const float* __restrict__ MB, u32* __restrict__ D, unsigned char* __restrict__ F,
-          int M, int N, int kp, int ldb) {
+          const int2* __restrict__ LEA, const int2* __restrict__ LEB, u32* __restrict__ D,
+          unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
     // dynamic shared memory (S_SMEM bytes, over the 48 KB static limit: the caller raises the kernel's limit)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     double (*As)[S_BK][S_BM] = reinterpret_cast<double (*)[S_BK][S_BM]>(smem_raw);
     double (*Bs)[S_BK][S_BN] = reinterpret_cast<double (*)[S_BK][S_BN]>(smem_raw + 2 * S_BK * S_BM * 8);
-    int (*LAs)[S_BM] = reinterpret_cast<int (*)[S_BM]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8);
-    int (*LBs)[S_BN] = reinterpret_cast<int (*)[S_BN]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8 + 2 * S_BM * 4);
+    int2 (*LEAs)[S_BM] = reinterpret_cast<int2 (*)[S_BM]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8);
+    int2 (*LEBs)[S_BN] = reinterpret_cast<int2 (*)[S_BN]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8 + 2 * S_BM * 8);
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int bm = blockIdx.y * S_BM, bn = blockIdx.x * S_BN;
     const int nch = kp / S_BK;
@@ -246,10 +266,10 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
     const float* Ap = A + (long long)(bm + ar) * kp + ak;
     const float* Bp = B + (long long)bk * ldb + bn + bc;
     const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
+    const int2 none = make_int2(BIG_LSB, -2000);
 
     double acc[4][8];
-    int lm[4][8];
-    u32 mxh[4][8];
+    u32 bad = 0u;   // bit i * 8 + j: a chunk of element (i, j) failed the test
     #pragma unroll
     for (int i = 0; i < 4; ++i) {
         int r = bm + ty * 4 + i;
@@ -258,25 +278,23 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
             int c = bn + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
             float cv = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
             acc[i][j] = f2d(cv);
-            lm[i][j] = BIG_LSB;
-            mxh[i][j] = __double2hiint(acc[i][j]) & 0x7FFFFFFF;
         }
     }
     float4 ra = arow_ok ? *(const float4*)Ap : z4;
     float4 rb0 = bcol_ok ? *(const float4*)Bp : z4;
     float4 rb1 = bcol_ok ? *(const float4*)(Bp + 8LL * ldb) : z4;
-    int rla = 0, rlb = 0;
-    if (tid < S_BM) rla = (bm + tid < M) ? LA[(long long)(bm + tid) * nch] : BIG_LSB;
-    else if (tid < S_BM + S_BN) rlb = (bn + tid - S_BM < ldb) ? LB[bn + tid - S_BM] : BIG_LSB;
+    int2 rla = none, rlb = none;
+    if (tid < S_BM) rla = (bm + tid < M) ? LEA[(long long)(bm + tid) * nch] : none;
+    else if (tid < S_BM + S_BN) rlb = (bn + tid - S_BM < ldb) ? LEB[bn + tid - S_BM] : none;
 
     #define STAGE_STORE(buf)                                                                          \
-        As[buf][ak + 0][ar] = f2d(ra.x); As[buf][ak + 1][ar] = f2d(ra.y);                       \
-        As[buf][ak + 2][ar] = f2d(ra.z); As[buf][ak + 3][ar] = f2d(ra.w);                       \
-        Bs[buf][bk][bc + 0] = f2d(rb0.x); Bs[buf][bk][bc + 1] = f2d(rb0.y);                     \
-        Bs[buf][bk][bc + 2] = f2d(rb0.z); Bs[buf][bk][bc + 3] = f2d(rb0.w);                     \
-        Bs[buf][bk + 8][bc + 0] = f2d(rb1.x); Bs[buf][bk + 8][bc + 1] = f2d(rb1.y);             \
-        Bs[buf][bk + 8][bc + 2] = f2d(rb1.z); Bs[buf][bk + 8][bc + 3] = f2d(rb1.w);             \
-        if (tid < S_BM) LAs[buf][tid] = rla; else if (tid < S_BM + S_BN) LBs[buf][tid - S_BM] = rlb;
+        As[buf][ak + 0][ar] = f2d(ra.x); As[buf][ak + 1][ar] = f2d(ra.y);                             \
+        As[buf][ak + 2][ar] = f2d(ra.z); As[buf][ak + 3][ar] = f2d(ra.w);                             \
+        Bs[buf][bk][bc + 0] = f2d(rb0.x); Bs[buf][bk][bc + 1] = f2d(rb0.y);                           \
+        Bs[buf][bk][bc + 2] = f2d(rb0.z); Bs[buf][bk][bc + 3] = f2d(rb0.w);                           \
+        Bs[buf][bk + 8][bc + 0] = f2d(rb1.x); Bs[buf][bk + 8][bc + 1] = f2d(rb1.y);                   \
+        Bs[buf][bk + 8][bc + 2] = f2d(rb1.z); Bs[buf][bk + 8][bc + 3] = f2d(rb1.w);                   \
+        if (tid < S_BM) LEAs[buf][tid] = rla; else if (tid < S_BM + S_BN) LEBs[buf][tid - S_BM] = rlb;
 
     STAGE_STORE(0)
     __syncthreads();
@@ -287,9 +305,24 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
             const float* bp = Bp + (long long)(t + 1) * S_BK * ldb;
             rb0 = bcol_ok ? *(const float4*)bp : z4;
             rb1 = bcol_ok ? *(const float4*)(bp + 8LL * ldb) : z4;
-            if (tid < S_BM) rla = (bm + tid < M) ? LA[(long long)(bm + tid) * nch + t + 1] : BIG_LSB;
+            if (tid < S_BM) rla = (bm + tid < M) ? LEA[(long long)(bm + tid) * nch + t + 1] : none;
             else if (tid < S_BM + S_BN)
-                rlb = (bn + tid - S_BM < ldb) ? LB[(long long)(t + 1) * ldb + bn + tid - S_BM] : BIG_LSB;
+                rlb = (bn + tid - S_BM < ldb) ? LEB[(long long)(t + 1) * ldb + bn + tid - S_BM] : none;
+        }
+        // the chunk's test, from x at the chunk's start (see above)
+        #pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int2 lea = LEAs[cur][ty * 4 + i];
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const int2 leb = LEBs[cur][j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4];
+                const int ef = (__double2hiint(acc[i][j]) >> 20) & 0x7FF;   // biased exponent of x (0: x = 0)
+                const int lp = lea.x + leb.x;
+                const int L = min(ef ? ef - 1046 : BIG_LSB, lp);
+                const int Mx = max(ef - 1022, lea.y + leb.y + 6);
+                const bool fail = (Mx - L > 51) | (Mx > 125) | (lp < -149);
+                bad |= fail ? (1u << (i * 8 + j)) : 0u;
+            }
         }
         #pragma unroll
         for (int s = 0; s < S_BK / T; ++s) {
@@ -311,41 +344,20 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
                 #pragma unroll
                 for (int j = 0; j < 8; ++j) acc[i][j] = j < JV ? rn24(acc[i][j]) : rn24i(acc[i][j]);
         }
-        // per chunk: the granularity bound and the recorded largest |x| (high word of |x|, unsigned order)
-        #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int la = LAs[cur][ty * 4 + i];
-            #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const int lb = LBs[cur][j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4];
-                lm[i][j] = min(lm[i][j], la + lb);
-                mxh[i][j] = max(mxh[i][j], (u32)__double2hiint(acc[i][j]) & 0x7FFFFFFFu);
-            }
-        }
         if (t + 1 < nch) { STAGE_STORE(cur ^ 1) }
         __syncthreads();
     }
     #undef STAGE_STORE
-    // the test (systolic.xmx.native, proof steps (1)-(6)): records every S = 16 / T stages, so every stage entry
-    // has |x| + T*P <= (max|x| + 16*P) * (1 + 2**-24)**8; GROW = 1 + 2**-16 covers that and the test's roundings
-    const double GROW = 1.0 + 1.0 / 65536.0;
     #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const int r = bm + ty * 4 + i;
         if (r >= M) continue;
-        const float ma = MA[r];
         #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const int c = bn + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
             if (c >= N) continue;
             const double x = acc[i][j];
-            int L = lm[i][j];
-            if (C != nullptr) L = min(L, lsb_of(C[(long long)r * N + c], 24));
-            // P >= max |a b| over the element's K: the product of the maxima in binary64 (exact, never flushed)
-            const double P = __dmul_rn(f2d(ma), f2d(MB[c]));
-            const double mx = __hiloint2double((int)(mxh[i][j] + 1u), 0);   // >= every recorded |x|
-            const double bound = fmin(ldexp(1.0, 53 + min(L, 1000)), 3.4028234663852886e38);
-            const bool ok = isfinite(x) && L >= -149 && __dmul_rn(__dadd_rn(mx, 16.0 * P), GROW) <= bound;
+            const bool ok = isfinite(x) && !((bad >> (i * 8 + j)) & 1u);
             const long long o = (long long)r * N + c;
             D[o] = __float_as_uint(d2f(x));
             F[o] = ok ? 0 : 1;
@@ -522,14 +534,16 @@ xmx_imma(const unsigned char* __restrict__ A, const unsigned char* __restrict__ 
 """
 
 #: C++ name expressions instantiated by NVRTC
-#: dynamic shared memory of xmx_stage: two buffers of A (16 x 64) and B (16 x 128) doubles, and the lsb rows
-S_SMEM = 2 * 16 * (64 + 128) * 8 + 2 * (64 + 128) * 4
+#: dynamic shared memory of xmx_stage: two buffers of A (16 x 64) and B (16 x 128) doubles, and the (lsb, E) rows
+S_SMEM = 2 * 16 * (64 + 128) * 8 + 2 * (64 + 128) * 8
 
-#: columns (of a thread's 8) rounded by Veltkamp on the DP pipe; the others on the integer pipe
-JV = 3
-#: the variants compiled (benchmarks time the others)
-JV_VARIANTS = (0, 3, 4, 8)
+#: the stage kernel's variant (JV, MINB): JV of a thread's 8 columns rounded by Veltkamp on the DP pipe, the
+#: others on the integer pipe; MINB blocks per SM asked of the compiler (2 caps registers at 128)
+STAGE_VARIANT = (4, 1)
+#: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
+STAGE_VARIANTS = ((4, 1), (3, 1), (5, 1), (8, 1), (4, 2), (3, 2), (8, 2))
 
-NAMES = tuple(f"xmx_stage<{t}, {jv}>" for t in (2, 4, 8) for jv in JV_VARIANTS) + ( "xmx_stage_robust<1>", "xmx_stage_robust<2>",
+NAMES = tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS) + tuple(
+    f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8)) + ( "xmx_stage_robust<1>", "xmx_stage_robust<2>",
          "xmx_stage_robust<4>", "xmx_stage_robust<8>", "xmx_imma<true, true>", "xmx_imma<true, false>",
          "xmx_imma<false, true>", "xmx_imma<false, false>")
