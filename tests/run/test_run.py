@@ -318,7 +318,10 @@ def test_readme_main_job():
         pytest.skip("examples/sycl/seed_gemm_2021.py is not there yet")
     rep = run_file(seed)
     assert rep["verdict"] == "bit-identical" and rep["device"]["kind"] == "AMX CPU"
-    assert rep["instructions"]["totals"] and rep["layouts"]
+    assert rep["device"]["name"] == "spr" and rep["device"]["sub_group_size"] == 1
+    # C is 64 x 16 int32, K = 256 int8: 4 row tiles x 1 column tile x 4 K tiles of 64 bytes, one TDPBSSD each
+    assert rep["instructions"]["totals"]["AMX TMUL"] == 16
+    assert [L["instruction"] for L in rep["layouts"]] == ["TDPBSSD 16x16x64"]
 
 
 def test_layout_commands_run():
