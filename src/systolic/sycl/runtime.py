@@ -24,8 +24,13 @@ _builtin_range = range
 
 def storage_dtype(T) -> np.dtype:
     """The numpy dtype that stores elements of ``T`` (a numpy/ml_dtypes type; ``precision.tf32`` -> float32)."""
-    from .matrix_core import type_info
-    return type_info(T).dtype
+    from .matrix_core import tf32
+    if T is tf32 or T == "tf32":
+        return np.dtype(np.float32)
+    try:
+        return np.dtype(T)
+    except TypeError:
+        raise InvalidValue(f"{T!r} is not an element type", values={"type": repr(T)}) from None
 
 
 class range(tuple):  # noqa: A001 - SYCL's name

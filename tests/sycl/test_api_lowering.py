@@ -1,0 +1,190 @@
+"""joint_matrix_mad against the instructions it stands for: DPAS chains placed on a register file and run one by
+one (``systolic.xmx.dpas_fast``, the engine's instruction path) as IGC's ``DEFINE_MAD_LARGE_SLICE`` writes them,
+and AMX tile sequences on the TileMachine (``amx="tiles"``). Random float data, so the roundings matter."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from systolic import sycl, xmx
+from systolic.sycl import matrix as jm
+from systolic.xmx import pack as PK
+
+BF = np.dtype(ml_dtypes.bfloat16)
+NAME = {np.dtype(np.float32): "fp32", BF: "bf16", np.dtype(np.float16): "fp16", np.dtype(np.int32): "int32"}
+
+
+def dpas_tile(plat, a, b, c, ctype, dtype, prec):
+    """One DPAS: D (rc x N, dtype) = C (ctype) + A (rc x K) B (K x N), via the GRF."""
+    g = xmx.GRF(plat)
+    gb = g.grf_bytes
+    g.write(0, PK.pack_src2(a, prec))
+    g.write(16 * gb, PK.pack_src1(b, prec))
+    g.write(32 * gb, PK.pack_acc(c, ctype))
+    xmx.dpas_fast(g, dst=48 * gb, src0=32 * gb, src1=16 * gb, src2=0, dst_type=dtype, src0_type=ctype,
+                  src1_precision=prec, src2_precision=prec, rc=a.shape[0], platform=plat)
+    return PK.unpack_acc(g.read(48 * gb, a.shape[0] * b.shape[1] * PK.acc_dtype(dtype).itemsize), dtype,
+                         a.shape[0], b.shape[1])
+
+
+def igc_mad(plat, a, b, c, ctype, dtype, prec, mid):
+    """IGC's decomposition: 8-row x N tiles; K in steps of one DPAS; the partial sum held in type ``mid``."""
+    P = xmx.get_platform(plat)
+    N = P.exec_size
+    ks = 16 if prec in ("bf16", "fp16") else (8 if prec == "tf32" else 32)
+    M, K = a.shape
+    out = np.empty((M, b.shape[1]), PK.acc_dtype(dtype))
+    for m0 in range(0, M, 8):
+        rc = min(8, M - m0)
+        for n0 in range(0, b.shape[1], N):
+            acc, at = c[m0:m0 + rc, n0:n0 + N], ctype
+            for s, k0 in enumerate(range(0, K, ks)):
+                t = dtype if k0 + ks >= K else mid
+                acc = dpas_tile(plat, a[m0:m0 + rc, k0:k0 + ks], b[k0:k0 + ks, n0:n0 + N], acc, at, t, prec)
+                at = t
+            out[m0:m0 + rc, n0:n0 + N] = acc
+    return out
+
+
+def run_mad(dev, a, b, c, td, ta_T=None):
+    q = sycl.queue(dev)
+    sg = q.get_device().get_info("sub_group_sizes")[0]
+    M, K = a.shape
+    N = b.shape[1]
+    d = np.zeros((M, N), td)
+    pa, pb, pc, pd = (sycl.ptr(np.ascontiguousarray(x)) for x in (a, b, c, d))
+    Ta = ta_T or a.dtype.type
+
+    def kernel(it):
+        s = it.get_sub_group()
+        A = jm.joint_matrix(s, Ta, jm.use.a, M, K, jm.layout.row_major)
+        B = jm.joint_matrix(s, Ta, jm.use.b, K, N, jm.layout.row_major)
+        C = jm.joint_matrix(s, c.dtype.type, jm.use.accumulator, M, N)
+        D = jm.joint_matrix(s, np.dtype(td).type, jm.use.accumulator, M, N)
+        jm.joint_matrix_load(s, A, pa, K)
+        jm.joint_matrix_load(s, B, pb, N)
+        jm.joint_matrix_load(s, C, pc, N, jm.layout.row_major)
+        jm.joint_matrix_mad(s, D, A, B, C)
+        jm.joint_matrix_store(s, D, pd, N, jm.layout.row_major)
+    q.parallel_for(sycl.nd_range((1, sg), (1, sg)), kernel)
+    return np.asarray(pd).reshape(M, N)
+
+
+def bits(x):
+    x = np.ascontiguousarray(x)
+    return x.view({2: np.uint16, 4: np.uint32}[x.dtype.itemsize])
+
+
+CASES = [("pvc", (32, 64, 32), BF, BF), ("pvc", (32, 64, 32), np.float32, BF), ("pvc", (32, 64, 32), BF, np.float32),
+         ("pvc", (1, 64, 32), np.float32, BF), ("pvc", (1, 64, 32), BF, np.float32),
+         ("pvc", (16, 16, 16), BF, BF), ("pvc", (8, 16, 16), BF, BF), ("pvc", (32, 64, 16), np.float16, np.float16),
+         ("bmg", (32, 64, 32), np.float16, np.float32), ("dg2", (32, 32, 16), np.float32, np.float32),
+         ("pvc", (5, 16, 16), np.float32, np.float32)]
+
+
+@pytest.mark.parametrize("dev,shape,tc,td", CASES, ids=lambda v: str(v))
+def test_mad_equals_igc_dpas_chain(dev, shape, tc, td):
+    M, N, K = shape
+    rng = np.random.default_rng(M * 1000 + N + K)
+    ta = np.float16 if tc == np.float16 or td == np.float16 or dev == "bmg" else BF
+    a = rng.standard_normal((M, K)).astype(ta)
+    b = rng.standard_normal((K, N)).astype(ta)
+    c = (rng.standard_normal((M, N)) * 4).astype(tc)
+    got = run_mad(dev, a, b, c, td)
+    prec = NAME[np.dtype(ta)]
+    mid = {(32, 64, 32): NAME[np.dtype(tc)], (1, 64, 32): NAME[np.dtype(td)]}.get(shape, NAME[np.dtype(tc)])
+    want = igc_mad(dev, a, b, c, NAME[np.dtype(tc)], NAME[np.dtype(td)], prec, mid)
+    assert np.array_equal(bits(got), bits(want))
+
+
+def test_intermediate_rounding_is_observable():
+    """The 32x64x32 bf16-accumulator chain rounds between the K halves: the same data through one fp32 chain
+    differs somewhere (so the test above can tell the two apart)."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((32, 32)).astype(BF)
+    b = rng.standard_normal((32, 64)).astype(BF)
+    c = rng.standard_normal((32, 64)).astype(BF)
+    got = run_mad("pvc", a, b, c, BF)
+    once = xmx.matmul(a, b, c.astype(np.float32), platform="pvc").astype(BF)
+    assert not np.array_equal(bits(got), bits(once))
+
+
+def test_tf32_mad_equals_dpas():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((8, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 16)).astype(np.float32)
+    c = rng.standard_normal((8, 16)).astype(np.float32)
+    got = run_mad("pvc", a, b, c, np.float32, ta_T=jm.precision.tf32)
+    a_t = xmx.pack.decode(PK.element_bits(a, "tf32"), "tf32").astype(np.float32)
+    want = dpas_tile("pvc", a_t, b.astype(np.float32), c, "fp32", "fp32", "tf32")
+    assert np.array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("dev,ta", [("spr", BF), ("spr", np.int8), ("gnr", np.float16), ("spr", np.uint8)])
+def test_amx_tiles_equal_fast(dev, ta):
+    """The same kernel with amx='tiles' (tile intrinsics on the TileMachine) and amx='fast' (amx.matmul)."""
+    rng = np.random.default_rng(5)
+    M, N, K = 16, 16, (64 if np.dtype(ta).itemsize == 1 else 32)
+    if np.dtype(ta).kind in "iu":
+        a = rng.integers(0 if ta == np.uint8 else -128, 128, (M, 2 * K)).astype(ta)
+        b = rng.integers(-128, 128, (2 * K, N)).astype(np.int8)
+        c = rng.integers(-1000, 1000, (M, N)).astype(np.int32)
+    else:
+        a = rng.standard_normal((M, 2 * K)).astype(ta)
+        b = rng.standard_normal((2 * K, N)).astype(ta)
+        c = rng.standard_normal((M, N)).astype(np.float32)
+    outs = []
+    for how in ("fast", "tiles"):
+        q = sycl.queue(dev, amx=how)
+        d = c.copy()
+        pa, pb, pd = sycl.ptr(a.copy()), sycl.ptr(b.copy()), sycl.ptr(d)
+
+        def kernel(it):
+            s = it.get_sub_group()
+            A = jm.joint_matrix(s, a.dtype.type, jm.use.a, M, K, jm.layout.row_major)
+            B = jm.joint_matrix(s, b.dtype.type, jm.use.b, K, N, jm.layout.row_major)
+            C = jm.joint_matrix(s, c.dtype.type, jm.use.accumulator, M, N)
+            jm.joint_matrix_load(s, C, pd, N, jm.layout.row_major)
+            for k in range(2):
+                jm.joint_matrix_load(s, A, pa + k * K, 2 * K)
+                jm.joint_matrix_load(s, B, pb + k * K * N, N)
+                jm.joint_matrix_mad(s, C, A, B, C)
+            jm.joint_matrix_store(s, C, pd, N, jm.layout.row_major)
+        q.parallel_for(sycl.nd_range((1, 1), (1, 1)), kernel)
+        outs.append(d)
+    assert np.array_equal(bits(outs[0]), bits(outs[1]))
+
+
+def test_deferred_chain_equals_step_by_step():
+    """A K loop of fp32 mads is computed as one engine GEMM; reading C between the steps (apply) forces each
+    step: both give the same bits, and both equal xmx.matmul over the whole K."""
+    rng = np.random.default_rng(11)
+    M, N, K = 16, 32, 64
+    a = rng.standard_normal((M, K)).astype(BF)
+    b = rng.standard_normal((K, N)).astype(BF)
+    res = []
+    for force in (False, True):
+        q = sycl.queue("pvc")
+        d = np.zeros((M, N), np.float32)
+        pa, pb, pd = sycl.ptr(a), sycl.ptr(b), sycl.ptr(d)
+
+        def kernel(it):
+            s = it.get_sub_group()
+            m0 = (it.get_global_id(0) - it.get_local_id(0)) * 8
+            n0 = (it.get_global_id(1) - it.get_local_id(1)) // 16 * 16
+            A = jm.joint_matrix(s, BF.type, jm.use.a, 8, 16, jm.layout.row_major)
+            B = jm.joint_matrix(s, BF.type, jm.use.b, 16, 16, jm.layout.row_major)
+            C = jm.joint_matrix(s, np.float32, jm.use.accumulator, 8, 16)
+            for k in range(0, K, 16):
+                jm.joint_matrix_load(s, A, pa + m0 * K + k, K)
+                jm.joint_matrix_load(s, B, pb + k * N + n0, N)
+                jm.joint_matrix_mad(s, C, A, B, C)
+                if force:
+                    jm.joint_matrix_apply(s, C, lambda x: x)
+            jm.joint_matrix_store(s, C, pd + m0 * N + n0, N, jm.layout.row_major)
+        q.parallel_for(sycl.nd_range((M // 8, N // 16 * 16), (1, 16)), kernel)
+        res.append(d)
+    assert np.array_equal(bits(res[0]), bits(res[1]))
+    assert np.array_equal(bits(res[0]), bits(xmx.matmul(a, b, platform="pvc")))
