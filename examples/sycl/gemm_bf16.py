@@ -49,11 +49,13 @@ def vnni(b: np.ndarray, vf: int) -> np.ndarray:
 
 
 def joint_matmul(q, pA, pB, pC, M, N, K, tm, tn, tk, *, sg_size, mcache1=32, ncache1=None, kcache1=None,
-                 mcache2=64, ncache2=64, kcache2=32, packed_b=True, checked=False):
+                 mcache2=64, ncache2=64, kcache2=32, packed_b=True, checked=False, prefetch=False):
     """C = A @ B (C starts from zero: the accumulators are filled, test-e2e's "fill_k_cache").
 
     ``pA`` (M x K row-major bf16), ``pB`` (K x N, VNNI-packed if ``packed_b``, else row-major), ``pC`` (M x N
     fp32) are USM pointers. ``checked``: every load/store is the bounds-checked form (the OOB variant).
+    ``prefetch``: each sub-group first prefetches 8 x 32 blocks of its A rows and B columns for the first K
+    steps (test-e2e's PREFETCH variant; a cache hint, no effect on values).
     """
     ncache1 = ncache1 or (32 if sg_size == 1 else 4 * tn)
     kcache1 = kcache1 or tk
@@ -65,6 +67,12 @@ def joint_matmul(q, pA, pB, pC, M, N, K, tm, tn, tk, *, sg_size, mcache1=32, nca
         m2, n2 = it.get_group(0), it.get_group(1)
         m1, n1 = it.get_local_id(0), it.get_local_id(1) // sg_size
         sg = it.get_sub_group()
+        if prefetch:
+            for p in range(min(3, K // 32)):
+                jm.joint_matrix_prefetch(sg, pA + (m2 * mcache2 + m1 * mcache1) * K + p * 32, 8, 32, K,
+                                         jm.layout.row_major)
+                jm.joint_matrix_prefetch(sg, pB + p * (kcache2 // vf) * (N * vf) + (n2 * ncache2 + n1 * ncache1) * vf,
+                                         8, 32, N * vf, jm.layout.row_major)
         tC = [[jm.joint_matrix(sg, np.float32, jm.use.accumulator, tm, tn) for _ in range(ncache1 // tn)]
               for _ in range(mcache1 // tm)]
         for row in tC:

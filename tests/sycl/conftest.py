@@ -195,8 +195,8 @@ def read(p, shape) -> np.ndarray:
     return np.array(np.asarray(p)).reshape(shape)
 
 
-def gemm(device, A, B, C, tm, tn, tk, *, ta, tb=None, tc="fp32", td=None, a_layout="row_major", b_layout="ext_intel_packed",
-         c_layout="row_major", checked=False, how="malloc", fill=None):
+def gemm(device, A, B, C, tm, tn, tk, *, ta, tb=None, tc="fp32", td=None, a_layout="row_major",
+         b_layout="ext_intel_packed", c_layout="row_major", checked=False, how="malloc", fill=None):
     """``D = C + A @ B`` by a joint_matrix kernel, one sub-group per tm x tn tile of D (test-e2e's GEMM).
 
     ``A`` (M x K) and ``B`` (K x N) are logical matrices; they are put in memory in ``a_layout`` / ``b_layout``

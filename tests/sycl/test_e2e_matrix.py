@@ -7,14 +7,56 @@ accumulation model cannot matter), Python-side VNNI/transposition, the intel/llv
 coordinate formula as test data, and, for "the same blocking", the engines the model lowers onto
 (``systolic.xmx.matmul`` / ``systolic.amx.matmul``) compared bit for bit.
 
-Mapping (test-e2e category -> tests here; counts per device: spr gnr | dg2 | pvc bmg lnl; queries also cover
-emr, dmr and arl). The counts are checked against the collected tests by ``test_mapping_table``.
+Mapping (test-e2e category -> tests here, with the number of tests per device). Columns: the device families
+(AMX spr/gnr, XMX dg2 and pvc/bmg/lnl); emr, dmr and arl appear in the queries. ``test_mapping_table`` checks
+these rows against the collected suite; regenerate them with ``python -m tests.sycl.test_e2e_matrix``.
 
-====================================  ===========================================  ===  ===  ===  ===  ===  ===
-category (test-e2e files)             tests                                        spr  gnr  dg2  pvc  bmg  lnl
-====================================  ===========================================  ===  ===  ===  ===  ===  ===
-@TABLE@
-====================================  ===========================================  ===  ===  ===  ===  ===  ===
+category             spr  gnr  dg2  pvc  bmg  lnl  emr  dmr  arl
+----------------------------------------------------------------
+gemm_type_sign         6    7    7    8    8    8    0    0    0
+    test-e2e: joint_matrix_{ss,su,us,uu}_int8, _bfloat16, _half, _tf32, _int8_vnni
+    tests: test_gemm_type_sign, test_gemm_int32_wraps
+same_blocking          2    3    3    4    4    4    0    0    0
+    test-e2e: (issue 12: equality with xmx/amx.matmul)
+    tests: test_gemm_same_as_engine
+accumulator_types      2    2    1   18   18   18    0    0    0
+    test-e2e: joint_matrix_{bfloat16,half}_accumulator (16bit_impl), _down_convert, _copy
+    tests: test_accumulator_types, test_down_convert, test_copy_accumulator
+layouts               10   10   10   10   10   10    0    0    0
+    test-e2e: joint_matrix_rowmajorA_rowmajorB, _colmajorA_colmajorB, _colA_rowB_colC, _transposeC,
+      _bfloat16_packedB
+    tests: test_layouts
+cache_blocked_bf16     4    4    5    7    7    7    0    0    0
+    test-e2e: joint_matrix_bf16_fill_k_cache{,_OOB,_prefetch}, rowmajorB
+    tests: test_bf16_fill_k_cache
+element_wise          41   44   44   47   47   47    0    0    0
+    test-e2e: element_wise_all_ops{,_half,_int8,_int8_packed,_tf32}, element_wise_ops,
+      joint_matrix_apply_{bf16,two_matrices}
+    tests: test_element_wise_ops, test_element_wise_types, test_gemm_then_apply, test_apply_coordinates,
+      test_apply_two_matrices
+get_coord              8    8   13   15   15   15    0    0    0
+    test-e2e: get_coordinate_ops, get_coord_{int8,bf16,float}_mat{A,B,C}
+    tests: test_get_coord_sums, test_work_item_slices
+all_sizes             20   20   16   16   16   16    0    0    0
+    test-e2e: joint_matrix_all_sizes, element_wise_all_sizes
+    tests: test_all_sizes, test_amx_any_shape
+out_of_bounds          6    6    6    9    9    9    0    0    0
+    test-e2e: joint_matrix_out_bounds{,_colmajor}, *_checked
+    tests: test_out_of_bounds, test_checked_store_drops, test_checked_load_zero
+queries                8    7    9   10    8    8    1    2    1
+    test-e2e: joint_matrix_query_default, runtime matrix_combinations
+    tests: test_matrix_combinations, test_matrix_params_defaults, test_query_default_gemm,
+      test_unsupported_combination
+collectives            1    1    6    6    6    6    0    0    0
+    test-e2e: (SYCL group-operation rules)
+    tests: test_divergent_collective, test_uniform_branch_is_fine
+seed_2021              7    1    1    1    0    0    0    0    0
+    test-e2e: the seed's 2021 example (test_e2e_seed.py)
+    tests: test_seed_example_2021, test_seed_any_size, test_seed_gemm_today
+examples               4    3    2    2    2    2    0    0    0
+    test-e2e: examples/sycl program files (test_e2e_seed.py)
+    tests: test_example_program, test_seed_script_runs
+total                119  116  123  153  150  150    1    2    1
 
 Device-specific choices follow the test-e2e ``main()`` functions: combinations with ``nsize == 0`` are Intel AMX
 (tiles 16 x 16 x K up to 64 bytes), ``nsize == 16`` PVC/Xe2 (8 x 16 x 16 plus the fixed big shapes), ``nsize == 8``
@@ -49,10 +91,11 @@ CATEGORIES = {
                           ["test_accumulator_types", "test_down_convert", "test_copy_accumulator"]),
     "layouts": ("joint_matrix_rowmajorA_rowmajorB, _colmajorA_colmajorB, _colA_rowB_colC, _transposeC, "
                 "_bfloat16_packedB", ["test_layouts"]),
-    "cache_blocked_bf16": ("joint_matrix_bf16_fill_k_cache{,_init,_unroll,_OOB}", ["test_bf16_fill_k_cache"]),
-    "element_wise": ("element_wise_all_ops, element_wise_ops, joint_matrix_apply_{bf16,two_matrices}",
-                     ["test_element_wise_ops", "test_gemm_then_apply", "test_apply_coordinates",
-                      "test_apply_two_matrices"]),
+    "cache_blocked_bf16": ("joint_matrix_bf16_fill_k_cache{,_OOB,_prefetch}, rowmajorB", ["test_bf16_fill_k_cache"]),
+    "element_wise": ("element_wise_all_ops{,_half,_int8,_int8_packed,_tf32}, element_wise_ops, "
+                     "joint_matrix_apply_{bf16,two_matrices}",
+                     ["test_element_wise_ops", "test_element_wise_types", "test_gemm_then_apply",
+                      "test_apply_coordinates", "test_apply_two_matrices"]),
     "get_coord": ("get_coordinate_ops, get_coord_{int8,bf16,float}_mat{A,B,C}",
                   ["test_get_coord_sums", "test_work_item_slices"]),
     "all_sizes": ("joint_matrix_all_sizes, element_wise_all_sizes", ["test_all_sizes", "test_amx_any_shape"]),
@@ -63,8 +106,9 @@ CATEGORIES = {
                 ["test_matrix_combinations", "test_matrix_params_defaults", "test_query_default_gemm",
                  "test_unsupported_combination"]),
     "collectives": ("(SYCL group-operation rules)", ["test_divergent_collective", "test_uniform_branch_is_fine"]),
-    "seed_2021": ("the 2021 seed example (test_e2e_seed.py)", ["test_seed_example_2021", "test_seed_gemm_today"]),
-    "examples": ("examples/sycl program files (test_e2e_seed.py)", ["test_example_program"]),
+    "seed_2021": ("the seed's 2021 example (test_e2e_seed.py)", ["test_seed_example_2021", "test_seed_any_size",
+                                                                 "test_seed_gemm_today"]),
+    "examples": ("examples/sycl program files (test_e2e_seed.py)", ["test_example_program", "test_seed_script_runs"]),
 }
 
 
@@ -258,7 +302,7 @@ def _cache_cases():
     for dev in FAMILIES:
         tiles = _CACHE_TILES[kind(dev)]
         for t in tiles:
-            variants = ["vnni", "rowmajor", "oob"] if t == tiles[0] else ["vnni"]
+            variants = ["vnni", "rowmajor", "oob", "prefetch"] if t == tiles[0] else ["vnni"]
             for v in variants:
                 yield pytest.param(dev, t, v, id=f"{dev}-{t[0]}x{t[1]}x{t[2]}-{v}")
 
@@ -266,7 +310,9 @@ def _cache_cases():
 @pytest.mark.parametrize("device,tiles,variant", list(_cache_cases()))
 def test_bf16_fill_k_cache(device, tiles, variant, rng):
     """The cache-blocked bf16 GEMM of examples/sycl/gemm_bf16.py (test-e2e joint_matrix_bf16_fill_k_cache,
-    SLM-free): exact on small integers, and bit-identical to the engine on random bf16 (same K order)."""
+    SLM-free; variants VNNI / row-major B, OOB (checked forms, M and N off the tile grid), PREFETCH; _unroll and
+    _init are C++ compile-time forms of the same kernel): exact on small integers, and bit-identical to the engine
+    on random bf16 (same K order)."""
     ex = _example("gemm_bf16")
     tm, tn, tk = tiles
     caches = dict(mcache1=32, ncache1=64 if kind(device) == "pvc" else 32, kcache1=tk, mcache2=64, ncache2=64,
@@ -278,7 +324,8 @@ def test_bf16_fill_k_cache(device, tiles, variant, rng):
         M, N = size - 5, size - 3                # the kernel's grid still covers 64 x 64
     a = small_ints(rng, (M, K), "bf16", -2, 2)
     b = small_ints(rng, (K, N), "bf16", -2, 2)
-    got = ex.run(device, a, b, packed_b=variant != "rowmajor", checked=oob, tiles=tiles, **caches)
+    got = ex.run(device, a, b, packed_b=variant != "rowmajor", checked=oob, tiles=tiles,
+                 prefetch=variant == "prefetch", **caches)
     assert np.array_equal(exact(got), oracle_gemm(a, b))
     if variant == "vnni":
         ar = rng.standard_normal((M, K)).astype(BF16)
@@ -311,7 +358,7 @@ def _tile(device, use, t="bf16"):
     if use == "a":
         return tm, tk, t, "row_major", 1
     if use == "b":
-        return tk, tn, t, "ext_intel_packed", VNNI[t]
+        return tk, tn, t, "ext_intel_packed" if VNNI[t] > 1 else "row_major", VNNI[t]
     return tm, tn, acc_type(t), "row_major", 1
 
 
@@ -358,6 +405,48 @@ def test_element_wise_ops(device, use, op):
 
     img, (rows, cols, te, vf) = _run_tiles(device, use, body)
     assert np.array_equal(img.astype(np.float64), np.full(img.shape, want))
+
+
+def _ew_type_cases():
+    for dev in FAMILIES:
+        for t in ("s8", "fp16", "tf32"):
+            if t in a_types(dev) or (t == "s8" and "sint8" in a_types(dev)):
+                for use in USES:
+                    yield pytest.param(dev, t, use, id=f"{dev}-{t}-{use}")
+
+
+@pytest.mark.parametrize("device,t,use", list(_ew_type_cases()))
+def test_element_wise_types(device, t, use):
+    """The eleven operations of test_element_wise_ops on int8 (packed B), half and tf32 tiles (test-e2e
+    element_wise_all_ops_{int8,int8_packed,half,tf32}): one kernel, one matrix per operation. Integer division
+    is C++'s (5 / 2 == 2: ``//`` on these positive values)."""
+    from systolic import sycl
+    from systolic.sycl import matrix as jm
+    rows, cols, te, lay, vf = _tile(device, use, t)
+    integer = mem_dtype(te).kind in "iu"
+    ops = {k: (v if not (integer and k == "div") else (5, 2, 2, lambda l, r: l // r)) for k, v in OPS.items()}
+    sg_size = SUB_GROUP[device]
+    q = sycl.queue(device)
+    size = rows * cols
+    mem = q.malloc_shared(size * len(ops), mem_dtype(te))
+    L = getattr(jm.layout, lay)
+
+    def kernel(it):
+        sg = it.get_sub_group()
+        for i, (l, r, _, f) in enumerate(ops.values()):
+            if use == "accumulator":
+                m = jm.joint_matrix(sg, jm_type(te), jm.use.accumulator, rows, cols)
+            else:
+                m = jm.joint_matrix(sg, jm_type(te), getattr(jm.use, use), rows, cols, L)
+            jm.joint_matrix_fill(sg, m, int(l) if integer else l)
+            rr = int(r) if integer else r
+            jm.joint_matrix_apply(sg, m, lambda x, f=f, rr=rr: f(x, rr))
+            jm.joint_matrix_store(sg, m, mem + i * size, cols * vf, L)
+
+    q.parallel_for(sycl.nd_range((1, sg_size), (1, sg_size)), kernel).wait()
+    got = read(mem, (len(ops), size)).astype(np.float64)
+    for i, (name, (_, _, want, _)) in enumerate(ops.items()):
+        assert np.all(got[i] == want), (name, got[i][:4])
 
 
 @pytest.mark.parametrize("device", FAMILIES)
@@ -808,26 +897,55 @@ def test_uniform_branch_is_fine(device):
 
 
 # ===================================================================================== the mapping table
-def _render_table(counts):
-    lines = []
-    for cat, (files, tests) in CATEGORIES.items():
-        cells = [str(counts.get((cat, d), 0)) for d in FAMILIES]
-        lines.append(f"{cat:<36}  {', '.join(tests):<43}  " + "  ".join(f"{c:>3}" for c in cells))
-        lines.append(f"  ({files})")
-    return "\n".join(lines)
+COLUMNS = ("spr", "gnr", "dg2", "pvc", "bmg", "lnl", "emr", "dmr", "arl")
 
 
 def collected_counts(items):
-    """(category, device) -> number of collected tests, from the test names and their device parameter."""
+    """(category, device) -> number of collected tests, from the test names and their device parameter
+    (tests without one name their devices in an ``e2e_devices`` attribute)."""
     by_test = {t: cat for cat, (_, tests) in CATEGORIES.items() for t in tests}
     counts: dict = {}
     for it in items:
-        name = it.originalname if hasattr(it, "originalname") else it.name
-        cat = by_test.get(name)
+        cat = by_test.get(getattr(it, "originalname", it.name))
         if cat is None:
             continue
-        dev = (getattr(it, "callspec", None) and it.callspec.params.get("device")) or None
-        devs = [dev] if dev else list(getattr(it.function, "e2e_devices", ()))
-        for d in devs:
+        spec = getattr(it, "callspec", None)
+        dev = spec.params.get("device") if spec is not None else None
+        for d in ([dev] if dev else list(getattr(it.function, "e2e_devices", ()))):
             counts[(cat, d)] = counts.get((cat, d), 0) + 1
     return counts
+
+
+def render_table(counts) -> list[str]:
+    """The body rows of the docstring's mapping table."""
+    import textwrap
+    rows = []
+    for cat, (files, tests) in CATEGORIES.items():
+        rows.append(f"{cat:<19}" + "".join(f"{counts.get((cat, d), 0):>5}" for d in COLUMNS))
+        rows += textwrap.wrap(f"test-e2e: {files}", 112, initial_indent="    ", subsequent_indent="      ")
+        rows += textwrap.wrap(f"tests: {', '.join(tests)}", 112, initial_indent="    ", subsequent_indent="      ")
+    rows.append(f"{'total':<19}" + "".join(f"{sum(v for (c, d), v in counts.items() if d == dev):>5}"
+                                           for dev in COLUMNS))
+    return rows
+
+
+def test_mapping_table(request):
+    """The docstring's table is the collected suite: every category's count per device (regenerate it with
+    ``python -m tests.sycl.test_e2e_matrix`` from the repository root after adding tests)."""
+    items = request.session.items
+    counts = collected_counts(items)
+    have = {getattr(it, "originalname", it.name) for it in items}
+    wanted = {t for _, tests in CATEGORIES.values() for t in tests}
+    if not wanted <= have:
+        pytest.skip("part of tests/sycl was not collected (a -k/-m selection or single files)")
+    body = [ln.rstrip() for ln in __doc__.splitlines()]
+    assert all(r.rstrip() in body for r in render_table(counts)), "\n".join(render_table(counts))
+
+
+if __name__ == "__main__":        # print the table rows for the docstring
+    class _Grab:
+        def pytest_collection_finish(self, session):
+            self.items = session.items
+    g = _Grab()
+    pytest.main(["-q", "--collect-only", "-p", "no:xdist", str(Path(__file__).parent)], plugins=[g])
+    print("\n".join(render_table(collected_counts(g.items))))

@@ -154,3 +154,6 @@ def test_seed_script_runs():
                        timeout=120, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1].startswith("seed_gemm_2021 on spr: PASS")
+
+
+test_seed_script_runs.e2e_devices = ("spr",)
