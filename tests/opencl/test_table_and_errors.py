@@ -130,3 +130,13 @@ def test_converged_call_inside_kernel_and_after_branch():
 
     cl.run(kernel, 32, 16, platform="pvc")
     assert len(out) == 2 and all(o.shape == (16,) for o in out)
+
+
+def test_default_platform_is_pvc_else_the_first_that_has_the_name():
+    from systolic.opencl.mapping import platform_for
+    assert platform_for("intel_sub_group_i8_i8_matrix_mad_k32").name == "pvc"
+    assert platform_for("intel_sub_group_i8_i8_split_matrix_mad_k32").name == "dg2"
+    assert platform_for("intel_sub_group_e2m1_e2m1_matrix_mad_k64_f32").name == "xe3p"
+    assert platform_for("intel_sub_group_i2_i8_matrix_mad_k32").name == "dg2"   # no sub-group 16 form
+    L = cl.layout("intel_sub_group_i8_i8_split_matrix_mad_k32", "a")
+    assert L.holder == ("sub_group", "work_item", "component") and L.params["sub_group_size"] == 8

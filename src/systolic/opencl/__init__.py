@@ -11,8 +11,9 @@ Arguments are per-work-item values, work-item on the leading axis: for a sub-gro
 ``short8 a`` is an (S, 8) int16 array, ``int b`` (S,) int32, ``float4 acc`` (S, 4) float32, a bf16
 accumulator (``short``) int16 bit patterns, ``half`` float16. Split built-ins take and return a leading axis of 2
 (one slice per participating sub-group) when called directly, and this sub-group's slice inside a kernel run by
-:func:`run`. ``platform=`` (default: the kernel's, else ``"pvc"``) picks the sub-group size, the legal set and
-the numerics (``model=``: a :mod:`systolic.xmx` numerics model, default the platform's).
+:func:`run`. ``platform=`` (default: the kernel's, else pvc when it has the built-in, else dg2) picks the
+sub-group size, the legal set and the numerics (``model=``: a :mod:`systolic.xmx` numerics model, default the
+platform's).
 
 Each call is lowered as IGC lowers it: the arguments placed in a GRF image (component-major, which is DPAS's
 operand layout), one DPAS (DPASW for split) executed by :mod:`systolic.xmx`, the result read back per work-item.

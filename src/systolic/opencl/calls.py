@@ -23,10 +23,10 @@ from .runner import collective, current, require_converged
 __all__ = ["call"]
 
 
-def _platform(platform):
+def _platform(name, platform):
     c = current()
     if platform is None:
-        return c.platform if c is not None else get_platform(None)
+        return MP.platform_for(name)
     P = get_platform(platform)
     if c is not None and P is not c.platform:
         raise InvalidValue("a built-in inside a kernel runs on the kernel's platform",
@@ -51,7 +51,7 @@ def _choose(name: str, here: list[TB.Builtin], acc: np.ndarray, s: int) -> TB.Bu
 
 def call(name: str, a, b, acc, *, platform=None, model=None, engine: str = "fast"):
     """Execute built-in ``name`` with per-work-item arguments (see :mod:`systolic.opencl`)."""
-    P = _platform(platform)
+    P = _platform(name, platform)
     recs = TB.by_name(name)
     here = [r for r in recs if MP.available(r, P) is None]
     if not here:

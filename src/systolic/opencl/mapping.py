@@ -25,7 +25,7 @@ from ..xmx.platform import Platform, get_platform
 from . import table as TB
 from .cltypes import CType, parse
 
-__all__ = ["layout", "resolve", "operand_layout", "to_image", "from_image", "distribute", "gather",
+__all__ = ["layout", "resolve", "platform_for", "operand_layout", "to_image", "from_image", "distribute", "gather",
            "available", "builtins"]
 
 _OPERANDS = ("a", "b", "acc", "result")
@@ -51,6 +51,22 @@ def available(rec: TB.Builtin, P: Platform) -> str | None:
         if t not in legal:
             return f"{P.name} DPAS takes no {t} accumulator for {rec.a_precision} (legal: {list(legal)})"
     return None
+
+
+def platform_for(name: str, platform=None) -> Platform:
+    """The platform a call of ``name`` uses: ``platform`` when given, else the running kernel's, else pvc when
+    it has ``name``, else the first platform that does (dg2 for the sub-group 8 and split forms)."""
+    if platform is not None:
+        return get_platform(platform)
+    from .runner import current
+    c = current()
+    if c is not None:
+        return c.platform
+    recs = TB.by_name(str(name))
+    for P in [get_platform("pvc"), *_platforms()]:
+        if any(available(r, P) is None for r in recs):
+            return P
+    return get_platform("pvc")
 
 
 def builtins(platform=None) -> list[TB.Builtin]:
@@ -127,8 +143,9 @@ def operand_layout(rec: TB.Builtin, operand: str, *, platform: str | None = None
 
 def layout(name: str, operand: str, *, platform=None, m: int | None = None, acc: str | None = None) -> Layout:
     """``systolic.opencl.layout``: the Layout of ``operand`` ("a", "b", "acc" or "result") of built-in ``name``
-    on ``platform`` (default pvc) with M = ``m`` (default 8; split: 8) and accumulator type ``acc``."""
-    P = get_platform(platform)
+    on ``platform`` (default: :func:`platform_for`) with M = ``m`` (default the largest, 8) and accumulator type
+    ``acc``."""
+    P = platform_for(name, platform)
     rec = resolve(name, P, m=m, acc=acc)
     return operand_layout(rec, operand, platform=P.name)
 
@@ -217,7 +234,7 @@ def distribute(name: str, operand: str, matrix, *, platform=None, m: int | None 
     element's own dtype unchanged, other floats rounded to nearest even, integers range-checked). M defaults
     to the matrix's row count for A and acc.
     """
-    P = get_platform(platform)
+    P = platform_for(name, platform)
     mat = np.asarray(matrix)
     if mat.ndim != 2:
         raise InvalidValue("distribute takes a 2-D logical matrix", values={"shape": mat.shape})
@@ -239,7 +256,7 @@ def gather(name: str, operand: str, values, *, platform=None, m: int | None = No
            acc: str | None = None) -> np.ndarray:
     """Per-work-item values of ``name``'s operand -> the logical matrix (int64 for integer elements, int32 for
     int accumulators, float32 for fp32/tf32, the ml_dtypes type for bf16/fp16/fp8/e2m1)."""
-    P = get_platform(platform)
+    P = platform_for(name, platform)
     v = np.asarray(values)
     if m is None and operand in ("a", "acc", "result"):
         rec0 = resolve(name, P, acc=acc)
