@@ -188,3 +188,49 @@ def test_deferred_chain_equals_step_by_step():
         res.append(d)
     assert np.array_equal(bits(res[0]), bits(res[1]))
     assert np.array_equal(bits(res[0]), bits(xmx.matmul(a, b, platform="pvc")))
+
+
+def _amx_gemm(how, Ta, Tc, TK, A, Bp, M, N, K, b_layout=None):
+    q = sycl.queue("spr", amx=how)
+    vf = 4 // np.dtype(Ta).itemsize
+    C = np.zeros((M, N), Tc)
+    pA, pB, pC = sycl.ptr(A), sycl.ptr(Bp), sycl.ptr(C)
+    lb = b_layout or jm.layout.ext_intel_packed
+
+    def kernel(it):
+        sg = it.get_sub_group()
+        m0, n0 = it.get_global_id(0) * 16, it.get_global_id(1) * 16
+        a = jm.joint_matrix(sg, Ta, jm.use.a, 16, TK, jm.layout.row_major)
+        b = jm.joint_matrix(sg, Ta, jm.use.b, TK, 16, lb)
+        c = jm.joint_matrix(sg, Tc, jm.use.accumulator, 16, 16)
+        jm.joint_matrix_fill(sg, c, 0)
+        for k in range(0, K, TK):
+            jm.joint_matrix_load(sg, a, pA + m0 * K + k, K)
+            jm.joint_matrix_load(sg, b, pB + (k // vf) * N * vf + n0 * vf, N * vf)
+            jm.joint_matrix_mad(sg, c, a, b, c)
+        jm.joint_matrix_store(sg, c, pC + m0 * N + n0, N, jm.layout.row_major)
+    q.parallel_for(sycl.nd_range((M // 16, N // 16), (1, 1)), kernel)
+    return C, q
+
+
+@pytest.mark.parametrize("Ta,Tc,TK", [(np.int8, np.int32, 64), (BF, np.float32, 32)])
+def test_amx_compiled_kernel_equals_fast(Ta, Tc, TK):
+    """The whole kernel traced to tile IR, compiled by the tile compiler and run on the emulator."""
+    rng = np.random.default_rng(9)
+    M, N, K = 32, 16, 2 * TK
+    vf = 4 // np.dtype(Ta).itemsize
+    A = rng.integers(-100, 100, (M, K)).astype(Ta)
+    B = rng.integers(-100, 100, (K, N)).astype(Ta)
+    Bp = B.reshape(K // vf, vf, N).transpose(0, 2, 1).reshape(K // vf, N * vf).copy()
+    fast, _ = _amx_gemm("fast", Ta, Tc, TK, A, Bp, M, N, K)
+    comp, q = _amx_gemm("compiled", Ta, Tc, TK, A, Bp, M, N, K)
+    assert np.array_equal(bits(fast), bits(comp))
+    assert "tdp" in q.last_compiled[0].emit("machine")
+
+
+def test_amx_compiled_needs_packed_b():
+    from systolic.errors import CompileError
+    A = np.zeros((16, 64), np.int8)
+    with pytest.raises(CompileError):
+        _amx_gemm("compiled", np.int8, np.int32, 64, A, np.zeros((64, 16), np.int8), 16, 16, 64,
+                  b_layout=jm.layout.row_major)

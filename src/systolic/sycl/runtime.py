@@ -207,16 +207,23 @@ class queue:
     """``sycl::queue`` on a device named by architecture ("spr", "pvc", ...).
 
     ``amx``: how AMX devices execute joint_matrix ("fast": :func:`systolic.amx.matmul`, proven equal to the tile
-    instructions; "tiles": each operation as :mod:`systolic.amx.intrinsics` calls on the TileMachine emulator).
+    instructions; "tiles": each mad as :mod:`systolic.amx.intrinsics` calls on the TileMachine emulator;
+    "compiled": the whole kernel traced to tile IR by :mod:`systolic.compiler` and run on ``amx_backend``,
+    "emulator" or "llvm" = natively on this CPU's AMX; see :mod:`systolic.sycl.lower_amx_compiled`).
     ``mode``: "auto" (vectorised, per work-item when control flow diverges), "vector" or "per-item".
     """
 
-    def __init__(self, dev="pvc", *, amx: str = "fast", mode: str = "auto") -> None:
+    def __init__(self, dev="pvc", *, amx: str = "fast", mode: str = "auto", amx_backend: str = "emulator") -> None:
         if isinstance(dev, device):
             dev = dev.record
         self._device = device(get_device(dev))
-        if amx not in ("fast", "tiles"):
-            raise InvalidValue("unknown AMX execution", rule="amx='fast' or 'tiles'", values={"amx": amx})
+        if amx not in ("fast", "tiles", "compiled"):
+            raise InvalidValue("unknown AMX execution", rule="amx='fast', 'tiles' or 'compiled'", values={"amx": amx})
+        if amx_backend not in ("emulator", "spec", "llvm"):
+            raise InvalidValue("unknown backend of the compiled AMX path", rule="emulator, spec, llvm",
+                               values={"amx_backend": amx_backend})
+        self.amx_backend = amx_backend
+        self.last_compiled = None
         if mode not in ("auto", "vector", "per-item"):
             raise InvalidValue("unknown execution mode", rule="auto, vector, per-item", values={"mode": mode})
         self.amx, self.mode = amx, mode
@@ -247,6 +254,16 @@ class queue:
                                rule="reqd_sub_group_size divides the work-group size",
                                values={"local": tuple(ndr.local_range), "sub_group_size": sg})
         launch = simt.Launch(self, tuple(ndr.global_range), tuple(ndr.local_range), sg)
+        if rec.backend == "amx" and self.amx == "compiled":
+            from .lower_amx_compiled import run_compiled
+            prev = simt.current_launch()
+            simt._state.launch = launch
+            try:
+                self.last_compiled = run_compiled(launch, kernel, lambda w: nd_item(launch, w), self.amx_backend)
+            finally:
+                simt._state.launch = prev
+            self.last_event = event("compiled", launch.counts)
+            return self.last_event
         mode = simt.run_kernel(launch, kernel, lambda: nd_item(launch, None),
                                lambda w: nd_item(launch, w), self.mode)
         self.last_event = event(mode, launch.counts)

@@ -201,6 +201,9 @@ class Launch:
         if self.mode == "vector":
             batch = Batch.vectorised(self, name, sg, args)
             return impl(batch, **kw)
+        if self.mode == "trace":
+            from .lower_amx_compiled import trace_collective
+            return trace_collective(self.trace, name, args, kw)
         return self.scheduler.arrive(name, impl, sg, args, kw, _callsite())
 
 
