@@ -133,3 +133,23 @@ def test_distribute_gather_round_trip_and_three_line_test():
     # component j of work-item i holds A[j, 2i] (low half) and A[j, 2i+1] (high half)
     bits = A.view(np.uint16).astype(np.uint32)
     assert int(a[3, 5]) & 0xFFFF == bits[5, 6] and (int(a[3, 5]) >> 16) & 0xFFFF == bits[5, 7]
+
+
+@pytest.mark.parametrize("platform", ["dg2", "xe3p"])
+def test_distribute_gather_round_trip_every_overload(platform):
+    """gather(distribute(X)) == X for every operand of every overload; M inferred from the values' shape."""
+    from .helpers import random_logical, result_bits
+    rng = np.random.default_rng(5)
+    for rec in cl.builtins(platform):
+        (A, _), (B, _), C = random_logical(rec, rng)
+        kw = dict(platform=platform, acc=rec.acc_type.base)
+        for op, X in (("a", A), ("b", B), ("acc", C)):
+            v = cl.distribute(rec.name, op, X, m=rec.m, **kw)
+            lead = (2,) if (rec.split and op == "a") else ()
+            assert v.shape == lead + getattr(rec, f"{op}_type").shape(rec.n)
+            m = rec.m if (op == "a" and rec.a_precision == "tf32" and rec.m <= 2) else None
+            Y = cl.gather(rec.name, op, v, m=m, **kw)
+            if op == "acc" and rec.acc_precision != "int32":
+                np.testing.assert_array_equal(result_bits(Y), result_bits(C))
+            else:
+                np.testing.assert_array_equal(np.asarray(Y, dtype=np.float64), np.asarray(X, dtype=np.float64))

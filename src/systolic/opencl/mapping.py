@@ -260,14 +260,15 @@ def gather(name: str, operand: str, values, *, platform=None, m: int | None = No
     v = np.asarray(values)
     if m is None and operand in ("a", "acc", "result"):
         rec0 = resolve(name, P, acc=acc)
-        ncomp = v.shape[-1] if v.ndim >= 2 else 1
+        inner = v[0] if (rec0.split and operand == "a" and v.ndim >= 1) else v
+        ncomp = 1 if inner.ndim <= 1 else inner.shape[-1]
         if operand == "a":
+            if rec0.a_precision == "tf32" and ncomp == 1:
+                raise InvalidValue("a tf32 a of one component serves M = 1 and M = 2: pass m=",
+                                   rule="cl_intel_subgroup_matrix_multiply_accumulate_tf32: a has ceil(M/2) "
+                                        "components", values={"name": name})
             m = {r.a_type.n: r.m for r in TB.by_name(name)
-                 if available(r, P) is None and r.acc_type == rec0.acc_type}.get(ncomp)
-            if rec0.a_precision == "tf32":
-                m = None  # a float a has M = 1 or 2: say which
-                raise InvalidValue("tf32 a does not determine M (float a serves M = 1 and 2): pass m=",
-                                   values={"name": name})
+                 if available(r, P) is None and r.acc_type.base == rec0.acc_type.base}.get(ncomp, -1)
         else:
             m = ncomp
     rec = resolve(name, P, m=m, acc=acc)
