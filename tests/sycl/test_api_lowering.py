@@ -225,7 +225,7 @@ def test_amx_compiled_kernel_equals_fast(Ta, Tc, TK):
     fast, _ = _amx_gemm("fast", Ta, Tc, TK, A, Bp, M, N, K)
     comp, q = _amx_gemm("compiled", Ta, Tc, TK, A, Bp, M, N, K)
     assert np.array_equal(bits(fast), bits(comp))
-    assert "tdp" in q.last_compiled[0].emit("machine")
+    assert "TDP" in q.last_compiled[0].emit("machine")
 
 
 def test_amx_compiled_needs_packed_b():
