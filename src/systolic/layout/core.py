@@ -136,6 +136,8 @@ class Layout:
         Bits are compared at their absolute position inside the holder's outer coordinates
         (innermost unit * ``unit_bits`` + bit), so a 16-bit element in byte 4 and another in byte 5 do overlap.
         """
+        if not self._maybe_overlaps():
+            return []
         seen: dict[tuple, tuple[int, int]] = {}
         bad = []
         for r in range(self.rows):
@@ -151,6 +153,19 @@ class Layout:
                         break
                     seen[key] = (r, c)
         return bad
+
+    def _maybe_overlaps(self) -> bool:
+        """Vectorised pre-check for :meth:`overlaps`: False when no two held elements share a bit."""
+        held = self.held()
+        if not held.any():
+            return False
+        h = self.index[held]                                            # (n, len(holder))
+        lo = h[:, -1] * self.unit_bits + self.bit[held]
+        keys = np.concatenate([h[:, :-1], lo[:, None]], axis=1)
+        order = np.lexsort(keys.T[::-1])
+        k = keys[order]
+        same_prefix = np.all(k[1:, :-1] == k[:-1, :-1], axis=1)
+        return bool(np.any(same_prefix & (k[1:, -1] < k[:-1, -1] + self.element_bits)))
 
     # ---- the register/tile image (needs params["unit_strides"]) ---------------------------------------------
     @property
