@@ -1,7 +1,7 @@
 """Train a small CNN in fp32 on scikit-learn's digits (8x8 images, shipped inside the package), then run its
 inference under AMX and XMX numerics and print where and how much its results move (systolic.torch.compare).
 
-    python examples/torch/digits_cnn.py [--json out.json] [--plot out.png] [--epochs 40]
+    python examples/torch/digits_cnn.py [--json out.json] [--plot out.png] [--epochs 30] [--limit N]
 
 Needs ``pip install 'systolic[torch]'`` (torch, scikit-learn, matplotlib). Runs in about a minute on 2 cores.
 """
@@ -72,11 +72,13 @@ def train(model, x, y, epochs: int = 30, seed: int = 0):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--limit", type=int, default=None, help="compare on the first LIMIT held-out digits only")
     ap.add_argument("--json", help="write the report as JSON here")
     ap.add_argument("--plot", help="write a bar chart (max relative error per layer) here")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
     xtr, xte, ytr, yte = data()
+    xte, yte = xte[:args.limit], yte[:args.limit]
     t0 = time.perf_counter()
     model = train(DigitsCNN(), xtr, ytr, epochs=args.epochs)
     print(f"trained DigitsCNN in fp32 on {len(xtr)} digits ({args.epochs} epochs, {time.perf_counter() - t0:.1f} s); "
