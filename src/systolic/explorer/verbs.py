@@ -39,9 +39,9 @@ def where(L: Layout, row: int, col: int) -> dict:
         w["image_byte"] = pos // 8
     s = L.lane_of(int(row), int(col)) if w.get("held", True) else None
     if s is not None:
-        w["lane"] = s["lane"]
-        w["component"] = s["component"]
-        w["bits_in_component"] = s["bits_in_component"]
+        # the sub-group (SIMD) view; a holder coordinate of the same name keeps its own value
+        for k in ("lane", "component", "bits_in_component"):
+            w[("simd_" + k) if k in L.holder or ("simd_" + k) in w else k] = s[k]
     return _py(w)
 
 
