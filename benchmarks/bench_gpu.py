@@ -258,18 +258,22 @@ def main(argv=None):
                              reference=c.reference, ratio=ratio, target=c.target, where="gpu", note=c.note))
             print(f"n={n} {c.name}: {t[0]:.3f} ms ({flops / t[0] / 1e9:.1f} TFLOP/s) = {ratio:.2f}x {c.reference}",
                   flush=True)
-            if args.variants and c.name.startswith(("AMX bf16 (", "AMX int8 (")):
+            if args.variants and c.name.startswith(("AMX bf16", "AMX int8 (")):
                 from systolic.gpu import amx_float_cuda as FC, amx_int8_cuda as IC, amx_kernels as G
-                fl = c.name.startswith("AMX bf16")
-                saved = G.float_variant() if fl else G.int8_variant()
-                for v in (FC.FAST_VARIANTS if fl else IC.VARIANTS):
-                    G.set_float_variant(fast=v) if fl else G.set_int8_variant(v)
+                kind = "int8" if "int8" in c.name else ("check" if "check" in c.name else "fast")
+                saved = G.int8_variant() if kind == "int8" else G.float_variant()
+                names = {"int8": IC.VARIANTS, "check": FC.CHECK_VARIANTS, "fast": FC.FAST_VARIANTS}[kind]
+                for v in names:
+                    if kind == "int8":
+                        G.set_int8_variant(v)
+                    else:
+                        G.set_float_variant(**{kind: v})
                     tv = time_gpu(gpu_fns, max(3, args.reps // 2))
                     rows.append(dict(n=n, case=f"{c.name} [{v}]", ms=tv[0], ms_min=tv[1], ms_max=tv[2],
                                      tflops=flops / tv[0] / 1e9, reference=c.reference, ratio=tv[0] / refs[c.reference],
                                      where="gpu", note="tile variant"))
                     print(f"   variant {v}: {tv[0]:.3f} ms ({flops / tv[0] / 1e9:.1f} TFLOP/s)", flush=True)
-                G.set_float_variant(**saved) if fl else G.set_int8_variant(saved)
+                G.set_int8_variant(saved) if kind == "int8" else G.set_float_variant(**saved)
             if c.cpu and cpu_fn is not None and n in args.cpu_sizes:
                 tc = time_cpu(cpu_fn, args.cpu_reps)
                 rows.append(dict(n=n, case=c.name + " (CPU path)", ms=tc, tflops=flops / tc / 1e9,

@@ -165,7 +165,7 @@ def test_every_tile_variant_gives_the_same_bits(variant):
 
 
 @needs_gpu
-@pytest.mark.parametrize("check", ["64x64_4x4", "64x64_4x4cs", "128x64_8x4"])
+@pytest.mark.parametrize("check", ["64x64_4x4", "64x64_4x4cs", "128x64_8x4", "128x64_8x4cs"])
 def test_every_check_variant_gives_the_same_bits(check):
     from systolic.gpu import amx_kernels as G
     saved = G.float_variant()
@@ -240,7 +240,7 @@ def test_int8_against_python_integers(signs):
 
 
 @needs_gpu
-@pytest.mark.parametrize("variant", ["bk64s3", "bk128s3", "bk128s4", "bk256s2"])
+@pytest.mark.parametrize("variant", ["bk64s3", "bk128s3", "bk128s4", "bk64s4w64", "bk128s3w64"])
 def test_every_int8_variant_gives_the_same_bits(variant):
     from systolic.gpu import amx_kernels as G
     saved = G.int8_variant()

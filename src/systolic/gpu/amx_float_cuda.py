@@ -278,13 +278,41 @@ __device__ __forceinline__ void chain_gemm(const float* __restrict__ AT, const f
                     float4 v = *reinterpret_cast<const float4*>(br + j * (BN / 2));
                     b[4 * j] = v.x; b[4 * j + 1] = v.y; b[4 * j + 2] = v.z; b[4 * j + 3] = v.w;
                 }
-                #pragma unroll
-                for (int i = 0; i < TM; ++i)
+                if constexpr (!CHECK) {
                     #pragma unroll
-                    for (int j = 0; j < TN; ++j) {
-                        if (par == 0) e[i][j] = CHECK ? fma_ftz(a[i], b[j], e[i][j]) : __fmaf_rn(a[i], b[j], e[i][j]);
-                        else          o[i][j] = CHECK ? fma_ftz(a[i], b[j], o[i][j]) : __fmaf_rn(a[i], b[j], o[i][j]);
+                    for (int i = 0; i < TM; ++i)
+                        #pragma unroll
+                        for (int j = 0; j < TN; ++j) {
+                            if (par == 0) e[i][j] = __fmaf_rn(a[i], b[j], e[i][j]);
+                            else          o[i][j] = __fmaf_rn(a[i], b[j], o[i][j]);
+                        }
+                } else {
+                    /* the step's FMAs first, one cheap test for the whole step (|r| <= 2^-126, zeros included),
+                       and only then, rarely, the exact FTZ fix of the lanes that need it (as gemm_jit does) */
+                    float r[TM][TN];
+                    bool any = false;
+                    #pragma unroll
+                    for (int i = 0; i < TM; ++i)
+                        #pragma unroll
+                        for (int j = 0; j < TN; ++j) {
+                            r[i][j] = __fmaf_rn(a[i], b[j], par ? o[i][j] : e[i][j]);
+                            any |= fabsf(r[i][j]) <= 1.17549435082228751e-38f;
+                        }
+                    if (any) {
+                        #pragma unroll
+                        for (int i = 0; i < TM; ++i)
+                            #pragma unroll
+                            for (int j = 0; j < TN; ++j) {
+                                const float acc = par ? o[i][j] : e[i][j];
+                                if (tiny_or_min(r[i][j]))
+                                    r[i][j] = ftz_fix(r[i][j], __fmaf_rn(__fmul_rn(a[i], TWO64), b[j], __fmul_rn(acc, TWO64)));
+                            }
                     }
+                    #pragma unroll
+                    for (int i = 0; i < TM; ++i)
+                        #pragma unroll
+                        for (int j = 0; j < TN; ++j) { if (par) o[i][j] = r[i][j]; else e[i][j] = r[i][j]; }
+                }
             }
         };
         if (np == 16) {
@@ -337,6 +365,7 @@ CHAIN_KERNEL(chain_64x64_4x4_fast, 64, 64, 4, 4, false, false, 2)
 CHAIN_KERNEL(chain_128x64_8x4_check, 128, 64, 8, 4, true, false, 1)
 CHAIN_KERNEL(chain_64x64_4x4_check, 64, 64, 4, 4, true, false, 1)
 CHAIN_KERNEL(chain_64x64_4x4cs_check, 64, 64, 4, 4, true, true, 2)
+CHAIN_KERNEL(chain_128x64_8x4cs_check, 128, 64, 8, 4, true, true, 1)
 """
 
 #: variant -> (BM, BN, threads per block); kernels are named chain_<variant>_fast / chain_<variant>_check
@@ -346,7 +375,7 @@ VARIANTS = {"128x128_8x8": (128, 128, 256), "128x128_8x8cs": (128, 128, 256), "1
             "64x64_4x4cs": (64, 64, 256)}
 #: the variants without and with the FTZ check that exist
 FAST_VARIANTS = ("128x128_8x8", "128x128_8x8cs", "128x64_8x4", "128x64_8x4cs", "64x128_4x8", "64x64_4x4")
-CHECK_VARIANTS = ("128x64_8x4", "64x64_4x4", "64x64_4x4cs")
+CHECK_VARIANTS = ("128x64_8x4", "128x64_8x4cs", "64x64_4x4", "64x64_4x4cs")
 
 
 def smem_bytes(variant: str) -> int:

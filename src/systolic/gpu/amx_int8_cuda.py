@@ -17,7 +17,7 @@ padded by 16 bytes (conflict-free ``ldmatrix``), fragments by ``ldmatrix.x4``.
 
 #: at most this many K values per launch: 32768 * 255 * 255 < 2^31, so no mma chain can overflow
 K_CHUNK = 32768
-BM = BN = 128
+BM = 128
 THREADS = 256
 
 SOURCE = r"""
@@ -25,7 +25,6 @@ typedef unsigned int u32;
 typedef unsigned char u8;
 
 #define BM 128
-#define BN 128
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -56,16 +55,22 @@ MMA_SPEC(0, 0, "u8.u8")
 
 /* A: (Mp, Kp) bytes, BT: (Np, Kp) bytes (B transposed), both padded with zeros to the tiles; Cin, Cout: (M, N)
    int32 (Cin may be Cout). Kp: a multiple of BK, at most K_CHUNK. */
-template <int SA, int SB, int BK, int STAGES>
+template <int SA, int SB, int BK, int STAGES, int WN>
 __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __restrict__ BT,
                                           const int* Cin, int* Cout, int M, int N, int Kp) {
     constexpr int ROW = BK + 16;             /* padded rows: conflict-free ldmatrix (BK % 64 == 0) */
+    constexpr int BNT = 4 * WN;              /* block columns: 4 warps of WN columns */
+    constexpr int NJ = WN / 8;               /* n8 mma tiles per warp */
     extern __shared__ __align__(16) u8 smem[];
     u8* As = smem;                           /* [STAGES][BM][ROW] */
-    u8* Bs = smem + STAGES * BM * ROW;       /* [STAGES][BN][ROW] */
+    u8* Bs = smem + STAGES * BM * ROW;       /* [STAGES][BNT][ROW] */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp >> 2, wn = warp & 3;            /* warp tile: rows wm*64, columns wn*32 */
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int wm = warp >> 2, wn = warp & 3;            /* warp tile: rows wm*64, columns wn*WN */
+    /* grouped block order (8 block rows at a time): the B panels a group reads stay in L2 */
+    const int pid = blockIdx.y * gridDim.x + blockIdx.x, per_group = 8 * gridDim.x;
+    const int first = (pid / per_group) * 8, gsize = min((int)gridDim.y - first, 8);
+    const int bm = first + (pid % per_group) % gsize, bn = (pid % per_group) / gsize;
+    const int m0 = bm * BM, n0 = bn * BNT;
     const int nk = Kp / BK;
 
     auto load = [&](int kb, int st) {
@@ -73,15 +78,19 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
         for (int c = tid; c < BM * (BK / 16); c += 256) {   /* chunks of 16 bytes */
             int r = c / (BK / 16), q = c % (BK / 16);
             cp_async16(As + (st * BM + r) * ROW + q * 16, A + (size_t)(m0 + r) * Kp + kb * BK + q * 16);
-            cp_async16(Bs + (st * BN + r) * ROW + q * 16, BT + (size_t)(n0 + r) * Kp + kb * BK + q * 16);
+        }
+        #pragma unroll
+        for (int c = tid; c < BNT * (BK / 16); c += 256) {
+            int r = c / (BK / 16), q = c % (BK / 16);
+            cp_async16(Bs + (st * BNT + r) * ROW + q * 16, BT + (size_t)(n0 + r) * Kp + kb * BK + q * 16);
         }
     };
 
-    int acc[4][4][4];
+    int acc[4][NJ][4];
     #pragma unroll
     for (int i = 0; i < 4; ++i)
         #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < NJ; ++j)
             #pragma unroll
             for (int r = 0; r < 4; ++r) acc[i][j][r] = 0;
 
@@ -100,21 +109,21 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
         { int nx = kb + STAGES - 1; if (nx < nk) load(nx, nx % STAGES); cp_async_commit(); }
         const int st = kb % STAGES;
         const u8* as = As + (st * BM + wm * 64) * ROW;
-        const u8* bs = Bs + (st * BN + wn * 32) * ROW;
+        const u8* bs = Bs + (st * BNT + wn * WN) * ROW;
         #pragma unroll
         for (int kk = 0; kk < BK / 32; ++kk) {
-            u32 af[4][4], bf[4][2];
+            u32 af[4][4], bf[NJ][2];
             #pragma unroll
             for (int i = 0; i < 4; ++i)
                 ldsm_x4(af[i][0], af[i][1], af[i][2], af[i][3], as + (i * 16 + a_row) * ROW + kk * 32 + a_col);
             #pragma unroll
-            for (int j = 0; j < 2; ++j)
+            for (int j = 0; j < NJ / 2; ++j)
                 ldsm_x4(bf[2 * j][0], bf[2 * j][1], bf[2 * j + 1][0], bf[2 * j + 1][1],
                         bs + (j * 16 + b_row) * ROW + kk * 32 + b_col);
             #pragma unroll
             for (int i = 0; i < 4; ++i)
                 #pragma unroll
-                for (int j = 0; j < 4; ++j)
+                for (int j = 0; j < NJ; ++j)
                     mma<SA, SB>(acc[i][j], af[i], bf[j]);
         }
     }
@@ -125,11 +134,11 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
     #pragma unroll
     for (int i = 0; i < 4; ++i)
         #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < NJ; ++j)
             #pragma unroll
             for (int r = 0; r < 4; ++r) {
                 int m = m0 + wm * 64 + i * 16 + g + (r >> 1) * 8;
-                int n = n0 + wn * 32 + j * 8 + 2 * t + (r & 1);
+                int n = n0 + wn * WN + j * 8 + 2 * t + (r & 1);
                 if (m < M && n < N) {
                     size_t x = (size_t)m * N + n;
                     u32 c0 = Cin ? (u32)Cin[x] : 0u;                    /* C omitted: zeros */
@@ -138,24 +147,30 @@ __device__ __forceinline__ void int8_gemm(const u8* __restrict__ A, const u8* __
             }
 }
 
-/* B (K, N) bytes -> BT (Np, Kp) bytes, zeros outside B; tile 64 x 64 through shared memory, block 256 */
+/* B (K, N) bytes -> BT (Np, Kp) bytes, zeros outside B; tile 64 x 64 through shared memory, block 256.
+   Whole tiles with N % 16 == 0 move 16 bytes per thread each way; edge tiles byte by byte. */
 extern "C" __global__ void transpose_b(const u8* __restrict__ B, u8* __restrict__ BT, int K, int N, int Kp, int Np) {
-    __shared__ u8 tile[64][68];
+    __shared__ __align__(16) u8 tile[64][80];
     const int k0 = blockIdx.y * 64, n0 = blockIdx.x * 64, tid = threadIdx.x;
-    for (int c = tid; c < 64 * 64; c += 256) {
-        int r = c >> 6, x = c & 63;
-        int k = k0 + r, n = n0 + x;
-        tile[r][x] = (k < K && n < N) ? B[(size_t)k * N + n] : (u8)0;
+    const int r = tid >> 2, q = tid & 3;
+    const bool whole = (k0 + 64 <= K) && (n0 + 64 <= N) && (N % 16 == 0);
+    if (whole) {
+        *reinterpret_cast<uint4*>(&tile[r][q * 16]) = *reinterpret_cast<const uint4*>(B + (size_t)(k0 + r) * N + n0 + q * 16);
+    } else {
+        for (int x = 0; x < 16; ++x) {
+            int k = k0 + r, n = n0 + q * 16 + x;
+            tile[r][q * 16 + x] = (k < K && n < N) ? B[(size_t)k * N + n] : (u8)0;
+        }
     }
     __syncthreads();
-    for (int c = tid; c < 64 * 16; c += 256) {         /* 16 words of 4 k-bytes per row of BT */
-        int r = c >> 4, w = c & 15;
-        int n = n0 + r, k = k0 + 4 * w;
-        if (n < Np && k < Kp) {
-            u32 v = (u32)tile[4 * w][r] | ((u32)tile[4 * w + 1][r] << 8) | ((u32)tile[4 * w + 2][r] << 16)
-                    | ((u32)tile[4 * w + 3][r] << 24);
-            *reinterpret_cast<u32*>(BT + (size_t)n * Kp + k) = v;
-        }
+    /* thread: row n0 + r of BT, k bytes k0 + 16 q ... + 15 */
+    if (n0 + r < Np && k0 + q * 16 < Kp) {
+        u32 w[4];
+        #pragma unroll
+        for (int x = 0; x < 4; ++x)
+            w[x] = (u32)tile[q * 16 + 4 * x][r] | ((u32)tile[q * 16 + 4 * x + 1][r] << 8)
+                 | ((u32)tile[q * 16 + 4 * x + 2][r] << 16) | ((u32)tile[q * 16 + 4 * x + 3][r] << 24);
+        *reinterpret_cast<uint4*>(BT + (size_t)(n0 + r) * Kp + k0 + q * 16) = make_uint4(w[0], w[1], w[2], w[3]);
     }
 }
 
@@ -172,25 +187,31 @@ extern "C" __global__ void pad_a(const u8* __restrict__ A, u8* __restrict__ Ap, 
 MMA = {(True, True): "s8.s8", (True, False): "s8.u8", (False, True): "u8.s8", (False, False): "u8.u8"}
 
 
-#: tile variants: name -> (BK bytes of K per stage, pipeline stages); kernels int8_gemm_<types>_<variant>
-VARIANTS = {"bk64s3": (64, 3), "bk128s3": (128, 3), "bk128s4": (128, 4), "bk256s2": (256, 2)}
+#: tile variants: name -> (BK bytes of K per stage, pipeline stages, warp tile columns WN; block = 128 x 4 WN);
+#: kernels int8_gemm_<types>_<variant>
+VARIANTS = {"bk64s3": (64, 3, 32), "bk128s3": (128, 3, 32), "bk128s4": (128, 4, 32), "bk64s4w64": (64, 4, 64),
+            "bk128s3w64": (128, 3, 64)}
 DEFAULT = "bk128s3"
 
 
+def block_n(variant: str) -> int:
+    return 4 * VARIANTS[variant][2]
+
+
 def smem_bytes(variant: str) -> int:
-    bk, stages = VARIANTS[variant]
-    return stages * (BM + BN) * (bk + 16)
+    bk, stages, wn = VARIANTS[variant]
+    return stages * (BM + 4 * wn) * (bk + 16)
 
 
 def source() -> str:
     """The whole module: the kernel above instantiated per sign mix and variant (``int8_gemm_s8s8_bk128s3`` ...)."""
     parts = [SOURCE]
     for (sa, sb), types in MMA.items():
-        for v, (bk, st) in VARIANTS.items():
+        for v, (bk, st, wn) in VARIANTS.items():
             name = kernel_name(sa, sb, v)
             parts.append(f'extern "C" __global__ void __launch_bounds__(256) {name}(const u8* A, const u8* BT, '
                          f"const int* Cin, int* Cout, int M, int N, int Kp)\n"
-                         f"{{ int8_gemm<{int(sa)}, {int(sb)}, {bk}, {st}>(A, BT, Cin, Cout, M, N, Kp); }}\n")
+                         f"{{ int8_gemm<{int(sa)}, {int(sb)}, {bk}, {st}, {wn}>(A, BT, Cin, Cout, M, N, Kp); }}\n")
     return "\n".join(parts)
 
 

@@ -129,8 +129,9 @@ def _int8(cp, ia, ib, cin, M, N, K):
     BK = IC.VARIANTS[variant][0]
     smem = IC.smem_bytes(variant)
     kern = _fn("i", IC.kernel_name(ia.dtype == np.int8, ib.dtype == np.int8, variant), smem)
+    BN = IC.block_n(variant)
     Mp = -(-M // IC.BM) * IC.BM
-    Np = -(-N // IC.BN) * IC.BN
+    Np = -(-N // BN) * BN
     out = cp.empty((M, N), dtype=cp.int32)
     src_c = _NULL if cin is None else cin
     for k0 in range(0, K, IC.K_CHUNK):               # each launch's mma chains stay below 2^31 (amx_int8_cuda)
@@ -149,7 +150,7 @@ def _int8(cp, ia, ib, cin, M, N, K):
         b8 = cp.ascontiguousarray(b).view(cp.uint8)
         _fn("i", "transpose_b")((Np // 64, Kp // 64), (256,), (b8, bt, np.int32(kc), np.int32(N),
                                                                         np.int32(Kp), np.int32(Np)))
-        kern((Np // IC.BN, Mp // IC.BM), (IC.THREADS,), (ap, bt, src_c, out, np.int32(M), np.int32(N), np.int32(Kp)),
+        kern((Np // BN, Mp // IC.BM), (IC.THREADS,), (ap, bt, src_c, out, np.int32(M), np.int32(N), np.int32(Kp)),
              shared_mem=smem)
         src_c = out
     return out

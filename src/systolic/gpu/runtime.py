@@ -225,6 +225,7 @@ def is_gpu_array(x) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1)
 def _torch_dtype_map():
     import torch
     m = {torch.int8: np.dtype(np.int8), torch.uint8: np.dtype(np.uint8), torch.int16: np.dtype(np.int16),
