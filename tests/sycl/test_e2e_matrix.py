@@ -50,13 +50,16 @@ queries                8    7    9   10    8    8    1    2    1
 collectives            1    1    6    6    6    6    0    0    0
     test-e2e: (SYCL group-operation rules)
     tests: test_divergent_collective, test_uniform_branch_is_fine
+bad_input              6    6    8    8    8    8    0    0    0
+    test-e2e: (typed errors from systolic.errors)
+    tests: test_bad_input
 seed_2021              7    1    1    1    0    0    0    0    0
     test-e2e: the seed's 2021 example (test_e2e_seed.py)
     tests: test_seed_example_2021, test_seed_any_size, test_seed_gemm_today
 examples               4    3    2    2    2    2    0    0    0
     test-e2e: examples/sycl program files (test_e2e_seed.py)
     tests: test_example_program, test_seed_script_runs
-total                121  118  126  159  156  156    1    2    1
+total                127  124  134  167  164  164    1    2    1
 
 Device-specific choices follow the test-e2e ``main()`` functions: combinations with ``nsize == 0`` are Intel AMX
 (tiles 16 x 16 x K up to 64 bytes), ``nsize == 16`` PVC/Xe2 (8 x 16 x 16 plus the fixed big shapes), ``nsize == 8``
@@ -107,6 +110,7 @@ CATEGORIES = {
                 ["test_matrix_combinations", "test_matrix_params_defaults", "test_query_default_gemm",
                  "test_unsupported_combination"]),
     "collectives": ("(SYCL group-operation rules)", ["test_divergent_collective", "test_uniform_branch_is_fine"]),
+    "bad_input": ("(typed errors from systolic.errors)", ["test_bad_input"]),
     "seed_2021": ("the seed's 2021 example (test_e2e_seed.py)", ["test_seed_example_2021", "test_seed_any_size",
                                                                  "test_seed_gemm_today"]),
     "examples": ("examples/sycl program files (test_e2e_seed.py)", ["test_example_program", "test_seed_script_runs"]),
@@ -930,6 +934,69 @@ def test_uniform_branch_is_fine(device):
     q.parallel_for(sycl.nd_range((2, sg_size), (1, sg_size)), kernel).wait()
     got = read(mem, (2, tm, tn)).astype(np.int64)
     assert np.array_equal(got, np.stack([np.full((tm, tn), 11), np.full((tm, tn), 22)]))
+
+
+# ===================================================================================== bad input
+_BAD = ("past_the_end", "negative_offset", "pointer_type", "mad_shapes", "apply_arity", "swapped_uses",
+        "work_group_size", "matrix_2021_on_gpu")
+
+
+def _bad_cases():
+    for dev in FAMILIES:
+        for case in _BAD:
+            if case in ("work_group_size", "matrix_2021_on_gpu") and is_amx(dev):
+                continue
+            yield pytest.param(dev, case, id=f"{dev}-{case}")
+
+
+@pytest.mark.parametrize("device,case", list(_bad_cases()))
+def test_bad_input(device, case):
+    """A broken rule is a typed error from systolic.errors naming it, never an IndexError or a silent answer:
+    loads outside the USM allocation (MemoryFault), a pointer of another element type, mad operands whose shapes
+    or uses do not fit, an apply function of the wrong arity (InvalidValue), a work-group that is not whole
+    sub-groups, and the 2021 revision (AMX only) on a GPU (UnsupportedCombination)."""
+    from systolic import errors, sycl
+    from systolic.sycl import matrix as jm
+    tm, tn, tk = shape(device, "s8")
+    sg_size = SUB_GROUP[device]
+    q = sycl.queue(device)
+    small = q.malloc_shared(tm * tn - 1, np.int32)
+    big = q.malloc_shared(4 * tm * tn, np.int32)
+    wrong = q.malloc_shared(4 * tm * tn, np.float32)
+    expected = {"past_the_end": errors.MemoryFault, "negative_offset": errors.MemoryFault,
+                "pointer_type": errors.InvalidValue, "mad_shapes": errors.SystolicError,
+                "apply_arity": errors.InvalidValue, "swapped_uses": errors.InvalidValue,
+                "work_group_size": errors.InvalidValue, "matrix_2021_on_gpu": errors.UnsupportedCombination}[case]
+
+    def kernel(it):
+        sg = it.get_sub_group()
+        if case == "matrix_2021_on_gpu":
+            from systolic.sycl import matrix_2021 as m21
+            m21.joint_matrix(sg, np.int8, tm, tk)
+            return
+        c = jm.joint_matrix(sg, np.int32, jm.use.accumulator, tm, tn)
+        a = jm.joint_matrix(sg, np.int8, jm.use.a, tm, tk, jm.layout.row_major)
+        b = jm.joint_matrix(sg, np.int8, jm.use.b, tk, tn, jm.layout.ext_intel_packed)
+        if case == "past_the_end":
+            jm.joint_matrix_load(sg, c, small, tn, jm.layout.row_major)
+        elif case == "negative_offset":
+            jm.joint_matrix_load(sg, c, big + (-1), tn, jm.layout.row_major)
+        elif case == "pointer_type":
+            jm.joint_matrix_load(sg, c, wrong, tn, jm.layout.row_major)
+        elif case == "mad_shapes":
+            d = jm.joint_matrix(sg, np.int32, jm.use.accumulator, max(tm // 2, 1), tn)
+            jm.joint_matrix_mad(sg, d, a, b, d)
+        elif case == "apply_arity":
+            jm.joint_matrix_apply(sg, c, lambda x, y: x)
+        elif case == "swapped_uses":
+            jm.joint_matrix_mad(sg, c, b, a, c)
+        else:
+            jm.joint_matrix_fill(sg, c, 0)
+
+    local = (1, sg_size // 2) if case == "work_group_size" else (1, sg_size)
+    with pytest.raises(expected) as ei:
+        q.parallel_for(sycl.nd_range(local, local), kernel).wait()
+    assert ei.value.rule or ei.value.values         # the message names the rule or the values
 
 
 # ===================================================================================== the mapping table
