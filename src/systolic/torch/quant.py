@@ -39,12 +39,15 @@ def symmetric_scale(x: torch.Tensor, dim: int | None = None) -> torch.Tensor:
         from systolic.errors import InvalidValue
         raise InvalidValue("int8 quantisation needs finite inputs (max|x| is inf or NaN)",
                            rule="symmetric scale = max|x| / 127", values={"max": float(m.max())})
-    s = m / QMAX
-    return torch.where(s == 0, torch.ones_like(s), s)
+    # the division runs on the CPU: PyTorch's CUDA kernel divides by a Python number as a multiplication by its
+    # reciprocal (BinaryDivTrueKernel.cu), which rounds differently from m / 127; the scales are few
+    s = m.cpu() / QMAX
+    return torch.where(s == 0, torch.ones_like(s), s).to(x.device)
 
 
 def quantize(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-    """``clamp(round_half_even(x / scale), -127, 127)`` as int8 (scale broadcasts)."""
+    """``clamp(round_half_even(x / scale), -127, 127)`` as int8 (scale broadcasts; a tensor on x's device, so the
+    division is IEEE division on either device, never a reciprocal multiplication)."""
     q = torch.round(x.to(torch.float32) / scale)
     return q.clamp_(-QMAX, QMAX).to(torch.int8)
 
@@ -55,4 +58,4 @@ def int8_gemm(engine, a: torch.Tensor, b: torch.Tensor, *, per_channel: bool) ->
     sb = symmetric_scale(b, dim=0) if per_channel else symmetric_scale(b)
     qa, qb = quantize(a, sa), quantize(b, sb)
     acc = engine.raw(qa.contiguous(), qb.contiguous())
-    return acc.to(torch.float32) * (sa * sb).to(acc.device)
+    return acc.to(torch.float32) * (sa.cpu() * sb.cpu()).to(acc.device)
