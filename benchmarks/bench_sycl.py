@@ -116,7 +116,8 @@ def bench(device, n, repeat, calls, ex):
 
 
 def markdown(rows, n, repeat):
-    host = f"{platform.machine()}, {os.cpu_count()} logical CPUs, Python {platform.python_version()}"
+    host = (f"{platform.machine()}, {os.cpu_count()} logical CPUs, Python {platform.python_version()}, "
+            f"load average {os.getloadavg()[0]:.1f}")
     out = [f"# SYCL joint_matrix: cache-blocked bf16 GEMM vs the engine GEMM ({n}^3)", "",
            f"`python benchmarks/bench_sycl.py --size {n} --repeat {repeat}` on {host}; best of {repeat} "
            "alternating runs; results bit-identical (checked). Target: kernel <= 20x the engine.", "",
