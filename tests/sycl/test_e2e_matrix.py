@@ -47,9 +47,9 @@ queries                8    7    9   10    8    8    1    2    1
     test-e2e: joint_matrix_query_default, runtime matrix_combinations
     tests: test_matrix_combinations, test_matrix_params_defaults, test_query_default_gemm,
       test_unsupported_combination
-collectives            1    1    6    6    6    6    0    0    0
+collectives            2    2    7    7    7    7    0    0    0
     test-e2e: (SYCL group-operation rules)
-    tests: test_divergent_collective, test_uniform_branch_is_fine
+    tests: test_divergent_collective, test_uniform_branch_is_fine, test_divergence_outside_collectives
 bad_input              6    6    8    8    8    8    0    0    0
     test-e2e: (typed errors from systolic.errors)
     tests: test_bad_input
@@ -59,7 +59,7 @@ seed_2021              7    1    1    1    0    0    0    0    0
 examples               4    3    2    2    2    2    0    0    0
     test-e2e: examples/sycl program files (test_e2e_seed.py)
     tests: test_example_program, test_seed_script_runs
-total                127  124  134  167  164  164    1    2    1
+total                128  125  135  168  165  165    1    2    1
 
 Device-specific choices follow the test-e2e ``main()`` functions: combinations with ``nsize == 0`` are Intel AMX
 (tiles 16 x 16 x K up to 64 bytes), ``nsize == 16`` PVC/Xe2 (8 x 16 x 16 plus the fixed big shapes), ``nsize == 8``
@@ -109,7 +109,8 @@ CATEGORIES = {
     "queries": ("joint_matrix_query_default, runtime matrix_combinations",
                 ["test_matrix_combinations", "test_matrix_params_defaults", "test_query_default_gemm",
                  "test_unsupported_combination"]),
-    "collectives": ("(SYCL group-operation rules)", ["test_divergent_collective", "test_uniform_branch_is_fine"]),
+    "collectives": ("(SYCL group-operation rules)", ["test_divergent_collective", "test_uniform_branch_is_fine",
+                                                     "test_divergence_outside_collectives"]),
     "bad_input": ("(typed errors from systolic.errors)", ["test_bad_input"]),
     "seed_2021": ("the seed's 2021 example (test_e2e_seed.py)", ["test_seed_example_2021", "test_seed_any_size",
                                                                  "test_seed_gemm_today"]),
@@ -934,6 +935,47 @@ def test_uniform_branch_is_fine(device):
     q.parallel_for(sycl.nd_range((2, sg_size), (1, sg_size)), kernel).wait()
     got = read(mem, (2, tm, tn)).astype(np.int64)
     assert np.array_equal(got, np.stack([np.full((tm, tn), 11), np.full((tm, tn), 22)]))
+
+
+@pytest.mark.parametrize("device", FAMILIES)
+def test_divergence_outside_collectives(device, rng):
+    """Work-item-dependent control flow that reaches no group operation is legal SYCL: a GEMM whose work-items
+    also each increment their own USM element and then negate it on odd ids only gives the exact product and
+    +1 / -1 per element: each work-item's writes happen once, however the emulator executes the divergent
+    kernel."""
+    from systolic import sycl
+    from systolic.sycl import matrix as jm
+    tm, tn, tk = shape(device, "s8")
+    sg_size = SUB_GROUP[device]
+    M, N, K = 2 * tm, 2 * tn, 2 * tk
+    A, B = small_ints(rng, (M, K), "s8"), small_ints(rng, (K, N), "s8")
+    q = sycl.queue(device)
+    pA, pB = device_buffer(q, A), device_buffer(q, vnni(B, 4))
+    pC = q.malloc_shared(M * N, np.int32)
+    n_items = 2 * 2 * sg_size
+    ids = q.malloc_shared(n_items, np.int32)
+
+    def kernel(it):
+        gx, gy = it.get_global_id(0), it.get_global_id(1)
+        lin = gx * (2 * sg_size) + gy
+        ids[lin] = ids[lin] + 1          # before the divergent branch: must happen once per work-item
+        if lin % 2 == 1:
+            ids[lin] = ids[lin] * -1
+        sg = it.get_sub_group()
+        m0, n0 = (gx - it.get_local_id(0)) * tm, (gy - it.get_local_id(1)) // sg_size * tn
+        a = jm.joint_matrix(sg, np.int8, jm.use.a, tm, tk, jm.layout.row_major)
+        b = jm.joint_matrix(sg, np.int8, jm.use.b, tk, tn, jm.layout.ext_intel_packed)
+        c = jm.joint_matrix(sg, np.int32, jm.use.accumulator, tm, tn)
+        jm.joint_matrix_fill(sg, c, 0)
+        for k in range(0, K, tk):
+            jm.joint_matrix_load(sg, a, pA + m0 * K + k, K)
+            jm.joint_matrix_load(sg, b, pB + (k // 4) * N * 4 + n0 * 4, N * 4)
+            jm.joint_matrix_mad(sg, c, a, b, c)
+        jm.joint_matrix_store(sg, c, pC + m0 * N + n0, N, jm.layout.row_major)
+
+    q.parallel_for(sycl.nd_range((2, 2 * sg_size), (1, sg_size)), kernel).wait()
+    assert np.array_equal(read(pC, (M, N)).astype(np.int64), oracle_gemm(A, B))
+    assert read(ids, (n_items,)).tolist() == [1 if i % 2 == 0 else -1 for i in range(n_items)]
 
 
 # ===================================================================================== bad input
