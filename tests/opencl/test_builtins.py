@@ -96,3 +96,22 @@ def test_split_builtins_dpasw(rec):
             np.testing.assert_array_equal(D, int_oracle(A, B, C))
         else:
             np.testing.assert_array_equal(result_bits(D), float_oracle(rec, abits, bb, C, "dg2", "exact"))
+
+
+@pytest.mark.parametrize("platform,name,acc", [("pvc", "intel_sub_group_bf16_bf16_matrix_mad_k16", "short"),
+                                               ("bmg", "intel_sub_group_f16_f16_matrix_mad_k16", "half"),
+                                               ("dg2", "intel_sub_group_bf16_bf16_matrix_mad_k16", "float")])
+def test_special_values_against_fraction_oracle(platform, name, acc):
+    """Any bit pattern (NaN, infinities, denormals, signed zeros) in A and B: the exact-model result equals
+    the Fraction oracle's, NaN as the default quiet NaN."""
+    rec = cl.resolve(name, platform, m=2, acc=acc)
+    rng = np.random.default_rng(11)
+    abits = rng.integers(0, 1 << 16, (rec.m, rec.k)).astype(np.uint32)
+    bbits = rng.integers(0, 1 << 16, (rec.k, rec.n)).astype(np.uint32)
+    abits[0, :4] = [0x7F80, 0xFF80, 0x0001, 0x8000] if rec.a_precision == "bf16" else [0x7C00, 0xFC00, 1, 0x8000]
+    from .helpers import values_from_bits
+    A, B = values_from_bits(abits, rec.a_precision), values_from_bits(bbits, rec.b_precision)
+    C = values_from_bits(rng.integers(0, 1 << 16, (rec.m, rec.n)).astype(np.uint32), rec.acc_precision) \
+        if rec.acc_precision != "fp32" else rng.standard_normal((rec.m, rec.n)).astype(np.float32)
+    D = _call(rec, A, B, C, platform, model="exact")
+    np.testing.assert_array_equal(result_bits(D), float_oracle(rec, abits, bbits, C, platform, "exact"))

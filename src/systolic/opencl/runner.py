@@ -275,7 +275,7 @@ def run(kernel, global_size, local_size, args=(), *, platform=None, sub_group_si
     if ldim != dim:
         raise InvalidValue("global_size and local_size have the same number of dimensions",
                            values={"global_size": global_size, "local_size": local_size})
-    if any(g % l for g, l in zip(G, L)):
+    if any(g % loc for g, loc in zip(G, L)):
         raise InvalidValue("global_size must be a multiple of local_size in every dimension",
                            rule="OpenCL 1.2: uniform work-groups", values={"global_size": G, "local_size": L})
     S = P.matrix_subgroup_size if sub_group_size is None else sub_group_size
