@@ -12,6 +12,7 @@ arguments (:mod:`systolic.sycl.simt` checks; :class:`~systolic.errors.DivergentC
 
 from __future__ import annotations
 
+import functools
 from enum import Enum
 
 import numpy as np
@@ -154,13 +155,13 @@ def _load_impl(b, *, lay=None, checked=False):
     if not checked:
         idx = core.mem_index(spec, offs, stride, s)
         mg.set(core.gather(mem, idx, b.name))
-        mg.set_prov(_load_ids(offs, stride))
+        mg.set_prov(_load_ids(b.launch, offs, stride))
         return
     idx, inside = _checked_index(spec, s, offs, stride, b)
     vals = np.zeros(idx.shape, dtype=spec.t.dtype)
     vals[inside] = core.gather(mem, idx[inside], b.name)
     mg.set(vals)
-    mg.set_prov(_load_ids(offs, stride, *b.args[3:7]))
+    mg.set_prov(_load_ids(b.launch, offs, stride, *b.args[3:7]))
 
 
 def _checked_index(spec, s, offs, stride, b):
@@ -176,12 +177,15 @@ def _checked_index(spec, s, offs, stride, b):
     return idx, inside
 
 
-def _load_ids(*cols) -> np.ndarray:
-    """Sub-groups that loaded with equal arguments in one load got equal contents: ids saying so."""
-    from .batch import key_ids
+def _load_ids(launch, *cols) -> np.ndarray:
+    """Sub-groups that loaded with equal arguments in one load got equal contents: ids saying so (unique over
+    the launch, so chains of different matrices can be batched together)."""
     n = len(cols[0])
     keys = np.stack([np.broadcast_to(np.asarray(c, dtype=np.int64), (n,)) for c in cols], axis=1)
-    return key_ids(keys)[1]
+    from .batch import key_ids
+    inv = key_ids(keys)[1] + launch.next_id
+    launch.next_id = int(inv.max()) + 1
+    return inv
 
 
 def _store_impl(b, *, lay=None, checked=False):
@@ -271,6 +275,12 @@ def find_combination(device, ta, tb, tc, td, m, n, k) -> Combination:
     device's combinations."""
     rec = get_device(device.record if hasattr(device, "record") else device)
     names = tuple(core.type_info(t).name for t in (ta, tb, tc, td))
+    return _find(rec.name, names, int(m), int(n), int(k))
+
+
+@functools.lru_cache(maxsize=None)
+def _find(dev: str, names: tuple, m: int, n: int, k: int) -> Combination:
+    rec = get_device(dev)
     for c in rec.combinations:
         if c.types() == names and c.admits(m, n, k):
             return c

@@ -146,6 +146,11 @@ class Spec:
 
 def _check_declaration(spec: Spec, anysize: bool = False) -> None:
     """Some combination of the device admits this operand (its type and its dimensions)."""
+    _declaration_ok(spec, anysize)
+
+
+@functools.lru_cache(maxsize=None)
+def _declaration_ok(spec: Spec, anysize: bool) -> bool:
     rec = spec.device
     ok = []
     if anysize:   # the 2021 revision: any size; the type must still be one the device multiplies or accumulates
@@ -162,6 +167,7 @@ def _check_declaration(spec: Spec, anysize: bool = False) -> None:
             f"{rec.name} supports no {spec.text()}",
             rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
             values={"device": rec.name, "type": spec.t.name, "use": spec.use, "rows": spec.rows, "cols": spec.cols})
+    return True
 
 
 def _dim_ok(v, mx, fixed) -> bool:
@@ -236,10 +242,12 @@ class MatrixGroup:
     def defer(self, base, a, b, finish, ka=None, kb=None) -> None:
         """This matrix := ``base`` + a @ b, evaluated later by ``finish(base, [a...], [b...], keys_a, keys_b)``."""
         self.obj.pending = {"base": base, "a": [a], "b": [b], "finish": finish, "ka": [ka], "kb": [kb]}
+        self.obj.launch.deferred[id(self.obj)] = self.obj
 
     def defer_more(self, prev: dict, a, b, ka=None, kb=None) -> None:
         self.obj.pending = {"base": prev["base"], "a": prev["a"] + [a], "b": prev["b"] + [b],
                             "finish": prev["finish"], "ka": prev["ka"] + [ka], "kb": prev["kb"] + [kb]}
+        self.obj.launch.deferred[id(self.obj)] = self.obj
 
     @property
     def prov(self):
@@ -250,12 +258,43 @@ class MatrixGroup:
             self.obj.prov = ids
 
     def _materialise(self) -> None:
+        """Compute this matrix's deferred chain - together with every other deferred chain of the launch that
+        has the same types and K steps (each accumulator of a sub-group's cache block), as one batch."""
         p = self.obj.pending
-        self.obj.pending = None
-        ka = None if any(k is None for k in p["ka"]) else np.stack(p["ka"], axis=1)
-        kb = None if any(k is None for k in p["kb"]) else np.stack(p["kb"], axis=1)
-        vals = p["finish"](p["base"], p["a"], p["b"], ka, kb)
-        self.view[:, self.wi_of, self.ix_of] = np.asarray(vals).astype(self.spec.t.dtype, copy=False)
+        L = self.obj.launch
+
+        def sig(q):
+            return (q["key"], tuple(x.shape[1:] for x in q["a"]), tuple(x.shape[1:] for x in q["b"]))
+        mine = sig(p)
+        group = [o for o in L.deferred.values() if o.pending is not None and sig(o.pending) == mine]
+        if self.obj not in group:
+            group.append(self.obj)
+        for o in group:
+            L.deferred.pop(id(o), None)
+        pend = [o.pending for o in group]
+        for o in group:
+            o.pending = None
+        n = len(p["a"])
+
+        def keys(name):
+            cols = []
+            for j in range(n):
+                ks = [q[name][j] for q in pend]
+                if any(k is None for k in ks):
+                    return None
+                cols.append(np.concatenate(ks))
+            return np.stack(cols, axis=1)
+        cat = (lambda xs: xs[0]) if len(pend) == 1 else np.concatenate
+        base = cat([q["base"] for q in pend])
+        As = [cat([q["a"][j] for q in pend]) for j in range(n)]
+        Bs = [cat([q["b"][j] for q in pend]) for j in range(n)]
+        vals = np.asarray(p["finish"](base, As, Bs, keys("ka"), keys("kb")))
+        start = 0
+        for o, q in zip(group, pend):
+            k = q["base"].shape[0]
+            g = self if o is self.obj else MatrixGroup.vectorised(o, k, o.slices.shape[0] // k)
+            g.view[:, g.wi_of, g.ix_of] = vals[start:start + k].astype(g.spec.t.dtype, copy=False)
+            start += k
 
     def get(self) -> np.ndarray:
         if self.obj is not None and self.obj.pending is not None:
@@ -273,6 +312,7 @@ class MatrixGroup:
 
 # ------------------------------------------------------------------------------------- memory access
 
+@functools.lru_cache(maxsize=256)
 def mem_rowcol(spec: Spec, lay: str) -> tuple[np.ndarray, np.ndarray]:
     """(memory row, memory column) of each logical element (rows x cols) relative to the first one, for a
     load/store of layout ``lay``: memory is rows ``stride`` elements apart."""

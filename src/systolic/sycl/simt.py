@@ -166,6 +166,8 @@ class Launch:
         self.undo: list | None = None
         self.scheduler = None
         self.counts: dict[str, int] = {}
+        self.deferred: dict[int, Any] = {}      # joint_matrix objects holding a deferred product chain
+        self.next_id = 0                        # load provenance ids, unique over the launch
         # work-item w (in sub-group order): work-group w // wg_items, local linear id w % wg_items
         w = np.arange(self.n_items, dtype=np.int64)
         g_lin, l_lin = w // self.wg_items, w % self.wg_items
