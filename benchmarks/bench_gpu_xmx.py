@@ -103,9 +103,10 @@ def run(sizes, reps: int, cpu: bool) -> list[dict]:
     return rows
 
 
-def variants(n: int, reps: int, jvs) -> list[dict]:
-    """The stage kernel's DP/INT rounding split (xmx_source.JV_VARIANTS): main kernel and fix-up device
-    times per variant, bf16 and fp16, and whether every variant gives the same bits."""
+def variants(n: int, reps: int, jvs=None) -> list[dict]:
+    """The stage kernel's variants (xmx_source.STAGE_VARIANTS: DP/INT rounding split, blocks per SM): main
+    kernel and fix-up device times per variant, bf16 and fp16, and whether every variant gives the same bits."""
+    from systolic.gpu.xmx_source import STAGE_VARIANTS
     import torch
     from systolic.gpu import xmx_kernels as XK
     from systolic.xmx import matmul
@@ -116,8 +117,9 @@ def variants(n: int, reps: int, jvs) -> list[dict]:
         b = torch.randn(n, n, device="cuda", generator=g).to(dt)
         ref = None
         XK.profile = True
-        for jv in jvs:
-            XK.stage_jv = jv
+        for jv in (jvs or (("tc",) + tuple(STAGE_VARIANTS))):
+            XK.stage_kernel = "tc" if jv == "tc" else "simt"
+            XK.stage_variant = XK.STAGE_VARIANT if jv == "tc" else jv
             runs = []
             for _ in range(reps):
                 out = matmul(a, b, model="stage", backend="cuda")
@@ -133,7 +135,21 @@ def variants(n: int, reps: int, jvs) -> list[dict]:
             print(f"stage {str(dt):15s} n={n} jv={jv}: main {main:8.2f} ms ({row['main_tflops']:5.1f} TFLOP/s) "
                   f"fix-up {fix:7.2f} ms flagged {row['flagged']} cpu {row['cpu']} same={same}", flush=True)
         XK.profile = False
-        XK.stage_jv = XK.JV
+        XK.stage_variant = XK.STAGE_VARIANT
+        XK.stage_kernel = XK.STAGE_KERNEL
+    a8 = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8, generator=g)
+    b8 = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8, generator=g)
+    ref = None
+    for v in (1, 2):
+        XK.imma_version = v
+        t = statistics.median(_events_ms(lambda: matmul(a8, b8, backend="cuda"), reps))
+        bits = matmul(a8, b8, backend="cuda").cpu().numpy()
+        same = True if ref is None else bool(np.array_equal(bits, ref))
+        ref = bits if ref is None else ref
+        rows.append({"case": "s8 x s8", "n": n, "imma_version": v, "ms": t, "tflops": 2.0 * n ** 3 / t / 1e9,
+                     "same_bits_as_first": same})
+        print(f"imma v{v} n={n}: {t:8.3f} ms ({2.0 * n ** 3 / t / 1e9:6.1f} TFLOP/s) same={same}", flush=True)
+    XK.imma_version = XK.IMMA_VERSION
     return rows
 
 
@@ -148,11 +164,11 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--cpu", action="store_true", help="also run the CPU path at the first size and compare bits")
     ap.add_argument("--json", help="write the rows here")
-    ap.add_argument("--variants", type=int, nargs="*", help="time the stage kernel's rounding splits (JV values) "
-                    "at the last size instead")
+    ap.add_argument("--variants", action="store_true", help="time the stage kernel's variants at the last size "
+                    "instead")
     args = ap.parse_args()
     if args.variants:
-        rows = variants(args.sizes[-1], args.reps, args.variants)
+        rows = variants(args.sizes[-1], args.reps)
     else:
         rows = run(args.sizes, args.reps, args.cpu)
     if args.json:

@@ -382,3 +382,25 @@ def test_empty_and_k_zero():
     c = np.full((3, 5), -0.0, dtype=np.float32)
     got, want = both(a, b, c)
     assert_same_bits(got, want, "k=0")
+
+
+@needs_gpu
+@pytest.mark.parametrize("kernel", ["tc", "simt"])
+@pytest.mark.parametrize("p", ["bf16", "fp16", "bf8", "hf8", "e2m1"])
+def test_both_stage_kernels(kernel, p):
+    """The tensor-core stage kernel and the binary64-FMA one give the CPU's bits on random values, random bit
+    patterns and exponent spreads (the other tests run the default kernel)."""
+    from systolic.gpu import xmx_kernels as XK
+    rng = np.random.default_rng(13)
+    old = XK.stage_kernel
+    XK.stage_kernel = kernel
+    try:
+        for a, b in ((rand_vals(rng, p, (70, 160)), rand_vals(rng, p, (160, 90))),
+                     (rand_bits(rng, p, (33, 64)), rand_bits(rng, p, (64, 47))),
+                     (spread_vals(rng, p, (40, 128)), spread_vals(rng, p, (128, 72)))):
+            c = (rng.standard_normal((a.shape[0], b.shape[1])) * 8).astype(np.float32)
+            got, want = both(a, b, c, platform=platform_for(p), model="stage")
+            assert XK.last_run["path"] == "stage-" + kernel
+            assert_same_bits(got, want, f"{kernel} {p}")
+    finally:
+        XK.stage_kernel = old

@@ -36,7 +36,7 @@ from ..errors import InvalidValue
 from ..xmx import gemm as G
 from ..xmx import kernels as KN
 from . import runtime as R
-from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE_VARIANT
+from .xmx_source import D_SMEM, I2_SMEM, IMMA_VERSION, NAMES, S_SMEM, SOURCE, STAGE_KERNEL, STAGE_VARIANT
 
 __all__ = ["matmul", "last_run", "KSPLIT"]
 
@@ -49,6 +49,10 @@ last_run: dict = {}
 profile = False
 #: the stage kernel's (JV, MINB) variant (xmx_source.STAGE_VARIANT; benchmarks try the others with bf16)
 stage_variant = STAGE_VARIANT
+#: the stage kernel: "tc" (products on the FP64 tensor cores) or "simt" (xmx_source.STAGE_KERNEL)
+stage_kernel = STAGE_KERNEL
+#: the integer kernel (xmx_source.IMMA_VERSION; benchmarks compare 1 and 2)
+imma_version = IMMA_VERSION
 
 
 def _fn(name: str):
@@ -214,12 +218,17 @@ def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: i
     bt = cp.zeros((n, kp), dtype=cp.uint8)
     bt[:, :k] = b8.view(cp.uint8).T
     d = cp.empty((m, n), dtype=cp.int32)
-    fn = _fn(f"xmx_imma<{'true' if sa else 'false'}, {'true' if sb else 'false'}>")
+    v = "2" if imma_version == 2 else ""
+    fn = _fn(f"xmx_imma{v}<{'true' if sa else 'false'}, {'true' if sb else 'false'}>")
     grid = (-(-n // 128), -(-m // 128))
+    block, smem = ((128,), I2_SMEM) if v else ((256,), 0)
+    if smem:
+        fn.max_dynamic_shared_size_bytes = smem
     src = cv
     for k0 in range(0, kp, KSPLIT):
         k1 = min(kp, k0 + KSPLIT)
-        fn(grid, (256,), (ap, bt, _ptr(src), d, np.int32(m), np.int32(n), np.int32(kp), np.int32(k0), np.int32(k1)))
+        fn(grid, block, (ap, bt, _ptr(src), d, np.int32(m), np.int32(n), np.int32(kp), np.int32(k0), np.int32(k1)),
+           shared_mem=smem)
         src = d
     return d
 
@@ -251,16 +260,19 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     flag = cp.empty((m, n), dtype=cp.uint8)
     if ev:
         ev[0].record()
-    fn = _fn(f"xmx_stage<{T_}, {jv}, {mb}>")
-    fn.max_dynamic_shared_size_bytes = S_SMEM
-    grid = (-(-n // 128), -(-m // 64))
+    if stage_kernel == "tc":
+        fn, smem, grid = _fn(f"xmx_stage_tc<{T_}>"), D_SMEM, (-(-n // 64), -(-m // 128))
+    else:
+        fn, smem, grid = _fn(f"xmx_stage<{T_}, {jv}, {mb}>"), S_SMEM, (-(-n // 128), -(-m // 64))
+    fn.max_dynamic_shared_size_bytes = smem
     fn(grid, (256,), (av, bv, _ptr(cv), lea, leb, d, flag, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4)),
-       shared_mem=S_SMEM)
+       shared_mem=smem)
     if ev:
         ev[1].record()
     nflag = int(cp.count_nonzero(flag))
     last_run.clear()
-    last_run.update(path="stage", flagged=nflag, robust=0, cpu=0, variant=(jv, mb))
+    last_run.update(path="stage-" + stage_kernel, flagged=nflag, robust=0, cpu=0,
+                    variant=(jv, mb) if stage_kernel == "simt" else None)
     if nflag == 0:
         _timing(cp, ev)
         return d

@@ -93,14 +93,14 @@ __device__ __forceinline__ u32 mag_of(float v) {
 }
 
 // E(m): an integer with every magnitude <= m below 2**(E+1), from the bit pattern of the largest magnitude m
-// (fp32 subnormals: -127; zero: -2000, constrains nothing; inf / NaN: 128, fails every test).
+// (fp32 subnormals: -127; zero: -2000, constrains nothing; inf / NaN (mag_of: +inf's pattern): 128, fails).
 __device__ __forceinline__ int ebound(u32 m) {
     if (m == 0u) return -2000;
     int e = (int)(m >> 23);
     return e == 0 ? -127 : e - 127;
 }
 
-// A (rows x kp, row-major): LEA[r * nch + c] = (min lsb, E of max |a|) over chunk c of row r
+// A (rows x kp, row-major): LEA[r * nch + c] = (min lsb, bit pattern of max |a|) over chunk c of row r
 extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int2* __restrict__ LEA, long long rows,
                                        long long kp, int sig) {
     long long nch = kp / 16;
@@ -111,7 +111,7 @@ extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int2* __rest
     int l = BIG_LSB; u32 m = 0u;
     #pragma unroll
     for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
-    LEA[idx] = make_int2(l, ebound(m));
+    LEA[idx] = make_int2(l, (int)m);
 }
 
 // B (kp x ldb, row-major): LEB[c * ldb + j]
@@ -125,7 +125,7 @@ extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __rest
     int l = BIG_LSB; u32 m = 0u;
     #pragma unroll
     for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
-    LEB[idx] = make_int2(l, ebound(m));
+    LEB[idx] = make_int2(l, (int)m);
 }
 
 // ------------------------------------------------------------------------------------------- fp32 FMA chain
@@ -266,7 +266,7 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
     const float* Ap = A + (long long)(bm + ar) * kp + ak;
     const float* Bp = B + (long long)bk * ldb + bn + bc;
     const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
-    const int2 none = make_int2(BIG_LSB, -2000);
+    const int2 none = make_int2(BIG_LSB, 0);
 
     double acc[4][8];
     u32 bad = 0u;   // bit i * 8 + j: a chunk of element (i, j) failed the test
@@ -313,13 +313,15 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
         #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int2 lea = LEAs[cur][ty * 4 + i];
+            const int ea = ebound((u32)lea.y);
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 const int2 leb = LEBs[cur][j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4];
+                const int eb = ebound((u32)leb.y);
                 const int ef = (__double2hiint(acc[i][j]) >> 20) & 0x7FF;   // biased exponent of x (0: x = 0)
                 const int lp = lea.x + leb.x;
                 const int L = min(ef ? ef - 1046 : BIG_LSB, lp);
-                const int Mx = max(ef - 1022, lea.y + leb.y + 6);
+                const int Mx = max(ef - 1022, ea + eb + 6);
                 const bool fail = (Mx - L > 51) | (Mx > 125) | (lp < -149);
                 bad |= fail ? (1u << (i * 8 + j)) : 0u;
             }
@@ -363,6 +365,155 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
             F[o] = ok ? 0 : 1;
         }
     }
+}
+
+// ------------------------------------------------------------------------------------------- stage, tensor cores
+// The same model as xmx_stage, with each stage's products summed into the accumulator by FP64 tensor-core
+// instructions (mma.sync m8n8k4 .f64: D = C + A B over k = 4; for T = 2 the lanes of k = 2, 3 carry zeros) and
+// the one rounding per stage by Veltkamp on the DP pipe. The per-chunk test is the exact-magnitude form of the
+// proof: at a chunk's start, with L = min(lsb(x), La + Lb) and P = max|a| * max|b| over the chunk, every
+// partial sum of the chunk's stages -- in any order, which is what frees us from the tensor core's internal
+// order -- is a multiple of 2**L of magnitude at most (|x| + 16 P) (1 + 2**-24)**8; the chunk passes when that
+// bound times (1 + 2**-17) stays below 2**min(53 + L, 127) and La + Lb >= -149. Exact sums make the order and
+// the internal rounding of the tensor core irrelevant except for the sign of an exact zero, so zero results are
+// flagged too (the robust kernel applies the zero-sign rule).
+// 256 threads = 8 warps of 32 x 32 outputs (4 x 4 tiles of 8 x 8), block 128 x 64, K chunks of 16.
+#define D_BM 128
+#define D_BN 64
+#define D_LDA (D_BM + 4)      // padded rows of the shared tiles (bank spread of the k-strided fragment loads)
+#define D_LDB (D_BN + 4)
+__device__ __forceinline__ void dmma(double& c0, double& c1, double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(c0), "+d"(c1) : "d"(a), "d"(b));
+}
+
+template <int T>
+__global__ void __launch_bounds__(256)
+xmx_stage_tc(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
+             const int2* __restrict__ LEA, const int2* __restrict__ LEB, u32* __restrict__ D,
+             unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    double (*As)[S_BK][D_LDA] = reinterpret_cast<double (*)[S_BK][D_LDA]>(smem_raw);
+    double (*Bs)[S_BK][D_LDB] = reinterpret_cast<double (*)[S_BK][D_LDB]>(smem_raw + 2 * S_BK * D_LDA * 8);
+    int2 (*LEAs)[D_BM] = reinterpret_cast<int2 (*)[D_BM]>(smem_raw + 2 * S_BK * (D_LDA + D_LDB) * 8);
+    int2 (*LEBs)[D_BN] = reinterpret_cast<int2 (*)[D_BN]>(smem_raw + 2 * S_BK * (D_LDA + D_LDB) * 8 + 2 * D_BM * 8);
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm = warp / 2, wn = warp % 2;              // warp tile rows wm*32.., cols wn*32..
+    const int gr = lane / 4, gk = lane % 4;              // fragment row (A) / column (B) and k lane
+    const int bm = blockIdx.y * D_BM, bn = blockIdx.x * D_BN;
+    const int nch = kp / S_BK;
+    // A tile 128 rows x 16 k: two float4 per thread; B tile 16 k x 64 cols: one float4 per thread
+    const int ar = tid / 4, ak = (tid % 4) * 4;          // rows ar and ar + 64
+    const int bk = tid / 16, bc = (tid % 16) * 4;
+    const bool a0ok = bm + ar < M, a1ok = bm + ar + 64 < M;
+    const bool bcol_ok = bn + bc < ldb;
+    const float* Ap = A + (long long)(bm + ar) * kp + ak;
+    const float* Bp = B + (long long)bk * ldb + bn + bc;
+    const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
+    const int2 none = make_int2(BIG_LSB, 0);
+
+    double acc[4][4][2];
+    u32 bad = 0u;                                        // bit (mt * 4 + nt) * 2 + e
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+            #pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int r = bm + wm * 32 + mt * 8 + gr, c = bn + wn * 32 + nt * 8 + gk * 2 + e;
+                acc[mt][nt][e] = f2d((C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f);
+            }
+    float4 ra0 = a0ok ? *(const float4*)Ap : z4;
+    float4 ra1 = a1ok ? *(const float4*)(Ap + 64LL * kp) : z4;
+    float4 rb = bcol_ok ? *(const float4*)Bp : z4;
+    int2 rl = none;
+    if (tid < D_BM) rl = (bm + tid < M) ? LEA[(long long)(bm + tid) * nch] : none;
+    else if (tid < D_BM + D_BN) rl = (bn + tid - D_BM < ldb) ? LEB[bn + tid - D_BM] : none;
+
+    #define TC_STORE(buf)                                                                             \
+        As[buf][ak + 0][ar] = f2d(ra0.x); As[buf][ak + 1][ar] = f2d(ra0.y);                           \
+        As[buf][ak + 2][ar] = f2d(ra0.z); As[buf][ak + 3][ar] = f2d(ra0.w);                           \
+        As[buf][ak + 0][ar + 64] = f2d(ra1.x); As[buf][ak + 1][ar + 64] = f2d(ra1.y);                 \
+        As[buf][ak + 2][ar + 64] = f2d(ra1.z); As[buf][ak + 3][ar + 64] = f2d(ra1.w);                 \
+        Bs[buf][bk][bc + 0] = f2d(rb.x); Bs[buf][bk][bc + 1] = f2d(rb.y);                             \
+        Bs[buf][bk][bc + 2] = f2d(rb.z); Bs[buf][bk][bc + 3] = f2d(rb.w);                             \
+        if (tid < D_BM) LEAs[buf][tid] = rl; else if (tid < D_BM + D_BN) LEBs[buf][tid - D_BM] = rl;
+
+    TC_STORE(0)
+    __syncthreads();
+    for (int t = 0; t < nch; ++t) {
+        const int cur = t & 1;
+        if (t + 1 < nch) {
+            ra0 = a0ok ? *(const float4*)(Ap + (t + 1) * S_BK) : z4;
+            ra1 = a1ok ? *(const float4*)(Ap + 64LL * kp + (t + 1) * S_BK) : z4;
+            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * S_BK * ldb) : z4;
+            if (tid < D_BM) rl = (bm + tid < M) ? LEA[(long long)(bm + tid) * nch + t + 1] : none;
+            else if (tid < D_BM + D_BN)
+                rl = (bn + tid - D_BM < ldb) ? LEB[(long long)(t + 1) * ldb + bn + tid - D_BM] : none;
+        }
+        // the chunk's test from x at its start
+        #pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            const int2 lea = LEAs[cur][wm * 32 + mt * 8 + gr];
+            const double ma = f2d(__uint_as_float((u32)lea.y));
+            #pragma unroll
+            for (int nt = 0; nt < 4; ++nt)
+                #pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int2 leb = LEBs[cur][wn * 32 + nt * 8 + gk * 2 + e];
+                    const double x = acc[mt][nt][e];
+                    const int ef = (__double2hiint(x) >> 20) & 0x7FF;
+                    const int lp = lea.x + leb.x;
+                    const int L = min(ef ? ef - 1046 : BIG_LSB, lp);
+                    const int E = min(53 + L, 127);              // threshold 2**E (1 - 2**-17)
+                    const double thr = __hiloint2double(((E + 1022) << 20) | 0xFFFF0, 0);
+                    const double bnd = __fma_rn(__dmul_rn(ma, f2d(__uint_as_float((u32)leb.y))), 16.0, fabs(x));
+                    const bool fail = !(bnd <= thr) | (lp < -149);
+                    bad |= fail ? (1u << ((mt * 4 + nt) * 2 + e)) : 0u;
+                }
+        }
+        #pragma unroll
+        for (int s = 0; s < S_BK / T; ++s) {
+            // T = 2: one stage per mma, the lanes of k = 2, 3 hold zeros; T = 4: four real products
+            #pragma unroll
+            for (int h = 0; h < (T == 2 ? 1 : T / 4); ++h) {
+                const int k = s * T + h * 4 + gk;
+                const bool live = T == 2 ? gk < 2 : true;
+                double af[4], bf[4];
+                #pragma unroll
+                for (int mt = 0; mt < 4; ++mt) af[mt] = live ? As[cur][k][wm * 32 + mt * 8 + gr] : 0.0;
+                #pragma unroll
+                for (int nt = 0; nt < 4; ++nt) bf[nt] = live ? Bs[cur][k][wn * 32 + nt * 8 + gr] : 0.0;
+                #pragma unroll
+                for (int mt = 0; mt < 4; ++mt)
+                    #pragma unroll
+                    for (int nt = 0; nt < 4; ++nt) dmma(acc[mt][nt][0], acc[mt][nt][1], af[mt], bf[nt]);
+            }
+            #pragma unroll
+            for (int mt = 0; mt < 4; ++mt)
+                #pragma unroll
+                for (int nt = 0; nt < 4; ++nt)
+                    #pragma unroll
+                    for (int e = 0; e < 2; ++e) acc[mt][nt][e] = rn24(acc[mt][nt][e]);
+        }
+        if (t + 1 < nch) { TC_STORE(cur ^ 1) }
+        __syncthreads();
+    }
+    #undef TC_STORE
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+            #pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int r = bm + wm * 32 + mt * 8 + gr, c = bn + wn * 32 + nt * 8 + gk * 2 + e;
+                if (r >= M || c >= N) continue;
+                const double x = acc[mt][nt][e];
+                const bool ok = isfinite(x) && x != 0.0 && !((bad >> ((mt * 4 + nt) * 2 + e)) & 1u);
+                const long long o = (long long)r * N + c;
+                D[o] = __float_as_uint(d2f(x));
+                F[o] = ok ? 0 : 1;
+            }
 }
 
 // ------------------------------------------------------------------------------------------- stage, robust
@@ -531,9 +682,99 @@ xmx_imma(const unsigned char* __restrict__ A, const unsigned char* __restrict__ 
                 }
             }
 }
+
+// Version 2: 128 x 128 block of 4 warps (64 x 64 warp tiles), ldmatrix.x4 fragment loads, a 4-deep cp.async
+// pipeline in dynamic shared memory (I2_SMEM bytes). Same contract as xmx_imma.
+#define I2_STAGES 4
+#define I2_TILE (128 * I_LD)
+__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void* p) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+template <bool SA, bool SB>
+__global__ void __launch_bounds__(128)
+xmx_imma2(const unsigned char* __restrict__ A, const unsigned char* __restrict__ Bt, const int* C, int* D,
+          int M, int N, int kp, int k0, int k1) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    unsigned char* As = smem_raw;                          // [I2_STAGES][128 * I_LD]
+    unsigned char* Bs = smem_raw + I2_STAGES * I2_TILE;    // [I2_STAGES][128 * I_LD]
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm = warp / 2, wn = warp % 2;                // warp tile: 64 rows x 64 cols
+    const int g = lane / 4, tg = lane % 4;
+    const int bm = blockIdx.y * 128, bn = blockIdx.x * 128;
+    int acc[4][8][4];
+    #pragma unroll
+    for (int a = 0; a < 4; ++a)
+        #pragma unroll
+        for (int b = 0; b < 8; ++b)
+            #pragma unroll
+            for (int q = 0; q < 4; ++q) acc[a][b][q] = 0;
+    auto load = [&](int slot, int kk) {
+        #pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const int ch = tid + h * 128, row = ch / 4, col = (ch % 4) * 16;
+            const bool aok = bm + row < M, bok = bn + row < N;
+            cp_async16(As + slot * I2_TILE + row * I_LD + col, A + (long long)(aok ? bm + row : 0) * kp + kk + col, aok);
+            cp_async16(Bs + slot * I2_TILE + row * I_LD + col, Bt + (long long)(bok ? bn + row : 0) * kp + kk + col, bok);
+        }
+    };
+    const int ntiles = (k1 - k0) / I_BK;
+    #pragma unroll
+    for (int sI = 0; sI < I2_STAGES - 1; ++sI) {
+        if (sI < ntiles) load(sI, k0 + sI * I_BK);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    // per-lane ldmatrix row addresses (the fragment layouts of mma.m16n8k32 .s8/.u8 and of ldmatrix .x4:
+    // lanes 8i..8i+7 address the rows of matrix i; register i of lane l holds word l % 4 of row l / 4 of it)
+    const int mi = lane / 8, ri = lane % 8;
+    const int a_row = (mi & 1) * 8 + ri, a_col = (mi >> 1) * 16;   // (r0-7,k0-15) (r8-15,k0-15) (r0-7,k16-31) (r8-15,k16-31)
+    const int b_row = (mi >> 1) * 8 + ri, b_col = (mi & 1) * 16;   // (n0-7,k0-15) (n0-7,k16-31) (n8-15,k0-15) (n8-15,k16-31)
+    for (int t = 0; t < ntiles; ++t) {
+        asm volatile("cp.async.wait_group %0;\n" :: "n"(I2_STAGES - 2));
+        __syncthreads();
+        const int nt_load = t + I2_STAGES - 1;   // its slot was read in iteration t - 1, before the barrier
+        if (nt_load < ntiles) load(nt_load % I2_STAGES, k0 + nt_load * I_BK);
+        asm volatile("cp.async.commit_group;\n" ::);
+        const unsigned char* as = As + (t % I2_STAGES) * I2_TILE;
+        const unsigned char* bs = Bs + (t % I2_STAGES) * I2_TILE;
+        #pragma unroll
+        for (int ks = 0; ks < I_BK; ks += 32) {
+            u32 af[4][4], bf[8][2];
+            #pragma unroll
+            for (int mt = 0; mt < 4; ++mt)
+                ldsm_x4(af[mt], as + (wm * 64 + mt * 16 + a_row) * I_LD + ks + a_col);
+            #pragma unroll
+            for (int np = 0; np < 4; ++np) {
+                u32 r[4];
+                ldsm_x4(r, bs + (wn * 64 + np * 16 + b_row) * I_LD + ks + b_col);
+                bf[2 * np][0] = r[0]; bf[2 * np][1] = r[1]; bf[2 * np + 1][0] = r[2]; bf[2 * np + 1][1] = r[3];
+            }
+            #pragma unroll
+            for (int mt = 0; mt < 4; ++mt)
+                #pragma unroll
+                for (int nt = 0; nt < 8; ++nt) imma<SA, SB>(acc[mt][nt], af[mt], bf[nt]);
+        }
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+            #pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int r = bm + wm * 64 + mt * 16 + g + (q >= 2 ? 8 : 0);
+                const int c = bn + wn * 64 + nt * 8 + tg * 2 + (q & 1);
+                if (r < M && c < N) {
+                    const long long o = (long long)r * N + c;
+                    const u32 base = C != nullptr ? (u32)C[o] : 0u;
+                    D[o] = (int)(base + (u32)acc[mt][nt][q]);
+                }
+            }
+}
 """
 
-#: C++ name expressions instantiated by NVRTC
 #: dynamic shared memory of xmx_stage: two buffers of A (16 x 64) and B (16 x 128) doubles, and the (lsb, E) rows
 S_SMEM = 2 * 16 * (64 + 128) * 8 + 2 * (64 + 128) * 8
 
@@ -543,7 +784,20 @@ STAGE_VARIANT = (4, 1)
 #: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
 STAGE_VARIANTS = ((4, 1), (3, 1), (5, 1), (8, 1), (4, 2), (3, 2), (8, 2))
 
+#: dynamic shared memory of xmx_imma2 (4 stages of A and B tiles, 128 rows of 80 bytes each)
+I2_SMEM = 2 * 4 * 128 * 80
+#: which integer kernel runs: 2 (ldmatrix, 4-stage pipeline) or 1
+IMMA_VERSION = 2
+
+#: dynamic shared memory of xmx_stage_tc: two buffers of A (16 x 132) and B (16 x 68) doubles, the (lsb, max) rows
+D_SMEM = 2 * 16 * (132 + 68) * 8 + 2 * (128 + 64) * 8
+#: which stage kernel runs: "tc" (FP64 tensor cores for the products) or "simt" (binary64 FMAs)
+STAGE_KERNEL = "tc"
+
+#: C++ name expressions instantiated by NVRTC
 NAMES = tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS) + tuple(
     f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8)) + ( "xmx_stage_robust<1>", "xmx_stage_robust<2>",
          "xmx_stage_robust<4>", "xmx_stage_robust<8>", "xmx_imma<true, true>", "xmx_imma<true, false>",
-         "xmx_imma<false, true>", "xmx_imma<false, false>")
+         "xmx_imma<false, true>", "xmx_imma<false, false>", "xmx_imma2<true, true>",
+                "xmx_imma2<true, false>", "xmx_imma2<false, true>", "xmx_imma2<false, false>", "xmx_stage_tc<2>", "xmx_stage_tc<4>",
+                "xmx_stage_tc<8>")

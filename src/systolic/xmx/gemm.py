@@ -55,7 +55,7 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
 
 @fpenv.guarded
 def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
-           *, row_block: int | None = None, backend: str = "cpu"):
+           *, row_block: int | None = None, backend: str = "auto"):
     """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.
 
     ``a`` (M x K) is Src2, ``b`` (K x N) is Src1; precisions come from their dtypes (ml_dtypes int2/int4/int8,
@@ -63,9 +63,9 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     Integer GEMMs return int32 (wrapped modulo 2**32), float GEMMs float32 (the fp32 accumulator).
     ``c`` (M x N) is the initial accumulator (int32 or float32 values), default zero.
 
-    ``backend``: ``"cpu"`` (default), ``"cuda"`` (the kernels of :mod:`systolic.gpu.xmx_kernels`: same
-    arguments, same errors, same bits; inputs may be numpy or GPU arrays, the result comes back as the kind of
-    the first GPU input) or ``"auto"`` (cuda when an input lives on a GPU). See docs/gpu.md.
+    ``backend``: ``"auto"`` (default: cuda when an input lives on a GPU, else cpu), ``"cpu"``, or ``"cuda"``
+    (the kernels of :mod:`systolic.gpu.xmx_kernels`: same arguments, same errors, same bits; inputs may be numpy
+    or GPU arrays, the result comes back as the kind of the first GPU input). See docs/gpu.md.
     """
     if backend != "cpu":
         from ..gpu import resolve_backend  # lazy: the engine does not depend on the GPU integration
