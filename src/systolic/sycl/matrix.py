@@ -96,6 +96,11 @@ def joint_matrix(sg, T, use, rows, cols, layout=None) -> JointMatrix:
 def _fill_impl(b, *, checked=False):
     mg = b.args[0]
     v = np.broadcast_to(np.asarray(b.args[1]), (b.nsg,))
+    if not checked and mg.obj is not None and mg.spec.map.params["slice_length"] * b.launch.sg_size == \
+            mg.spec.rows * mg.spec.cols and (v.size == 0 or np.all(v == v[0])):
+        # every slot of every work-item's slice holds an element: one value for all of them
+        mg.set_all(core.convert(v[:1], mg.spec.t)[0] if v.size else 0)
+        return
     R, C = mg.spec.rows, mg.spec.cols
     vals = core.convert(v, mg.spec.t)[:, None, None] * np.ones((1, R, C), dtype=mg.spec.t.dtype)
     vals = vals.astype(mg.spec.t.dtype)

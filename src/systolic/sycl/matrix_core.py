@@ -301,6 +301,15 @@ class MatrixGroup:
             self._materialise()
         return self.view[:, self.wi_of, self.ix_of]
 
+    def set_all(self, value) -> None:
+        """Every slot := ``value`` (for layouts whose slices hold exactly the matrix's elements)."""
+        if self.obj is not None:
+            self.obj.pending = None
+            self.obj.prov = None
+        self.view[...] = value
+        if self._commit is not None:
+            self._commit(self.view)
+
     def set(self, values) -> None:
         if self.obj is not None:
             self.obj.pending = None
