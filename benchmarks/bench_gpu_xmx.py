@@ -143,7 +143,10 @@ def variants(n: int, reps: int, jvs=None) -> list[dict]:
     for v in (1, 2):
         XK.imma_version = v
         t = statistics.median(_events_ms(lambda: matmul(a8, b8, backend="cuda"), reps))
+        XK.profile = True
         bits = matmul(a8, b8, backend="cuda").cpu().numpy()
+        XK.profile = False
+        print("   ", XK.last_run, flush=True)
         same = True if ref is None else bool(np.array_equal(bits, ref))
         ref = bits if ref is None else ref
         rows.append({"case": "s8 x s8", "n": n, "imma_version": v, "ms": t, "tflops": 2.0 * n ** 3 / t / 1e9,

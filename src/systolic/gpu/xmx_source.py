@@ -236,14 +236,14 @@ __device__ __forceinline__ double rn24i(double y) {
 // The proof (systolic.xmx.native's, applied per chunk of S = 16 / T stages instead of once per element):
 // at a chunk's start x is an fp32 value, so x is a multiple of 2**lx with lx = e(x) - 23 (>= -149), and
 // |x| < 2**(e(x)+1); every product of the chunk is a multiple of 2**(La + Lb) and below 2**(Ea + Eb + 2).
-// Let L = min(lx, La + Lb), M = max(e(x) + 1, Ea + Eb + 6). By the induction of native.py (1), every
-// accumulator value inside the chunk is a multiple of 2**L, and every partial sum is below
-// (2**(e(x)+1) + 16 * 2**(Ea+Eb+2)) * (1 + 2**-24)**8 < 2**(M + 2). When M - L <= 51, M <= 125 and
-// La + Lb >= -149, every partial sum is an integer multiple of 2**L below 2**(53 + L), hence a binary64
-// number: each binary64 FMA of the chunk is exact, and the stage sum S is rounded once, to 24 bits, to nearest
+// Let L = min(lx, La + Lb) and P = max|a| max|b| over the chunk. By the induction of native.py (1), every
+// accumulator value inside the chunk is a multiple of 2**L, and every partial sum is at most
+// (|x| + 16 P) * (1 + 2**-24)**8. When that bound times (1 + 2**-17) (the growth and the test's own two
+// roundings) is at most 2**min(53 + L, 127) and La + Lb >= -149, every partial sum is an integer multiple
+// of 2**L below 2**(53 + L), hence a binary64 number: each binary64 FMA of the chunk is exact, and the stage sum S is rounded once, to 24 bits, to nearest
 // even (Veltkamp or the integer rounding; S < 2**127 cannot overflow fp32; a result below 2**-126 is an fp32
-// subnormal exactly, L >= -149). Signed zeros and non-finite values: native.py (5), (6): an inf/NaN x or
-// input gives M > 125 and fails. An element is proven when every chunk passes.
+// subnormal exactly, L >= -149). Signed zeros: native.py (5). An inf/NaN x or input makes the bound inf or
+// NaN and fails. An element is proven when every chunk passes.
 template <int T, int JV, int MINB>
 __global__ void __launch_bounds__(256, MINB)
 xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
@@ -309,20 +309,22 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
             else if (tid < S_BM + S_BN)
                 rlb = (bn + tid - S_BM < ldb) ? LEB[(long long)(t + 1) * ldb + bn + tid - S_BM] : none;
         }
-        // the chunk's test, from x at the chunk's start (see above)
+        // the chunk's test, from x at the chunk's start: the exact-magnitude form (see xmx_stage_tc)
         #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int2 lea = LEAs[cur][ty * 4 + i];
-            const int ea = ebound((u32)lea.y);
+            const double ma = f2d(__uint_as_float((u32)lea.y));
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 const int2 leb = LEBs[cur][j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4];
-                const int eb = ebound((u32)leb.y);
-                const int ef = (__double2hiint(acc[i][j]) >> 20) & 0x7FF;   // biased exponent of x (0: x = 0)
+                const double x = acc[i][j];
+                const int ef = (__double2hiint(x) >> 20) & 0x7FF;
                 const int lp = lea.x + leb.x;
                 const int L = min(ef ? ef - 1046 : BIG_LSB, lp);
-                const int Mx = max(ef - 1022, ea + eb + 6);
-                const bool fail = (Mx - L > 51) | (Mx > 125) | (lp < -149);
+                const int E = min(53 + L, 127);
+                const double thr = __hiloint2double(((E + 1022) << 20) | 0xFFFF0, 0);
+                const double bnd = __fma_rn(__dmul_rn(ma, f2d(__uint_as_float((u32)leb.y))), 16.0, fabs(x));
+                const bool fail = !(bnd <= thr) | (lp < -149);
                 bad |= fail ? (1u << (i * 8 + j)) : 0u;
             }
         }
@@ -586,6 +588,25 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool ok
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(gmem), "r"(n));
 }
 
+// Bt (n x kp) = B (k x n) transposed, zero past k: one 32 x 32 byte tile per block of 32 x 8 threads through
+// shared memory, so that reads and writes are both row-contiguous.
+extern "C" __global__ void xmx_transpose_u8(const unsigned char* __restrict__ B, unsigned char* __restrict__ Bt,
+                                            int k, int n, int kp) {
+    __shared__ unsigned char tile[32][33];
+    const int k0 = blockIdx.y * 32, n0 = blockIdx.x * 32;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int kk = k0 + threadIdx.y + 8 * q, nn = n0 + threadIdx.x;
+        tile[threadIdx.y + 8 * q][threadIdx.x] = (kk < k && nn < n) ? B[(long long)kk * n + nn] : 0;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int nn = n0 + threadIdx.y + 8 * q, kk = k0 + threadIdx.x;
+        if (nn < n && kk < kp) Bt[(long long)nn * kp + kk] = tile[threadIdx.x][threadIdx.y + 8 * q];
+    }
+}
+
 template <bool SA, bool SB>
 __device__ __forceinline__ void imma(int (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
     if (SA && SB)
@@ -780,9 +801,9 @@ S_SMEM = 2 * 16 * (64 + 128) * 8 + 2 * (64 + 128) * 8
 
 #: the stage kernel's variant (JV, MINB): JV of a thread's 8 columns rounded by Veltkamp on the DP pipe, the
 #: others on the integer pipe; MINB blocks per SM asked of the compiler (2 caps registers at 128)
-STAGE_VARIANT = (4, 1)
+STAGE_VARIANT = (8, 1)
 #: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
-STAGE_VARIANTS = ((4, 1), (3, 1), (5, 1), (8, 1), (4, 2), (3, 2), (8, 2))
+STAGE_VARIANTS = ((8, 1), (8, 2), (4, 1))
 
 #: dynamic shared memory of xmx_imma2 (4 stages of A and B tiles, 128 rows of 80 bytes each)
 I2_SMEM = 2 * 4 * 128 * 80
@@ -792,7 +813,7 @@ IMMA_VERSION = 2
 #: dynamic shared memory of xmx_stage_tc: two buffers of A (16 x 132) and B (16 x 68) doubles, the (lsb, max) rows
 D_SMEM = 2 * 16 * (132 + 68) * 8 + 2 * (128 + 64) * 8
 #: which stage kernel runs: "tc" (FP64 tensor cores for the products) or "simt" (binary64 FMAs)
-STAGE_KERNEL = "tc"
+STAGE_KERNEL = "simt"
 
 #: C++ name expressions instantiated by NVRTC
 NAMES = tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS) + tuple(
