@@ -220,17 +220,24 @@ class MatrixGroup:
 
     @classmethod
     def per_item(cls, objs: list) -> "MatrixGroup":
-        spec = objs[0].spec
-        for o in objs:
-            if not isinstance(o, JointMatrix) or o.spec != spec:
-                raise InvalidValue("work-items of one sub-group passed different joint_matrix types",
-                                   values={"types": sorted({getattr(x, "spec", x).text() if hasattr(
-                                       getattr(x, "spec", None), "text") else repr(x) for x in objs})})
-        view = np.stack([o.slices[0] for o in objs])[None]
+        return cls.per_item_groups([objs])
+
+    @classmethod
+    def per_item_groups(cls, groups: list) -> "MatrixGroup":
+        """Sub-groups given as their work-items' own joint_matrix objects (per-work-item execution)."""
+        spec = groups[0][0].spec
+        for objs in groups:
+            for o in objs:
+                if not isinstance(o, JointMatrix) or o.spec != spec:
+                    raise InvalidValue("work-items of one sub-group passed different joint_matrix types",
+                                       values={"types": sorted({x.spec.text() if isinstance(x, JointMatrix)
+                                                                else repr(x) for x in objs})})
+        view = np.stack([np.stack([o.slices[0] for o in objs]) for objs in groups])
 
         def commit(v):
-            for j, o in enumerate(objs):
-                o.slices[0] = v[0, j]
+            for g, objs in enumerate(groups):
+                for j, o in enumerate(objs):
+                    o.slices[0] = v[g, j]
         return cls(spec, view, commit)
 
     # ---- deferred products: D = C + A1 B1 + A2 B2 + ... kept as its factors until someone reads D.

@@ -321,6 +321,7 @@ class Scheduler:
             if not self.waiting:
                 return
             progressed = False
+            ready: list[tuple[int, list[int]]] = []
             for g in sorted({w // s for w in self.waiting}):
                 members = range(g * s, (g + 1) * s)
                 wait = [w for w in members if w in self.waiting]
@@ -335,55 +336,76 @@ class Scheduler:
                             values={"call": name, "sub_group": g, "waiting": L.item_names(wait),
                                     "finished": L.item_names(fin)})
                     continue
-                self._fire(g, wait)
+                ready.append((g, wait))
                 runnable.extend(wait)
                 progressed = True
+            self._fire_all(ready)
             if not progressed:
                 self._kill()
                 raise DivergentCollective("deadlock: no sub-group can proceed",
                                           rule="every work-item of a sub-group reaches the same group operations",
                                           values={"waiting": L.item_names(sorted(self.waiting))})
 
-    def _fire(self, g: int, wait: list[int]) -> None:
+    def _fire_all(self, ready: list) -> None:
+        """Run the group operations of every sub-group that has fully arrived: sub-groups at the same call with
+        arguments of the same kinds (matrix types, allocations, layouts) run as one batch."""
+        groups: dict[Any, list] = {}
+        for g, wait in ready:
+            chk = self._check(g, wait)
+            if isinstance(chk, BaseException):
+                for w in wait:
+                    self.results[w] = chk
+                continue
+            name, impl, kw, site, vals = chk
+            groups.setdefault((name, site, impl, _signature(vals, kw)), []).append((g, wait, vals, kw))
+        for (name, _site, impl, _sig), members in groups.items():
+            kw = members[0][3]
+            try:
+                out = []
+                for i, a in enumerate(members[0][2]):
+                    out.append(_combine(i, a, [m[2][i] for m in members]))
+                res = impl(Batch(self.launch, name, np.array([m[0] for m in members]), out), **kw)
+            except BaseException as exc:  # noqa: BLE001 - raised in every work-item of these sub-groups
+                res = exc
+            for _g, wait, _v, _k in members:
+                for w in wait:
+                    self.results[w] = res
+
+    def _check(self, g: int, wait: list[int]):
+        """One sub-group's arrival: the same call, the same arguments; its arguments in per-sub-group form."""
         from .runtime import USMPtr
-        from .matrix_core import JointMatrix, MatrixGroup
+        from .matrix_core import JointMatrix
         L = self.launch
         recs = [self.waiting.pop(w) for w in wait]
         name, impl, _sg, args0, kw, site = recs[0]
         for w, r in zip(wait, recs):
             if r[0] != name or r[5] != site:
                 odd = [x for x, q in zip(wait, recs) if (q[0], q[5]) != (name, site)]
-                err = DivergentCollective(
+                return DivergentCollective(
                     f"work-items of one sub-group reached different group operations ({name} at line {site[1]} "
                     f"vs {r[0]} at line {r[5][1]})",
                     rule="group operations are reached in convergent control flow",
                     values={"sub_group": g, "work_items": L.item_names(odd), "calls": sorted({(q[0], q[5][1])
                                                                                              for q in recs})})
-                for x in wait:
-                    self.results[x] = err
-                return
-        out: list[Any] = []
+        vals: list[Any] = []
         try:
             for i, a in enumerate(args0):
-                vals = [r[3][i] for r in recs]
+                vs = [r[3][i] for r in recs]
                 if isinstance(a, JointMatrix):
-                    out.append(MatrixGroup.per_item(vals))
+                    vals.append(("matrix", vs))
                 elif isinstance(a, USMPtr):
-                    if any(not isinstance(v, USMPtr) or v.mem is not a.mem or v.offset != a.offset for v in vals):
-                        raise _nonuniform(L, name, i, g, wait, vals)
-                    out.append((a.mem, np.array([a.offset])))
+                    if any(not isinstance(v, USMPtr) or v.mem is not a.mem or v.offset != a.offset for v in vs):
+                        raise _nonuniform(L, name, i, g, wait, vs)
+                    vals.append(("ptr", a))
                 elif isinstance(a, PerItem):
-                    out.append([(np.array([w]), v.value) for w, v in zip(wait, vals)])
+                    vals.append(("per-item", list(zip(wait, vs))))
                 else:
-                    if any(not _same(v, a) for v in vals):
-                        raise _nonuniform(L, name, i, g, wait, vals)
-                    out.append(np.array([a]) if isinstance(a, (int, float, np.number)) and
-                               not isinstance(a, bool) else a)
-            res = impl(Batch(L, name, np.array([g]), out), **kw)
-        except BaseException as exc:  # noqa: BLE001 - raised in every work-item of the sub-group
-            res = exc
-        for w in wait:
-            self.results[w] = res
+                    if any(not _same(v, a) for v in vs):
+                        raise _nonuniform(L, name, i, g, wait, vs)
+                    vals.append(("value", a))
+        except BaseException as exc:  # noqa: BLE001
+            return exc
+        return name, impl, kw, site, vals
 
     def _kill(self) -> None:
         for gl in self.glets:
@@ -392,6 +414,38 @@ class Scheduler:
                     gl.throw()
                 except BaseException:  # noqa: BLE001
                     pass
+
+
+def _signature(vals: list, kw: dict):
+    """What must be equal for sub-groups to share one batch: matrix types, allocations, non-numeric values."""
+    sig = []
+    for kind, v in vals:
+        if kind == "matrix":
+            sig.append(("matrix", v[0].spec if hasattr(v[0], "spec") else None))
+        elif kind == "ptr":
+            sig.append(("ptr", id(v.mem)))
+        elif kind == "per-item":
+            sig.append(("per-item",))
+        elif isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+            sig.append(("number",))
+        else:
+            sig.append(("value", repr(v)))
+    return tuple(sig), repr(sorted(kw.items(), key=lambda t: t[0]))
+
+
+def _combine(i: int, a, per_sg: list):
+    """One argument of a batch of sub-groups, from each sub-group's own (see :class:`Batch`)."""
+    from .matrix_core import MatrixGroup
+    kind, v = a
+    if kind == "matrix":
+        return MatrixGroup.per_item_groups([p[1] for p in per_sg])
+    if kind == "ptr":
+        return (v.mem, np.array([p[1].offset for p in per_sg], dtype=np.int64))
+    if kind == "per-item":
+        return [(np.array([w]), f.value) for p in per_sg for w, f in p[1]]
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        return np.array([p[1] for p in per_sg])
+    return v
 
 
 def _same(a, b) -> bool:
