@@ -195,3 +195,22 @@ def test_unsupported_ops_raise_and_fallback_counts(eng):
         y = torch.addbmm(_r(4, 4), _r(2, 4, 3), _r(2, 3, 4))
         z = torch.mm(_r(3, 4).double(), _r(4, 2).double())
     assert mode.fallbacks == {"addbmm": 1, "mm": 1} and y.shape == (4, 4) and z.dtype == torch.float64
+    for f, op in ((lambda: torch.cdist(_r(3, 4), _r(5, 4)), "_cdist_forward"),
+                  (lambda: torch.cdist(_r(30, 4), _r(30, 4)), "_euclidean_dist"),     # > 25 rows: the mm form
+                  (lambda: torch.addr(_r(3, 3), _r(3), _r(3)), "addr"),
+                  (lambda: F.bilinear(_r(2, 3), _r(2, 3), _r(4, 3, 3)), "_trilinear")):
+        with pytest.raises(UnsupportedOperation) as ei, st.emulate(name, **opts):
+            f()
+        assert ei.value.values["op"] == op
+
+
+def test_out_and_vdot(eng):
+    name, opts = eng
+    a, b, v, u = _r(4, 20, seed=32), _r(20, 6, seed=33), _r(20, seed=34), _r(20, seed=35)
+    out = torch.empty(1)
+    with st.emulate(name, **opts) as mode:
+        r = torch.mm(a, b, out=out)
+        d = torch.vdot(v, u)
+    assert r is out and mode.counts == {"mm": 1, "vdot": 1}
+    _same(out, gemm(name, opts, _np(a), _np(b)))
+    _same(d, gemm(name, opts, _np(v)[None, :], _np(u)[:, None]).reshape(()))

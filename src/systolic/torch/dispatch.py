@@ -37,7 +37,7 @@ __all__ = ["emulate", "EmulateMode", "HANDLED_OPS"]
 aten = torch.ops.aten
 
 #: ATen ops lowered onto the engine (overloads .default, .out and the in-place forms)
-HANDLED_OPS = ("mm", "addmm", "bmm", "baddbmm", "mv", "addmv", "dot", "vdot", "linear", "convolution",
+HANDLED_OPS = ("mm", "addmm", "bmm", "baddbmm", "mv", "addmv", "dot", "vdot", "convolution",
                "_scaled_dot_product_flash_attention_for_cpu")
 
 # ops that multiply matrices but are not modelled: refused by name (or run natively with fallback="native").
@@ -45,7 +45,7 @@ _MATRIX_NAMES = {"matmul", "einsum", "tensordot", "addr", "inner", "chain_matmul
                  "_int_mm", "_scaled_mm", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
                  "lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
                  "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_fused_sdp_choice",
-                 "_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc"}
+                 "_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc", "_euclidean_dist", "_cdist_forward"}
 _MATRIX_RE = re.compile(r"(^|_)(add|b|badd|addb|sparse_sampled_add)?mm($|_)|conv(?!ert)|attention|linear(?!1d|2d|3d)"
                         r"|^mkldnn|^_mkldnn|pack_?(gemm|mm)|_weight_int\d+pack|^fbgemm|^miopen|^cudnn_conv")
 _MATRIX_NAMESPACES = {"quantized", "_quantized", "mkldnn", "onednn", "fbgemm"}
@@ -183,14 +183,12 @@ class EmulateMode(TorchDispatchMode):
         why = self._check_operands(name, args)
         if why:
             return self._unsupported(func, name, args, kwargs, why)
-        overload = func._overloadname
         out = kwargs.pop("out", None)
         result = handler(self, *args, **kwargs)
         self.counts["scaled_dot_product_attention" if name.startswith("_scaled_dot") else name.rstrip("_")] += 1
         if name.endswith("_"):                          # in-place form: self is the first argument
             return args[0].copy_(result)
-        if out is not None or overload == "out":
-            out = out if out is not None else kwargs.get("out")
+        if out is not None:                             # .out overloads
             out.resize_(result.shape)
             return out.copy_(result)
         return result
@@ -212,7 +210,7 @@ class EmulateMode(TorchDispatchMode):
         shapes = [tuple(a.shape) for a in args if isinstance(a, torch.Tensor)]
         dtypes = sorted({str(a.dtype) for a in args if isinstance(a, torch.Tensor)})
         raise UnsupportedOperation(f"aten.{name} cannot run under emulate({self.engine.name!r}): {why}",
-                                   rule="emulate runs mm, addmm, bmm, baddbmm, mv, addmv, dot, linear, "
+                                   rule="emulate runs mm, addmm, bmm, baddbmm, mv, addmv, dot, vdot, "
                                         "convolution (2-D), scaled_dot_product_attention; fallback='native' "
                                         "runs others in plain torch",
                                    values={"op": name, "shapes": shapes, "dtypes": dtypes})
@@ -284,12 +282,6 @@ def _dot(mode, x, y):
     return mode.gemm(x.unsqueeze(0), y.unsqueeze(1)).reshape(()).to(_out_dtype(x, y))
 
 
-def _linear(mode, x, w, bias=None):
-    lead = x.shape[:-1]
-    r = mode.addmm2d(bias, x.reshape(-1, x.shape[-1]), w.t())
-    return r.reshape(*lead, w.shape[0]).to(_out_dtype(x, w))
-
-
 def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     """conv2d as the GEMM oneDNN / IGC issue: im2col rows (one per output pixel), K = (C/g) * KH * KW ordered
     (c, kh, kw) as ``torch.nn.functional.unfold`` lays it out (``conv_k_order="chw"``) or channels innermost
@@ -330,7 +322,7 @@ def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output
 
 _HANDLERS = {"mm": _mm, "addmm": _addmm, "addmm_": _addmm, "bmm": _bmm, "baddbmm": _baddbmm,
              "baddbmm_": _baddbmm, "mv": _mv, "addmv": _addmv, "addmv_": _addmv, "dot": _dot, "vdot": _dot,
-             "linear": _linear, "convolution": _convolution,
+             "convolution": _convolution,
              "_scaled_dot_product_flash_attention_for_cpu": _flash_cpu}
 
 
