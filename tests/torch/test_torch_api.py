@@ -131,3 +131,18 @@ def test_mha_nested_sdpa_runs_on_engine():
         y, _ = mha(x, x, x, need_weights=False)
     assert mode.counts["scaled_dot_product_attention"] == 1 and not mode.fallbacks
     assert (y - mha(x, x, x, need_weights=False)[0]).abs().max() < 0.05
+
+
+@pytest.mark.parametrize("engine", ["amx:spr", "xmx:dg2"])
+def test_int8_weight_scales_per_tensor(engine):
+    from torch_oracle import gemm
+    g = torch.Generator().manual_seed(40)
+    a, w = torch.randn(6, 50, generator=g), torch.randn(9, 50, generator=g) * torch.linspace(0.1, 3, 9)[:, None]
+    with st.emulate(engine, precision="int8", weight_scales="tensor"):
+        y_t = a @ w.t()
+    with st.emulate(engine, precision="int8"):
+        y_c = a @ w.t()
+    opts = {"precision": "int8"}
+    assert np.array_equal(y_t.numpy(), gemm(engine, opts, a.numpy(), w.numpy().T, weight=False))
+    assert np.array_equal(y_c.numpy(), gemm(engine, opts, a.numpy(), w.numpy().T, weight=True))
+    assert not np.array_equal(y_t.numpy(), y_c.numpy())     # the channel scales differ 30x: results must move
