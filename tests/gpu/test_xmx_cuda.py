@@ -404,3 +404,25 @@ def test_both_stage_kernels(kernel, p):
             assert_same_bits(got, want, f"{kernel} {p}")
     finally:
         XK.stage_kernel = old
+
+
+@needs_gpu
+@pytest.mark.parametrize("version", [(1, 0), (2, 2), (2, 4)])
+def test_every_integer_kernel(version):
+    """Each integer kernel (the default and the ones benchmarks compare) against Python-integer sums, with
+    partial tiles in M, N and K and every sign mix."""
+    from systolic.gpu import xmx_kernels as XK
+    rng = np.random.default_rng(21)
+    old = XK.imma_version
+    XK.imma_version = version
+    try:
+        for pa, pb in (("s8", "s8"), ("u8", "s8"), ("s8", "u8"), ("u8", "u8"), ("s4", "u2")):
+            m, k, n = 300, 200, 150
+            a = rng.integers(*INT_RANGE[pa], (m, k), endpoint=True).astype(INT_DT[pa])
+            b = rng.integers(*INT_RANGE[pb], (k, n), endpoint=True).astype(INT_DT[pb])
+            c = rng.integers(-2 ** 31, 2 ** 31, (m, n), dtype=np.int64).astype(np.int32)
+            got = matmul(a, b, c, backend="cuda")
+            exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
+            np.testing.assert_array_equal(got, (exact & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    finally:
+        XK.imma_version = old

@@ -36,7 +36,7 @@ from ..errors import InvalidValue
 from ..xmx import gemm as G
 from ..xmx import kernels as KN
 from . import runtime as R
-from .xmx_source import D_SMEM, I2_SMEM, IMMA_VERSION, NAMES, S_SMEM, SOURCE, STAGE_KERNEL, STAGE_VARIANT
+from .xmx_source import D_SMEM, IMMA_VERSION, i2_smem, NAMES, S_SMEM, SOURCE, STAGE_KERNEL, STAGE_VARIANT
 
 __all__ = ["matmul", "last_run", "KSPLIT"]
 
@@ -224,12 +224,14 @@ def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: i
     if ev:
         ev[1].record()
     d = cp.empty((m, n), dtype=cp.int32)
-    v = "2" if imma_version == 2 else ""
-    fn = _fn(f"xmx_imma{v}<{'true' if sa else 'false'}, {'true' if sb else 'false'}>")
-    grid = (-(-n // 128), -(-m // 128))
-    block, smem = ((128,), I2_SMEM) if v else ((256,), 0)
-    if smem:
+    ver, wm = imma_version
+    signs = f"{'true' if sa else 'false'}, {'true' if sb else 'false'}"
+    if ver == 2:
+        fn, grid, block, smem = _fn(f"xmx_imma2<{signs}, {wm}>"), (-(-n // 128), -(-m // (64 * wm))), (64 * wm,), \
+            i2_smem(wm)
         fn.max_dynamic_shared_size_bytes = smem
+    else:
+        fn, grid, block, smem = _fn(f"xmx_imma<{signs}>"), (-(-n // 128), -(-m // 128)), (256,), 0
     src = cv
     for k0 in range(0, kp, KSPLIT):
         k1 = min(kp, k0 + KSPLIT)

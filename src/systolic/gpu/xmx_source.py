@@ -704,8 +704,9 @@ xmx_imma(const unsigned char* __restrict__ A, const unsigned char* __restrict__ 
             }
 }
 
-// Version 2: 128 x 128 block of 4 warps (64 x 64 warp tiles), ldmatrix.x4 fragment loads, a 4-deep cp.async
-// pipeline in dynamic shared memory (I2_SMEM bytes). Same contract as xmx_imma.
+// Version 2: blocks of WM x 2 warps (64 x 64 warp tiles: WM = 2 -> 128 x 128, WM = 4 -> 256 x 128),
+// ldmatrix.x4 fragment loads, a 4-deep cp.async pipeline in dynamic shared memory (i2_smem(WM) bytes).
+// Same contract as xmx_imma.
 #define I2_STAGES 4
 #define I2_TILE (128 * I_LD)
 __device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void* p) {
@@ -714,17 +715,19 @@ __device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void* p) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
 }
 
-template <bool SA, bool SB>
-__global__ void __launch_bounds__(128)
+template <bool SA, bool SB, int WM>
+__global__ void __launch_bounds__(WM * 64)
 xmx_imma2(const unsigned char* __restrict__ A, const unsigned char* __restrict__ Bt, const int* C, int* D,
           int M, int N, int kp, int k0, int k1) {
+    // WM x 2 warps of 64 x 64: block WM * 64 rows x 128 columns, WM * 64 threads
+    constexpr int NT = WM * 64, BMr = WM * 64, ATILE = BMr * I_LD;
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    unsigned char* As = smem_raw;                          // [I2_STAGES][128 * I_LD]
-    unsigned char* Bs = smem_raw + I2_STAGES * I2_TILE;    // [I2_STAGES][128 * I_LD]
+    unsigned char* As = smem_raw;                          // [I2_STAGES][BMr * I_LD]
+    unsigned char* Bs = smem_raw + I2_STAGES * ATILE;      // [I2_STAGES][128 * I_LD]
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int wm = warp / 2, wn = warp % 2;                // warp tile: 64 rows x 64 cols
     const int g = lane / 4, tg = lane % 4;
-    const int bm = blockIdx.y * 128, bn = blockIdx.x * 128;
+    const int bm = blockIdx.y * BMr, bn = blockIdx.x * 128;
     int acc[4][8][4];
     #pragma unroll
     for (int a = 0; a < 4; ++a)
@@ -734,10 +737,15 @@ xmx_imma2(const unsigned char* __restrict__ A, const unsigned char* __restrict__
             for (int q = 0; q < 4; ++q) acc[a][b][q] = 0;
     auto load = [&](int slot, int kk) {
         #pragma unroll
-        for (int h = 0; h < 4; ++h) {
-            const int ch = tid + h * 128, row = ch / 4, col = (ch % 4) * 16;
-            const bool aok = bm + row < M, bok = bn + row < N;
-            cp_async16(As + slot * I2_TILE + row * I_LD + col, A + (long long)(aok ? bm + row : 0) * kp + kk + col, aok);
+        for (int h = 0; h < 4; ++h) {              // A: BMr rows x 4 chunks of 16 bytes = 4 per thread
+            const int ch = tid + h * NT, row = ch / 4, col = (ch % 4) * 16;
+            const bool aok = bm + row < M;
+            cp_async16(As + slot * ATILE + row * I_LD + col, A + (long long)(aok ? bm + row : 0) * kp + kk + col, aok);
+        }
+        #pragma unroll
+        for (int h = 0; h < 512 / NT; ++h) {       // B: 128 rows x 4 chunks
+            const int ch = tid + h * NT, row = ch / 4, col = (ch % 4) * 16;
+            const bool bok = bn + row < N;
             cp_async16(Bs + slot * I2_TILE + row * I_LD + col, Bt + (long long)(bok ? bn + row : 0) * kp + kk + col, bok);
         }
     };
@@ -758,7 +766,7 @@ xmx_imma2(const unsigned char* __restrict__ A, const unsigned char* __restrict__
         const int nt_load = t + I2_STAGES - 1;   // its slot was read in iteration t - 1, before the barrier
         if (nt_load < ntiles) load(nt_load % I2_STAGES, k0 + nt_load * I_BK);
         asm volatile("cp.async.commit_group;\n" ::);
-        const unsigned char* as = As + (t % I2_STAGES) * I2_TILE;
+        const unsigned char* as = As + (t % I2_STAGES) * ATILE;
         const unsigned char* bs = Bs + (t % I2_STAGES) * I2_TILE;
         #pragma unroll
         for (int ks = 0; ks < I_BK; ks += 32) {
@@ -805,10 +813,14 @@ STAGE_VARIANT = (8, 1)
 #: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
 STAGE_VARIANTS = ((8, 1), (8, 2), (4, 1))
 
-#: dynamic shared memory of xmx_imma2 (4 stages of A and B tiles, 128 rows of 80 bytes each)
-I2_SMEM = 2 * 4 * 128 * 80
-#: which integer kernel runs: 2 (ldmatrix, 4-stage pipeline) or 1
-IMMA_VERSION = 2
+def i2_smem(wm: int) -> int:
+    """Dynamic shared memory of xmx_imma2<., ., wm>: 4 stages of A (wm * 64 rows) and B (128 rows) of 80 bytes."""
+    return 4 * (wm * 64 + 128) * 80
+
+
+#: which integer kernel runs: (2, WM) (ldmatrix, 4-stage pipeline, WM x 2 warps) or (1, 0)
+IMMA_VERSION = (2, 4)
+IMMA_VERSIONS = ((1, 0), (2, 2), (2, 4))
 
 #: dynamic shared memory of xmx_stage_tc: two buffers of A (16 x 132) and B (16 x 68) doubles, the (lsb, max) rows
 D_SMEM = 2 * 16 * (132 + 68) * 8 + 2 * (128 + 64) * 8
@@ -819,6 +831,6 @@ STAGE_KERNEL = "simt"
 NAMES = tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS) + tuple(
     f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8)) + ( "xmx_stage_robust<1>", "xmx_stage_robust<2>",
          "xmx_stage_robust<4>", "xmx_stage_robust<8>", "xmx_imma<true, true>", "xmx_imma<true, false>",
-         "xmx_imma<false, true>", "xmx_imma<false, false>", "xmx_imma2<true, true>",
-                "xmx_imma2<true, false>", "xmx_imma2<false, true>", "xmx_imma2<false, false>", "xmx_stage_tc<2>", "xmx_stage_tc<4>",
+         "xmx_imma<false, true>", "xmx_imma<false, false>") + tuple(
+    f"xmx_imma2<{sa}, {sb}, {wm}>" for sa in ("true", "false") for sb in ("true", "false") for wm in (2, 4)) + ( "xmx_stage_tc<2>", "xmx_stage_tc<4>",
                 "xmx_stage_tc<8>")
