@@ -95,7 +95,12 @@ class Varying:
             return NotImplemented
         b = o.v if isinstance(o, Varying) else np.asarray(o)
         a, b = _align(self.v, b) if isinstance(o, Varying) else (self.v, b)
-        return Varying(fn(b, a) if swap else fn(a, b))
+        try:
+            return Varying(fn(b, a) if swap else fn(a, b))
+        except TypeError:
+            if fn is np.equal or fn is np.not_equal:   # a number compared with a string, None, an enum...
+                return Varying(np.full(self.v.shape, fn is np.not_equal))
+            raise
 
     def __add__(self, o): return self._bin(o, np.add)
     def __radd__(self, o): return self._bin(o, np.add, True)
