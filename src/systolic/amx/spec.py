@@ -263,13 +263,17 @@ def _fp8_dot(fmt1, fmt2):
     an output (src1 row, src2 column, the dst element) gives the default NaN, as does inf * 0; infinities
     add up with their signs, and +inf + -inf not resolved within the same dword gives the default NaN.
     """
-    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int) -> None:
+    def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int,
+           trace: dict | None = None) -> None:
+        # trace (the explorer's explain hook): {"row": m, "col": n} gets C, the exact sum, its fp32 rounding and
+        # the result recorded (record-only)
         elements_src1 = k_colsb // 4
         elements_dest = n_colsb // 4
         for m in range(m_rows):
             row = [_dword(c, m, n) for n in range(elements_dest)]
             for n in range(elements_dest):
                 srcdest = row[n]
+                traced = trace is not None and (trace["row"], trace["col"]) == (m, n)
                 nan = fp.is_nan(srcdest)
                 inf_state = None            # None, "+", "-" or "cancelled"
                 temp = Fraction(0)
@@ -293,12 +297,19 @@ def _fp8_dot(fmt1, fmt2):
                         nan = True
                 if nan:
                     row[n] = fp.DEFAULT_NAN
+                    if traced:
+                        trace.update(c=srcdest, special="NaN (a NaN input, inf * 0 or +inf + -inf)",
+                                     result=row[n])
                     continue
                 if inf_state is not None:
                     tmpf32 = (fp.SIGN if inf_state == "-" else 0) | fp.EXP
                 else:
                     tmpf32 = round_fraction(temp, FP32, "rne", ftz=True)   # FP32(temp), one rounding
                 row[n] = fp.add(srcdest, tmpf32)
+                if traced:
+                    trace.update(c=srcdest, temp=temp, tmpf32=tmpf32, result=row[n])
+                    if inf_state is not None:
+                        trace["special"] = f"{inf_state}inf among the products"
             write_row_and_zero(c, m, _row_from_dwords(row), n_colsb)
         zero_upper_rows(c, m_rows)
     return op

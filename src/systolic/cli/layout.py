@@ -176,13 +176,25 @@ def mma_cmd(layer, view, svg_path, **kw):
 @click.argument("row", type=int)
 @click.argument("col", type=int)
 @layer_options
-@click.option("--model", default=None, help="dpas: numerics model (stage, sequential, exact, block(L,F)).")
+@click.option("--model", default=None, help="dpas/dpasw/opencl: numerics model (stage, sequential, exact, block(L,F)).")
+@click.option("--eu", type=int, default=None, help="dpasw: whose D, EU 0 or 1 of the fused pair [0].")
+@click.option("--sub-group", "sub_group", type=int, default=None,
+              help="opencl split built-ins: whose D, sub-group 0 or 1 [0].")
+@click.option("--dtype", default=None, help="sycl: D type (default: --ctype).")
+@click.option("--btype", default=None, help="sycl: B type (default: --type).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random A, B, C.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def explain_cmd(layer, row, col, model, seed, as_json, **kw):
-    """How D[ROW, COL] was produced: exact products, order and rounding of the sums, intermediate values."""
+def explain_cmd(layer, row, col, model, eu, sub_group, dtype, btype, seed, as_json, **kw):
+    """How D[ROW, COL] was produced: exact products, order and rounding of the sums, intermediate values.
+
+    LAYER: dpas, dpasw (--eu), amx (TDPB*D, TDPBF16PS, TDPFP16PS, TCMM*FP16PS, TDP*F8PS), opencl (--name; split
+    built-ins: --sub-group), sycl (joint_matrix_mad: --device --type [--btype] [--ctype] [--dtype] --m --n --k
+    [--layout of B]): every instruction the element goes through, in order.
+    """
     from ..explorer.explain import explain, format_explain
     o = _opts(kw)
+    o.update({k: v for k, v in (("eu", eu), ("sub_group", sub_group), ("dtype", dtype), ("btype", btype))
+              if v is not None})
     rep = explain(layer, row, col, seed=seed, model=model, **o)
     if as_json:
         emit_json(rep)

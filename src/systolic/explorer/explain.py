@@ -55,6 +55,11 @@ def _value(bits: int, precision: str):
 def _pick(layout, name, given, rng):
     if given is None:
         return _rand_bits(rng, layout.element, layout.shape)
+    if isinstance(given, dict):          # {"bits": raw element bits} (explain_lowered's chained steps)
+        g = np.asarray(given["bits"], dtype=np.uint32)
+        if g.shape != layout.shape:
+            raise InvalidValue(f"{name} must be {layout.rows} x {layout.cols}", values={"shape": g.shape})
+        return g
     g = np.asarray(given)
     if g.shape != layout.shape:
         raise InvalidValue(f"{name} must be {layout.rows} x {layout.cols}", values={"shape": g.shape})
@@ -68,20 +73,37 @@ def _pick(layout, name, given, rng):
 
 def explain(layer: str, row: int, col: int, *, seed: int = 0, model=None, a=None, b=None, c=None, **opts) -> dict:
     """The provenance of D[row, col] for one ``dpas`` or ``amx`` instruction (see the module text)."""
-    layer = {"xmx": "dpas"}.get(str(layer).lower(), str(layer).lower())
+    rep = _explain(layer, row, col, seed, model, a, b, c, opts)
+    return {k: v for k, v in rep.items() if not k.startswith("_")}
+
+
+def _explain(layer, row, col, seed, model, a, b, c, opts):
+    from . import explain_lowered as X
+    layer = {"xmx": "dpas", "joint_matrix": "sycl", "cl": "opencl", "tile": "amx"}.get(str(layer).lower(),
+                                                                                     str(layer).lower())
     rng = np.random.default_rng(seed)
+    row, col = int(row), int(col)
     if layer == "dpas":
-        return _explain_dpas(int(row), int(col), rng, model, a, b, c, opts)
+        return _explain_dpas(row, col, rng, model, a, b, c, opts)
+    if layer == "dpasw":
+        return X.explain_dpasw(row, col, rng, model, a, b, c, opts)
     if layer == "opencl":
-        return _explain_opencl(int(row), int(col), rng, model, a, b, c, opts)
+        if "split" in str(opts.get("name", "")):
+            return X.explain_opencl_split(row, col, rng, model, a, b, c, opts)
+        return _explain_opencl(row, col, rng, model, a, b, c, opts)
+    if layer == "sycl":
+        return X.explain_sycl(row, col, rng, model, a, b, c, opts)
     if layer == "amx":
         if model is not None:
             raise InvalidValue("AMX numerics are fixed by the SDM (no model option)", values={"model": model})
-        return _explain_amx(int(row), int(col), rng, a, b, c, opts)
-    raise InvalidValue(f"explain covers the engines' instructions (dpas, amx) and the OpenCL built-ins (one DPAS "
-                       f"each), not {layer!r}",
-                       rule="programming models lower onto these instructions; explain the instruction",
-                       values={"layer": layer})
+        mn = str(opts.get("instruction", "tdpbf16ps")).lower()
+        if mn.startswith("tcmm"):
+            return X.explain_amx_complex(row, col, rng, a, b, c, dict(opts))
+        if mn.endswith("f8ps"):
+            return X.explain_amx_fp8(row, col, rng, a, b, c, dict(opts))
+        return _explain_amx(row, col, rng, a, b, c, opts)
+    raise InvalidValue(f"explain covers dpas, dpasw, amx, opencl and sycl, not {layer!r}",
+                       rule="layers: dpas, dpasw, amx, opencl, sycl", values={"layer": layer})
 
 
 def _explain_opencl(row, col, rng, model, a, b, c, opts):
@@ -94,8 +116,8 @@ def _explain_opencl(row, col, rng, model, a, b, c, opts):
     L = resolve("opencl", "acc", name=name, **o)
     opcode, p1, p2, sd, rc = L.params["dpas"].split(".")
     if opcode != "dpas":
-        raise InvalidValue("explain takes the one-sub-group built-ins; a split built-in is a DPASW pair",
-                           rule="explain the DPAS form of the same types", values={"builtin": name})
+        raise InvalidValue("a split built-in lowers to DPASW", rule="explain_lowered.explain_opencl_split",
+                           values={"builtin": name})
     rep = _explain_dpas(row, col, rng, model, a, b, c,
                         dict(platform=L.params["platform"], precision=p1, src2_precision=p2, rc=int(rc),
                              dst_type=L.element))
@@ -111,9 +133,11 @@ def _where(L, r, c):
 
 def _explain_dpas(row, col, rng, model, a, b, c, opts):
     from ..xmx import GRF, dpas
-    from ..xmx.models import get_model
-    la, lb, lc = (resolve("dpas", op, **opts) for op in ("src2", "src1", "src0"))
-    ld = resolve("dpas", "dst", **opts)
+    o = dict(opts)
+    src0_type = o.pop("src0_type", None)
+    la, lb = (resolve("dpas", op, **o) for op in ("src2", "src1"))
+    lc = resolve("dpas", "src0", **dict(o, dst_type=src0_type or o.get("dst_type")))
+    ld = resolve("dpas", "dst", **o)
     ld._check_element(row, col)
     p = la.params
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
@@ -125,9 +149,16 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
     g.write(offs["src0"], lc.scatter(C))
     trace = {"row": row, "col": col}
     s = dpas(g, dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"], dst_type=p["dst_type"],
-             src1_precision=p["src1_precision"], src2_precision=p["src2_precision"], rc=p["rc"],
-             platform=p["platform"], model=model, trace=trace)
+             src0_type=src0_type, src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
+             rc=p["rc"], platform=p["platform"], model=model, trace=trace)
     D = ld.gather(g.read(offs["dst"], ld.image_bits() // 8))
+    return dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model)
+
+
+def dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model, *, opcode: str = "dpas") -> dict:
+    """The report of one traced DPAS/DPASW channel: ``trace`` as the engine filled it, the operands' layouts
+    (``la`` may be DPASW's split Src2), C's bits as placed and D as gathered through ``ld``."""
+    from ..xmx.models import get_model
     mdl = get_model(model, s.platform)
     steps = []
     for st in trace["stages"]:
@@ -142,15 +173,18 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
         else:
             e["products"] = st["products"]
         steps.append(e)
-    rep = {"layer": "dpas", "platform": s.platform.name, "instruction":
-           f"dpas.{s.src1_precision}.{s.src2_precision}.8.{s.rc} (exec_size {s.exec_size}), Dst {s.dst_type}",
+    src0 = getattr(s, "src0_type", None) or s.dst_type
+    rep = {"layer": opcode, "platform": s.platform.name, "instruction":
+           f"{opcode}.{s.src1_precision}.{s.src2_precision}.8.{s.rc} (exec_size {s.exec_size}), Dst {s.dst_type}"
+           + (f", Src0 {src0}" if src0 != s.dst_type else ""),
            "element": [row, col], "kind": s.kind, "K": s.K, "ops_per_chan": s.ops_per_chan,
            "c": {"bits": int(C[row, col]), **_where(lc, row, col)}, "stages": steps}
     if s.kind == "int":
-        rep["c"]["value"] = _i32(trace["c"]) if s.dst_type == "int32" else trace["c"]
+        rep["c"]["value"] = _i32(trace["c"]) if src0 == "int32" else trace["c"]
         exact = rep["c"]["value"] + sum(sum(e["products"]) for e in steps)
         rep["exact_sum"] = exact
         rep["rule"] = "int32 accumulator: each stage adds its exact dot product, the register wraps modulo 2**32"
+        rep["result_bits"] = trace["result_bits"]
         rep["result"] = _i32(trace["result_bits"]) if s.dst_type == "int32" else trace["result_bits"]
     else:
         rep["c"]["value"] = trace["c"]
@@ -173,6 +207,8 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
                              f"{s.dst_type} (RNE)")
     rep["d_register"] = {"bits": int(D[row, col]), **_where(ld, row, col)}
     rep["consistent"] = int(D[row, col]) == (trace["result_bits"] & ((1 << ld.element_bits) - 1))
+    rep["_d_tile"] = D
+    rep["_d_bits"] = int(D[row, col])
     return rep
 
 
@@ -185,7 +221,7 @@ def _explain_amx(row, col, rng, a, b, c, opts):
         raise InvalidValue("amx explain takes instruction, m, n, k", values={"options": sorted(extra)})
     lc._check_element(row, col)
     if mn not in ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps"):
-        raise InvalidValue("explain covers TDPB*D, TDPBF16PS and TDPFP16PS",
+        raise InvalidValue("explain covers TDPB*D, TDPBF16PS, TDPFP16PS, TCMM*FP16PS and TDP*F8PS",
                            values={"instruction": mn})
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
@@ -228,6 +264,8 @@ def _explain_amx(row, col, rng, a, b, c, opts):
     rep["d_register"] = {"bits": int(D[row, col]), **_where(lc, row, col)}
     rep["consistent"] = int(D[row, col]) == ((trace.get("result", None) if "result" in trace else
                                               (trace["steps"][-1]["acc"])) & 0xFFFFFFFF)
+    rep["_d_tile"] = D
+    rep["_d_bits"] = int(D[row, col])
     return rep
 
 
@@ -243,6 +281,9 @@ def _holder(d: dict) -> str:
 
 def format_explain(rep: dict) -> str:
     """The report as text."""
+    if rep.get("layer") == "sycl":
+        from .explain_lowered import format_steps
+        return format_steps(rep, format_explain)
     r, c = rep["element"]
     out = [f"D[{r}, {c}] of {rep['instruction']}" + (f" on {rep['platform']}" if "platform" in rep else ""),
            f"rule: {rep['rule']}" + (f"  [model {rep['model']}]" if "model" in rep else ""),
@@ -250,7 +291,12 @@ def format_explain(rep: dict) -> str:
     for e in rep.get("stages", rep.get("steps", [])):
         head = f"stage {e['stage']}" if "stage" in e else f"dword {e['dword']}"
         out.append(f"{head}: k = {e['k']}")
-        for x, y, p, k in zip(e["a"], e["b"], e["products"], e["k"]):
+        if "product_names" in e:    # complex: one (re, im) pair each, two products per dword
+            x, y = e["a"][0], e["b"][0]
+            out.append(f"    A[{r},{e['k'][0]}] = {x['value']} ({_holder(x)})   B[{e['k'][0]},{c}] = {y['value']} "
+                       f"({_holder(y)})   (re, im)")
+            out.append("    " + "   ".join(f"{n} = {_fmt(p)}" for n, p in zip(e["product_names"], e["products"])))
+        for x, y, p, k in zip(e["a"], e["b"], e["products"], e["k"]) if "product_names" not in e else ():
             out.append(f"    A[{r},{k}] = {_fmt(x['value']):>12} ({_holder(x)})   x   B[{k},{c}] = "
                        f"{_fmt(y['value']):>12} ({_holder(y)})   = {_fmt(p)}")
         if "acc" in e:
@@ -261,6 +307,12 @@ def format_explain(rep: dict) -> str:
     for s in rep.get("sums", []):
         out.append(f"sum {s['step']}: {' + '.join(_fmt(t) for t in s['terms'])} -> {_fmt(s['value'])} "
                    f"(0x{s['bits']:08x})")
+    if "exact_products_sum" in rep:
+        out.append(f"sum of the products, exact = {rep['exact_products_sum']['exact']}; rounded once to fp32 = "
+                   f"{_fmt(rep['rounded_sum']['value'])} (0x{rep['rounded_sum']['bits']:08x}); C + that = "
+                   f"{_fmt(rep['result'])}")
+    if "special" in rep:
+        out.append(f"special: {rep['special']}")
     if "chains_sum" in rep:
         out.append(f"even + odd = {_fmt(rep['chains_sum']['value'])}; C + that = {_fmt(rep['result'])}")
     out.append(f"exact (unrounded) C + sum of products = {_fmt(rep['exact_sum'])}")

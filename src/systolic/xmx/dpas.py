@@ -267,12 +267,14 @@ def dpasw_split(s: DpasShape) -> tuple[int, int]:
 @fpenv.guarded
 def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32",
           src0_type=None, src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-          platform: str | Platform | None = None, model=None) -> DpasShape:
+          platform: str | Platform | None = None, model=None, trace: dict | None = None) -> DpasShape:
     """Execute DPASW on a fused EU pair: ``grf`` is EU0's register file, ``pair`` EU1's.
 
     Both EUs compute ``dst = src0 + A x B`` with their own Dst, Src0 and Src1;
     A (Src2) is shared: its first NGrf_EU0 GRFs come from EU0's Src2, the rest
     from EU1's Src2 (DPASW.md "Semantics"). XeHP only; Dst/Src0 D, UD or F.
+    ``trace``: as :func:`dpas`'s, with ``"eu"`` (0 or 1, default 0) naming whose D[row, col] is recorded
+    (``systolic layout explain dpasw``); record-only.
     """
     grf = _grf(grf)
     sd, rc = int_field(sd, "sd", "DPASW"), int_field(rc, "rc", "DPASW")
@@ -307,9 +309,9 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
         g, off = src2_map(byte)
         return (snap0 if g is grf else snap1), off
 
-    for g, snap in ((grf, snap0), (pair, snap1)):
+    for eu, (g, snap) in enumerate(((grf, snap0), (pair, snap1))):
         ops = _Operands(snap, s, dst, src0, src1, src2, src2_map_snap)
-        _execute(snap, s, ops, mdl)
+        _execute(snap, s, ops, mdl, trace if trace is not None and trace.get("eu", 0) == eu else None)
         g.write(dst, snap.read(dst, s.rc * s.row_bytes(s.dst_type)))
     counters.count_dpas(s, "spec")
     return s
