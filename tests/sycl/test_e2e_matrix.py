@@ -53,13 +53,16 @@ collectives            2    2    7    7    7    7    0    0    0
 bad_input              6    6    8    8    8    8    0    0    0
     test-e2e: (typed errors from systolic.errors)
     tests: test_bad_input
+nd_item                1    1    1    1    1    1    0    0    0
+    test-e2e: (SYCL 2020 nd_item / sub_group ids)
+    tests: test_nd_item_ids
 seed_2021              7    1    1    1    0    0    0    0    0
     test-e2e: the seed's 2021 example (test_e2e_seed.py)
     tests: test_seed_example_2021, test_seed_any_size, test_seed_gemm_today
 examples               4    3    2    2    2    2    0    0    0
     test-e2e: examples/sycl program files (test_e2e_seed.py)
     tests: test_example_program, test_seed_script_runs
-total                129  126  136  169  166  166    6    9    7
+total                130  127  137  170  167  167    6    9    7
 
 Device-specific choices follow the test-e2e ``main()`` functions: combinations with ``nsize == 0`` are Intel AMX
 (tiles 16 x 16 x K up to 64 bytes), ``nsize == 16`` PVC/Xe2 (8 x 16 x 16 plus the fixed big shapes), ``nsize == 8``
@@ -115,6 +118,7 @@ CATEGORIES = {
     "collectives": ("(SYCL group-operation rules)", ["test_divergent_collective", "test_uniform_branch_is_fine",
                                                      "test_divergence_outside_collectives"]),
     "bad_input": ("(typed errors from systolic.errors)", ["test_bad_input"]),
+    "nd_item": ("(SYCL 2020 nd_item / sub_group ids)", ["test_nd_item_ids"]),
     "seed_2021": ("the seed's 2021 example (test_e2e_seed.py)", ["test_seed_example_2021", "test_seed_any_size",
                                                                  "test_seed_gemm_today"]),
     "examples": ("examples/sycl program files (test_e2e_seed.py)", ["test_example_program", "test_seed_script_runs"]),
@@ -1016,6 +1020,39 @@ def test_divergence_outside_collectives(device, rng):
     q.parallel_for(sycl.nd_range((2, 2 * sg_size), (1, sg_size)), kernel).wait()
     assert np.array_equal(read(pC, (M, N)).astype(np.int64), oracle_gemm(A, B))
     assert read(ids, (n_items,)).tolist() == [1 if i % 2 == 0 else -1 for i in range(n_items)]
+
+
+@pytest.mark.parametrize("device", FAMILIES)
+def test_nd_item_ids(device):
+    """Every work-item's ids (SYCL 2020 4.9.1: global = group * local range + local; sub-groups cut the work-group's
+    row-major linear local id into runs of the sub-group size), written by the work-item itself into USM; the
+    expectations are computed here from those definitions."""
+    from systolic import sycl
+    sg_size = SUB_GROUP[device]
+    G, L = (4, 4 * sg_size), (2, 2 * sg_size)
+    q = sycl.queue(device)
+    n = G[0] * G[1]
+    fields = ("gid0", "gid1", "lid0", "lid1", "grp0", "grp1", "grange1", "lrange1", "sg_lid", "sg_gid", "sg_lrange")
+    out = {f: q.malloc_shared(n, np.int32) for f in fields}
+
+    def kernel(it):
+        sg = it.get_sub_group()
+        w = it.get_global_id(0) * G[1] + it.get_global_id(1)
+        vals = (it.get_global_id(0), it.get_global_id(1), it.get_local_id(0), it.get_local_id(1), it.get_group(0),
+                it.get_group(1), it.get_global_range(1), it.get_local_range(1), sg.get_local_id(), sg.get_group_id(),
+                sg.get_local_range())
+        for f, v in zip(fields, vals):
+            out[f][w] = v
+
+    q.parallel_for(sycl.nd_range(G, L), kernel).wait()
+    got = {f: read(p, (n,)).tolist() for f, p in out.items()}
+    for g0 in range(G[0]):
+        for g1 in range(G[1]):
+            w = g0 * G[1] + g1
+            l0, l1 = g0 % L[0], g1 % L[1]
+            lin = l0 * L[1] + l1
+            want = (g0, g1, l0, l1, g0 // L[0], g1 // L[1], G[1], L[1], lin % sg_size, lin // sg_size, sg_size)
+            assert tuple(got[f][w] for f in fields) == want, (g0, g1)
 
 
 # ===================================================================================== bad input
