@@ -240,10 +240,7 @@ def _count_cases():
             yield pytest.param(dev, ta, shape(dev, ta), 1, id=f"{dev}-{ta}")
     for dev in PVC_LIKE:     # IGC's big shapes: RC-8 DPAS over the rows, exec-16 over the columns, K/16 steps
         for t, per in (((16, 16, 16), 2), ((32, 64, 16), 16), ((1, 64, 32), 8), ((32, 64, 32), 32)):
-            marks = [pytest.mark.xfail(reason="core counts the sub-groups' 1-row tiles batched into RC-8 engine "
-                                              "tiles (48 DPAS); the kernel issues 96 DPAS of RC 1", strict=False)] \
-                if t[0] == 1 else []
-            yield pytest.param(dev, "bf16", t, per, id=f"{dev}-bf16-{t[0]}x{t[1]}x{t[2]}", marks=marks)
+            yield pytest.param(dev, "bf16", t, per, id=f"{dev}-bf16-{t[0]}x{t[1]}x{t[2]}")
     yield pytest.param("dg2", "bf16", (32, 32, 16), 16, id="dg2-bf16-32x32x16")
 
 
