@@ -234,3 +234,31 @@ def test_amx_compiled_needs_packed_b():
     with pytest.raises(CompileError):
         _amx_gemm("compiled", np.int8, np.int32, 64, A, np.zeros((64, 16), np.int8), 16, 16, 64,
                   b_layout=jm.layout.row_major)
+
+
+def test_counters_record_the_kernels_instructions():
+    """systolic.counters sees the DPAS the kernel issues per sub-group (RC = M = 5 here, one per K step), not the
+    batched engine GEMM's tiling (which stacks the sub-groups' rows into RC-8 tiles)."""
+    from systolic import counters
+    rng = np.random.default_rng(1)
+    M, N, K = 5, 16, 32
+    a = rng.standard_normal((M, K)).astype(BF)
+    b = rng.standard_normal((K, N)).astype(BF)
+    with counters.recording() as rec:
+        q = sycl.queue("pvc")
+        d = np.zeros((4 * M, N), np.float32)
+        pa, pb, pd = sycl.ptr(np.tile(a, (4, 1))), sycl.ptr(b), sycl.ptr(d)
+
+        def kernel(it):
+            s = it.get_sub_group()
+            m0 = it.get_global_id(0) * M
+            A = jm.joint_matrix(s, BF.type, jm.use.a, M, 16, jm.layout.row_major)
+            B = jm.joint_matrix(s, BF.type, jm.use.b, 16, N, jm.layout.row_major)
+            C = jm.joint_matrix(s, np.float32, jm.use.accumulator, M, N)
+            for k in range(0, K, 16):
+                jm.joint_matrix_load(s, A, pa + m0 * K + k, K)
+                jm.joint_matrix_load(s, B, pb + k * N, N)
+                jm.joint_matrix_mad(s, C, A, B, C)
+            jm.joint_matrix_store(s, C, pd + m0 * N, N, jm.layout.row_major)
+        q.parallel_for(sycl.nd_range((4, 16), (1, 16)), kernel)
+    assert rec.by("dpas", "rc", "via") == {(5, "joint_matrix"): 4 * 2}

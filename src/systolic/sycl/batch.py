@@ -10,13 +10,32 @@ products needed; when it would be much bigger, products are grouped by shared B 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["batched_mad", "stats"]
+__all__ = ["batched_mad", "stats", "kernel_counts"]
 
 stats = {"calls": 0, "engine_calls": 0, "grid": 0, "grouped": 0}
+
+
+@contextmanager
+def kernel_counts():
+    """Keep the engine GEMM's own instruction counts (``systolic.counters``) out of the recorders while a batch
+    runs: a batch stacks many sub-groups' tiles into one GEMM, whose tiling is not the kernel's. The lowering
+    then records the instructions the kernel issues (per sub-group, as the compiler builds them) itself.
+    Yields the recorders that were active (empty when nothing records)."""
+    from .. import counters
+    with counters._lock:
+        saved = counters._active
+        counters._active = ()
+    try:
+        yield saved
+    finally:
+        with counters._lock:
+            # recorders opened meanwhile (another thread) stay; the suspended ones come back
+            counters._active = saved + tuple(r for r in counters._active if r not in saved)
 
 
 def _unique(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -38,7 +38,7 @@ def _check(ta: str, tb: str) -> str:
 def mad(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, how: str = "fast",
         keys_a=None, keys_b=None) -> np.ndarray:
     """D (P, M, N): int32 for int8 products, fp32 for bf16/fp16, for every sub-group p."""
-    _check(ta, tb)
+    name = _check(ta, tb)
     if how == "tiles" or isinstance(a, list) and a[0].shape[0] == 1:
         if isinstance(a, list):
             a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
@@ -48,7 +48,30 @@ def mad(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray,
 
     def gemm(a2, b2, c2):
         return matmul(a2, b2, c2, cpu=cpu)
-    return batch.batched_mad(gemm, a, b, c, keys_a, keys_b)
+    with batch.kernel_counts() as recs:
+        res = batch.batched_mad(gemm, a, b, c, keys_a, keys_b)
+    if recs:
+        _count(recs, name[len("tile_"):].replace("dp", "tdp", 1), c.shape[0], c.shape[1], c.shape[2],
+               sum(x.shape[2] for x in a) if isinstance(a, list) else a.shape[2], a[0].dtype.itemsize
+               if isinstance(a, list) else a.dtype.itemsize)
+    return res
+
+
+def _count(recs, mnemonic, P, M, N, K, eb) -> None:
+    """The TMULs each sub-group's product issues: C in 16-row x 16-dword blocks, K in 16-dword blocks (the
+    edges partial), as ``systolic.amx.matmul`` records them for one product."""
+    per = 4 // eb
+    kd = -(-K // per)
+
+    def cut(extent, block):
+        full, rest = divmod(extent, block)
+        return ([(block, full)] if full else []) + ([(rest, 1)] if rest else [])
+    for mb, mc in cut(M, 16):
+        for nb, nc in cut(N, 16):
+            for kb, kc in cut(kd, 16):
+                for r in recs:
+                    r.add("amx", P * mc * nc * kc, {"op": mnemonic, "m": mb, "n": nb, "k_dwords": kb,
+                                                    "via": "joint_matrix"})
 
 
 def mad_tiles(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -71,9 +71,32 @@ def mad(platform, prec_a: str, prec_b: str, tc: str, td: str, a: np.ndarray, b: 
     acc = c.astype(np.int32) if integer else c.astype(np.float32)   # 16-bit C enters exactly
     steps = K // ks
     mid = td if intermediate(M, N, K) == "d" else tc
-    if integer or (mid == "fp32" and td == "fp32"):
-        # no rounding between the DPAS steps: the fp32/int32 chain over all of K is one engine GEMM
-        return batch.batched_mad(gemm, a, b, acc, keys_a, keys_b)
+    with batch.kernel_counts() as recs:
+        if integer or (mid == "fp32" and td == "fp32"):
+            # no rounding between the DPAS steps: the fp32/int32 chain over all of K is one engine GEMM
+            res = batch.batched_mad(gemm, a, b, acc, keys_a, keys_b)
+        else:
+            res = _stepped(gemm, a, b, acc, ks, steps, mid, td, keys_a, keys_b)
+    _count(recs, platform, prec_a, prec_b, c.shape[0], M, N, K, ks, mid, td)
+    return res
+
+
+def _count(recs, platform, prec_a, prec_b, P, M, N, K, ks, mid, td) -> None:
+    """The DPAS the kernel issues: per sub-group and K step, one per (<= 8)-row x exec-size tile."""
+    if not recs:
+        return
+    ex = platform.exec_size
+    for r0 in range(0, M, 8):
+        rc = min(8, M - r0)
+        for s in range(K // ks):
+            dst = td if s == K // ks - 1 else mid
+            n = P * (N // ex)
+            for r in recs:
+                r.add("dpas", n, {"op": "dpas", "platform": platform.name, "a": prec_a, "b": prec_b, "sd": 8,
+                                  "rc": rc, "exec": ex, "dst": dst, "via": "joint_matrix"})
+
+
+def _stepped(gemm, a, b, acc, ks, steps, mid, td, keys_a=None, keys_b=None):
     if isinstance(a, list):
         a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
     for s in range(steps):
