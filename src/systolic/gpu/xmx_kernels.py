@@ -55,8 +55,21 @@ stage_kernel = STAGE_KERNEL
 imma_version = IMMA_VERSION
 
 
-def _fn(name: str):
-    return R.kernel(SOURCE, name, names=NAMES)
+_FNS: dict = {}
+
+
+def _fn(name: str, smem: int = 0):
+    """The compiled kernel ``name`` on the current device (cached here: a call's host time matters at 4096^3),
+    with its dynamic shared-memory limit raised to ``smem`` bytes once."""
+    cp = R.require()
+    key = (name, cp.cuda.Device().id)
+    fn = _FNS.get(key)
+    if fn is None:
+        fn = R.kernel(SOURCE, name, names=NAMES)
+        if smem:
+            fn.max_dynamic_shared_size_bytes = smem
+        _FNS[key] = fn
+    return fn
 
 
 def _ptr(x):
@@ -227,9 +240,8 @@ def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: i
     ver, wm = imma_version
     signs = f"{'true' if sa else 'false'}, {'true' if sb else 'false'}"
     if ver == 2:
-        fn, grid, block, smem = _fn(f"xmx_imma2<{signs}, {wm}>"), (-(-n // 128), -(-m // (64 * wm))), (64 * wm,), \
-            i2_smem(wm)
-        fn.max_dynamic_shared_size_bytes = smem
+        smem = i2_smem(wm)
+        fn, grid, block = _fn(f"xmx_imma2<{signs}, {wm}>", smem), (-(-n // 128), -(-m // (64 * wm))), (64 * wm,)
     else:
         fn, grid, block, smem = _fn(f"xmx_imma<{signs}>"), (-(-n // 128), -(-m // 128)), (256,), 0
     src = cv
@@ -274,10 +286,9 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     if ev:
         ev[0].record()
     if stage_kernel == "tc":
-        fn, smem, grid = _fn(f"xmx_stage_tc<{T_}>"), D_SMEM, (-(-n // 64), -(-m // 128))
+        fn, smem, grid = _fn(f"xmx_stage_tc<{T_}>", D_SMEM), D_SMEM, (-(-n // 64), -(-m // 128))
     else:
-        fn, smem, grid = _fn(f"xmx_stage<{T_}, {jv}, {mb}>"), S_SMEM, (-(-n // 128), -(-m // 64))
-    fn.max_dynamic_shared_size_bytes = smem
+        fn, smem, grid = _fn(f"xmx_stage<{T_}, {jv}, {mb}>", S_SMEM), S_SMEM, (-(-n // 128), -(-m // 64))
     fn(grid, (256,), (av, bv, _ptr(cv), lea, leb, d, flag, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4)),
        shared_mem=smem)
     if ev:

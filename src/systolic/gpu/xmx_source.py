@@ -255,7 +255,13 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
     double (*Bs)[S_BK][S_BN] = reinterpret_cast<double (*)[S_BK][S_BN]>(smem_raw + 2 * S_BK * S_BM * 8);
     int2 (*LEAs)[S_BM] = reinterpret_cast<int2 (*)[S_BM]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8);
     int2 (*LEBs)[S_BN] = reinterpret_cast<int2 (*)[S_BN]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8 + 2 * S_BM * 8);
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    double (*MAs)[S_BM] = reinterpret_cast<double (*)[S_BM]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8 + 2 * (S_BM + S_BN) * 8);
+    double (*MBs)[S_BN] = reinterpret_cast<double (*)[S_BN]>(smem_raw + 2 * S_BK * (S_BM + S_BN) * 8 + 2 * (S_BM + S_BN) * 8
+                                                             + 2 * S_BM * 8);
+    // a warp covers 8 column groups x 4 row groups (tx, ty in 0..15 over the block): its B loads span 8 x 32 bytes
+    // and its A loads 4 x 32 bytes (half the shared-memory wavefronts of a 16 x 2 warp; ncu: L1 was 73% busy)
+    const int tid = threadIdx.x, lane = tid % 32, wrp = tid / 32;
+    const int tx = (wrp % 2) * 8 + lane % 8, ty = (wrp / 2) * 4 + lane / 8;
     const int bm = blockIdx.y * S_BM, bn = blockIdx.x * S_BN;
     const int nch = kp / S_BK;
     // A tile 64 rows x 16 k: one float4 per thread; B tile 16 k x 128 cols: two float4 per thread
@@ -294,7 +300,8 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
         Bs[buf][bk][bc + 2] = f2d(rb0.z); Bs[buf][bk][bc + 3] = f2d(rb0.w);                           \
         Bs[buf][bk + 8][bc + 0] = f2d(rb1.x); Bs[buf][bk + 8][bc + 1] = f2d(rb1.y);                   \
         Bs[buf][bk + 8][bc + 2] = f2d(rb1.z); Bs[buf][bk + 8][bc + 3] = f2d(rb1.w);                   \
-        if (tid < S_BM) LEAs[buf][tid] = rla; else if (tid < S_BM + S_BN) LEBs[buf][tid - S_BM] = rlb;
+        if (tid < S_BM) { LEAs[buf][tid] = rla; MAs[buf][tid] = f2d(__uint_as_float((u32)rla.y)); }            \
+        else if (tid < S_BM + S_BN) { LEBs[buf][tid - S_BM] = rlb; MBs[buf][tid - S_BM] = f2d(__uint_as_float((u32)rlb.y)); }
 
     STAGE_STORE(0)
     __syncthreads();
@@ -313,17 +320,18 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
         #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int2 lea = LEAs[cur][ty * 4 + i];
-            const double ma = f2d(__uint_as_float((u32)lea.y));
+            const double ma = MAs[cur][ty * 4 + i];
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const int2 leb = LEBs[cur][j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4];
+                const int cj = j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4;
+                const int2 leb = LEBs[cur][cj];
                 const double x = acc[i][j];
                 const int ef = (__double2hiint(x) >> 20) & 0x7FF;
                 const int lp = lea.x + leb.x;
                 const int L = min(ef ? ef - 1046 : BIG_LSB, lp);
                 const int E = min(53 + L, 127);
                 const double thr = __hiloint2double(((E + 1022) << 20) | 0xFFFF0, 0);
-                const double bnd = __fma_rn(__dmul_rn(ma, f2d(__uint_as_float((u32)leb.y))), 16.0, fabs(x));
+                const double bnd = __fma_rn(__dmul_rn(ma, MBs[cur][cj]), 16.0, fabs(x));
                 const bool fail = !(bnd <= thr) | (lp < -149);
                 bad |= fail ? (1u << (i * 8 + j)) : 0u;
             }
@@ -804,8 +812,9 @@ xmx_imma2(const unsigned char* __restrict__ A, const unsigned char* __restrict__
 }
 """
 
-#: dynamic shared memory of xmx_stage: two buffers of A (16 x 64) and B (16 x 128) doubles, and the (lsb, E) rows
-S_SMEM = 2 * 16 * (64 + 128) * 8 + 2 * (64 + 128) * 8
+#: dynamic shared memory of xmx_stage: two buffers of A (16 x 64) and B (16 x 128) doubles, the (lsb, max) rows
+#: and the maxima as doubles
+S_SMEM = 2 * 16 * (64 + 128) * 8 + 2 * (64 + 128) * 8 + 2 * (64 + 128) * 8
 
 #: the stage kernel's variant (JV, MINB): JV of a thread's 8 columns rounded by Veltkamp on the DP pipe, the
 #: others on the integer pipe; MINB blocks per SM asked of the compiler (2 caps registers at 128)
