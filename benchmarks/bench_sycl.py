@@ -73,7 +73,7 @@ def overhead(device, n, c, calls):
     mem = q.malloc_shared(n * n, ml_dtypes.bfloat16)
     out = {}
     for what in ("prefetch", "fill"):
-        def kernel(it):
+        def kernel(it, what=what):
             sg = it.get_sub_group()
             m = jm.joint_matrix(sg, np.float32, jm.use.accumulator, tm, tn)
             for _ in range(calls):
@@ -112,7 +112,7 @@ def bench(device, n, repeat, calls, ex):
     return {"device": device, "tiles": tiles, "caches": c, "kernel_wall": min(kw), "kernel_cpu": min(kc),
             "engine_wall": min(ew), "engine_cpu": min(ec), "calls": per_sg, "sub_groups": n_sg,
             "prefetch_s": ov["prefetch"], "fill_s": ov["fill"],
-            "engine": "amx.matmul(cpu='%s')" % device if amx_dev else "xmx.matmul(platform='%s')" % device}
+            "engine": f"amx.matmul(cpu='{device}')" if amx_dev else f"xmx.matmul(platform='{device}')"}
 
 
 def markdown(rows, n, repeat):

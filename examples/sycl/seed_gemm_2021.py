@@ -24,8 +24,13 @@ import sys
 import numpy as np
 
 from systolic import sycl
-from systolic.sycl.matrix_2021 import joint_matrix, joint_matrix_load, joint_matrix_mad, joint_matrix_store, \
-    matrix_layout
+from systolic.sycl.matrix_2021 import (
+    joint_matrix,
+    joint_matrix_load,
+    joint_matrix_mad,
+    joint_matrix_store,
+    matrix_layout,
+)
 
 DEVICE = "spr"
 DEVICES = ("spr", "emr", "gnr", "dmr")     # the 2021 revision is the AMX implementation

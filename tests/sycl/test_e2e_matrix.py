@@ -81,11 +81,40 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from systolic.errors import DivergentCollective, UnsupportedCombination, UnsupportedOperation
+from systolic.errors import (
+    DivergentCollective,
+    UnsupportedCombination,
+    UnsupportedOperation,
+)
 
-from .conftest import (AMX, BF16, COMBINATIONS, FAMILIES, FIELDS, SUB_GROUP, VNNI, XMX, a_types, acc_type, as_result,
-                       bits, device_buffer, engine_gemm, exact, gemm, is_amx, jm_type, kind, mem_dtype, oracle_gemm,
-                       read, shape, small_ints, vnni, wrap32)
+from .conftest import (
+    AMX,
+    BF16,
+    COMBINATIONS,
+    FAMILIES,
+    FIELDS,
+    SUB_GROUP,
+    VNNI,
+    XMX,
+    a_types,
+    acc_type,
+    as_result,
+    bits,
+    device_buffer,
+    engine_gemm,
+    exact,
+    gemm,
+    is_amx,
+    jm_type,
+    kind,
+    mem_dtype,
+    oracle_gemm,
+    read,
+    shape,
+    small_ints,
+    vnni,
+    wrap32,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PVC_LIKE = ("pvc", "bmg", "lnl")
@@ -397,9 +426,9 @@ def test_bf16_fill_k_cache(device, tiles, variant, rng):
     _init are C++ compile-time forms of the same kernel): exact on small integers, and bit-identical to the engine
     on random bf16 (same K order)."""
     ex = _example("gemm_bf16")
-    tm, tn, tk = tiles
-    caches = dict(mcache1=32, ncache1=64 if kind(device) == "pvc" else 32, kcache1=tk, mcache2=64, ncache2=64,
-                  kcache2=32)
+    tk = tiles[2]
+    caches = {"mcache1": 32, "ncache1": 64 if kind(device) == "pvc" else 32, "kcache1": tk, "mcache2": 64,
+              "ncache2": 64, "kcache2": 32}
     size = 64
     M = N = K = size
     oob = variant == "oob"
@@ -486,7 +515,7 @@ def test_element_wise_ops(device, use, op):
         jm.joint_matrix_fill(sg, m, l)
         jm.joint_matrix_apply(sg, m, lambda x: f(x, r))
 
-    img, (rows, cols, te, vf) = _run_tiles(device, use, body)
+    img, _ = _run_tiles(device, use, body)
     assert np.array_equal(img.astype(np.float64), np.full(img.shape, want))
 
 
@@ -573,7 +602,7 @@ def test_apply_coordinates(device, use):
         jm.joint_matrix_fill(sg, m, 1)
         jm.joint_matrix_apply(sg, m, lambda x, row, col: x + 3 * row + col)
 
-    img, (rows, cols, te, vf) = _run_tiles(device, use, body)
+    img, (rows, cols, _te, vf) = _run_tiles(device, use, body)
     tile = np.array([[1 + 3 * r + c for c in range(cols)] for r in range(rows)], np.int64)
     logical = np.block([[tile, tile], [tile, tile]])
     want = vnni(logical, vf) if vf > 1 else logical
@@ -923,7 +952,7 @@ def test_divergent_collective(device, case):
     a sub-group, is a DivergentCollective naming the call (sycl_ext_oneapi_matrix: group operations)."""
     from systolic import sycl
     from systolic.sycl import matrix as jm
-    tm, tn, tk = shape(device, "s8")
+    tm, tn, _ = shape(device, "s8")
     sg_size = SUB_GROUP[device]
     q = sycl.queue(device)
     mem = q.malloc_shared(tm * tn * 4, np.int32)

@@ -36,8 +36,13 @@ def load(name):
 def seed_kernel_2021(device, a, b_vnni, c, tM, tN, tK):
     """The seed's kernel body as the text writes it (see examples/sycl/seed_gemm_2021.py for the two readings)."""
     from systolic import sycl
-    from systolic.sycl.matrix_2021 import joint_matrix, joint_matrix_load, joint_matrix_mad, joint_matrix_store, \
-        matrix_layout
+    from systolic.sycl.matrix_2021 import (
+        joint_matrix,
+        joint_matrix_load,
+        joint_matrix_mad,
+        joint_matrix_store,
+        matrix_layout,
+    )
     M, K = a.shape
     N = c.shape[1]
     tk = tK
@@ -139,7 +144,7 @@ def test_example_program(name, device):
     and its result equals its oracle bit for bit on ``device``."""
     from systolic.run.python_program import check_protocol
     mod = load(name)
-    doc, default, devices = check_protocol(mod, EXAMPLES / f"{name}.py")
+    _doc, default, devices = check_protocol(mod, EXAMPLES / f"{name}.py")
     assert device in devices and default in devices
     out = mod.main(device)
     r, o = np.asarray(out["result"]), np.asarray(out["oracle"])
@@ -150,8 +155,8 @@ def test_example_program(name, device):
 
 def test_seed_script_runs():
     """``python examples/sycl/seed_gemm_2021.py`` prints a one-line PASS verdict (the README's main job)."""
-    p = subprocess.run([sys.executable, str(EXAMPLES / "seed_gemm_2021.py")], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT)
+    p = subprocess.run([sys.executable, str(EXAMPLES / "seed_gemm_2021.py")], check=False,
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1].startswith("seed_gemm_2021 on spr: PASS")
 
