@@ -12,10 +12,36 @@
 from __future__ import annotations
 
 from .devices import DEVICES, Combination, Device, devices, get_device
-from .runtime import USMPtr, device, event, nd_item, nd_range, ptr, queue, range, sub_group
+from .runtime import (
+    USMPtr,
+    device,
+    event,
+    nd_item,
+    nd_range,
+    ptr,
+    queue,
+    range,
+    sub_group,
+)
 
-__all__ = ["queue", "device", "nd_range", "range", "nd_item", "sub_group", "event", "USMPtr", "ptr", "devices",
-           "get_device", "DEVICES", "Device", "Combination", "matrix", "matrix_2021"]
+__all__ = [
+    "DEVICES",
+    "Combination",
+    "Device",
+    "USMPtr",
+    "device",
+    "devices",
+    "event",
+    "get_device",
+    "matrix",
+    "matrix_2021",
+    "nd_item",
+    "nd_range",
+    "ptr",
+    "queue",
+    "range",
+    "sub_group",
+]
 
 
 def __getattr__(name):

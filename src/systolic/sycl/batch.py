@@ -10,12 +10,12 @@ products needed; when it would be much bigger, products are grouped by shared B 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 import numpy as np
 
-__all__ = ["batched_mad", "stats", "kernel_counts"]
+__all__ = ["batched_mad", "kernel_counts", "stats"]
 
 stats = {"calls": 0, "engine_calls": 0, "grid": 0, "grouped": 0}
 

@@ -14,13 +14,13 @@ Devices (``architecture::intel_cpu_*`` / ``intel_gpu_*``):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from ..errors import InvalidValue
 
-__all__ = ["Combination", "Device", "DEVICES", "devices", "get_device", "matrix_type"]
+__all__ = ["DEVICES", "Combination", "Device", "devices", "get_device", "matrix_type"]
 
 
 class matrix_type:

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import UnsupportedOperation
 from . import batch
 
-__all__ = ["mad", "mad_tiles", "INTRINSIC"]
+__all__ = ["INTRINSIC", "mad", "mad_tiles"]
 
 #: (A type, B type) -> the amxintrin.h intrinsic (first letter = A = src1)
 INTRINSIC = {("sint8", "sint8"): "tile_dpbssd", ("sint8", "uint8"): "tile_dpbsud", ("uint8", "sint8"): "tile_dpbusd",
@@ -39,9 +39,8 @@ def mad(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray,
         keys_a=None, keys_b=None) -> np.ndarray:
     """D (P, M, N): int32 for int8 products, fp32 for bf16/fp16, for every sub-group p."""
     name = _check(ta, tb)
-    if how == "tiles" or isinstance(a, list) and a[0].shape[0] == 1:
-        if isinstance(a, list):
-            a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
+    if isinstance(a, list) and (how == "tiles" or a[0].shape[0] == 1):
+        a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
     if how == "tiles":
         return np.stack([mad_tiles(cpu, ta, tb, a[p], b[p], c[p]) for p in range(a.shape[0])])
     from ..amx import matmul

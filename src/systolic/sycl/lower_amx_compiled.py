@@ -48,7 +48,7 @@ class TraceContext:
         self.tiles: dict[int, object] = {}
 
     def base(self, ptr, eb: int):
-        from ..compiler.ir import ArrayType, GlobalVariable, I8
+        from ..compiler.ir import I8, ArrayType, GlobalVariable
         from ..compiler.tracing import TracedPtr
         mem = ptr.mem
         if id(mem) not in self.globals:
@@ -129,7 +129,7 @@ def trace_collective(ctx: TraceContext, name: str, args: tuple, kw: dict) -> Non
 
 def run_compiled(launch, kernel, make_item, backend: str = "emulator"):
     """Trace every work-item of ``launch`` into one function, compile it and run it on ``backend``."""
-    from ..compiler.ir import Instr, VOID
+    from ..compiler.ir import VOID, Instr
     from ..compiler.module import compile_module
     from ..compiler.tracing import _current
     ctx = TraceContext()

@@ -23,7 +23,7 @@ from .. import types as T
 from ..errors import UnsupportedCombination
 from . import batch
 
-__all__ = ["mad", "k_step", "intermediate"]
+__all__ = ["intermediate", "k_step", "mad"]
 
 #: which type holds the partial sum between the two K steps of the chained shapes (IGC DEFINE_MAD_LARGE_SLICE)
 INTERMEDIATE = {(32, 64, 32): "c", (1, 64, 32): "d"}

@@ -24,10 +24,26 @@ from .devices import Combination, get_device, matrix_type
 from .matrix_core import JointMatrix, tf32
 from .simt import PerItem
 
-__all__ = ["use", "layout", "precision", "matrix_type", "joint_matrix", "joint_matrix_fill", "joint_matrix_load",
-           "joint_matrix_store", "joint_matrix_mad", "joint_matrix_copy", "joint_matrix_apply",
-           "joint_matrix_prefetch", "joint_matrix_fill_checked", "joint_matrix_load_checked",
-           "joint_matrix_store_checked", "matrix_params", "combination", "find_combination"]
+__all__ = [
+    "combination",
+    "find_combination",
+    "joint_matrix",
+    "joint_matrix_apply",
+    "joint_matrix_copy",
+    "joint_matrix_fill",
+    "joint_matrix_fill_checked",
+    "joint_matrix_load",
+    "joint_matrix_load_checked",
+    "joint_matrix_mad",
+    "joint_matrix_prefetch",
+    "joint_matrix_store",
+    "joint_matrix_store_checked",
+    "layout",
+    "matrix_params",
+    "matrix_type",
+    "precision",
+    "use",
+]
 
 
 class use(Enum):
@@ -283,7 +299,7 @@ def find_combination(device, ta, tb, tc, td, m, n, k) -> Combination:
     return _find(rec.name, names, int(m), int(n), int(k))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _find(dev: str, names: tuple, m: int, n: int, k: int) -> Combination:
     rec = get_device(dev)
     for c in rec.combinations:

@@ -27,7 +27,7 @@ from ..errors import InvalidValue, UnsupportedCombination
 from . import matrix_core as core
 from .matrix_core import JointMatrix
 
-__all__ = ["matrix_layout", "joint_matrix", "joint_matrix_load", "joint_matrix_store", "joint_matrix_mad"]
+__all__ = ["joint_matrix", "joint_matrix_load", "joint_matrix_mad", "joint_matrix_store", "matrix_layout"]
 
 
 class matrix_layout(Enum):

@@ -22,7 +22,7 @@ from ..layout.joint_matrix import slice_layout
 from .devices import Device, get_device
 from .simt import Divergence, PerItem, Varying, current_launch
 
-__all__ = ["TypeInfo", "type_info", "layout", "Spec", "JointMatrix", "MatrixGroup", "tf32"]
+__all__ = ["JointMatrix", "MatrixGroup", "Spec", "TypeInfo", "layout", "tf32", "type_info"]
 
 
 class tf32:
@@ -46,7 +46,7 @@ _DTYPE_NAME = {np.dtype(np.int8): "sint8", np.dtype(np.uint8): "uint8", np.dtype
                np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _info(name: str) -> TypeInfo:
     dt, bits, prec = _BY_NAME[name]
     dtype = T.get("bf16").dtype if dt == "bfloat16" else np.dtype(dt)
@@ -91,7 +91,7 @@ def _lay(lay) -> str:
     return s
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _layout_cached(dev: str, tname: str, use: str, rows: int, cols: int, lay: str) -> Layout:
     rec = get_device(dev)
     ti = _info(tname)
@@ -149,7 +149,7 @@ def _check_declaration(spec: Spec, anysize: bool = False) -> None:
     _declaration_ok(spec, anysize)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _declaration_ok(spec: Spec, anysize: bool) -> bool:
     rec = spec.device
     ok = []
@@ -177,7 +177,7 @@ def _dim_ok(v, mx, fixed) -> bool:
 class JointMatrix:
     """``joint_matrix<sub_group, T, use, Rows, Cols, Layout>``: the slices of the work-items it was declared by."""
 
-    __slots__ = ("spec", "slices", "launch", "pending", "prov", "tag")
+    __slots__ = ("launch", "pending", "prov", "slices", "spec", "tag")
 
     def __init__(self, sg, T_, use, rows, cols, layout=None, *, anysize: bool = False) -> None:
         L = sg.launch
@@ -215,15 +215,15 @@ class MatrixGroup:
         self.ix_of = m.index[..., 1]
 
     @classmethod
-    def vectorised(cls, m: JointMatrix, nsg: int, s: int) -> "MatrixGroup":
+    def vectorised(cls, m: JointMatrix, nsg: int, s: int) -> MatrixGroup:
         return cls(m.spec, m.slices.reshape(nsg, s, -1), obj=m)
 
     @classmethod
-    def per_item(cls, objs: list) -> "MatrixGroup":
+    def per_item(cls, objs: list) -> MatrixGroup:
         return cls.per_item_groups([objs])
 
     @classmethod
-    def per_item_groups(cls, groups: list) -> "MatrixGroup":
+    def per_item_groups(cls, groups: list) -> MatrixGroup:
         """Sub-groups given as their work-items' own joint_matrix objects (per-work-item execution)."""
         spec = groups[0][0].spec
         for objs in groups:
@@ -464,4 +464,4 @@ def _arity(fn) -> int:
     return n
 
 
-__all__ += ["PerItem", "mem_index", "gather", "scatter", "convert", "apply_slices", "check_stride"]
+__all__ += ["PerItem", "apply_slices", "check_stride", "convert", "gather", "mem_index", "scatter"]

@@ -16,8 +16,18 @@ from . import simt
 from .devices import Device, get_device
 from .simt import USMPtrLike, Varying
 
-__all__ = ["queue", "device", "nd_range", "range", "USMPtr", "ptr", "nd_item", "sub_group", "event",
-           "storage_dtype"]
+__all__ = [
+    "USMPtr",
+    "device",
+    "event",
+    "nd_item",
+    "nd_range",
+    "ptr",
+    "queue",
+    "range",
+    "storage_dtype",
+    "sub_group",
+]
 
 _builtin_range = range
 
@@ -33,7 +43,7 @@ def storage_dtype(T) -> np.dtype:
         raise InvalidValue(f"{T!r} is not an element type", values={"type": repr(T)}) from None
 
 
-class range(tuple):  # noqa: A001 - SYCL's name
+class range(tuple):
     """``sycl::range<D>``: 1 to 3 positive extents."""
 
     def __new__(cls, *dims):
@@ -99,7 +109,7 @@ class USMPtr(USMPtrLike):
                                values={"offset": repr(k)})
         return self.offset + int(k)
 
-    def __add__(self, k) -> "USMPtr":
+    def __add__(self, k) -> USMPtr:
         return USMPtr(self.mem, self._off(k))
 
     __radd__ = __add__
@@ -133,7 +143,7 @@ class USMPtr(USMPtrLike):
         return Varying(v) if isinstance(off, Varying) else v[()]
 
     def __setitem__(self, i, value) -> None:
-        off, idx = self._index(i)
+        _, idx = self._index(i)
         val = value.v if isinstance(value, Varying) else value
         L = simt.current_launch()
         if L is not None:
@@ -172,7 +182,7 @@ class event:
     def __init__(self, mode: str, counts: dict) -> None:
         self.mode, self.collectives = mode, dict(counts)
 
-    def wait(self) -> "event":
+    def wait(self) -> event:
         return self
 
 
@@ -279,7 +289,7 @@ class queue:
         fn(handler())
         return self.last_event or event("none", {})
 
-    def wait(self) -> "queue":
+    def wait(self) -> queue:
         return self
 
 
@@ -329,7 +339,7 @@ class nd_item:
     def get_local_linear_id(self):
         return self._val(self._L.local_linear)
 
-    def get_sub_group(self) -> "sub_group":
+    def get_sub_group(self) -> sub_group:
         return sub_group(self._L, self._w)
 
     def __repr__(self) -> str:

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ..errors import DivergentCollective, InvalidValue, MemoryFault
+from ..errors import DivergentCollective, InvalidValue
 
-__all__ = ["Varying", "Divergence", "Launch", "current_launch", "PerItem"]
+__all__ = ["Divergence", "Launch", "PerItem", "Varying", "current_launch"]
 
 _state = threading.local()
 
@@ -237,9 +238,9 @@ class Batch:
         self.nsg = len(sgs)
 
     @classmethod
-    def vectorised(cls, launch: Launch, name: str, sg, args: tuple) -> "Batch":
-        from .runtime import USMPtr
+    def vectorised(cls, launch: Launch, name: str, sg, args: tuple) -> Batch:
         from .matrix_core import JointMatrix, MatrixGroup
+        from .runtime import USMPtr
         nsg, s = launch.n_sg, launch.sg_size
         out: list[Any] = []
         for i, a in enumerate(args):
@@ -378,8 +379,8 @@ class Scheduler:
 
     def _check(self, g: int, wait: list[int]):
         """One sub-group's arrival: the same call, the same arguments; its arguments in per-sub-group form."""
-        from .runtime import USMPtr
         from .matrix_core import JointMatrix
+        from .runtime import USMPtr
         L = self.launch
         recs = [self.waiting.pop(w) for w in wait]
         name, impl, _sg, args0, kw, site = recs[0]
