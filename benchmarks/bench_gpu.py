@@ -146,6 +146,19 @@ def amx_int8(n, rng):
     return gpu, (lambda: matmul(a, b, backend="cpu"))
 
 
+@case("AMX int8 (TDPBSSD), B column-major", "torch int8 _int_mm", cpu=False, target=2.0,
+      note="B as a transposed view of an (N, K) tensor (_int_mm's own best layout): no transpose pass")
+def amx_int8_bcol(n, rng):
+    from systolic.amx import matmul
+    torch = _torch()
+    sets = []
+    for _ in range(2):
+        a = torch.randint(-128, 128, (n, n), dtype=torch.int8, device="cuda")
+        b = torch.randint(-128, 128, (n, n), dtype=torch.int8, device="cuda").t().contiguous().t()
+        sets.append((a, b))
+    return [lambda a=a, b=b: matmul(a, b) for a, b in sets], None
+
+
 @case("AMX uint8 x int8 (TDPBUSD)", "torch int8 _int_mm", cpu=False)
 def amx_u8s8(n, rng):
     import numpy as np
@@ -206,6 +219,48 @@ def host_overhead():
     return out
 
 
+def host_per_call(n=4096, calls=50):
+    """Host wall time of one int8 n^3 call up to its return (launches queued, no sync), cached launch path
+    against the general path, plus the cProfile top entries of the general path: where the host time goes."""
+    import cProfile
+    import io
+    import pstats
+    import numpy as np
+    import torch
+    from systolic.amx import matmul
+    from systolic.gpu import amx_kernels as G
+    a = torch.randint(-128, 128, (n, n), dtype=torch.int8, device="cuda")
+    b = torch.randint(-128, 128, (n, n), dtype=torch.int8, device="cuda")
+    out = {}
+    prof_text = ""
+    for label, fast in (("cached launch path", True), ("general path", False)):
+        prev = G.set_int8_fast_path(fast)
+        try:
+            for _ in range(3):
+                matmul(a, b)
+            ts = []
+            for _ in range(calls):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                matmul(a, b)
+                ts.append((time.perf_counter() - t0) * 1e6)
+            torch.cuda.synchronize()
+            out[label] = round(float(np.median(ts)), 1)
+            if not fast:
+                pr = cProfile.Profile()
+                pr.enable()
+                for _ in range(20):
+                    matmul(a, b)
+                pr.disable()
+                torch.cuda.synchronize()
+                buf = io.StringIO()
+                pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(8)
+                prof_text = buf.getvalue()
+        finally:
+            G.set_int8_fast_path(prev)
+    return out, prof_text
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
@@ -215,6 +270,7 @@ def main(argv=None):
     ap.add_argument("--cases", nargs="*", help="substrings of case names to run (default: all)")
     ap.add_argument("--variants", action="store_true", help="also time every float tile variant (AMX bf16)")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--profile", action="store_true", help="print cProfile's top entries of the int8 general path")
     args = ap.parse_args(argv)
     import numpy as np
     import torch
@@ -230,6 +286,11 @@ def main(argv=None):
     cases = [c for c in CASES if not args.cases or any(s in c.name for s in args.cases)]
     overhead = host_overhead()
     print(f"host time of one small call (n=64, int8 and bf16, torch inputs): {overhead}")
+    if any("int8" in c.name for c in cases):
+        per_call, prof = host_per_call()
+        print(f"host time of one int8 4096^3 call until it returns, us (median of 50, no sync): {per_call}")
+        if args.profile:
+            print(prof)
     rows = []
     dev = torch.cuda.get_device_name()
     print(f"device: {dev}; host cores: {os.cpu_count()}; torch {torch.__version__}")
@@ -258,7 +319,17 @@ def main(argv=None):
                              reference=c.reference, ratio=ratio, target=c.target, where="gpu", note=c.note))
             print(f"n={n} {c.name}: {t[0]:.3f} ms ({flops / t[0] / 1e9:.1f} TFLOP/s) = {ratio:.2f}x {c.reference}",
                   flush=True)
-            if args.variants and c.name.startswith(("AMX bf16", "AMX int8 (")):
+            if args.variants and c.name.startswith("AMX int8"):      # before/after: the general path, same run
+                from systolic.gpu import amx_kernels as G
+                prev = G.set_int8_fast_path(False)
+                tv = time_gpu(gpu_fns, args.reps)
+                G.set_int8_fast_path(prev)
+                rows.append(dict(n=n, case=f"{c.name} [general path]", ms=tv[0], ms_min=tv[1], ms_max=tv[2],
+                                 tflops=flops / tv[0] / 1e9, reference=c.reference, ratio=tv[0] / refs[c.reference],
+                                 where="gpu", note="cached launch path off"))
+                print(f"   general path: {tv[0]:.3f} ms ({flops / tv[0] / 1e9:.1f} TFLOP/s) = "
+                      f"{tv[0] / refs[c.reference]:.2f}x", flush=True)
+            if args.variants and c.name.startswith(("AMX bf16", "AMX int8 (TDPBSSD)")) and "column" not in c.name:
                 from systolic.gpu import amx_float_cuda as FC, amx_int8_cuda as IC, amx_kernels as G
                 kind = "int8" if "int8" in c.name else ("check" if "check" in c.name else "fast")
                 saved = G.int8_variant() if kind == "int8" else G.float_variant()
