@@ -18,8 +18,17 @@ from fractions import Fraction
 import numpy as np
 
 from .. import types as T
-from ..errors import InvalidValue, UnsupportedCombination
-from .explain import _fp32, _i32, _pick, _rand_bits, _value, _where, _explain_amx, _explain_dpas, dpas_report
+from ..errors import InvalidValue
+from .explain import (
+    _explain_amx,
+    _explain_dpas,
+    _fp32,
+    _i32,
+    _pick,
+    _value,
+    _where,
+    dpas_report,
+)
 from .resolve import amx_layout, resolve
 
 __all__ = ["explain_dpasw", "explain_opencl_split", "explain_sycl", "explain_amx_complex", "explain_amx_fp8",
@@ -91,7 +100,7 @@ def explain_opencl_split(row, col, rng, model, a, b, c, opts) -> dict:
     sg = int(o.pop("sub_group", 0))
     La = resolve("opencl", "a", name=name, **o)
     L = resolve("opencl", "acc", name=name, **o)
-    opcode, p1, p2, sd, rc = L.params["dpas"].split(".")
+    _opcode, p1, p2, _sd, rc = L.params["dpas"].split(".")
 
     def holder(r, k):
         w = La.where(r, k)
@@ -224,8 +233,8 @@ def _sycl_xmx_steps(dev, row, col, M, N, K, ta, tb, tc, td, A, B, C, rng):
         opts = dict(platform=P.name, precision=tb, src2_precision=ta, rc=rc, dst_type=t, src0_type=at)
         rep = _explain_dpas(row - r0, col - c0, rng, None, {"bits": A[r0:r0 + rc, k0:k0 + ks]},
                             {"bits": B[k0:k0 + ks, c0:c0 + E]}, {"bits": acc}, opts)
-        why = (f"tile rows {r0}..{r0 + rc - 1}, cols {c0}..{c0 + E - 1} (8 rows x exec size {E}); K in {nsteps} "
-               f"DPAS step(s) of {ks}" + (f"; between steps the partial sum is stored as {mid} (IGC "
+        why = (f"tile rows {r0}..{r0 + rc - 1}, cols {c0}..{c0 + E - 1} (one DPAS: RC = {rc}, exec size {E}); "
+               f"K in {nsteps} DPAS step(s) of {ks}" + (f"; between steps the partial sum is stored as {mid} (IGC "
                                            f"DEFINE_MAD_LARGE_SLICE)" if nsteps > 1 else ""))
         steps.append({"n": s, "instruction": rep["instruction"], "k0": k0, "tile": [r0, c0], "src0_type": at,
                       "dst_type": t, "why": why, "report": rep,
