@@ -82,7 +82,7 @@ def main(argv=None):
              "| engine | emulated (ms) | plain torch fp32 (ms) | ratio |", "|---|---:|---:|---:|"]
     for k, v in med.items():
         if k != "plain":
-            lines.append(f"| {k} | {1e3 * v:.1f} | {1e3 * med['plain']:.2f} | {v / med["plain"]:.1f}x |")
+            lines.append(f"| {k} | {1e3 * v:.1f} | {1e3 * med['plain']:.2f} | {v / med['plain']:.1f}x |")
     text = "\n".join(lines)
     print(text)
     if args.md:

@@ -88,7 +88,7 @@ def test_compare_report_table_json():
     assert [r["engine"] for r in d["runs"]] == ["fp32 (plain torch)", "amx:sapphirerapids bf16", "xmx:dg2 int8"]
     fp32, bf16, i8 = d["runs"]
     assert fp32["gemms"] == 0 and bf16["gemms"] == 2 and bf16["ops"] == {"addmm": 2}
-    assert [l["layer"] for l in bf16["layers"]] == ["0", "1", "2", "<output>"]
+    assert [s["layer"] for s in bf16["layers"]] == ["0", "1", "2", "<output>"]
     # fp32 GEMMs stay within a few ulp of fp64; bf16 inputs move results by ~2^-8 relative
     assert fp32["layers"][0]["max_rel"] < 1e-6 < bf16["layers"][0]["max_rel"] < 1e-2
     assert fp32["top1"] == 1.0 and d["reference_accuracy"] == 1.0

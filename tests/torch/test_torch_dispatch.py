@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import systolic.torch as st
-from systolic.errors import InvalidValue, UnsupportedCombination, UnsupportedOperation
+from systolic.errors import UnsupportedOperation
 from torch_oracle import ENGINES, IDS, addmm, gemm
 
 pytestmark = pytest.mark.parametrize("eng", ENGINES, ids=IDS)

@@ -33,7 +33,8 @@ def test_transformer_block_gemms():
 
 
 def test_digits_cnn_one_epoch(capsys):
-    pytest.importorskip("sklearn", reason="the digits example needs scikit-learn: pip install 'systolic[torch-examples]'")
+    pytest.importorskip("sklearn",
+                        reason="the digits example needs scikit-learn: pip install 'systolic[torch-examples]'")
     ex = _load("digits_cnn")
     rep = ex.main(["--epochs", "1", "--limit", "40"])
     out = capsys.readouterr().out

@@ -8,11 +8,12 @@ PyTorch, never this package), and ``import systolic`` does not import it.
 from __future__ import annotations
 
 try:
-    import torch as _torch  # noqa: F401  (absolute: the real PyTorch)
+    import torch as _torch  # absolute: the real PyTorch; only its presence is checked here
 except ImportError as exc:  # pragma: no cover - exercised only without torch
     from systolic.errors import BackendUnavailable
     raise BackendUnavailable("systolic.torch needs PyTorch", rule="pip install 'systolic[torch]'",
                              values={"error": str(exc)}) from exc
+del _torch
 
 from systolic.torch.compare import CompareReport, compare
 from systolic.torch.dispatch import HANDLED_OPS, EmulateMode, emulate
