@@ -407,7 +407,7 @@ def test_both_stage_kernels(kernel, p):
 
 
 @needs_gpu
-@pytest.mark.parametrize("version", [(1, 0), (2, 2), (2, 4)])
+@pytest.mark.parametrize("version", ["amx", (1, 0), (2, 2), (2, 4)])
 def test_every_integer_kernel(version):
     """Each integer kernel (the default and the ones benchmarks compare) against Python-integer sums, with
     partial tiles in M, N and K and every sign mix."""

@@ -51,8 +51,9 @@ profile = False
 stage_variant = STAGE_VARIANT
 #: the stage kernel: "tc" (products on the FP64 tensor cores) or "simt" (xmx_source.STAGE_KERNEL)
 stage_kernel = STAGE_KERNEL
-#: the integer kernel (xmx_source.IMMA_VERSION; benchmarks compare 1 and 2)
-imma_version = IMMA_VERSION
+#: the integer kernel: "amx" (the AMX engine's int8 kernel, systolic.gpu.amx_int8_cuda: the same function of
+#: s8/u8 operands) or one of xmx_source.IMMA_VERSIONS (this module's own; benchmarks compare them)
+imma_version = "amx"
 
 
 _FNS: dict = {}
@@ -219,9 +220,21 @@ def _int_operand(cp, X: _Meta, p: str):
     return cp.asarray(np.ascontiguousarray(G._int_values(X.to_host(), p).astype(dt)))
 
 
+class _Op:
+    """What amx_kernels._int8 reads of an operand: the device array and its numpy dtype (int8 / uint8)."""
+
+    def __init__(self, data):
+        self.data, self.dtype = data, np.dtype(data.dtype)
+
+
 def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: int):
     sa, sb = T.get(pa).signed, T.get(pb).signed
     a8, b8 = _int_operand(cp, A, pa), _int_operand(cp, B, pb)
+    if imma_version == "amx" and k > 0:
+        # XMX integer DPAS and AMX TDPB[SU][SU]D compute the same function of s8/u8 operands (C + sum of exact
+        # products modulo 2**32): one kernel serves both engines (systolic.gpu.amx_int8_cuda, K chunks of 32768)
+        from . import amx_kernels as AK
+        return AK._int8(cp, _Op(a8), _Op(b8), cv, m, n, k)
     kp = max(64, -(-k // 64) * 64)
     if kp == k and a8.flags.c_contiguous:
         ap = a8.view(cp.uint8)
@@ -237,7 +250,7 @@ def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: i
     if ev:
         ev[1].record()
     d = cp.empty((m, n), dtype=cp.int32)
-    ver, wm = imma_version
+    ver, wm = imma_version if imma_version != "amx" else IMMA_VERSION
     signs = f"{'true' if sa else 'false'}, {'true' if sb else 'false'}"
     if ver == 2:
         smem = i2_smem(wm)
