@@ -127,7 +127,7 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         if m == 0 or n == 0:
             return R.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
         last_run.clear()
-        last_run.update(path="imma", flagged=0, robust=0, cpu=0)
+        last_run.update(path="amx-int8" if imma_version == "amx" else "imma", flagged=0, robust=0, cpu=0)
         return R.give_back(_int_gemm(cp, A, B, cv, p2, p1, m, k, n), kind)
 
     cv = None if Cm is None else _float_c(cp, Cm, m, n)
