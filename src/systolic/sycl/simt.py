@@ -500,6 +500,7 @@ def run_kernel(launch: Launch, kernel: Callable, make_vector_item: Callable, mak
             raise InvalidValue("unknown execution mode", rule="auto, vector, per-item", values={"mode": mode})
         launch.mode = "per-item"
         launch.counts = {}
+        launch.deferred = {}          # the vectorised attempt's deferred products are gone with its matrices
         sched = Scheduler(launch, kernel, make_item)
         launch.scheduler = sched
         sched.run()
