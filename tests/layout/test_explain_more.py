@@ -368,3 +368,42 @@ def test_format_is_text():
     rep = explain("sycl", 0, 50, device="pvc", type="bf16", ctype="fp32", dtype="bf16", m=1, n=64, k=32)
     txt = format_explain(rep)
     assert "instruction 1" in txt and "partial sum kept as bf16" in txt
+
+
+def test_sycl_tf32_equals_kernel():
+    """tf32 joint_matrix (pvc 8x16x8): values exact in tf32 (low 13 bits clear), so no conversion is involved."""
+    rng = np.random.default_rng(8)
+
+    def tf32_exact(shape):
+        v = rng.standard_normal(shape).astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+        return v.view(np.float32)
+    a, b, c = tf32_exact((8, 8)), tf32_exact((8, 16)), rng.standard_normal((8, 16)).astype(np.float32)
+    rep = explain("sycl", 5, 11, device="pvc", type="tf32", ctype="fp32", m=8, n=16, k=8, a=a, b=b, c=c)
+    q = sycl.queue("pvc")
+    d = np.zeros((8, 16), np.float32)
+    pa, pb, pc, pd = (sycl.ptr(np.ascontiguousarray(x)) for x in (a, b, c, d))
+
+    def kernel(it):
+        s = it.get_sub_group()
+        A = jm.joint_matrix(s, jm.precision.tf32, jm.use.a, 8, 8, jm.layout.row_major)
+        B = jm.joint_matrix(s, jm.precision.tf32, jm.use.b, 8, 16, jm.layout.row_major)
+        C = jm.joint_matrix(s, np.float32, jm.use.accumulator, 8, 16)
+        jm.joint_matrix_load(s, A, pa, 8)
+        jm.joint_matrix_load(s, B, pb, 16)
+        jm.joint_matrix_load(s, C, pc, 16, jm.layout.row_major)
+        jm.joint_matrix_mad(s, C, A, B, C)
+        jm.joint_matrix_store(s, C, pd, 16, jm.layout.row_major)
+    q.parallel_for(sycl.nd_range((1, 16), (1, 16)), kernel)
+    D = np.asarray(pd).reshape(8, 16)
+    assert rep["result_bits"] == f32bits(D[5, 11])
+    assert check_products(rep["steps"][0]["report"]["stages"], 5, 11, a.astype(np.float64), b.astype(np.float64)) == 8
+    check_stage_sums(rep["steps"][0]["report"])
+
+
+def test_sycl_b_holders_follow_the_layout_option():
+    rep = explain("sycl", 3, 7, device="pvc", type="bf16", m=16, n=16, k=16, layout="ext_intel_packed")
+    L = jm.layout("pvc", "bf16", "b", 16, 16, "ext_intel_packed")
+    for st in rep["steps"][0]["report"]["stages"]:
+        for y, k in zip(st["b"], st["k"]):
+            w = L.where(k, 7)
+            assert (y["jm_work_item"], y["jm_index"]) == (w["work_item"], w["index"])

@@ -5,7 +5,8 @@ objects*, the engine's spec path runs once with its trace hook on (``xmx.dpas(tr
 model's ``accumulate(trace=...)``; the AMX spec ops' ``trace=``), and the report lists what the engine itself
 computed: where each input element sat, the exact products, the order and rounding of every sum with its
 intermediate value, and the result read back from the register/tile through D's layout. Nothing here
-recomputes the arithmetic.
+recomputes the arithmetic. DPASW, the split OpenCL built-ins, SYCL joint_matrix_mad (its DPAS/TMUL sequence)
+and AMX-COMPLEX / AMX-FP8 are in :mod:`systolic.explorer.explain_lowered`.
 """
 
 from __future__ import annotations
@@ -72,7 +73,15 @@ def _pick(layout, name, given, rng):
 
 
 def explain(layer: str, row: int, col: int, *, seed: int = 0, model=None, a=None, b=None, c=None, **opts) -> dict:
-    """The provenance of D[row, col] for one ``dpas`` or ``amx`` instruction (see the module text)."""
+    """The provenance of D[row, col] (see the module text).
+
+    ``layer``: ``dpas`` (platform, precision, src2_precision, rc, dst_type), ``amx`` (instruction, m, n, k; TDPB*D,
+    TDPBF16PS, TDPFP16PS, TCMM*FP16PS, TDP*F8PS), ``opencl`` (name, platform, m, acc; split built-ins also
+    ``sub_group``), and in :mod:`systolic.explorer.explain_lowered`: ``dpasw`` (as dpas, plus ``eu``) and ``sycl``
+    (device, type, btype, ctype, dtype, m, n, k, layout of B: every instruction of a joint_matrix_mad, in order).
+    ``a``/``b``/``c``: the operands' values (DPASW and split built-ins: ``b`` and ``c`` per EU / sub-group, a
+    leading axis of 2), or ``{"bits": raw element bits}``; unset: seeded random values.
+    """
     rep = _explain(layer, row, col, seed, model, a, b, c, opts)
     return {k: v for k, v in rep.items() if not k.startswith("_")}
 
