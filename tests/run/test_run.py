@@ -381,3 +381,42 @@ def test_visa_in_directive_and_dataclass_program(tmp_path):
             return {"result": np.zeros(1), "oracle": np.zeros(1)}
         ''')
     assert run_file(m)["models"] == ["XMX engine", "AMX engine"]
+
+
+# --- a program that exits or raises never passes silently (review F3/F6) ---------------------------------------
+
+_EXIT_AT_IMPORT = '"""Exits at import."""\nimport sys\nDEVICE = "pvc"\nsys.exit(0)\ndef main(d):\n    pass\n'
+_EXIT_IN_MAIN = '"""Exits in main."""\nimport sys\nDEVICE = "pvc"\ndef main(d):\n    sys.exit(0)\n'
+_RAISES_IN_MAIN = '"""Raises in main."""\nDEVICE = "pvc"\ndef main(d):\n    return [][3]\n'
+
+
+@pytest.mark.parametrize("text, when", [(_EXIT_AT_IMPORT, "imported"), (_EXIT_IN_MAIN, "in main")])
+def test_sys_exit_is_a_program_error(tmp_path, text, when):
+    p = _write(tmp_path, "bye.py", text)
+    with pytest.raises(ProgramError, match=r"sys\.exit\(0\)") as ei:
+        run_file(p)
+    assert when in str(ei.value) and "no sys.exit" in ei.value.rule
+
+
+@pytest.mark.parametrize("text", [_EXIT_AT_IMPORT, _EXIT_IN_MAIN])
+def test_sys_exit_makes_the_cli_fail(tmp_path, text, capsys):
+    p = _write(tmp_path, "bye.py", text)
+    with pytest.raises(SystemExit) as ei:
+        main(["run", str(p)])
+    assert ei.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "sys.exit(0)" in err
+
+
+def test_exception_in_main_is_one_error_line(tmp_path, capsys):
+    p = _write(tmp_path, "boom.py", _RAISES_IN_MAIN)
+    with pytest.raises(SystemExit) as ei:
+        main(["run", str(p)])
+    assert ei.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "boom.py" in err and "IndexError" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    with pytest.raises(SystemExit):
+        main(["run", str(p), "--traceback"])
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "IndexError" in err and "error: " in err

@@ -112,11 +112,20 @@ def render(rep: dict, console) -> None:
                                                     "replaces the header's args).")
 @click.option("--mem", "mems", multiple=True, help=".ll only: NAME=file.npy, initial bytes of global @NAME.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def command(file, device, function, args, mems, as_json):
+@click.option("--traceback", "show_traceback", is_flag=True,
+              help="When the program itself raises, also print its Python traceback (stderr).")
+def command(file, device, function, args, mems, as_json, show_traceback):
     """Run FILE (a .py program, an .ll LLVM IR file with AMX, a .visa kernel) on an emulated device; report the
     verdict against its oracle, the instruction counts and the layouts involved. Exit status 1 on a mismatch."""
+    from ..errors import ProgramError
     from ..run import run_file
-    rep = run_file(file, device, function=function, args=args, mems=mems)
+    try:
+        rep = run_file(file, device, function=function, args=args, mems=mems)
+    except ProgramError as e:
+        if show_traceback and e.__cause__ is not None:
+            import traceback
+            traceback.print_exception(e.__cause__, file=sys.stderr)
+        raise
     if as_json:
         emit_json(rep)
     else:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ProgramError
+from ..errors import ProgramError, SystolicError
 from .compare import as_array, compare
 
 __all__ = ["load", "run"]
@@ -49,7 +49,16 @@ def load(path: Path):
         raise ProgramError(f"the program cannot import what it needs: {exc}",
                            rule="program protocol: the program imports (systolic and its dependencies)",
                            values={"file": str(path)}) from exc
-    except BaseException:
+    except SystemExit as exc:          # sys.exit() at import: no result, so never a silent exit status 0
+        sys.modules.pop(name, None)
+        raise _exited(exc, path, "while it was imported") from exc
+    except SystolicError:              # already typed, names its own rule
+        sys.modules.pop(name, None)
+        raise
+    except Exception as exc:           # a bug in the program: one `error:` line naming it (--traceback shows all)
+        sys.modules.pop(name, None)
+        raise _raised(exc, path, "while it was imported") from exc
+    except BaseException:              # KeyboardInterrupt and the like stay what they are
         sys.modules.pop(name, None)
         raise
     finally:
@@ -58,6 +67,18 @@ def load(path: Path):
         except ValueError:
             pass
     return mod
+
+
+def _exited(exc: SystemExit, path: Path, when: str) -> ProgramError:
+    return ProgramError(f"the program {path.name} called sys.exit({exc.code!r}) {when}, before main returned a "
+                        "result", rule='program protocol: main() returns {"result", "oracle"} (no sys.exit)',
+                        values={"file": str(path), "exit_status": exc.code})
+
+
+def _raised(exc: BaseException, path: Path, when: str) -> ProgramError:
+    return ProgramError(f"the program {path.name} raised {type(exc).__name__}: {exc} {when}",
+                        rule='program protocol: main() returns {"result", "oracle"} without raising',
+                        values={"file": str(path), "exception": type(exc).__name__})
 
 
 #: systolic packages a program may be written against -> how the report names them (most specific first)
@@ -137,7 +158,14 @@ def run(path: Path, device: str | None = None) -> dict:
     from .. import counters
     with counters.recording() as rec:
         t1 = time.perf_counter()
-        out = mod.main(dev)
+        try:
+            out = mod.main(dev)
+        except SystemExit as exc:
+            raise _exited(exc, path, "in main") from exc
+        except SystolicError:
+            raise
+        except Exception as exc:
+            raise _raised(exc, path, "in main") from exc
         t2 = time.perf_counter()
     if not isinstance(out, dict):
         raise ProgramError("main must return a dict", rule='program protocol: main() returns {"result", "oracle"}',
