@@ -152,3 +152,20 @@ def test_bf16_kernel_equals_xmx_matmul_on_random_data(device):
     got = mod.run_gemm(A, B, device, model="exact")
     np.testing.assert_array_equal(got.view(np.uint32),
                                   xmx.matmul(A, B, platform=device, model="exact").view(np.uint32))
+
+
+@pytest.mark.parametrize("bad", [-8, 0, 7, 2.5, "x", True, 64, 4])
+def test_block_io_outside_a_kernel_checks_sub_group_size(bad):
+    # review F1b: -8 used to read 56 values, 0 none, 7 seven; cl_intel_subgroups devices run 8, 16 or 32
+    p = cl.GlobalPtr(np.arange(64, dtype=np.uint32))
+    with pytest.raises(InvalidValue, match="sub_group_size") as ei:
+        cl.intel_sub_group_block_read(p, sub_group_size=bad)
+    assert "8, 16, 32" in ei.value.rule and "sub_group_size" in ei.value.values
+    with pytest.raises(InvalidValue, match="sub_group_size"):
+        cl.intel_sub_group_block_write(p, np.zeros(8, np.uint32), sub_group_size=bad)
+
+
+@pytest.mark.parametrize("s", [8, 16, 32, np.int64(16)])
+def test_block_read_legal_sub_group_sizes(s):
+    v = cl.intel_sub_group_block_read(cl.GlobalPtr(np.arange(64, dtype=np.uint32)), sub_group_size=s)
+    assert v.tolist() == list(range(int(s)))   # work-item i reads p[i] (cl_intel_subgroups)

@@ -20,9 +20,13 @@ import numpy as np
 
 from ..errors import InvalidValue, MemoryFault
 from .cltypes import DTYPES, parse
-from .runner import _uniform, current, require_converged
+from .subgroup import _uniform, current, require_converged
 
-__all__ = ["GlobalPtr", "block_read", "block_write", "BLOCK_FUNCTIONS"]
+__all__ = ["GlobalPtr", "block_read", "block_write", "BLOCK_FUNCTIONS", "SUB_GROUP_SIZES"]
+
+#: the sub-group sizes a cl_intel_subgroups device may run (intel_reqd_sub_group_size: 8, 16, 32); inside a kernel
+#: the platform's own list applies (systolic.opencl.run checks it against ``Platform.subgroup_sizes``)
+SUB_GROUP_SIZES = (8, 16, 32)
 
 
 class GlobalPtr:
@@ -110,6 +114,11 @@ def _sub_group_size(fn: str, sub_group_size: int | None) -> int:
     if sub_group_size is None:
         raise InvalidValue(f"{fn} outside a kernel needs sub_group_size=",
                            rule="block reads are sub-group operations", values={"function": fn})
+    if isinstance(sub_group_size, (bool, np.bool_)) or not isinstance(sub_group_size, (int, np.integer)) \
+            or int(sub_group_size) not in SUB_GROUP_SIZES:
+        raise InvalidValue(f"{fn}: sub_group_size= must be one of {list(SUB_GROUP_SIZES)}",
+                           rule="cl_intel_subgroups: sub-group sizes 8, 16, 32 (intel_reqd_sub_group_size)",
+                           values={"sub_group_size": repr(sub_group_size)})
     return int(sub_group_size)
 
 
