@@ -121,6 +121,7 @@ def _fill_impl(b, *, checked=False):
     vals = core.convert(v, mg.spec.t)[:, None, None] * np.ones((1, R, C), dtype=mg.spec.t.dtype)
     vals = vals.astype(mg.spec.t.dtype)
     if checked:
+        core.check_size_t(b.name, height=b.args[2], width=b.args[3], x=b.args[4], y=b.args[5])
         h, w, x, y = (np.broadcast_to(np.asarray(a, dtype=np.int64), (b.nsg,)) for a in b.args[2:6])
         rr = np.arange(R)[None, :, None] + x[:, None, None]
         cc = np.arange(C)[None, None, :] + y[:, None, None]
@@ -171,8 +172,9 @@ def _load_impl(b, *, lay=None, checked=False):
     if mem.dtype != spec.t.dtype:
         raise InvalidValue(f"{b.name}: the pointer's element type {mem.dtype} is not the matrix's {spec.t.dtype}",
                            values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
+    core.check_size_t(b.name, stride=stride)
     stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
-    core.check_stride(stride, spec)
+    core.check_stride(stride, spec, s, b.name, _row_length(b, checked))
     if not checked:
         idx = core.mem_index(spec, offs, stride, s)
         mg.set(core.gather(mem, idx, b.name))
@@ -183,6 +185,15 @@ def _load_impl(b, *, lay=None, checked=False):
     vals[inside] = core.gather(mem, idx[inside], b.name)
     mg.set(vals)
     mg.set_prov(_load_ids(b.launch, offs, stride, *b.args[3:7]))
+
+
+def _row_length(b, checked):
+    """The checked forms' memory row (``width``, after checking the four size_t arguments); None otherwise."""
+    if not checked:
+        return None
+    h, w, x, y = b.args[3:7]
+    core.check_size_t(b.name, height=h, width=w, x=x, y=y)
+    return np.asarray(w, dtype=np.int64)
 
 
 def _checked_index(spec, s, offs, stride, b):
@@ -216,8 +227,9 @@ def _store_impl(b, *, lay=None, checked=False):
     if mem.dtype != spec.t.dtype:
         raise InvalidValue(f"{b.name}: the pointer's element type {mem.dtype} is not the matrix's {spec.t.dtype}",
                            values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
+    core.check_size_t(b.name, stride=stride)
     stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
-    core.check_stride(stride, spec)
+    core.check_stride(stride, spec, s, b.name, _row_length(b, checked))
     vals = mg.get()
     if checked:
         idx, inside = _checked_index(spec, s, offs, stride, b)

@@ -356,10 +356,41 @@ def mem_index(spec: Spec, offs: np.ndarray, stride, lay: str) -> np.ndarray:
     return off + mr[None] * st + mc[None]
 
 
-def check_stride(stride, spec: Spec) -> None:
+def check_size_t(name: str, **args) -> None:
+    """Arguments declared ``size_t`` in intel/llvm (sycl/ext/oneapi/matrix/matrix-intel.hpp: the stride, and the
+    checked forms' ``Height, Width, CoordX, CoordY``): integers >= 0 (a negative one has no size_t value)."""
+    for arg, v in args.items():
+        a = np.asarray(v)
+        if a.dtype.kind not in "iu" or (a.size and int(a.min()) < 0):
+            raise InvalidValue(f"{name}: {arg} must be a non-negative integer",
+                               rule="sycl_ext_intel_matrix: stride, height, width, x, y are size_t (integers >= 0)",
+                               values={arg: a.tolist()[:4] if a.ndim else a.item()})
+
+
+def min_stride(spec: Spec, lay: str) -> int:
+    """The smallest legal stride (leading dimension, in elements) of a load/store of ``lay``: one memory row of
+    the matrix (row_major: cols; col_major: rows; ext_intel_packed B: cols * VNNI factor)."""
+    return int(mem_rowcol(spec, lay)[1].max()) + 1
+
+
+def check_stride(stride, spec: Spec, lay: str | None = None, name: str = "joint_matrix load/store",
+                 row_length=None) -> None:
+    """``stride`` is a size_t at least one memory row long (sycl_ext_oneapi_matrix: the leading dimension;
+    rows that overlap would make a store write one element twice). ``row_length``: the checked forms' width,
+    else the tile's own memory row (:func:`min_stride`)."""
+    check_size_t(name, stride=stride)
     s = np.asarray(stride)
-    if s.size and (s.dtype.kind not in "iu" or int(s.min()) < 0):
-        raise InvalidValue("stride is a non-negative element count", values={"stride": s.tolist()[:4]})
+    if lay is None or not s.size:
+        return
+    need = np.asarray(min_stride(spec, lay) if row_length is None else row_length, dtype=np.int64)
+    if np.any(s < need):
+        raise InvalidValue(f"{name}: stride {s.reshape(-1)[0]} is shorter than a row in memory ({lay}: "
+                           f"{np.max(need)} elements)",
+                           rule="sycl_ext_oneapi_matrix: stride is the leading dimension in elements, >= the "
+                                "row length in memory (row_major: cols, col_major: rows, ext_intel_packed: cols * "
+                                "VNNI factor; checked forms: width)",
+                           values={"stride": s.tolist()[:4] if s.ndim else s.item(), "layout": lay,
+                                   "row_length": int(np.max(need))})
 
 
 def gather(mem: np.ndarray, idx: np.ndarray, name: str) -> np.ndarray:
@@ -384,7 +415,8 @@ def scatter(mem: np.ndarray, idx: np.ndarray, values: np.ndarray, name: str) -> 
 
 
 def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
-    """Values as elements of ``ti`` (floats: round to nearest even; ints: C conversion, wrapping)."""
+    """Values as elements of ``ti`` (floats: round to nearest even, out of range -> +-inf quietly, as C++ on an
+    IEEE host; ints: C conversion, wrapping)."""
     v = np.asarray(values)
     if v.dtype == ti.dtype:
         return v
@@ -392,7 +424,10 @@ def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
         with np.errstate(all="ignore"):
             v = np.trunc(v.astype(np.float64))
         return v.astype(np.int64).astype(ti.dtype)
-    return v.astype(ti.dtype)
+    # C++ converts an out-of-range double to float as IEEE 754 does under round-to-nearest: +-inf (a host with
+    # IEEE floats, which C++ [conv.double] leaves to the implementation); numpy does the same and only warns
+    with np.errstate(over="ignore", invalid="ignore"):
+        return v.astype(ti.dtype)
 
 
 # ------------------------------------------------------------------------------------- apply
@@ -419,6 +454,8 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_
         if res is None:
             return m_view
         out = res.v if isinstance(res, Varying) else np.broadcast_to(np.asarray(res), x.shape)
+        if np.asarray(out).dtype.kind not in "biuf" and not str(np.asarray(out).dtype) in NUMERIC_EXTRA:
+            raise TypeError("not a number")       # the per-element run below names the value
         return np.where(mask, convert(out, spec.t), m_view).astype(spec.t.dtype)
     except Divergence:
         if vector_mode and _captures_per_item(fn):
@@ -431,8 +468,23 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_
         v = x[i, j]
         r = fn(v) if nargs == 1 else fn(v, int(r_i[i, j]), int(c_i[i, j]))
         if r is not None:
-            out[i, j] = convert(np.asarray(r).reshape(()), spec.t)
+            out[i, j] = convert(_number(r, spec), spec.t)
     return out
+
+
+#: ml_dtypes element types numpy reports as kind "V": numbers too
+NUMERIC_EXTRA = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3", "float8_e3m4", "float4_e2m1fn",
+                 "float6_e2m3fn", "float6_e3m2fn", "int4", "uint4", "int2", "uint2")
+
+
+def _number(r, spec: Spec) -> np.ndarray:
+    """``f``'s result as a 0-d array of numbers, else InvalidValue (a str or an object has no T value)."""
+    a = np.asarray(r) if not isinstance(r, Varying) else np.asarray(r.v)
+    if a.size != 1 or (a.dtype.kind not in "biuf" and str(a.dtype) not in NUMERIC_EXTRA):
+        raise InvalidValue("joint_matrix_apply: f must return a number convertible to the element type",
+                           rule="sycl_ext_oneapi_matrix: joint_matrix_apply's f returns a T",
+                           values={"returned": type(r).__name__, "T": spec.t.name})
+    return a.reshape(())
 
 
 def _captures_per_item(fn) -> bool:
