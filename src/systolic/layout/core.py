@@ -108,6 +108,15 @@ class Layout:
                                                                                 "coords": coords})
         mask = self.held()
         for k, v in sel.items():
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise InvalidValue(f"holder coordinate {k} must be an integer", rule="holder coordinates",
+                                   values={k: repr(v)})
+            col = self.index[..., self.holder.index(k)][self.held()]
+            lo, hi = (int(col.min()), int(col.max())) if col.size else (0, -1)
+            if not lo <= int(v) <= hi:   # outside the operand: an error, as where() does for elements
+                raise InvalidValue(f"holder {k}={int(v)} is outside {self.layer} {self.operand} ({k} in "
+                                   f"[{lo}, {hi}])", rule=f"holders of this operand: {k} in [{lo}, {hi}]",
+                                   values={k: int(v), "range": [lo, hi]})
             mask &= self.index[..., self.holder.index(k)] == int(v)
         rs, cs = np.nonzero(mask)
         recs = [self.where(int(r), int(c)) for r, c in zip(rs, cs)]
