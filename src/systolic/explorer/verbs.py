@@ -12,12 +12,11 @@ import json
 
 from ..errors import InvalidValue
 from ..layout import Layout
+from ..layout.svg import cell_label  # the table labels; the renderer lives with the Layout
 
 __all__ = ["detail", "where", "what", "table", "cell_label", "FORMATS"]
 
 FORMATS = ("text", "markdown", "csv", "json")
-_SHORT = {"grf": "r", "dword": "d", "eu": "eu", "tile_row": "row", "byte": "B", "work_item": "wi",
-          "component": "c", "index": "i", "lane": "L", "sub_group": "sg"}
 
 
 def _py(v):
@@ -86,23 +85,6 @@ def detail(L: Layout) -> dict:
         d["simd"] = {"lanes": p["lanes"], "lane_bits": p["lane_bits"]}
     d["params"] = {k: v for k, v in p.items() if k not in ("unit_strides",)}
     return _py(d)
-
-
-def cell_label(L: Layout, row: int, col: int, view: str = "holder") -> str:
-    """Short label of an element's holder: ``r3.d5@16`` (GRF 3, dword 5, bit 16) or, view="lane", ``L5.c3``."""
-    if view == "lane":
-        s = L.lane_of(row, col)
-        if s is None:
-            raise InvalidValue("this layout has no SIMD lane view", values={"layer": L.layer})
-        lo = s["bits_in_component"][0]
-        return f"L{s['lane']}.c{s['component']}" + (f"@{lo}" if s["lane_bits"] > L.element_bits else "")
-    h = L.index[row, col]
-    if (h < 0).any():
-        return "-"
-    lab = ".".join(f"{_SHORT.get(n, n)}{int(v)}" for n, v in zip(L.holder, h))
-    if L.element_bits < L.unit_bits:
-        lab += f"@{int(L.bit[row, col])}"
-    return lab
 
 
 def _holder_rows(L: Layout) -> list[dict]:

@@ -1,0 +1,175 @@
+"""Layout pictures as SVG text, in CuTe's arrangement (A left of C, B above C), no LaTeX or browser needed.
+
+Each logical element is one cell labelled with its holder (``r1.d5@16``: GRF 1, dword 5, bits 16.., or
+``L5.c1`` under the SIMD lane view). Colour says *who* holds it (the lane of a register operand's sub-group view,
+the work-item of a programming-model slice, the dword column of an AMX tile) and the shade *which of its
+values* (component, index, tile row). Elements packed several to a unit (VNNI pairs/quads, packed A) get a strip
+of sub-cells along the cell's foot, the element's own slot filled.
+
+Lives in the layout package (it reads only :class:`~systolic.layout.Layout` objects) so that
+``Layout._repr_svg_`` draws without importing a tool; ``systolic.explorer`` re-exports it.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from html import escape
+
+import numpy as np
+
+from ..errors import InvalidValue
+from .core import Layout
+
+__all__ = ["layout_svg", "mma_svg", "color_keys", "cell_label"]
+
+_SHORT = {"grf": "r", "dword": "d", "eu": "eu", "tile_row": "row", "byte": "B", "work_item": "wi",
+          "component": "c", "index": "i", "lane": "L", "sub_group": "sg"}
+
+
+def cell_label(L: Layout, row: int, col: int, view: str = "holder") -> str:
+    """Short label of an element's holder: ``r3.d5@16`` (GRF 3, dword 5, bit 16) or, view="lane", ``L5.c3``."""
+    if view == "lane":
+        s = L.lane_of(row, col)
+        if s is None:
+            raise InvalidValue("this layout has no SIMD lane view", values={"layer": L.layer})
+        lo = s["bits_in_component"][0]
+        return f"L{s['lane']}.c{s['component']}" + (f"@{lo}" if s["lane_bits"] > L.element_bits else "")
+    h = L.index[row, col]
+    if (h < 0).any():
+        return "-"
+    lab = ".".join(f"{_SHORT.get(n, n)}{int(v)}" for n, v in zip(L.holder, h))
+    if L.element_bits < L.unit_bits:
+        lab += f"@{int(L.bit[row, col])}"
+    return lab
+
+CELL_W, CELL_H = 46, 26
+FONT = "font-family='DejaVu Sans Mono, Menlo, Consolas, monospace'"
+
+
+def color_keys(L: Layout) -> tuple[np.ndarray, np.ndarray, str, str]:
+    """(colour key, shade key) per element and their names: lane/component, work-item/next, or dword/row."""
+    split = next((h for h in ("eu", "sub_group") if h in L.holder), None)
+    if split:                                                  # DPASW / split built-ins: which EU / sub-group
+        i = L.holder.index(split)
+        return L.index[..., i], L.index[..., i + 1], split, L.holder[i + 1]
+    lv = L.lanes()
+    if lv is not None:
+        return lv[..., 1], lv[..., 0], "lane", "component"
+    if "work_item" in L.holder:
+        i = L.holder.index("work_item")
+        j = len(L.holder) - 1 if i == len(L.holder) - 1 else i + 1
+        return L.index[..., i], L.index[..., j], "work_item", L.holder[j]
+    inner = L.index[..., -1] * L.unit_bits // 32             # the dword of the innermost unit
+    outer = L.index[..., 0] if len(L.holder) > 1 else np.zeros_like(inner)
+    return inner, outer, "dword", L.holder[0]
+
+
+def _fill(c: int, s: int, nc: int, ns: int) -> str:
+    hue = (c * 0.6180339887) % 1.0 if nc > 12 else c / max(nc, 1)
+    light = 0.86 - 0.34 * (s / max(ns - 1, 1)) if ns > 1 else 0.74
+    r, g, b = colorsys.hls_to_rgb(hue, light, 0.62)
+    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+
+
+def cell_width(L: Layout, view: str) -> float:
+    """Cells wide enough for the longest label (monospace, 9 px type)."""
+    n = max((len(cell_label(L, r, c, view).partition("@")[0]) for r in range(L.rows) for c in range(L.cols)),
+            default=1)
+    return max(CELL_W, 5.6 * n + 8)
+
+
+def _grid(L: Layout, x0: float, y0: float, view: str, caption: str, axes: str = "left,top",
+          cw: float | None = None) -> list[str]:
+    ck, sk, _, _ = color_keys(L)
+    CELL_W = cw or cell_width(L, view)
+    nc = int(ck.max()) + 1 if ck.size else 1
+    ns = int(sk.max()) + 1 if sk.size else 1
+    # the packing unit whose slots the foot strip shows: the lane's component, or the holder's unit (an AMX
+    # tile's dword: the unit its DPBD / FMA pairs read, though the holder counts bytes)
+    pw = L.params.get("lane_bits", L.unit_bits) if view == "lane" else max(L.unit_bits, 32 if L.layer == "amx" else 0)
+    per = max(1, pw // L.element_bits)
+    out = [f"<g class='layout' data-layer='{escape(L.layer)}' data-operand='{escape(L.operand)}'>"]
+    out.append(f"<text x='{x0}' y='{y0 - 22}' font-size='13' font-weight='bold' {FONT}>{escape(caption)}</text>")
+    if "top" in axes:
+        for c in range(L.cols):
+            out.append(f"<text x='{x0 + c * CELL_W + CELL_W / 2}' y='{y0 - 5}' font-size='10' text-anchor='middle' "
+                       f"fill='#555' {FONT}>{c}</text>")
+    if "left" in axes:
+        for r in range(L.rows):
+            out.append(f"<text x='{x0 - 5}' y='{y0 + r * CELL_H + CELL_H / 2 + 4}' font-size='10' "
+                       f"text-anchor='end' fill='#555' {FONT}>{r}</text>")
+    for r in range(L.rows):
+        for c in range(L.cols):
+            x, y = x0 + c * CELL_W, y0 + r * CELL_H
+            held = bool((L.index[r, c] >= 0).all())
+            fill = _fill(int(ck[r, c]), int(sk[r, c]), nc, ns) if held else "#ffffff"
+            lab = cell_label(L, r, c, view) if held else "-"
+            w = L.where(r, c)
+            tip = ", ".join(f"{k}={v}" for k, v in w.items())
+            out.append(f"<rect x='{x}' y='{y}' width='{CELL_W}' height='{CELL_H}' fill='{fill}' stroke='#333' "
+                       f"stroke-width='0.6'><title>{escape(tip)}</title></rect>")
+            main, _, sub = lab.partition("@")
+            size = 9
+            out.append(f"<text x='{x + CELL_W / 2}' y='{y + (12 if per > 1 else 16)}' font-size='{size}' "
+                       f"text-anchor='middle' {FONT}>{escape(main)}</text>")
+            if per > 1 and held:
+                slot = (int(L.lane_of(r, c)["bits_in_component"][0]) if view == "lane"
+                        else (int(L.index[r, c, -1]) * L.unit_bits + int(L.bit[r, c])) % pw) // L.element_bits
+                sw = (CELL_W - 8) / per
+                for i in range(per):
+                    out.append(f"<rect x='{x + 4 + i * sw:.2f}' y='{y + CELL_H - 9}' width='{sw:.2f}' height='5' "
+                               f"fill='{'#222' if i == slot else '#fff'}' fill-opacity='{0.85 if i == slot else 0.5}' "
+                               f"stroke='#333' stroke-width='0.4'/>")
+    out.append(f"<rect x='{x0}' y='{y0}' width='{L.cols * CELL_W}' height='{L.rows * CELL_H}' fill='none' "
+               f"stroke='#000' stroke-width='1.4'/>")
+    out.append("</g>")
+    return out
+
+
+def _doc(body: list[str], width: float, height: float, note: str) -> str:
+    head = (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
+            f"viewBox='0 0 {width:.0f} {height:.0f}'>")
+    bg = f"<rect x='0' y='0' width='{width:.0f}' height='{height:.0f}' fill='#ffffff'/>"
+    foot = (f"<text x='8' y='{height - 8:.0f}' font-size='10' fill='#444' {FONT}>{escape(note)}</text>")
+    return "\n".join([head, bg, *body, foot, "</svg>"]) + "\n"
+
+
+def _legend(L: Layout, view: str) -> str:
+    _, _, cn, sn = color_keys(L)
+    if view == "lane":
+        return f"cell = L<lane>.c<component>; colour = {cn}, shade = {sn}; foot strip = slot inside the component"
+    names = ", ".join(L.holder)
+    unit = "dword" if L.layer == "amx" else f"{L.unit_bits}-bit unit"
+    return f"cell = holder ({names})@bit; colour = {cn}, shade = {sn}; foot strip = slot inside the {unit}"
+
+
+def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> str:
+    """One operand's layout as an SVG document (text)."""
+    if view == "lane" and L.lanes() is None:
+        view = "holder"
+    mx, my = 40, 46
+    body = _grid(L, mx, my, view, title or L.title or f"{L.layer} {L.operand}")
+    w = max(mx + L.cols * cell_width(L, view) + 16, mx + 8.2 * len(title or L.title or "") + 16, 6.2 * len(_legend(L, view)) + 16)
+    h = my + L.rows * CELL_H + 30
+    return _doc(body, w, h, _legend(L, view))
+
+
+def mma_svg(A: Layout, B: Layout, C: Layout, *, view: str = "holder", title: str | None = None) -> str:
+    """D = A x B + C in CuTe's picture: A (M x K) left of C (M x N), B (K x N) above C."""
+    if any(v.lanes() is None for v in (A, B, C)):
+        view = "holder" if view == "lane" else view
+    gap = 44
+    mx, my = 40, 62
+    ax, cx = mx, mx + A.cols * cell_width(A, view) + gap
+    by = my
+    cy = by + B.rows * CELL_H + gap
+    body = []
+    if title:
+        body.append(f"<text x='{mx}' y='20' font-size='15' font-weight='bold' {FONT}>{escape(title)}</text>")
+    wbc = max(cell_width(B, view), cell_width(C, view))       # B's columns line up with C's
+    body += _grid(B, cx, by, view, B.title or "B", cw=wbc)
+    body += _grid(A, ax, cy, view, A.title or "A")
+    body += _grid(C, cx, cy, view, C.title or "C", axes="top", cw=wbc)
+    w = max(cx + C.cols * wbc, cx + 8.2 * len(B.title or "B"), cx + 8.2 * len(C.title or "C")) + 16
+    h = cy + max(A.rows, C.rows) * CELL_H + 30
+    return _doc(body, max(w, 6.2 * len(_legend(C, view)) + 16), h, _legend(C, view))
