@@ -426,3 +426,24 @@ def test_every_integer_kernel(version):
             np.testing.assert_array_equal(got, (exact & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
     finally:
         XK.imma_version = old
+
+
+@needs_gpu
+@pytest.mark.parametrize("variant", __import__("systolic.gpu.xmx_source", fromlist=["x"]).STAGE_VARIANTS)
+def test_every_stage_variant(variant):
+    """Each compiled variant of the binary64 stage kernel (rounding by Veltkamp, on the integer pipe or by the
+    magic constant; 1 or 2 blocks per SM) gives the CPU's bits."""
+    from systolic.gpu import xmx_kernels as XK
+    rng = np.random.default_rng(17)
+    old = XK.stage_kernel, XK.stage_variant
+    XK.stage_kernel, XK.stage_variant = "simt", variant
+    try:
+        for a, b in ((rand_vals(rng, "bf16", (70, 160)), rand_vals(rng, "bf16", (160, 150))),
+                     (rand_bits(rng, "bf16", (33, 64)), rand_bits(rng, "bf16", (64, 47))),
+                     (spread_vals(rng, "bf16", (40, 128)), spread_vals(rng, "bf16", (128, 72)))):
+            a[0, :3] = -0.0
+            c = (rng.standard_normal((a.shape[0], b.shape[1])) * 2.0 ** -130).astype(np.float32)
+            got, want = both(a, b, c, platform="bmg", model="stage")
+            assert_same_bits(got, want, f"variant {variant}")
+    finally:
+        XK.stage_kernel, XK.stage_variant = old
