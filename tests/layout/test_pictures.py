@@ -1,5 +1,5 @@
 """The committed layout pictures (docs/img/*.svg) are what the renderer draws today, and a notebook's
-``Layout._repr_svg_`` is the same picture: the renderer lives in systolic.layout.svg (no import of a tool)."""
+``Layout._repr_svg_`` is the same picture: the renderer lives in systolic.layout.picture (no import of a tool)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_docs_pictures_are_byte_identical(tmp_path, monkeypatch):
                                                                            "rows": 8, "cols": 16})])
 def test_repr_svg_is_the_layout_svg(layer, operand, opts):
     from systolic.explorer import layout_svg, resolve
-    from systolic.layout.svg import layout_svg as in_layout
+    from systolic.layout.picture import layout_svg as in_layout
     L = resolve(layer, operand, **opts)
     assert layout_svg is in_layout
     assert L._repr_svg_() == in_layout(L) and L._repr_svg_().startswith("<svg ")
@@ -40,7 +40,7 @@ def test_repr_svg_is_the_layout_svg(layer, operand, opts):
 
 def test_layout_svg_needs_no_explorer():
     import subprocess
-    code = ("import sys; from systolic.layout.dpas import *; import systolic.layout.svg; "
+    code = ("import sys; from systolic.layout.dpas import *; import systolic.layout.picture; "
             "print(any(m.startswith('systolic.explorer') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

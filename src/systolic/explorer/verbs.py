@@ -12,7 +12,7 @@ import json
 
 from ..errors import InvalidValue
 from ..layout import Layout
-from ..layout.svg import cell_label  # the table labels; the renderer lives with the Layout
+from ..layout.picture import cell_label  # the table labels; the renderer lives with the Layout
 
 __all__ = ["detail", "where", "what", "table", "cell_label", "FORMATS"]
 

@@ -2,7 +2,7 @@
 
 The maps are data built from primitive parameters (see :mod:`systolic.layout.core`): :mod:`.amx` (AMX tiles,
 VNNI B), :mod:`.dpas` (DPAS GRF operands, DPASW's split), and the programming models' own modules beside them
-(OpenCL work-item components, joint_matrix slices). The engines (AMX tiles, DPAS registers), the programming
+(OpenCL work-item components, joint_matrix slices); :mod:`.picture` draws any Layout as SVG. The engines (AMX tiles, DPAS registers), the programming
 models and the explorer (``systolic layout ...``) all read these same objects.
 
 The query verbs live in the tools layer (:mod:`systolic.explorer`) and are reachable from here, imported at call
@@ -24,6 +24,9 @@ _VERBS = {"get": "resolve", "detail": "detail", "where": "where", "what": "what"
 
 
 def __getattr__(name):
+    if name in ("svg", "mma_svg"):        # the pictures read only Layouts: they live here (.picture)
+        from . import picture
+        return getattr(picture, _VERBS[name])
     if name in _VERBS:
         import importlib
         explorer = importlib.import_module("systolic.explorer")  # tools layer, loaded on first use only

@@ -277,9 +277,9 @@ class Layout:
                                rule=f"{self.layer} {self.operand} is {self.rows} x {self.cols}",
                                values={"row": row, "col": col})
 
-    # ---- notebooks: the picture (systolic.layout.svg, imported when asked for) -----------------------------
+    # ---- notebooks: the picture (systolic.layout.picture, imported when asked for) -------------------------
     def _repr_svg_(self) -> str:
-        from .svg import layout_svg
+        from .picture import layout_svg
         return layout_svg(self)
 
     def _repr_html_(self) -> str:
