@@ -15,10 +15,14 @@ from __future__ import annotations
 import colorsys
 from html import escape
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import InvalidValue
-from .core import Layout
+
+if TYPE_CHECKING:                      # annotations only: core imports this module for _repr_svg_
+    from .core import Layout
 
 __all__ = ["layout_svg", "mma_svg", "color_keys", "cell_label"]
 

@@ -1,0 +1,212 @@
+"""Imports point down the layers, and no new import cycle appears (DESIGN.md "layers"; docs/ARCHITECTURE.md).
+
+An ast scan of every module under src/systolic, module-level AND function-level imports (a lazy import is
+still a dependency). Two checks, each against an explicit allow-list of today's known exceptions:
+
+(i)  no import points up the layer table below;
+(ii) no import cycle between modules (a submodule importing its own package's ``__init__`` — a re-export —
+     is not counted: the package is the module's container, not a peer).
+
+A new upward import or a new cycle fails the test with the offending edges / the modules of the cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: (module prefix, layer): the longest matching prefix decides; lower numbers are lower layers
+LAYERS = {
+    # 0: the base: errors, counters, the host's float environment and its JIT.
+    "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.hostjit": 0,
+    # 1: numerics, the element types built from its formats and rounding (systolic.types imports
+    #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
+    #    (packing imports types): one layer, numerics -> types -> packing inside it
+    "systolic.numerics": 1, "systolic.types": 1, "systolic.packing": 1,
+    "systolic.layout": 2,
+    "systolic.amx": 3, "systolic.xmx": 3,                                        # engines
+    "systolic.opencl": 4, "systolic.sycl": 4, "systolic.visa": 4, "systolic.compiler": 4,
+    "systolic.amx.intrinsics": 4,                                                # models
+    "systolic.gpu": 5, "systolic.torch": 5,                                      # integrations
+    "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools
+}
+
+#: (importer prefix, imported prefix) -> why it is allowed today
+ALLOWED_UP = {
+    # the engines' backend= dispatch imports systolic.gpu lazily (amx/gemm.py, xmx/gemm.py); a colleague is
+    # turning it into a registry that systolic.gpu fills, after which this entry goes
+    ("systolic.amx.gemm", "systolic.gpu"): "engine -> CUDA backend, lazy dispatch (to become a registry)",
+    ("systolic.xmx.gemm", "systolic.gpu"): "engine -> CUDA backend, lazy dispatch (to become a registry)",
+}
+
+#: cycles known today, as frozensets of modules (a cycle's modules must be exactly one of these)
+ALLOWED_CYCLES = {
+    # the AMX intrinsics trace into the tile compiler and the compiler emits intrinsics (function-level both ways)
+    frozenset({"systolic.amx.intrinsics", "systolic.compiler.tracing"}): "pre-existing: intrinsics <-> tracing",
+    # vISA: a program holds encoded instructions and the encoder builds programs
+    frozenset({"systolic.visa.encoding", "systolic.visa.program"}): "pre-existing: encoding <-> program",
+    # the engines' lazy dispatch to systolic.gpu, whose kernels call back into the engine (see ALLOWED_UP)
+    frozenset({"systolic.amx.gemm", "systolic.gpu.amx_kernels"}): "engine <-> CUDA backend (registry to come)",
+    frozenset({"systolic.xmx.gemm", "systolic.gpu.xmx_kernels"}): "engine <-> CUDA backend (registry to come)",
+    # SYCL: the runtime launches kernels through simt, whose vectorised attempt lowers through matrix_core and
+    # the compiled AMX path, which call back into the runtime's launch state (function-level imports; pre-existing)
+    frozenset({"systolic.sycl.runtime", "systolic.sycl.simt", "systolic.sycl.matrix_core",
+               "systolic.sycl.lower_amx_compiled"}): "pre-existing: sycl runtime <-> simt <-> matrix_core",
+    # explorer.explain <-> explain_lowered: its owner is still editing these files (to be split by a module both
+    # import); allowed until then
+    frozenset({"systolic.explorer.explain", "systolic.explorer.explain_lowered"}): "pre-existing: explain modules",
+}
+
+
+def _modules(src: Path = SRC) -> dict[str, Path]:
+    out = {}
+    for p in sorted((src / "systolic").rglob("*.py")):
+        parts = list(p.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports(src: Path = SRC) -> dict[str, dict[str, int]]:
+    """module -> {imported systolic module: first line}, module-level and function-level alike.
+
+    ``from X import name`` counts as an import of ``X.name`` when that is a module, else of ``X``."""
+    mods = _modules(src)
+    edges: dict[str, dict[str, int]] = defaultdict(dict)
+    for m, p in mods.items():
+        pkg = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
+        tree = ast.parse(p.read_text(), str(p))
+        typing_only = {id(n) for blk in ast.walk(tree) if isinstance(blk, ast.If) and _is_type_checking(blk.test)
+                       for stmt in blk.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:      # `if TYPE_CHECKING:` imports never run
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = ".".join(pkg[:len(pkg) - node.level + 1] + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            else:
+                continue
+            for t in targets:
+                while t and t not in mods:
+                    t = t.rpartition(".")[0]
+                if t and t != m and t.startswith("systolic"):
+                    edges[m].setdefault(t, node.lineno)
+    return edges
+
+
+def layer(module: str) -> int | None:
+    best = max((k for k in LAYERS if module == k or module.startswith(k + ".")), key=len, default=None)
+    return LAYERS[best] if best else None
+
+
+def upward(edges) -> list[tuple[str, str, int]]:
+    """(importer, imported, line) for every import into a higher layer."""
+    out = []
+    for m, ts in edges.items():
+        for t, line in ts.items():
+            lm, lt = layer(m), layer(t)
+            if lm is not None and lt is not None and lt > lm:
+                out.append((m, t, line))
+    return sorted(out)
+
+
+def _container(m: str, t: str) -> bool:
+    """``t`` is a package that contains ``m`` (a re-export import of its own package, or of systolic)."""
+    return m.startswith(t + ".")
+
+
+def cycles(edges) -> list[frozenset[str]]:
+    """Strongly connected components of two or more modules (Tarjan, iterative)."""
+    g = {m: [t for t in ts if not _container(m, t)] for m, ts in edges.items()}
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+    for root in list(g):
+        if root in index:
+            continue
+        work = [(root, iter(g.get(root, ())))]
+        index[root] = low[root] = counter[0]; counter[0] += 1; stack.append(root); on.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]; counter[0] += 1; stack.append(w); on.add(w)
+                    work.append((w, iter(g.get(w, ()))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = set()
+                    while True:
+                        w = stack.pop(); on.discard(w); comp.add(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(frozenset(comp))
+    return out
+
+
+def _allowed_up(m: str, t: str) -> bool:
+    return any((m == a or m.startswith(a + ".")) and (t == b or t.startswith(b + ".")) for a, b in ALLOWED_UP)
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in _modules() if m != "systolic" and layer(m) is None]
+    assert not missing, f"add these to LAYERS: {missing}"
+
+
+def test_imports_point_down():
+    bad = [f"{m}:{line} imports {t} (layer {layer(m)} -> {layer(t)})" for m, t, line in upward(imports())
+           if not _allowed_up(m, t)]
+    assert not bad, "imports pointing up the layers:\n" + "\n".join(bad)
+
+
+def test_no_new_import_cycle():
+    bad = [sorted(c) for c in cycles(imports()) if c not in ALLOWED_CYCLES]
+    assert not bad, "new import cycles (break them with a module both sides import):\n" + "\n".join(map(str, bad))
+
+
+def test_allow_lists_are_not_stale():
+    found = set(cycles(imports()))
+    stale = [sorted(c) for c in ALLOWED_CYCLES if c not in found]
+    assert not stale, f"these allowed cycles are gone: remove them from ALLOWED_CYCLES: {stale}"
+    ups = upward(imports())
+    unused = [k for k in ALLOWED_UP if not any(_allowed_up(m, t) and m.startswith(k[0]) for m, t, _ in ups)]
+    assert not unused, f"these allowed upward imports are gone: remove them from ALLOWED_UP: {unused}"
+
+
+def test_a_new_cycle_is_caught(tmp_path):
+    # the check itself can fail: a copy of the tree where layout.core imports the explorer again
+    import shutil
+    shutil.copytree(SRC / "systolic", tmp_path / "systolic")
+    core = tmp_path / "systolic" / "layout" / "core.py"
+    core.write_text(core.read_text() + "\n\ndef _bad():\n    from ..explorer.verbs import where\n    return where\n")
+    e = imports(tmp_path)
+    assert any(c not in ALLOWED_CYCLES and "systolic.layout.core" in c for c in cycles(e))
+    assert ("systolic.layout.core", "systolic.explorer.verbs") in {(m, t) for m, t, _ in upward(e)}
+
+
+if __name__ == "__main__":   # print today's picture: python tests/test_layering.py
+    e = imports()
+    for u in upward(e):
+        print("UP", *u)
+    for c in cycles(e):
+        print("CYCLE", sorted(c), "(allowed)" if c in ALLOWED_CYCLES else "")
