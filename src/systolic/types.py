@@ -140,11 +140,20 @@ def all_types() -> list[ElementType]:
     return list(_ALL)
 
 
+#: dtype -> element type, filled on first use (the scan builds every type's dtype: ~50 us a call, which was most
+#: of the host time of a GPU GEMM call)
+_BY_DTYPE: dict[np.dtype, ElementType] = {}
+
+
 def from_dtype(dtype) -> ElementType:
     """The element type of a numpy / ml_dtypes dtype."""
     dt = np.dtype(dtype)
+    t = _BY_DTYPE.get(dt)
+    if t is not None:
+        return t
     for t in _ALL:
         if t.dtype is not None and t.dtype == dt:
+            _BY_DTYPE[dt] = t
             return t
     raise InvalidValue(f"no systolic element type for dtype {dt}", values={"dtype": str(dt)})
 

@@ -447,3 +447,27 @@ def test_every_stage_variant(variant):
             assert_same_bits(got, want, f"variant {variant}")
     finally:
         XK.stage_kernel, XK.stage_variant = old
+
+
+@needs_gpu
+@pytest.mark.parametrize("da,db", [(np.int8, np.int8), (np.uint8, np.int8), (np.int8, np.uint8),
+                                   (np.uint8, np.uint8)])
+@pytest.mark.parametrize("with_c", [False, True])
+def test_int8_torch_inputs_take_the_amx_cached_path(da, db, with_c):
+    """s8/u8 torch CUDA inputs the AMX kernel reads in place go through its cached launch path: same bits as the
+    CPU path (C at the int32 wrap), and last_run says which path ran (else the test would pass on the general one)."""
+    torch = pytest.importorskip("torch")
+    from systolic.gpu import xmx_kernels as XK
+    rng = np.random.default_rng(7)
+    lo_a, hi_a = np.iinfo(da).min, np.iinfo(da).max
+    lo_b, hi_b = np.iinfo(db).min, np.iinfo(db).max
+    a = rng.integers(lo_a, hi_a + 1, (256, 384)).astype(da)   # M % 128 == K % 128 == 0: the fast path fits
+    b = rng.integers(lo_b, hi_b + 1, (384, 192)).astype(db)
+    c = rng.integers(2 ** 31 - 5000, 2 ** 31, (256, 192)).astype(np.int64).astype(np.int32) if with_c else None
+    want = matmul(a, b, c, platform="pvc", backend="cpu")
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    tc = None if c is None else torch.from_numpy(c).cuda()
+    got = matmul(ta, tb, tc, platform="pvc", backend="cuda")
+    assert XK.last_run["path"] == "amx-int8-fast", XK.last_run
+    assert isinstance(got, torch.Tensor) and got.is_cuda
+    assert_same_bits(got.cpu().numpy(), want)

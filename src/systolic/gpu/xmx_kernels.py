@@ -90,26 +90,65 @@ def _gpu_kind(*xs) -> str:
 
 
 class _Meta:
-    """dtype/shape/ndim of an argument without copying it (what gemm.plan reads)."""
+    """dtype/shape/ndim of an argument without copying it (what gemm.plan reads).
+
+    For integer torch / CuPy arrays the metadata is read off the object and the intake (DLPack or CUDA array
+    interface) is made only when a kernel needs it: the s8/u8 calls that the AMX kernel's cached launch path
+    takes never pay for it (host time per call is what limits a 4096^3 int8 GEMM).
+    """
 
     def __init__(self, x, name):
+        self._x, self._name, self._intake = x, name, None
         if R.is_gpu_array(x):
-            self.intake = R.intake(x, name)
-            self.dtype = np.dtype(self.intake.dtype)
-            self.shape = tuple(int(s) for s in self.intake.shape)
+            self._gpu = True
+            light = _integer_meta(x)
+            if light is None:
+                self._intake = R.intake(x, name)
+                self.dtype = np.dtype(self._intake.dtype)
+                self.shape = tuple(int(s) for s in self._intake.shape)
+            else:
+                self.dtype, self.shape = light
             self.host = None
         else:
-            self.intake = None
+            self._gpu = False
             self.host = np.asarray(x)
             self.dtype = self.host.dtype
             self.shape = self.host.shape
         self.ndim = len(self.shape)
+
+    @property
+    def intake(self):
+        """The device view of a GPU argument (made on first use), None for a host array."""
+        if self._gpu and self._intake is None:
+            self._intake = R.intake(self._x, self._name)
+        return self._intake
 
     def to_host(self) -> np.ndarray:
         if self.host is None:
             d = self.intake.data.get()
             self.host = d.view(self.dtype) if d.dtype != self.dtype else d
         return self.host
+
+
+_INT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.uint32))
+
+
+def _integer_meta(x):
+    """(dtype, shape) of an integer torch tensor or CuPy array read off the object, else None."""
+    mod = type(x).__module__.split(".")[0]
+    if mod == "torch":
+        dt = R._torch_dtype_map().get(x.dtype)
+    elif mod == "cupy":
+        dt = np.dtype(x.dtype)
+    else:
+        return None
+    if dt is None or dt not in _INT_DTYPES:
+        return None
+    return dt, tuple(int(s) for s in x.shape)
+
+
+#: the precisions the AMX int8 kernel takes as they are (int8 / uint8 containers)
+_I8P = ("s8", "u8")
 
 
 def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_block=None):
@@ -121,6 +160,16 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = G.plan(A, B, platform, model, precision, row_block)
     counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2, b=p1,
                    sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul-cuda")
+    if is_int and precision is None and imma_version == "amx" and p1 in _I8P and p2 in _I8P and m and n and k:
+        # s8/u8 DPAS and AMX TDPB[SU][SU]D are one function (C + exact products mod 2**32): GPU inputs the AMX
+        # kernel can read in place take its cached launch path (no intake, no argument re-checks: plan() above
+        # already raised what the CPU path raises); None means they do not fit it and the general path runs
+        from . import amx_kernels as AK
+        out = AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if AK._INT8["fast"] else None
+        if out is not None:
+            last_run.clear()
+            last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
+            return out
     Cm = None if c is None else _Meta(c, "c")
     if is_int:
         cv = None if Cm is None else _int_c(cp, Cm, m, n)
