@@ -16,7 +16,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
