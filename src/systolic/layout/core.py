@@ -112,7 +112,10 @@ class Layout:
                 raise InvalidValue(f"holder coordinate {k} must be an integer", rule="holder coordinates",
                                    values={k: repr(v)})
             col = self.index[..., self.holder.index(k)][self.held()]
-            lo, hi = (int(col.min()), int(col.max())) if col.size else (0, -1)
+            lo, hi = (min(0, int(col.min())), int(col.max())) if col.size else (0, -1)
+            if k in ("work_item", "lane"):   # a work-item of the sub-group may hold nothing (M=1): still valid
+                n = self.params.get("sub_group_size", self.params.get("sg_size"))
+                hi = max(hi, int(n) - 1) if isinstance(n, (int, np.integer)) else hi
             if not lo <= int(v) <= hi:   # outside the operand: an error, as where() does for elements
                 raise InvalidValue(f"holder {k}={int(v)} is outside {self.layer} {self.operand} ({k} in "
                                    f"[{lo}, {hi}])", rule=f"holders of this operand: {k} in [{lo}, {hi}]",
