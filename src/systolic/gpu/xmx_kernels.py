@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import counters
+from .. import counters, fpenv
 from .. import types as T
 from ..errors import InvalidValue
 from ..xmx import gemm as G
@@ -179,6 +179,11 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         last_run.update(path="amx-int8" if imma_version == "amx" else "imma", flagged=0, robust=0, cpu=0)
         return R.give_back(_int_gemm(cp, A, B, cv, p2, p1, m, k, n), kind)
 
+    with fpenv.default():  # the host's share of a float GEMM (flagged elements, exact fallbacks) reads MXCSR
+        return _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block)
+
+
+def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block):
     cv = None if Cm is None else _float_c(cp, Cm, m, n)
     if m == 0 or n == 0:
         out = cp.zeros((m, n), dtype=cp.float32) if cv is None else cv.astype(cp.float32)

@@ -53,7 +53,6 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
     return _DTYPE_PRECISION[name]
 
 
-@fpenv.guarded
 def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
            *, row_block: int | None = None, backend: str = "auto"):
     """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.
@@ -73,6 +72,11 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
             from ..gpu import xmx_kernels
             return xmx_kernels.matmul(a, b, c, platform=platform, model=model, precision=precision,
                                       row_block=row_block)
+    return _matmul_cpu(a, b, c, platform, model, precision, row_block)
+
+
+@fpenv.guarded  # the CPU path: its float arithmetic needs MXCSR at the IEEE defaults (the CUDA backend guards its own)
+def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     a = np.asarray(a)
     b = np.asarray(b)
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
