@@ -275,8 +275,12 @@ def _ftz_possible(a32, b32, c32, mn: str) -> bool:
     2^(ga + gb); sums and 24-bit roundings of multiples of 2^g stay multiples of 2^g, so no result is ever
     below 2^-126 in magnitude: neither gradual underflow nor FTZ can occur and the kernel may skip its check.
     """
+    return ftz_possible_from_exponents(_min_exponent(a32), _min_exponent(b32), _min_exponent(c32), mn)
+
+
+def ftz_possible_from_exponents(ea: int | None, eb: int | None, ec: int | None, mn: str) -> bool:
+    """:func:`_ftz_possible` from the smallest biased exponents of A, B and C (None: no nonzero value)."""
     z = 16 if mn == "tdpbf16ps" else 13
-    ea, eb, ec = _min_exponent(a32), _min_exponent(b32), _min_exponent(c32)
     g = []
     if ea is not None and eb is not None:
         g.append((ea - 150 + z) + (eb - 150 + z))

@@ -360,14 +360,8 @@ def _min_exponent(key: int) -> int | None:
 
 def _ftz_possible(ka: int, kb: int, kc: int, mn: str) -> bool:
     """systolic.amx.gemm._ftz_possible on the exponent minima the conversion kernels found."""
-    z = 16 if mn == "tdpbf16ps" else 13
-    ea, eb, ec = _min_exponent(ka), _min_exponent(kb), _min_exponent(kc)
-    g = []
-    if ea is not None and eb is not None:
-        g.append((ea - 150 + z) + (eb - 150 + z))
-    if ec is not None:
-        g.append(ec - 150)
-    return bool(g) and min(g) < -126
+    from ..amx.gemm import ftz_possible_from_exponents
+    return ftz_possible_from_exponents(_min_exponent(ka), _min_exponent(kb), _min_exponent(kc), mn)
 
 
 def _float(cp, mn, ia, ib, cin32, M, N, K):

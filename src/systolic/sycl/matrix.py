@@ -165,7 +165,8 @@ def _mem_layout(spec, lay, name):
     return s
 
 
-def _load_impl(b, *, lay=None, checked=False):
+def _memory_operands(b, lay, checked):
+    """The matrix, memory, offsets, per-sub-group stride, spec and memory layout of a load or store, checked."""
     mg, (mem, offs), stride = b.args[0], b.args[1], b.args[2]
     spec = mg.spec
     s = _mem_layout(spec, lay, b.name)
@@ -175,6 +176,11 @@ def _load_impl(b, *, lay=None, checked=False):
     core.check_size_t(b.name, stride=stride)
     stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
     core.check_stride(stride, spec, s, b.name, _row_length(b, checked))
+    return mg, mem, offs, stride, spec, s
+
+
+def _load_impl(b, *, lay=None, checked=False):
+    mg, mem, offs, stride, spec, s = _memory_operands(b, lay, checked)
     if not checked:
         idx = core.mem_index(spec, offs, stride, s)
         mg.set(core.gather(mem, idx, b.name))
@@ -221,15 +227,7 @@ def _load_ids(launch, *cols) -> np.ndarray:
 
 
 def _store_impl(b, *, lay=None, checked=False):
-    mg, (mem, offs), stride = b.args[0], b.args[1], b.args[2]
-    spec = mg.spec
-    s = _mem_layout(spec, lay, b.name)
-    if mem.dtype != spec.t.dtype:
-        raise InvalidValue(f"{b.name}: the pointer's element type {mem.dtype} is not the matrix's {spec.t.dtype}",
-                           values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
-    core.check_size_t(b.name, stride=stride)
-    stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
-    core.check_stride(stride, spec, s, b.name, _row_length(b, checked))
+    mg, mem, offs, stride, spec, s = _memory_operands(b, lay, checked)
     vals = mg.get()
     if checked:
         idx, inside = _checked_index(spec, s, offs, stride, b)
