@@ -65,6 +65,16 @@ class Header:
     inputs: list[tuple[str, int]] = field(default_factory=list)            # ("VAR=values", line)
     title: str = ""
 
+    def device_for(self, requested: str | None, default: str) -> str:
+        """The device a run uses: ``--device`` if given, else the header's, else ``default``; it must be one of
+        the header's ``devices`` when the header lists them."""
+        dev = (self.device or default) if requested is None else requested
+        if self.devices is not None and dev not in self.devices:
+            raise ProgramError(f"the program does not support device {dev!r}",
+                               rule="systolic run --device: one of the header's devices",
+                               values={"device": dev, "devices": list(self.devices)})
+        return dev
+
 
 def _err(msg: str, line: int, text: str, rule: str = "systolic-run header (docs/run.md)") -> ProgramError:
     return ProgramError(msg, rule=rule, values={"line": line, "directive": text.strip()[:80]})

@@ -136,11 +136,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
         raise ProgramError("'in' is a vISA directive; IR globals are set with 'fill'",
                            rule="systolic-run header of .ll files", values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
-    dev = default if device is None else device
-    if h.devices is not None and dev not in h.devices:
-        raise ProgramError(f"the program does not support device {dev!r}",
-                           rule="systolic run --device: one of the header's devices",
-                           values={"device": dev, "devices": list(h.devices)})
+    dev = h.device_for(device, DEFAULT_DEVICE)
     fn = function or h.function
     if fn is None:
         raise ProgramError("no function to run: the header has no 'function' directive and --function is not given",

@@ -28,11 +28,7 @@ def run(path: Path, device: str | None = None) -> dict:
                            "'in' and checks them with 'expect'", rule="systolic-run header of .visa files",
                            values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
-    dev = default if device is None else device
-    if h.devices is not None and dev not in h.devices:
-        raise ProgramError(f"the program does not support device {dev!r}",
-                           rule="systolic run --device: one of the header's devices",
-                           values={"device": dev, "devices": list(h.devices)})
+    dev = h.device_for(device, DEFAULT_DEVICE)
     prog = asm.parse(text, source=str(path))
     m = Machine(prog, dev)
     for spec, _line in h.inputs:
