@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from systolic import layout as LY
 from systolic.cli import cli
-from systolic.errors import BackendUnavailable, InvalidValue
+from systolic.errors import InvalidValue
 from systolic.explorer import detail, resolve, table, what, where
 from systolic.explorer.svg import layout_svg, mma_svg
 
