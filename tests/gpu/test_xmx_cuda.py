@@ -471,3 +471,31 @@ def test_int8_torch_inputs_take_the_amx_cached_path(da, db, with_c):
     assert XK.last_run["path"] == "amx-int8-fast", XK.last_run
     assert isinstance(got, torch.Tensor) and got.is_cuda
     assert_same_bits(got.cpu().numpy(), want)
+
+
+@needs_gpu
+def test_int8_cached_call_keeps_errors_and_counts():
+    """The second identical s8 call takes the cache; a C of another shape, a bad platform and a bad row_block
+    still raise the XMX path's typed errors; each call counts its DPAS."""
+    torch = pytest.importorskip("torch")
+    from systolic import counters
+    from systolic.gpu import xmx_kernels as XK
+    rng = np.random.default_rng(11)
+    a = rng.integers(-128, 128, (128, 256)).astype(np.int8)
+    b = rng.integers(-128, 128, (256, 64)).astype(np.int8)
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    want = matmul(a, b, platform="pvc", backend="cpu")
+    with counters.recording() as rec:
+        for _ in range(2):
+            got = matmul(ta, tb, platform="pvc", backend="cuda")
+            assert XK.last_run["path"] == "amx-int8-fast"
+            assert_same_bits(got.cpu().numpy(), want)
+    assert rec.total("dpas") == 2 * (128 // 8) * (64 // 16) * (256 // 32)   # RC-8 tiles x N/exec x K/(8*ops)
+    bad_c = torch.zeros((64, 64), dtype=torch.int32, device="cuda")
+    for kw in ({"c": bad_c}, {"platform": "nope"}, {"row_block": 0}):
+        with pytest.raises(errors.SystolicError) as e1:
+            matmul(a, b, platform=kw.get("platform", "pvc"), backend="cpu",
+                   **{k: (v.cpu().numpy() if k == "c" else v) for k, v in kw.items() if k != "platform"})
+        with pytest.raises(type(e1.value)):
+            matmul(ta, tb, platform=kw.get("platform", "pvc"), backend="cuda",
+                   **{k: v for k, v in kw.items() if k != "platform"})

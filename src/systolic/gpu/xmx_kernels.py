@@ -35,6 +35,7 @@ from .. import types as T
 from ..errors import InvalidValue
 from ..xmx import gemm as G
 from ..xmx import kernels as KN
+from . import amx_kernels as _AK
 from . import runtime as R
 from .xmx_source import D_SMEM, IMMA_VERSION, i2_smem, NAMES, S_SMEM, SOURCE, STAGE_KERNEL, STAGE_VARIANT
 
@@ -150,23 +151,57 @@ def _integer_meta(x):
 #: the precisions the AMX int8 kernel takes as they are (int8 / uint8 containers)
 _I8P = ("s8", "u8")
 
+#: s8/u8 calls whose metadata gemm.plan() accepted and the AMX cached path ran: key -> (DPAS count, counter
+#: fields). plan() reads only metadata (shapes, dtypes, platform, model, precision, row_block), all in the key,
+#: so a hit would pass it again; an argument it rejects is never cached and raises on every call.
+_FAST: dict = {}
+_FAST_TYPES = {"torch", "cupy"}
+
+
+def _fast_key(a, b, c, platform, model, precision, row_block):
+    """The cache key of an int8/uint8 torch / CuPy call with plain-string platform and model, else None."""
+    if precision is not None or type(a).__module__.split(".")[0] not in _FAST_TYPES:
+        return None
+    try:
+        key = (type(a), type(b), str(a.dtype), str(b.dtype), tuple(a.shape), tuple(b.shape),
+               None if c is None else (type(c), str(c.dtype), tuple(c.shape)), platform, model, row_block)
+        hash(key)
+    except (AttributeError, TypeError):          # not array-like, or an unhashable platform / model / row_block
+        return None
+    return key
+
 
 def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_block=None):
     """:func:`systolic.xmx.matmul` on the CUDA device (see the module docstring); call it through
     ``systolic.xmx.matmul(..., backend="cuda")``."""
+    key = _fast_key(a, b, c, platform, model, precision, row_block)
+    hit = _FAST.get(key) if key is not None else None
+    if hit is not None:
+        # an s8/u8 call whose metadata plan() already accepted: straight to the AMX kernel's cached launch path
+        out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if _AK._INT8["fast"] else None
+        if out is not None:
+            counters.count("dpas", hit[0], **hit[1])
+            last_run.clear()
+            last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
+            return out
     cp = R.require()
     kind = _gpu_kind(a, b, c)
     A, B = _Meta(a, "a"), _Meta(b, "b")
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = G.plan(A, B, platform, model, precision, row_block)
-    counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2, b=p1,
-                   sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul-cuda")
-    if is_int and precision is None and imma_version == "amx" and p1 in _I8P and p2 in _I8P and m and n and k:
+    n_dpas = -(-m // 8) * -(-n // P.exec_size) * (kp // kd)
+    how = dict(op="dpas", platform=P.name, a=p2, b=p1, sd=8, rc=8, exec=P.exec_size,
+               dst="int32" if is_int else "fp32", via="matmul-cuda")
+    counters.count("dpas", n_dpas, **how)
+    if (is_int and precision is None and imma_version == "amx" and p1 in _I8P and p2 in _I8P and m and n and k
+            and (c is None or tuple(getattr(c, "shape", ())) == (m, n))):
         # s8/u8 DPAS and AMX TDPB[SU][SU]D are one function (C + exact products mod 2**32): GPU inputs the AMX
         # kernel can read in place take its cached launch path (no intake, no argument re-checks: plan() above
-        # already raised what the CPU path raises); None means they do not fit it and the general path runs
-        from . import amx_kernels as AK
-        out = AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if AK._INT8["fast"] else None
+        # already raised what the CPU path raises, and a C of another shape goes the general way to get the
+        # XMX error); None means they do not fit it and the general path runs
+        out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if _AK._INT8["fast"] else None
         if out is not None:
+            if key is not None:
+                _FAST[key] = (n_dpas, how)
             last_run.clear()
             last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
             return out
