@@ -124,13 +124,11 @@ def _tdpb_d(ext1, ext2):
             for k in range(elements_src1):
                 for n in range(elements_dest):
                     # int32 accumulation, wrapping modulo 2^32 (no saturation)
+                    dot = _dpbd(_dword(a, m, k), _dword(b, k, n), ext1, ext2)
                     if trace is not None and (trace["row"], trace["col"]) == (m, n):
                         trace.setdefault("c", tmp[n])
-                        trace.setdefault("steps", []).append(
-                            {"k": k, "dot": _dpbd(_dword(a, m, k), _dword(b, k, n), ext1, ext2)})
-                    tmp[n] = (tmp[n] + _dpbd(_dword(a, m, k), _dword(b, k, n), ext1, ext2)) & 0xFFFFFFFF
-                    if trace is not None and (trace["row"], trace["col"]) == (m, n):
-                        trace["steps"][-1]["acc"] = tmp[n]
+                        trace.setdefault("steps", []).append({"k": k, "dot": dot, "acc": (tmp[n] + dot) & 0xFFFFFFFF})
+                    tmp[n] = (tmp[n] + dot) & 0xFFFFFFFF
             write_row_and_zero(c, m, _row_from_dwords(tmp), n_colsb)
         zero_upper_rows(c, m_rows)
     return op

@@ -199,9 +199,9 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel, tra
         if s.kind == "int":
             out = [t & 0xFFFFFFFF for t in temp]
         else:
+            traced_col = trace["col"] if trace is not None and trace["row"] == r else None
             out = [fp32_to_acc_bits(M.accumulate(model, float(temp[i]), stages[i],
-                                                 trace=trace.setdefault("sums", []) if trace is not None
-                                                 and trace["row"] == r and trace["col"] == i else None),
+                                                 trace=trace.setdefault("sums", []) if i == traced_col else None),
                                     s.dst_type, model)
                    for i in range(Exec_size)]
         if trace is not None and trace["row"] == r:
