@@ -96,6 +96,22 @@ def recording():
             _active = tuple(r for r in _active if r is not rec)
 
 
+@contextmanager
+def suspended():
+    """Keep events out of the active recorders inside the block (a caller that counts the instructions itself,
+    e.g. a batched lowering whose engine GEMM is tiled differently from the kernel); yields the recorders that
+    were active. Recorders opened meanwhile (another thread) stay open afterwards."""
+    global _active
+    with _lock:
+        saved = _active
+        _active = ()
+    try:
+        yield saved
+    finally:
+        with _lock:
+            _active = saved + tuple(r for r in _active if r not in saved)
+
+
 def count(kind: str, n: int = 1, /, **params) -> None:
     """Record ``n`` events of ``kind`` with ``params`` (hashable values) in every active recorder."""
     if not _active:

@@ -233,7 +233,8 @@ class TileMachine:
                               rule="memory operand inside the memory image (start_row keeps the faulting row)",
                               values={"base": base, "stride": stride, "colsb": colsb, "memory_size": memory.size})
         execute(self, t, memory, base, stride)
-        counters.count("amx", op=mnemonic, rows=self.config.rows[t], colsb=self.config.colsb[t], via="machine")
+        if counters.active():                # the params are built only while something records
+            counters.count("amx", op=mnemonic, rows=self.config.rows[t], colsb=self.config.colsb[t], via="machine")
         self._zero_tilecfg_start()
 
     def tilezero(self, tmm: int) -> None:
@@ -282,8 +283,9 @@ class TileMachine:
                                 rule="SDM AMX-E4: #UD if src1.colsb / 4 or src2.rows > tmul_maxk",
                                 values={**shape, "tmul_maxk": self.cpu.tmul_maxk})
         self.backend.dot(self, mnemonic, d, a, b)
-        counters.count("amx", op=mnemonic, m=cfg.rows[d], n=cfg.colsb[d] // 4, k_dwords=cfg.colsb[a] // 4,
-                       via="machine")
+        if counters.active():                # the params are built only while something records
+            counters.count("amx", op=mnemonic, m=cfg.rows[d], n=cfg.colsb[d] // 4, k_dwords=cfg.colsb[a] // 4,
+                           via="machine")
         self._zero_tilecfg_start()
 
     def tdpbssd(self, dst: int, src1: int, src2: int) -> None:

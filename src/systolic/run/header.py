@@ -68,12 +68,18 @@ class Header:
     def device_for(self, requested: str | None, default: str) -> str:
         """The device a run uses: ``--device`` if given, else the header's, else ``default``; it must be one of
         the header's ``devices`` when the header lists them."""
-        dev = (self.device or default) if requested is None else requested
-        if self.devices is not None and dev not in self.devices:
-            raise ProgramError(f"the program does not support device {dev!r}",
-                               rule="systolic run --device: one of the header's devices",
-                               values={"device": dev, "devices": list(self.devices)})
-        return dev
+        return pick_device(requested, self.device or default, self.devices, "the header's devices", "devices")
+
+
+def pick_device(requested: str | None, default: str, devices, declared: str = "the program's DEVICES",
+                key: str = "DEVICES") -> str:
+    """``requested`` (or ``default``), checked against the devices the program declares (None: any)."""
+    dev = default if requested is None else requested
+    if devices is not None and dev not in devices:
+        raise ProgramError(f"the program does not support device {dev!r}",
+                           rule=f"systolic run --device: one of {declared}",
+                           values={"device": dev, key: list(devices)})
+    return dev
 
 
 def _err(msg: str, line: int, text: str, rule: str = "systolic-run header (docs/run.md)") -> ProgramError:

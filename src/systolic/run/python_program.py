@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import ProgramError, SystolicError
 from .compare import as_array, compare
+from .header import pick_device
 
 __all__ = ["load", "run"]
 
@@ -137,16 +138,6 @@ def check_protocol(mod, path: Path) -> tuple[str, str, tuple[str, ...] | None]:
     except ValueError:  # no signature (a builtin): let the call decide
         pass
     return doc, default, devices
-
-
-def pick_device(device: str | None, default: str, devices: tuple[str, ...] | None) -> str:
-    """``device`` (or the default), checked against the declared DEVICES."""
-    dev = default if device is None else device
-    if devices is not None and dev not in devices:
-        raise ProgramError(f"the program does not support device {dev!r}",
-                           rule="systolic run --device: one of the program's DEVICES",
-                           values={"device": dev, "DEVICES": list(devices)})
-    return dev
 
 
 def run(path: Path, device: str | None = None) -> dict:

@@ -8,22 +8,18 @@ when it is importable its own title of the operand's :class:`~systolic.layout.La
 from __future__ import annotations
 
 from .. import types as T
+from ..amx.machine import TMUL_MNEMONICS, TMUL_TYPES
 
 __all__ = ["instructions", "layouts"]
 
-_AMX_BYTES = {"tdpbssd": 1, "tdpbsud": 1, "tdpbusd": 1, "tdpbuud": 1, "tdpbf16ps": 2, "tdpfp16ps": 2,
-              "tcmmimfp16ps": 2, "tcmmrlfp16ps": 2, "tdpbf8ps": 1, "tdpbhf8ps": 1, "tdphbf8ps": 1, "tdphf8ps": 1}
-_AMX_TMUL = set(_AMX_BYTES)
+_AMX_TMUL = set(TMUL_MNEMONICS)
 
 
 def instructions(rec) -> dict:
     """The counts by engine: ``{"dpas": [...], "amx": [...], "visa": {...}, "totals": {...}}``."""
     dpas = [{k: v for k, v in e.items() if k != "kind"} for e in rec.events("dpas")]
     fields = ("op", "m", "n", "k_dwords", "rows", "colsb", "via")
-    amx: dict[tuple, int] = {}
-    for e in rec.events("amx"):
-        key = tuple(e.get(f) for f in fields)
-        amx[key] = amx.get(key, 0) + e["count"]
+    amx = rec.by("amx", *fields)
     amx_rows = [{**dict(zip(fields, key)), "count": c}
                 for key, c in sorted(amx.items(), key=lambda kv: (kv[0][0] not in _AMX_TMUL, str(kv[0])))]
     visa = dict(sorted(rec.by("visa", "op").items(), key=lambda kv: (-kv[1], kv[0])))
@@ -73,10 +69,9 @@ def _dpas_layouts(e: dict) -> dict:
 
 def _amx_layouts(r: dict) -> dict:
     mn, m, n, kd = r["op"], r["m"], r["n"], r["k_dwords"]
-    eb = _AMX_BYTES[mn]
-    per = 4 // eb
+    src1, _src2, acc = (T.get(t).name for t in TMUL_TYPES[mn])
+    per = 32 // T.get(src1).bits
     k = kd * per
-    acc = "int32" if mn.startswith("tdpb") and mn.endswith("d") else "fp32"
     base = f"systolic layout detail amx {{op}} --instruction {mn} --m {m} --n {n} --k {k}"
     opts = dict(instruction=mn, m=m, n=n, k=k)
     rows = []

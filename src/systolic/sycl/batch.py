@@ -27,15 +27,8 @@ def kernel_counts():
     then records the instructions the kernel issues (per sub-group, as the compiler builds them) itself.
     Yields the recorders that were active (empty when nothing records)."""
     from .. import counters
-    with counters._lock:
-        saved = counters._active
-        counters._active = ()
-    try:
+    with counters.suspended() as saved:
         yield saved
-    finally:
-        with counters._lock:
-            # recorders opened meanwhile (another thread) stay; the suspended ones come back
-            counters._active = saved + tuple(r for r in counters._active if r not in saved)
 
 
 def _unique(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -175,7 +175,8 @@ class Machine:
             self._step(inst)
         except SystolicError as e:
             raise located(e, inst.line, inst.column, self.prog.source) from None
-        counters.count("visa", op=inst.op, platform=self.platform.name)
+        if counters.active():
+            counters.count("visa", op=inst.op, platform=self.platform.name)
 
     # ------------------------------------------------------------------ element access
     def _load(self, addr: int, t: VisaType) -> int:
