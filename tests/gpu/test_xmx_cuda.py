@@ -499,3 +499,15 @@ def test_int8_cached_call_keeps_errors_and_counts():
         with pytest.raises(type(e1.value)):
             matmul(ta, tb, platform=kw.get("platform", "pvc"), backend="cuda",
                    **{k: v for k, v in kw.items() if k != "platform"})
+
+
+def test_bad_arguments_raise_the_cpu_paths_error_with_or_without_a_gpu():
+    """backend='cuda' checks the arguments before it looks for a GPU: a K mismatch or an unknown platform is the
+    CPU path's error on any machine (before, a machine without CuPy said BackendUnavailable instead)."""
+    a = np.zeros((4, 32), np.int8)
+    for b, kw in ((np.zeros((33, 4), np.int8), {}), (np.zeros((32, 4), np.int8), {"platform": "nope"})):
+        with pytest.raises(errors.SystolicError) as cpu_err:
+            matmul(a, b, backend="cpu", **kw)
+        with pytest.raises(type(cpu_err.value)) as gpu_err:
+            matmul(a, b, backend="cuda", **kw)
+        assert str(gpu_err.value) == str(cpu_err.value)

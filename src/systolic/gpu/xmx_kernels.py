@@ -158,6 +158,16 @@ _FAST: dict = {}
 _FAST_TYPES = {"torch", "cupy"}
 
 
+def _amx_int8_fast(a, b, c):
+    """The AMX int8 kernel's cached launch path on the operands as they are (C + exact products mod 2**32, the
+    function of s8/u8 DPAS too), or None when they do not fit it."""
+    out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if _AK._INT8["fast"] else None
+    if out is not None:
+        last_run.clear()
+        last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
+    return out
+
+
 def _fast_key(a, b, c, platform, model, precision, row_block):
     """The cache key of an int8/uint8 torch / CuPy call with plain-string platform and model, else None."""
     if precision is not None or type(a).__module__.split(".")[0] not in _FAST_TYPES:
@@ -178,16 +188,14 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
     hit = _FAST.get(key) if key is not None else None
     if hit is not None:
         # an s8/u8 call whose metadata plan() already accepted: straight to the AMX kernel's cached launch path
-        out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if _AK._INT8["fast"] else None
+        out = _amx_int8_fast(a, b, c)
         if out is not None:
             counters.count("dpas", hit[0], **hit[1])
-            last_run.clear()
-            last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
             return out
-    cp = R.require()
-    kind = _gpu_kind(a, b, c)
     A, B = _Meta(a, "a"), _Meta(b, "b")
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = G.plan(A, B, platform, model, precision, row_block)
+    cp = R.require()        # after plan(): bad arguments raise the CPU path's errors with or without a GPU
+    kind = _gpu_kind(a, b, c)
     n_dpas = -(-m // 8) * -(-n // P.exec_size) * (kp // kd)
     how = dict(op="dpas", platform=P.name, a=p2, b=p1, sd=8, rc=8, exec=P.exec_size,
                dst="int32" if is_int else "fp32", via="matmul-cuda")
@@ -198,12 +206,10 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         # kernel can read in place take its cached launch path (no intake, no argument re-checks: plan() above
         # already raised what the CPU path raises, and a C of another shape goes the general way to get the
         # XMX error); None means they do not fit it and the general path runs
-        out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if _AK._INT8["fast"] else None
+        out = _amx_int8_fast(a, b, c)
         if out is not None:
             if key is not None:
                 _FAST[key] = (n_dpas, how)
-            last_run.clear()
-            last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
             return out
     Cm = None if c is None else _Meta(c, "c")
     if is_int:
@@ -227,8 +233,9 @@ def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, prec
         # no GPU kernel for these models: the CPU path computes them (same bits by definition)
         last_run.clear()
         last_run.update(path="cpu-model", flagged=0, robust=0, cpu=m * n)
-        out = G.matmul(A.to_host(), B.to_host(), None if cv is None else cv.get(), platform=P, model=mdl,
-                       precision=precision, row_block=row_block)
+        with counters.suspended():   # counted above already, as this call's DPAS
+            out = G.matmul(A.to_host(), B.to_host(), None if cv is None else cv.get(), platform=P, model=mdl,
+                           precision=precision, row_block=row_block)
         return R.give_back(cp.asarray(out), kind)
     n4 = -(-n // 4) * 4
     av = _float_operand(cp, A, p2, mdl.flushes(p2, P), m, k, m, kp)       # m x kp
@@ -322,8 +329,7 @@ def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: i
     if imma_version == "amx" and k > 0:
         # XMX integer DPAS and AMX TDPB[SU][SU]D compute the same function of s8/u8 operands (C + sum of exact
         # products modulo 2**32): one kernel serves both engines (systolic.gpu.amx_int8_cuda, K chunks of 32768)
-        from . import amx_kernels as AK
-        return AK._int8(cp, _Op(a8), _Op(b8), cv, m, n, k)
+        return _AK._int8(cp, _Op(a8), _Op(b8), cv, m, n, k)
     kp = max(64, -(-k // 64) * 64)
     if kp == k and a8.flags.c_contiguous:
         ap = a8.view(cp.uint8)
