@@ -20,7 +20,9 @@ They run in two ways:
   stores them), executes the instruction on tiles 0-2 and releases the tiles. Every hardware rule applies, so a
   shape the hardware rejects raises InvalidOpcode / GeneralProtection, and a row outside memory MemoryFault;
 * **traced** inside :func:`systolic.compiler.tracing.trace`: the same calls append the ``.internal``
-  intrinsics to an IR function (shapes may then be traced values, e.g. function arguments).
+  intrinsics to an IR function (shapes may then be traced values, e.g. function arguments). The intrinsics
+  only read :data:`ACTIVE_TRACER`, which the tracer sets: they never import the compiler (the compiler's front
+  end imports them, so the dependency points one way).
 
 A Tile that was never written holds zeros (the compiler turns an undefined tile reaching a phi into a tilezero).
 
@@ -42,6 +44,7 @@ apply unchanged (``Tile(256, 64)`` stores rows byte 0, exactly as the compiled c
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 
 import numpy as np
@@ -75,9 +78,15 @@ def use_machine(machine):
         _state.machine = old
 
 
+#: The tracer the intrinsics hand their calls to instead of executing them (None: they run eagerly). Set by
+#: :func:`systolic.compiler.tracing.trace` (which re-exports it as ``tracing._current``); the intrinsics call
+#: only ``register(tile)``, ``tile_load(dst, base, stride, stream)``, ``tile_store(base, stride, src)``,
+#: ``tile_zero(dst)`` and ``tile_dot(mnemonic, dst, src0, src1)`` on it.
+ACTIVE_TRACER: contextvars.ContextVar = contextvars.ContextVar("systolic_tracer", default=None)
+
+
 def _tracer():
-    from ..compiler.tracing import current
-    return current()
+    return ACTIVE_TRACER.get()
 
 
 # ------------------------------------------------------------------------------ eager primitives

@@ -19,10 +19,9 @@ through phis). The same functions run eagerly outside ``trace``:
 
 from __future__ import annotations
 
-import contextvars
-
 import numpy as np
 
+from ..amx.intrinsics import ACTIVE_TRACER, Ptr, use_machine
 from ..errors import CompileError, InvalidValue
 from .ir import (I1, I8, I16, I32, I64, PTR, VOID, X86_AMX, Argument, ArrayType, ConstantInt, ConstantSpecial,
                  Function, GlobalVariable, Instr, IntType, Module, Value, intrinsic)
@@ -31,7 +30,8 @@ from .shapes import internal_name
 
 __all__ = ["trace", "current", "Scalar", "TracedPtr", "if_", "for_range", "call", "run_eager"]
 
-_current: contextvars.ContextVar = contextvars.ContextVar("systolic_tracer", default=None)
+#: the active tracer's slot: the intrinsics' own (they read it; trace() sets it), under its old name here
+_current = ACTIVE_TRACER
 
 
 def current():
@@ -411,7 +411,6 @@ def trace(fn, *, name: str | None = None, scalars: dict[str, str] | None = None,
 
 def run_eager(fn, *, scalars: dict | None = None, buffers: dict[str, np.ndarray] | None = None, machine=None):
     """Run ``fn`` eagerly with Python ints and ``Ptr`` buffers on ``machine`` (the default emulator if None)."""
-    from ..amx.intrinsics import Ptr, use_machine
     kwargs = dict(scalars or {})
     for k, arr in (buffers or {}).items():
         kwargs[k] = Ptr(arr)
