@@ -52,10 +52,6 @@ ALLOWED_CYCLES = {
     # the engines' lazy dispatch to systolic.gpu, whose kernels call back into the engine (see ALLOWED_UP)
     frozenset({"systolic.amx.gemm", "systolic.gpu.amx_kernels"}): "engine <-> CUDA backend (registry to come)",
     frozenset({"systolic.xmx.gemm", "systolic.gpu.xmx_kernels"}): "engine <-> CUDA backend (registry to come)",
-    # SYCL: the runtime launches kernels through simt, whose vectorised attempt lowers through matrix_core and
-    # the compiled AMX path, which call back into the runtime's launch state (function-level imports; pre-existing)
-    frozenset({"systolic.sycl.runtime", "systolic.sycl.simt", "systolic.sycl.matrix_core",
-               "systolic.sycl.lower_amx_compiled"}): "pre-existing: sycl runtime <-> simt <-> matrix_core",
     # explorer.explain <-> explain_lowered: its owner is still editing these files (to be split by a module both
     # import); allowed until then
     frozenset({"systolic.explorer.explain", "systolic.explorer.explain_lowered"}): "pre-existing: explain modules",

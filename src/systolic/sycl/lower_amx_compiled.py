@@ -47,6 +47,10 @@ class TraceContext:
         self.globals: dict[int, tuple[str, np.ndarray]] = {}
         self.tiles: dict[int, object] = {}
 
+    def collective(self, name: str, args: tuple, kw: dict) -> None:
+        """A group operation met while tracing (simt.Launch.collective in mode "trace" calls this)."""
+        return trace_collective(self, name, args, kw)
+
     def base(self, ptr, eb: int):
         from ..compiler.ir import I8, ArrayType, GlobalVariable
         from ..compiler.tracing import TracedPtr

@@ -20,7 +20,7 @@ from ..errors import InvalidValue, MemoryFault, UnsupportedCombination
 from ..layout import Layout
 from ..layout.joint_matrix import slice_layout
 from .devices import Device, get_device
-from .simt import Divergence, PerItem, Varying, current_launch
+from .simt import Divergence, JointMatrixLike, PerItem, USMPtrLike, Varying, current_launch
 
 __all__ = ["JointMatrix", "MatrixGroup", "Spec", "TypeInfo", "layout", "tf32", "type_info"]
 
@@ -174,7 +174,7 @@ def _dim_ok(v, mx, fixed) -> bool:
     return v == fixed if fixed else 1 <= v <= mx
 
 
-class JointMatrix:
+class JointMatrix(JointMatrixLike):
     """``joint_matrix<sub_group, T, use, Rows, Cols, Layout>``: the slices of the work-items it was declared by."""
 
     __slots__ = ("launch", "pending", "prov", "slices", "spec", "tag")
@@ -203,6 +203,13 @@ class JointMatrix:
 
     def __repr__(self) -> str:
         return self.spec.text()
+
+    def group_vectorised(self, nsg: int, s: int) -> MatrixGroup:
+        return MatrixGroup.vectorised(self, nsg, s)
+
+    @classmethod
+    def group_per_item(cls, groups: list) -> MatrixGroup:
+        return MatrixGroup.per_item_groups(groups)
 
 
 class MatrixGroup:
@@ -489,10 +496,9 @@ def _number(r, spec: Spec) -> np.ndarray:
 
 def _captures_per_item(fn) -> bool:
     """Whether ``fn`` closes over (or defaults to) per-work-item values of a vectorised launch."""
-    from .runtime import USMPtr
     cells = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ()) if _filled(c)]
     cells += list(getattr(fn, "__defaults__", None) or ())
-    return any(isinstance(v, (Varying, JointMatrix)) or (isinstance(v, USMPtr) and isinstance(v.offset, Varying))
+    return any(isinstance(v, (Varying, JointMatrix)) or (isinstance(v, USMPtrLike) and isinstance(v.offset, Varying))
                for v in cells) or bool(cells) and any(callable(v) for v in cells)
 
 

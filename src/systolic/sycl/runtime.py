@@ -266,12 +266,8 @@ class queue:
         launch = simt.Launch(self, tuple(ndr.global_range), tuple(ndr.local_range), sg)
         if rec.backend == "amx" and self.amx == "compiled":
             from .lower_amx_compiled import run_compiled
-            prev = simt.current_launch()
-            simt._state.launch = launch
-            try:
+            with simt.launched(launch):
                 self.last_compiled = run_compiled(launch, kernel, lambda w: nd_item(launch, w), self.amx_backend)
-            finally:
-                simt._state.launch = prev
             self.last_event = event("compiled", launch.counts)
             return self.last_event
         mode = simt.run_kernel(launch, kernel, lambda: nd_item(launch, None),

@@ -19,6 +19,7 @@ Collective implementations are written once, over a batch of sub-groups (:class:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable
@@ -28,13 +29,28 @@ import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue
 
-__all__ = ["Divergence", "Launch", "PerItem", "Varying", "current_launch"]
+__all__ = ["Divergence", "JointMatrixLike", "Launch", "PerItem", "USMPtrLike", "Varying", "current_launch",
+           "launched"]
 
+# The launch whose kernel body is running on this thread. This module is the bottom of the SYCL package: the
+# runtime, matrix_core and the compiled AMX path import it, it imports none of them (the objects it must tell
+# apart - joint_matrix objects, USM pointers - derive from the marker classes below).
 _state = threading.local()
 
 
 def current_launch():
     return getattr(_state, "launch", None)
+
+
+@contextlib.contextmanager
+def launched(launch):
+    """``launch`` is the current launch inside the ``with`` block (restored after, also on an exception)."""
+    prev = current_launch()
+    _state.launch = launch
+    try:
+        yield launch
+    finally:
+        _state.launch = prev
 
 
 class Divergence(Exception):
@@ -137,7 +153,24 @@ class Varying:
 
 
 class USMPtrLike:
-    """Marker base class of USM pointers (runtime.USMPtr), so Varying arithmetic defers to the pointer."""
+    """Marker base class of USM pointers (runtime.USMPtr: ``mem``, a flat numpy array, and ``offset``), so Varying
+    arithmetic defers to the pointer and collectives pass its memory and offsets."""
+
+
+class JointMatrixLike:
+    """Marker base class of joint_matrix objects (matrix_core.JointMatrix): collectives gather them into the
+    batch's matrix group through these two methods."""
+
+    __slots__ = ()
+
+    def group_vectorised(self, nsg: int, s: int):
+        """The matrix group of all ``nsg`` sub-groups of ``s`` work-items (vectorised execution)."""
+        raise NotImplementedError
+
+    @classmethod
+    def group_per_item(cls, groups: list):
+        """The matrix group of sub-groups given as their work-items' own objects (per-work-item execution)."""
+        raise NotImplementedError
 
 
 class PerItem:
@@ -209,9 +242,8 @@ class Launch:
         if self.mode == "vector":
             batch = Batch.vectorised(self, name, sg, args)
             return impl(batch, **kw)
-        if self.mode == "trace":
-            from .lower_amx_compiled import trace_collective
-            return trace_collective(self.trace, name, args, kw)
+        if self.mode == "trace":         # the compiled AMX path: self.trace is its TraceContext
+            return self.trace.collective(name, args, kw)
         return self.scheduler.arrive(name, impl, sg, args, kw, _callsite())
 
 
@@ -239,14 +271,12 @@ class Batch:
 
     @classmethod
     def vectorised(cls, launch: Launch, name: str, sg, args: tuple) -> Batch:
-        from .matrix_core import JointMatrix, MatrixGroup
-        from .runtime import USMPtr
         nsg, s = launch.n_sg, launch.sg_size
         out: list[Any] = []
         for i, a in enumerate(args):
-            if isinstance(a, JointMatrix):
-                out.append(MatrixGroup.vectorised(a, nsg, s))
-            elif isinstance(a, USMPtr):
+            if isinstance(a, JointMatrixLike):
+                out.append(a.group_vectorised(nsg, s))
+            elif isinstance(a, USMPtrLike):
                 off = a.offset
                 offs = _per_sg(launch, name, i, off.v if isinstance(off, Varying) else off)
                 out.append((a.mem, offs))
@@ -379,8 +409,6 @@ class Scheduler:
 
     def _check(self, g: int, wait: list[int]):
         """One sub-group's arrival: the same call, the same arguments; its arguments in per-sub-group form."""
-        from .matrix_core import JointMatrix
-        from .runtime import USMPtr
         L = self.launch
         recs = [self.waiting.pop(w) for w in wait]
         name, impl, _sg, args0, kw, site = recs[0]
@@ -397,10 +425,10 @@ class Scheduler:
         try:
             for i, a in enumerate(args0):
                 vs = [r[3][i] for r in recs]
-                if isinstance(a, JointMatrix):
+                if isinstance(a, JointMatrixLike):
                     vals.append(("matrix", vs))
-                elif isinstance(a, USMPtr):
-                    if any(not isinstance(v, USMPtr) or v.mem is not a.mem or v.offset != a.offset for v in vs):
+                elif isinstance(a, USMPtrLike):
+                    if any(not isinstance(v, USMPtrLike) or v.mem is not a.mem or v.offset != a.offset for v in vs):
                         raise _nonuniform(L, name, i, g, wait, vs)
                     vals.append(("ptr", a))
                 elif isinstance(a, PerItem):
@@ -441,10 +469,9 @@ def _signature(vals: list, kw: dict):
 
 def _combine(i: int, a, per_sg: list):
     """One argument of a batch of sub-groups, from each sub-group's own (see :class:`Batch`)."""
-    from .matrix_core import MatrixGroup
     kind, v = a
-    if kind == "matrix":
-        return MatrixGroup.per_item_groups([p[1] for p in per_sg])
+    if kind == "matrix":      # v[0]: this argument of the batch's first work-item, a joint_matrix object
+        return v[0].group_per_item([p[1] for p in per_sg])
     if kind == "ptr":
         return (v.mem, np.array([p[1].offset for p in per_sg], dtype=np.int64))
     if kind == "per-item":
@@ -478,9 +505,7 @@ def _nonuniform(L, name, pos, g, wait, vals):
 def run_kernel(launch: Launch, kernel: Callable, make_vector_item: Callable, make_item: Callable,
                mode: str = "auto") -> str:
     """Run ``kernel`` over the launch; returns the mode that completed ("vector" or "per-item")."""
-    prev = current_launch()
-    _state.launch = launch
-    try:
+    with launched(launch):
         if mode in ("auto", "vector"):
             launch.mode = "vector"
             launch.undo = []
@@ -505,5 +530,3 @@ def run_kernel(launch: Launch, kernel: Callable, make_vector_item: Callable, mak
         launch.scheduler = sched
         sched.run()
         return "per-item"
-    finally:
-        _state.launch = prev
