@@ -1,9 +1,9 @@
 """vISA: Intel's virtual ISA for GPUs, made executable (IGC documentation/visa; visa-operands.md).
 
 Modules: :mod:`.isa` (the instruction set as data), :mod:`.variables` (declarations and GRF layout),
-:mod:`.regions`, :mod:`.indirect`, :mod:`.predication` (operand semantics), :mod:`.encoding`
-(binary operands and instructions), :mod:`.asm` (text assembly), :mod:`.alu` (per-element
-arithmetic), :mod:`.interp` (the SIMD interpreter, DPAS through :mod:`systolic.xmx`).
+:mod:`.regions`, :mod:`.indirect`, :mod:`.predication` (operand semantics), :mod:`.operands` (the
+operand records), :mod:`.encoding` (binary operands and instructions), :mod:`.asm` (text assembly),
+:mod:`.alu` (per-element arithmetic), :mod:`.interp` (the SIMD interpreter, DPAS through :mod:`systolic.xmx`).
 
 >>> from systolic import visa
 >>> m = visa.run_text('''

@@ -27,9 +27,9 @@ from fractions import Fraction
 from ..errors import AsmSyntaxError, IllegalInstruction, SystolicError
 from ..numerics import formats as NF
 from ..numerics.rounding import round_fraction
-from .encoding import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
-                       PredicateOperand, RawOperand)
 from .isa import MODIFIER_TEXT, OPCODES, REL_OPS, TYPES, mask_by_name, precision, vtype
+from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
+                       PredicateOperand, RawOperand)
 from .predication import PredControl
 from .program import DpasInfo, Instruction, Program, check_instruction, located
 from .regions import check_dst_region, check_src_region

@@ -25,8 +25,12 @@ import struct
 from dataclasses import dataclass, field
 
 from ..errors import IllegalInstruction, InvalidValue
+from . import isa, program
 from .isa import (EXEC_SIZES, MODIFIER_CODES, MODIFIERS, OPERAND_CLASS_CODES, OPERAND_CLASSES,
-                  PRECISION_BY_CODE, PRECISIONS, TYPE_BY_CODE, VisaType, exec_size_code)
+                  PRECISION_BY_CODE, PRECISIONS, TYPE_BY_CODE, exec_size_code)
+# the operand records live in .operands (program's static checks read them too); re-exported here
+from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
+                       PredicateOperand, RawOperand, StateOperand, VecOperand)
 from .predication import PredControl
 from .regions import decode_region_value, encode_region_value
 
@@ -38,100 +42,6 @@ __all__ = ["GeneralOperand", "AddressOperand", "PredicateOperand", "IndirectOper
 RULE_TAG = "visa-operands.md: Vector Operands (tag byte)"
 
 
-@dataclass(frozen=True)
-class GeneralOperand:
-    """``gen_opnd``: variable ``id``, row/column offsets, region (values in elements; None = Null)."""
-
-    id: int
-    row: int = 0
-    col: int = 0
-    vstride: int | None = None
-    width: int | None = None
-    hstride: int | None = 1
-    modifier: str = "none"
-    cls = "general"
-
-
-@dataclass(frozen=True)
-class AddressOperand:
-    """``addr_opnd``: address variable ``id``, element ``offset`` and ``width`` (1..16 elements)."""
-
-    id: int
-    offset: int = 0
-    width: int = 1
-    modifier: str = "none"
-    cls = "address"
-
-
-@dataclass(frozen=True)
-class PredicateOperand:
-    """``pred_opnd``: the predicate id/control/inverse word."""
-
-    pred: PredControl
-    modifier: str = "none"
-    cls = "predicate"
-
-
-@dataclass(frozen=True)
-class IndirectOperand:
-    """``indirect_opnd``: ``r[A<id>(addr_offset), indirect_offset]<region>:type``."""
-
-    id: int
-    addr_offset: int
-    indirect_offset: int
-    type: VisaType
-    vstride: int | None = None
-    width: int | None = None
-    hstride: int | None = 1
-    modifier: str = "none"
-    cls = "indirect"
-
-
-@dataclass(frozen=True)
-class ImmediateOperand:
-    """``const_opnd``: type and the low (and, for DF/Q/UQ, high) dword of the value's bits."""
-
-    type: VisaType
-    low: int
-    high: int | None = None
-    modifier: str = "none"
-    cls = "immediate"
-
-    @property
-    def bits(self) -> int:
-        return self.low | ((self.high or 0) << 32)
-
-
-@dataclass(frozen=True)
-class StateOperand:
-    """``state_opnd``: storage class 0 surface / 1 sampler, id, offset."""
-
-    state_class: int
-    id: int
-    offset: int = 0
-    modifier: str = "none"
-    cls = "state"
-
-
-@dataclass(frozen=True)
-class RawOperand:
-    """``raw_operand``: variable id and byte offset (text ``V16.0``)."""
-
-    id: int
-    offset: int = 0
-    cls = "raw"
-
-
-@dataclass(frozen=True)
-class AddressOfOperand:
-    """``&V21[+off]``: the byte address of a general variable (ADDR_ADD src0; text only, encoded as general)."""
-
-    id: int
-    offset: int = 0
-    cls = "addressof"
-
-
-VecOperand = GeneralOperand | AddressOperand | PredicateOperand | IndirectOperand | ImmediateOperand | StateOperand
 
 
 # ------------------------------------------------------------------ byte reader
@@ -357,18 +267,12 @@ def precision_name(code: int) -> str:
 
 
 # ------------------------------------------------------------------ instructions
-def _isa():
-    from . import isa, program
-    return isa, program
-
-
 def encode_instruction(inst, prog) -> bytes:
     """One instruction as the format row of instructions/<NAME>.md: opcode byte, then its fields in order.
 
     ``.sat`` is the destination's modifier (SAT = 4, as IGC stores it); ``&V[off]`` (ADDR_ADD src0) is
     the general operand ``V(0, off / sizeof(type))<0;1,0>`` (ADDR_ADD.md notes).
     """
-    isa, _ = _isa()
     o = isa.opcode(inst.op)
     out = bytearray([o.value])
     srcs = list(inst.srcs)
@@ -414,8 +318,6 @@ def encode_instruction(inst, prog) -> bytes:
 
 def decode_instruction(r: Reader, prog):
     """Read one instruction (the inverse of :func:`encode_instruction`)."""
-    isa, program = _isa()
-    from .predication import PredControl
     start = r.pos
     val = r.take("B", "opcode")
     o = isa.OPCODE_BY_VALUE.get(val)

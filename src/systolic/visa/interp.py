@@ -22,10 +22,11 @@ from ..errors import IllegalInstruction, InvalidValue, SystolicError
 from ..xmx.grf import GRF
 from ..xmx.platform import get_platform
 from . import alu
-from .encoding import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
-                       PredicateOperand, RawOperand, expand_uv, expand_v, expand_vf)
+from .encoding import expand_uv, expand_v, expand_vf
 from .indirect import check_alignment, indirect_dest, multi_address_source, single_address_source, RULE_ONE_VAR
 from .isa import MaskControl, TYPES, VisaType
+from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
+                       PredicateOperand, RawOperand)
 from .predication import PredControl, evaluate_chen
 from .program import Instruction, Program, located
 from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalInstruction, SystolicError
 from .isa import MaskControl, Opcode, opcode
+from .operands import AddressOfOperand, GeneralOperand, ImmediateOperand, IndirectOperand
 from .predication import PredControl
+from .regions import check_dst_region, check_src_region
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
 __all__ = ["DpasInfo", "Instruction", "Program", "located"]
@@ -29,7 +31,7 @@ class DpasInfo:
 
 @dataclass(frozen=True)
 class Instruction:
-    """One instruction; operands are the operand records of :mod:`systolic.visa.encoding`."""
+    """One instruction; operands are the operand records of :mod:`systolic.visa.operands`."""
 
     op: str
     exec_size: int
@@ -137,8 +139,6 @@ def check_instruction(inst: Instruction) -> None:
     arithmetic ones in arithmetic, shift and move instructions), region rules 1-5, no multi-address
     destination.
     """
-    from .encoding import (AddressOfOperand, GeneralOperand, ImmediateOperand, IndirectOperand)
-    from .regions import check_dst_region, check_src_region
     o = inst.opcode
     doc = f"instructions/{o.doc}"
     n = inst.exec_size
