@@ -23,6 +23,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     # 0: the base: errors, counters, the host's float environment and its JIT.
     "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.hostjit": 0,
+    "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it
@@ -35,13 +36,9 @@ LAYERS = {
     "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools
 }
 
-#: (importer prefix, imported prefix) -> why it is allowed today
-ALLOWED_UP = {
-    # the engines' backend= dispatch imports systolic.gpu lazily (amx/gemm.py, xmx/gemm.py); a colleague is
-    # turning it into a registry that systolic.gpu fills, after which this entry goes
-    ("systolic.amx.gemm", "systolic.gpu"): "engine -> CUDA backend, lazy dispatch (to become a registry)",
-    ("systolic.xmx.gemm", "systolic.gpu"): "engine -> CUDA backend, lazy dispatch (to become a registry)",
-}
+#: (importer prefix, imported prefix) -> why it is allowed today (none: the engines' backend= dispatch goes through
+#: systolic.backend_registry, which systolic.gpu fills)
+ALLOWED_UP: dict[tuple[str, str], str] = {}
 
 #: cycles known today, as frozensets of modules (a cycle's modules must be exactly one of these)
 ALLOWED_CYCLES = {
@@ -49,9 +46,6 @@ ALLOWED_CYCLES = {
     frozenset({"systolic.amx.intrinsics", "systolic.compiler.tracing"}): "pre-existing: intrinsics <-> tracing",
     # vISA: a program holds encoded instructions and the encoder builds programs
     frozenset({"systolic.visa.encoding", "systolic.visa.program"}): "pre-existing: encoding <-> program",
-    # the engines' lazy dispatch to systolic.gpu, whose kernels call back into the engine (see ALLOWED_UP)
-    frozenset({"systolic.amx.gemm", "systolic.gpu.amx_kernels"}): "engine <-> CUDA backend (registry to come)",
-    frozenset({"systolic.xmx.gemm", "systolic.gpu.xmx_kernels"}): "engine <-> CUDA backend (registry to come)",
     # explorer.explain <-> explain_lowered: its owner is still editing these files (to be split by a module both
     # import); allowed until then
     frozenset({"systolic.explorer.explain", "systolic.explorer.explain_lowered"}): "pre-existing: explain modules",

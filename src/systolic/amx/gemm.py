@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import counters, fpenv
+from .. import backend_registry, counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue
 from . import fp_x86 as fp
 from .cpu import get_cpu
@@ -86,10 +86,9 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     >>> matmul(np.full((2, 3), -128, np.int8), np.full((3, 2), -128, np.int8))[0, 0]
     np.int32(49152)
     """
-    from ..gpu import resolve_backend             # no CuPy import: it only looks at the objects
-    if resolve_backend(backend, a, b, c) == "cuda":
-        from ..gpu import amx_kernels              # lazily: the CUDA backend sits above the engines
-        return amx_kernels.matmul(a, b, c, cpu=cpu, method=method, threads=threads)
+    where = backend_registry.resolve(backend, a, b, c)      # loads no provider for numpy inputs
+    if where != "cpu":                   # a provider above the engines (systolic.gpu) registered its kernels
+        return backend_registry.lookup("amx.matmul", where)(a, b, c, cpu=cpu, method=method, threads=threads)
     return _matmul_cpu(a, b, c, cpu=cpu, method=method, threads=threads)
 
 

@@ -22,11 +22,8 @@ def resolve_backend(backend: str, *arrays) -> str:
     """``"cpu"`` or ``"cuda"`` for an engine call: ``"auto"`` picks cuda when any input lives on a GPU.
 
     An unknown name is :class:`systolic.errors.InvalidValue`; ``"cuda"`` does not probe here (the kernels
-    raise BackendUnavailable when they cannot run).
+    raise BackendUnavailable when they cannot run). The engines ask :mod:`systolic.backend_registry` the same
+    question; this package is its ``cuda`` provider (:mod:`systolic.gpu.register`).
     """
-    from ..errors import InvalidValue
-    if backend not in BACKENDS:
-        raise InvalidValue("unknown backend", rule="auto, cpu, cuda", values={"backend": backend})
-    if backend == "auto":
-        return "cuda" if any(is_gpu_array(x) for x in arrays if x is not None) else "cpu"
-    return backend
+    from ..backend_registry import resolve
+    return resolve(backend, *arrays)

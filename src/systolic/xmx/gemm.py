@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import counters, fpenv
+from .. import backend_registry, counters, fpenv
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
 from . import kernels as KN
@@ -67,11 +67,10 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     or GPU arrays, the result comes back as the kind of the first GPU input). See docs/gpu.md.
     """
     if backend != "cpu":
-        from ..gpu import resolve_backend  # lazy: the engine does not depend on the GPU integration
-        if resolve_backend(backend, a, b, c) == "cuda":
-            from ..gpu import xmx_kernels
-            return xmx_kernels.matmul(a, b, c, platform=platform, model=model, precision=precision,
-                                      row_block=row_block)
+        where = backend_registry.resolve(backend, a, b, c)  # loads no provider for numpy inputs
+        if where != "cpu":               # a provider above the engines (systolic.gpu) registered its kernels
+            return backend_registry.lookup("xmx.matmul", where)(a, b, c, platform=platform, model=model,
+                                                                precision=precision, row_block=row_block)
     return _matmul_cpu(a, b, c, platform, model, precision, row_block)
 
 
