@@ -2,8 +2,9 @@
 built-ins (its fused-EU pair), SYCL ``joint_matrix_mad`` (the DPAS / TMUL sequence its lowering issues), AMX-COMPLEX
 TCMM*FP16PS and AMX-FP8 TDP*F8PS.
 
-As in :mod:`systolic.explorer.explain`, the inputs are placed by the operands' Layout objects and the engine's
-spec path runs with its trace hook on (``xmx.dpasw(trace=)``, ``xmx.dpas(trace=)``, the AMX spec ops'
+:func:`systolic.explorer.explain` dispatches here; the one-instruction replays this builds on are in
+:mod:`systolic.explorer.explain_single`. As there, the inputs are placed by the operands' Layout objects and the
+engine's spec path runs with its trace hook on (``xmx.dpasw(trace=)``, ``xmx.dpas(trace=)``, the AMX spec ops'
 ``trace=``); nothing here recomputes the arithmetic. A joint_matrix_mad is replayed as the instructions its
 lowering (:mod:`systolic.sycl.lower_xmx` / :mod:`systolic.sycl.lower_amx`, IGC ``DEFINE_MAD_LARGE_SLICE`` and the
 CPU's 16 x 16 x 64-byte tile blocking) issues for the element's tile, in order, each step's D carried as the
@@ -19,7 +20,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidValue
-from .explain import (
+from .explain_single import (
     _explain_amx,
     _explain_dpas,
     _fp32,
