@@ -128,3 +128,11 @@ def test_a_provider_without_the_engine_is_backend_unavailable(clean):
 def test_auto_and_cpu_cannot_be_registered(clean):
     with pytest.raises(InvalidValue):
         R.register("amx.matmul", "cpu", lambda *a, **kw: None)
+
+
+def test_torch_engines_check_backend_names_through_the_registry():
+    st = pytest.importorskip("systolic.torch")
+    with pytest.raises(InvalidValue, match="unknown backend") as e:
+        st.parse_engine("amx:spr", backend="tpu")
+    assert e.value.rule == "auto, cpu, cuda"
+    assert st.parse_engine("xmx:pvc", backend="cuda").backend == "cuda"      # parsed: nothing probed yet

@@ -9,13 +9,13 @@ when the engine is built, so a bad name or an instruction the device lacks fails
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from systolic.errors import BackendUnavailable, InvalidValue, UnsupportedCombination, UnsupportedOperation
+from systolic.backend_registry import resolve as resolve_backend
+from systolic.errors import InvalidValue, UnsupportedCombination, UnsupportedOperation
 from systolic.torch import quant
 
 __all__ = ["Engine", "parse_engine", "PRECISIONS"]
@@ -91,10 +91,11 @@ class Engine:
     def raw(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None) -> torch.Tensor:
         """The engine's matmul on tensors already in its input type (bf16/fp16/float32 for tf32/int8)."""
         fn, kwargs = self._engine_call()
-        if a.is_cuda or b.is_cuda or self.backend == "cuda":
+        if self.backend == "cuda" or (self.backend == "auto" and (a.is_cuda or b.is_cuda)):
             return self._cuda(fn, kwargs, a, b, c)
-        out = fn(_to_numpy(a), _to_numpy(b), None if c is None else _to_numpy(c), **kwargs)
-        return torch.from_numpy(np.ascontiguousarray(out))
+        # the CPU path: CPU tensors, and CUDA tensors under backend="cpu" (copied to the host and the result back)
+        out = fn(_to_numpy(a), _to_numpy(b), None if c is None else _to_numpy(c), backend="cpu", **kwargs)
+        return torch.from_numpy(np.ascontiguousarray(out)).to(a.device)
 
     def _engine_call(self):
         if self.kind == "amx":
@@ -107,27 +108,23 @@ class Engine:
         return matmul, kw
 
     def _cuda(self, fn, kwargs, a, b, c):
-        if "backend" not in inspect.signature(fn).parameters:
-            raise BackendUnavailable(f"{self.kind} has no CUDA backend in this version of systolic",
-                                     rule="CUDA tensors run on the engine's CUDA backend (backend='cuda')",
-                                     values={"engine": self.name, "device": str(a.device)})
-        if self.backend == "cpu":                       # CUDA tensors, CPU emulator: copy over and back
-            out = fn(_to_numpy(a.cpu()), _to_numpy(b.cpu()), None if c is None else _to_numpy(c.cpu()), **kwargs)
-            return torch.from_numpy(np.ascontiguousarray(out)).to(a.device)
-        if not a.is_cuda:                               # backend="cuda" asked for CPU tensors
+        """The engine's CUDA backend: CUDA tensors go in as they are and the result comes back as a CUDA tensor;
+        CPU tensors (backend="cuda" asked for them) go in as numpy and come back as a CPU tensor."""
+        if not a.is_cuda:
             a, b, c = _to_numpy(a), _to_numpy(b), None if c is None else _to_numpy(c)
-        out = fn(a, b, c, backend="cuda", **kwargs)     # results come back in the caller's kind
+        out = fn(a, b, c, backend="cuda", **kwargs)     # results come back in the kind of the first GPU input
         if isinstance(out, torch.Tensor):
             return out.to(torch.float32 if out.is_floating_point() else torch.int32)
-        if isinstance(out, np.ndarray):
-            return torch.from_numpy(np.ascontiguousarray(out))
-        from systolic.gpu import runtime
-        return torch.from_numpy(np.ascontiguousarray(runtime.to_numpy(out))).to(a.device)
+        return torch.from_numpy(np.ascontiguousarray(out))
 
 
 def _to_numpy(x: torch.Tensor) -> np.ndarray:
-    """A CPU tensor as numpy, 16-bit floats as ml_dtypes/float16 arrays (bit patterns unchanged)."""
-    x = x.detach().contiguous()
+    """A tensor as a host numpy array, 16-bit floats as ml_dtypes/float16 arrays (bit patterns unchanged).
+
+    Not :func:`systolic.gpu.runtime.to_numpy`: that one brings GPU arrays over through CuPy (which a machine
+    with CUDA tensors under backend="cpu" need not have) and leaves host objects to ``np.asarray``, which
+    refuses bfloat16 tensors."""
+    x = x.detach().cpu().contiguous()
     if x.dtype == torch.bfloat16:
         import ml_dtypes
         return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
@@ -151,8 +148,7 @@ def parse_engine(engine: str | Engine, *, precision: str | None = None, model: s
     p = _norm_precision(precision or "bf16")
     if weight_scales not in ("channel", "tensor"):
         raise InvalidValue("weight_scales is 'channel' or 'tensor'", values={"weight_scales": weight_scales})
-    if backend not in ("auto", "cpu", "cuda"):
-        raise InvalidValue("unknown backend", rule="auto, cpu, cuda", values={"backend": backend})
+    resolve_backend(backend)                         # an unknown name is the engines' own InvalidValue
     if kind == "amx":
         from systolic.amx.cpu import get_cpu
         cpu = get_cpu(dev.strip())
