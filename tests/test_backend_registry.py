@@ -27,6 +27,7 @@ def clean(monkeypatch):
     monkeypatch.setattr(R, "_impls", {})
     monkeypatch.setattr(R, "_detectors", {})
     monkeypatch.setattr(R, "_loaded", set())
+    monkeypatch.setattr(R, "_all_loaded", False)
     return R
 
 

@@ -40,6 +40,7 @@ BUILTIN = {"cuda": "systolic.gpu.register:register"}
 _impls: dict[tuple[str, str], Callable] = {}             # (engine entry point, backend) -> implementation
 _detectors: dict[str, Callable[[object], bool]] = {}     # backend -> "does this input live on my device?"
 _loaded: set[str] = set()                                # providers whose loader has run
+_all_loaded = False                                      # "auto" has loaded every provider it knows of
 _lock = threading.RLock()                                # a provider's loader calls register() on this thread
 
 
@@ -116,9 +117,8 @@ def _check_name(backend: str) -> None:
         raise InvalidValue("unknown backend", rule=", ".join(known), values={"backend": backend})
 
 
-def _host(x) -> bool:
-    """Inputs no provider can claim (what numpy holds): deciding "auto" on these loads nothing."""
-    return x is None or isinstance(x, np.ndarray) or np.isscalar(x)
+#: what numpy holds (arrays, numpy and Python scalars): inputs no provider claims, so "auto" on these loads nothing
+_HOST = (np.ndarray, np.generic, int, float, complex, str, bytes)
 
 
 def resolve(backend: str, *arrays) -> str:
@@ -135,18 +135,26 @@ def resolve(backend: str, *arrays) -> str:
     _check_name(backend)
     if backend != "auto":
         return backend
-    if all(_host(x) for x in arrays):
-        return "cpu"
-    for name in names()[2:]:
-        try:
-            _load(name)
-        except BackendUnavailable:                         # a provider that cannot load claims no input
-            continue
-    with _lock:
-        detectors = list(_detectors.items())
-    for name, claims in detectors:
-        if any(claims(x) for x in arrays if x is not None):
-            return name
+    for x in arrays:
+        if x is not None and not isinstance(x, _HOST):
+            return _claim(arrays)
+    return "cpu"
+
+
+def _claim(arrays) -> str:
+    """"auto" with an input numpy does not hold: the provider whose detector claims one, else "cpu"."""
+    global _all_loaded
+    if not _all_loaded:                                    # once: every provider registers its detector
+        for name in names()[2:]:
+            try:
+                _load(name)
+            except BackendUnavailable:                     # a provider that cannot load claims no input
+                continue
+        _all_loaded = True
+    for name, claims in tuple(_detectors.items()):
+        for x in arrays:
+            if x is not None and claims(x):
+                return name
     return "cpu"
 
 
