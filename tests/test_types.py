@@ -103,3 +103,46 @@ def test_large_integers_round_once():
     assert types.convert(np.array([x], dtype=np.int64), "bf16").view(np.uint16).tolist() == [want]
     assert types.convert([x], "bf16").view(np.uint16).tolist() == [want]
     assert types.convert([2 ** 2000], "bf16").view(np.uint16).tolist() == [0x7F80]  # overflow -> +inf
+
+
+def _c_wrap(n: int, bits: int, signed: bool) -> int:
+    """An exact integer modulo 2**bits, two's complement when signed (the oracle: Python ints only)."""
+    low = n % (1 << bits)
+    return low - (1 << bits) if signed and low >= 1 << (bits - 1) else low
+
+
+@pytest.mark.parametrize("name", ["s8", "u8", "int32", "u32", "s64", "u64", "s4", "u2"])
+def test_convert_wrap_truncates_and_keeps_the_low_bits(name):
+    # C++ float -> integer truncates toward zero; out of range it wraps (integers: [conv.integral]). Oracle: the
+    # exact value of each double (fractions.Fraction), truncated, reduced modulo 2**bits with Python ints.
+    import math
+    from fractions import Fraction
+    et = types.get(name)
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.normal(0, 300, 200), rng.normal(0, 3e9, 100), [300.7, -300.7, -0.5, 0.5, -0.0],
+                        [2.0 ** 63, -2.0 ** 63, 2.0 ** 64 + 4096, -(2.0 ** 70) - 2.0 ** 20, 1e300, -1e19],
+                        np.ldexp(rng.random(50) + 1, rng.integers(30, 90, 50))])
+    got = types.convert(x, name, "rtz", wrap=True)
+    assert got.dtype == et.dtype
+    want = [_c_wrap(math.trunc(Fraction(v)), et.bits, et.signed) for v in x.tolist()]
+    assert [int(v) for v in got.tolist()] == want
+    # floor instead of truncation, and float32 / bfloat16 inputs (widened exactly)
+    f32 = x[np.abs(x) < 3e38].astype(np.float32)
+    assert [int(v) for v in types.convert(f32, name, "rdn", wrap=True).tolist()] == \
+        [_c_wrap(math.floor(Fraction(float(v))), et.bits, et.signed) for v in f32.tolist()]
+    bf = x[:50].astype(ml_dtypes.bfloat16)
+    assert [int(v) for v in types.convert(bf, name, "rtz", wrap=True).tolist()] == \
+        [_c_wrap(math.trunc(Fraction(float(v))), et.bits, et.signed) for v in bf.astype(np.float64).tolist()]
+
+
+def test_convert_wrap_integers_nan_and_inf():
+    assert types.convert(np.array([300, -129, 2 ** 40 + 5]), "s8", wrap=True).tolist() == [44, 127, 5]
+    assert types.convert(np.array([2 ** 64 - 1], dtype=np.uint64), "s64", wrap=True).tolist() == [-1]
+    assert types.convert([2 ** 70 + 3, -1], "u64", wrap=True).tolist() == [3, 2 ** 64 - 1]     # Python ints
+    assert types.convert([np.nan, np.inf, -np.inf, 2.5], "int32", "rtz", wrap=True).tolist() == [0, 0, 0, 2]
+    assert types.convert(np.array([np.nan, 1.5], dtype=object), "u8", "rtz", wrap=True).tolist() == [0, 1]
+    assert types.convert(np.float64(-1.5), "u8", "rtz", wrap=True).shape == ()
+    with pytest.raises(InvalidValue, match="choose one"):
+        types.convert([1.0], "s8", saturate=True, wrap=True)
+    with pytest.raises(InvalidValue, match="unknown rounding mode"):
+        types.convert([1.0], "s8", "bogus", wrap=True)

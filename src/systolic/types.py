@@ -167,14 +167,22 @@ def _fmt(t: str | ElementType) -> F.FloatFormat:
 
 
 def convert(x, t: str | ElementType, mode: str = "rne", *, saturate: bool = False, ftz: bool = False,
-            nan: str = "quiet") -> np.ndarray:
+            nan: str = "quiet", wrap: bool = False) -> np.ndarray:
     """Convert float values to type ``t``; return the ml_dtypes/numpy array (tf32: float32 with the low 13 bits 0).
 
-    Rules: :mod:`systolic.numerics.rounding`. Integer targets: round per ``mode`` then wrap is *not* done;
-    out-of-range values raise unless ``saturate=True`` clamps them.
+    Rules: :mod:`systolic.numerics.rounding`. Integer targets: round per ``mode`` (``"rtz"``: C's truncation,
+    C++ [conv.fpint]); out-of-range values raise, unless ``saturate=True`` clamps them or ``wrap=True`` keeps
+    the rounded value modulo ``2**bits`` in two's complement (C++ [conv.integral]; C++ leaves a float out of the
+    target's range undefined, this is the modular choice) with NaN and infinities, which have no integer value,
+    giving 0.
     """
     et = get(t)
     if et.fmt is None:
+        if saturate and wrap:
+            raise InvalidValue("saturate and wrap are two different overflow rules: choose one",
+                               rule="at most one of saturate=True, wrap=True", values={"type": et.name})
+        if wrap:
+            return _convert_int_wrap(x, et, mode)
         return _convert_int(x, et, mode, saturate)
     bits = to_bits(x, et.fmt, mode, saturate=saturate, ftz=ftz, nan=nan)
     if et.name == "tf32":
@@ -222,6 +230,40 @@ def _convert_int(x, et: ElementType, mode: str, saturate: bool) -> np.ndarray:
     if saturate:
         out = np.where(below, np.asarray(lo).astype(store), np.where(above, np.asarray(hi).astype(store), out))
     return np.asarray(out).astype(store)
+
+
+def _wrap(ints: np.ndarray, et: ElementType) -> np.ndarray:
+    """Exact integers (an int64 or object array) modulo 2**bits, two's complement for signed types, stored."""
+    store = et.dtype if et.dtype is not None else np.dtype(np.int64)
+    if ints.dtype != np.int64 or et.bits == 64:    # Python ints: exact at any size
+        ints = np.asarray(ints, dtype=object)
+    m = 1 << et.bits
+    low = ints % m                                  # a floor modulo (numpy and Python alike): in [0, 2**bits)
+    if et.signed:
+        low = np.where(low >= m >> 1, low - m, low)
+    return np.asarray(low).astype(store)
+
+
+def _convert_int_wrap(x, et: ElementType, mode: str) -> np.ndarray:
+    """:func:`convert` to an integer type with ``wrap=True``: round per ``mode``, keep the low ``bits`` bits."""
+    if mode not in _INT_ROUNDING:
+        raise InvalidValue(f"unknown rounding mode {mode!r}", rule="rounding modes are " + ", ".join(_INT_ROUNDING),
+                           values={"mode": mode})
+    a = np.asarray(x)
+    if a.dtype.kind in "iub":
+        return _wrap(a.astype(object) if a.dtype.itemsize >= 8 else a.astype(np.int64), et)
+    if a.dtype.kind == "O":  # Python numbers: each rounded exactly
+        import math
+        flat = [0 if isinstance(v, (float, np.floating)) and not math.isfinite(v) else _round_exact(v, mode, et)
+                for v in a.ravel()]
+        return _wrap(np.array(flat, dtype=object).reshape(a.shape), et)
+    from .numerics.rounding import _as_float64
+    f, _ = _as_float64(a)
+    with np.errstate(invalid="ignore"):
+        r = np.where(np.isfinite(f), _INT_ROUNDING[mode](f), 0.0)     # NaN, +-inf: no integer value -> 0
+    if r.size and float(np.max(np.abs(r))) >= 2.0 ** 63:               # beyond int64: exact Python ints
+        return _wrap(np.array([int(v) for v in r.ravel()], dtype=object).reshape(r.shape), et)
+    return _wrap(r.astype(np.int64), et)
 
 
 def _round_exact(v, mode: str, et: ElementType) -> int:
