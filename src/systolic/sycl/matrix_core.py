@@ -422,19 +422,31 @@ def scatter(mem: np.ndarray, idx: np.ndarray, values: np.ndarray, name: str) -> 
 
 
 def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
-    """Values as elements of ``ti`` (floats: round to nearest even, out of range -> +-inf quietly, as C++ on an
-    IEEE host; ints: C conversion, wrapping)."""
+    """Values as elements of ``ti``, as the C++ does it: ``joint_matrix_fill`` ``static_cast``s its value to the
+    storage element type, ``joint_matrix_apply`` assigns to a ``T&``, ``joint_matrix_copy`` converts elementwise.
+
+    * integer targets: an integer wraps modulo 2**bits (C++ [conv.integral]); a float truncates toward zero
+      ([conv.fpint]; out of range is undefined in C++: it wraps too, NaN and inf give 0);
+    * float targets: the value becomes a ``float`` first (RNE; out of range -> +-inf quietly, as on an IEEE host),
+      because ``sycl::half`` and ``bfloat16`` are constructed from ``float`` only and tf32 is stored as float;
+      then RNE to half / bfloat16. Conversions: :func:`systolic.types.convert`.
+    """
     v = np.asarray(values)
     if v.dtype == ti.dtype:
         return v
-    if ti.dtype.kind in "iu" and v.dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            v = np.trunc(v.astype(np.float64))
-        return v.astype(np.int64).astype(ti.dtype)
-    # C++ converts an out-of-range double to float as IEEE 754 does under round-to-nearest: +-inf (a host with
-    # IEEE floats, which C++ [conv.double] leaves to the implementation); numpy does the same and only warns
-    with np.errstate(over="ignore", invalid="ignore"):
-        return v.astype(ti.dtype)
+    floating = v.dtype.kind == "f" or (v.dtype.kind == "V" and "float" in v.dtype.name)    # ml_dtypes floats
+    if ti.dtype.kind in "iu":
+        return T.convert(v, ti.prec, "rtz", wrap=True) if floating else v.astype(ti.dtype)
+    if v.dtype == np.float32:
+        f = v
+    elif floating and v.dtype.itemsize < 4:     # half, bfloat16, fp8: widen exactly (a numpy / ml_dtypes cast)
+        f = v.astype(np.float32)
+    else:                                       # double, integers: round to float
+        f = T.convert(v, "fp32")
+    if ti.prec in ("fp32", "tf32"):
+        return f
+    # bfloat16: NaN as ml_dtypes gives it (the default quiet NaN with the sign)
+    return T.convert(f, ti.prec, nan="canonical" if ti.prec == "bf16" else "quiet")
 
 
 # ------------------------------------------------------------------------------------- apply
@@ -471,11 +483,16 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_
         if vector_mode:
             raise Divergence("joint_matrix_apply function needs per-work-item execution") from None
     out = m_view.copy()
+    results: dict[np.dtype, tuple[list, list, list]] = {}    # converted once per result type, after the calls
     for i, j in zip(*np.nonzero(mask)):
         v = x[i, j]
         r = fn(v) if nargs == 1 else fn(v, int(r_i[i, j]), int(c_i[i, j]))
         if r is not None:
-            out[i, j] = convert(_number(r, spec), spec.t)
+            a = _number(r, spec)
+            rows_, cols_, vals = results.setdefault(a.dtype, ([], [], []))
+            rows_.append(i), cols_.append(j), vals.append(a)
+    for dt, (rows_, cols_, vals) in results.items():
+        out[rows_, cols_] = convert(np.array(vals, dtype=dt), spec.t)
     return out
 
 
