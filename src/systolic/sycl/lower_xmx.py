@@ -96,13 +96,26 @@ def _count(recs, platform, prec_a, prec_b, P, M, N, K, ks, mid, td) -> None:
                                   "rc": rc, "exec": ex, "dst": dst, "via": "joint_matrix"})
 
 
+def _k_range(parts: list, lo: int, hi: int, axis: int):
+    """Columns ``lo:hi`` of the K axis of an operand given as K chunks ``parts``: views of the chunks, no copy
+    (one view, or a list of views as :func:`~systolic.sycl.batch.batched_mad` takes them)."""
+    out, start = [], 0
+    for x in parts:
+        a0, a1 = max(lo - start, 0), min(hi - start, x.shape[axis])
+        if a0 < a1:
+            out.append(x[:, :, a0:a1] if axis == 2 else x[:, a0:a1, :])
+        start += x.shape[axis]
+    return out[0] if len(out) == 1 else out
+
+
 def _stepped(gemm, a, b, acc, ks, steps, mid, td, keys_a=None, keys_b=None):
-    if isinstance(a, list):
-        a, b = np.concatenate(a, axis=2), np.concatenate(b, axis=1)
+    """The DPAS steps over K one at a time, the partial sum rounded to ``mid`` between them (``td`` at the end)."""
+    a_parts = a if isinstance(a, list) else [a]
+    b_parts = b if isinstance(b, list) else [b]
     for s in range(steps):
         out_t = td if s == steps - 1 else mid
-        d = batch.batched_mad(gemm, np.ascontiguousarray(a[:, :, s * ks:(s + 1) * ks]),
-                              np.ascontiguousarray(b[:, s * ks:(s + 1) * ks, :]), acc, keys_a, keys_b)
+        d = batch.batched_mad(gemm, _k_range(a_parts, s * ks, (s + 1) * ks, 2),
+                              _k_range(b_parts, s * ks, (s + 1) * ks, 1), acc, keys_a, keys_b)
         res = _to_type(d, out_t)
         acc = res.astype(np.float32)
     return res
