@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import types as T
@@ -124,7 +126,13 @@ def _platforms():
 
 
 def operand_layout(rec: TB.Builtin, operand: str, *, platform: str | None = None) -> Layout:
-    """The Layout of one operand (``a``, ``b``, ``acc``, ``result``) of the overload ``rec``."""
+    """The Layout of one operand (``a``, ``b``, ``acc``, ``result``) of the overload ``rec`` (built once per
+    overload, operand and platform: a built-in call places three operands and reads one)."""
+    return _operand_layout(rec, operand, platform)
+
+
+@functools.lru_cache(maxsize=4096)
+def _operand_layout(rec: TB.Builtin, operand: str, platform: str | None) -> Layout:
     if operand not in _OPERANDS:
         raise InvalidValue("operand is a, b, acc or result", values={"operand": operand})
     common = dict(builtin=rec.name, signature=rec.signature, platform=platform, dpas=rec.dpas)
@@ -154,12 +162,18 @@ def layout(name: str, operand: str, *, platform=None, m: int | None = None, acc:
 
 def _unit_index(L: Layout, s: int, ncomp: int) -> np.ndarray:
     """Image unit of (…, work_item, component) for every work-item and component, shape (..., s, ncomp)."""
-    st = L.unit_strides
+    return _unit_index_of(L.unit_strides, s, ncomp)
+
+
+@functools.lru_cache(maxsize=1024)
+def _unit_index_of(st: tuple[int, ...], s: int, ncomp: int) -> np.ndarray:
+    """:func:`_unit_index` for unit strides ``st`` (read-only: shared by every call with this shape)."""
     wi = np.arange(s)[:, None] * st[-2]
     co = np.arange(ncomp)[None, :] * st[-1]
     idx = wi + co
     if len(st) == 3:  # ("sub_group", "work_item", "component")
         idx = np.arange(2)[:, None, None] * st[0] + idx[None]
+    idx.setflags(write=False)
     return idx
 
 
@@ -193,13 +207,12 @@ def from_image(image, L: Layout, ctype: CType, *, split: bool = False) -> np.nda
 # ---- logical matrices <-> per-work-item arguments ---------------------------------------------------------------
 
 def _element_bits(matrix, precision: str) -> np.ndarray:
-    if precision in ("int32", "u32"):
+    """Element bits (uint32) of a logical matrix: the 32-bit accumulator types as DPAS's Src0 packer takes them
+    (:func:`systolic.xmx.pack.pack_acc`: integers modulo 2**32, fp32 as float32), the others as
+    :func:`systolic.xmx.pack.element_bits`."""
+    if precision in ("int32", "u32", "fp32"):
         a = np.asarray(matrix)
-        if a.dtype.kind not in "iu":
-            raise InvalidValue("an integer accumulator needs integer values", values={"dtype": str(a.dtype)})
-        return (a.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
-    if precision == "fp32":
-        return np.asarray(matrix, dtype=np.float32).view(np.uint32)
+        return PK.pack_acc(a, precision).view(np.uint32).reshape(a.shape)
     return PK.element_bits(matrix, precision)
 
 
