@@ -37,15 +37,22 @@ def _params(kw, **more):
     return dict(kw, unit_strides=(BYTES_PER_ROW, 1), **more)
 
 
+def _row_major(operand: str, label: str, rows: int, cols: int, col_name: str, element: str, bits: int,
+               params) -> Layout:
+    """A or C/D: tile row r holds logical row r, element c at bit ``c * bits`` of it."""
+    colsb = cols * bits // 8
+    _fits(rows, colsb, label[0])
+    rr, cc = _grid(rows, cols)
+    pos = cc * bits
+    idx = np.stack([rr, pos // 8], axis=-1)
+    return Layout("amx", operand, rows, cols, element, bits, ("tile_row", "byte"), idx, pos % 8, 8,
+                  params=_params(params, M=rows, **{col_name: cols}, rows=rows, colsb=colsb),
+                  title=f"{label} {rows}x{cols} {element}")
+
+
 def tile_a(m: int, k: int, element: str, bits: int, **params) -> Layout:
     """A (M x K) in the src1 tile: row m, byte k * bits / 8."""
-    _fits(m, k * bits // 8, "A")
-    mm, kk = _grid(m, k)
-    pos = kk * bits
-    idx = np.stack([mm, pos // 8], axis=-1)
-    return Layout("amx", "a", m, k, element, bits, ("tile_row", "byte"), idx, pos % 8, 8,
-                  params=_params(params, M=m, K=k, rows=m, colsb=k * bits // 8),
-                  title=f"A (src1 tile) {m}x{k} {element}")
+    return _row_major("a", "A (src1 tile)", m, k, "K", element, bits, params)
 
 
 def tile_b(k: int, n: int, element: str, bits: int, **params) -> Layout:
@@ -67,10 +74,4 @@ def tile_b(k: int, n: int, element: str, bits: int, **params) -> Layout:
 
 def tile_c(m: int, n: int, element: str, bits: int, **params) -> Layout:
     """C/D (M x N) in the dst tile: row m, byte n * bits / 8."""
-    _fits(m, n * bits // 8, "C")
-    mm, nn = _grid(m, n)
-    pos = nn * bits
-    idx = np.stack([mm, pos // 8], axis=-1)
-    return Layout("amx", "c", m, n, element, bits, ("tile_row", "byte"), idx, pos % 8, 8,
-                  params=_params(params, M=m, N=n, rows=m, colsb=n * bits // 8),
-                  title=f"C (dst tile) {m}x{n} {element}")
+    return _row_major("c", "C (dst tile)", m, n, "N", element, bits, params)
