@@ -10,7 +10,8 @@ array([16256, 32610], dtype=uint16)
 Integer types carry their range; float types carry a
 :class:`~systolic.numerics.formats.FloatFormat` and convert through
 :mod:`systolic.numerics.rounding` (RNE by default; RTZ, saturation and
-denormal flushing on request).
+denormal flushing on request); integer targets round per mode and raise, saturate
+or (``wrap=True``, C's truncation with mode ``"rtz"``) wrap when out of range.
 """
 
 from __future__ import annotations

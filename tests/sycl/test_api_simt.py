@@ -225,3 +225,18 @@ def test_kernel_exception_propagates():
 def test_outside_a_kernel():
     with pytest.raises(InvalidValue):
         jm.joint_matrix_fill(None, None, 1)
+
+
+def test_launched_restores_the_previous_launch():
+    # simt holds the launch state the runtime, matrix_core and the compiled AMX path read (they import simt,
+    # simt imports none of them); nested launches and a failing kernel restore the outer one
+    from systolic.sycl import simt
+    outer, inner = object(), object()
+    assert simt.current_launch() is None
+    with simt.launched(outer):
+        with pytest.raises(ZeroDivisionError):
+            with simt.launched(inner):
+                assert simt.current_launch() is inner
+                1 / 0
+        assert simt.current_launch() is outer
+    assert simt.current_launch() is None
