@@ -270,25 +270,24 @@ def host_per_call(n=4096, calls=50):
             torch.cuda.synchronize()
         finally:
             G.set_int8_fast_path(prev)
-    # the kernels alone: the plan's launches back to back between two events
-    plan = next(p for k, p in G._PLANS.items() if p is not None and k[0] == "t" and k[1] == n and k[7] == "r")
-    bt = torch.empty(plan["bt_bytes"], dtype=torch.uint8, device="cuda")
+    # the GEMM alone: cuBLAS int8 on A and B^T (B given column-major: the plan's only launch) between two events
+    from systolic.gpu import int_gemm as IG
+    bt = b.t().contiguous()
     c32 = torch.empty((n, n), dtype=torch.int32, device="cuda")
-    U = np.uint64
-    for label, launch in (("kernel: transpose_b", lambda: plan["tr"](plan["tgrid"], plan["tblock"], (
-                               U(b.data_ptr()), U(bt.data_ptr())) + plan["tr_args"])),
-                          ("kernel: gemm", lambda: plan["gemm"](plan["grid"], plan["block"], (
-                               U(a.data_ptr()), U(bt.data_ptr()), U(0), U(c32.data_ptr())) + plan["tail"],
-                               shared_mem=plan["smem"]))):
-        for _ in range(3):
-            launch()
-        s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s_.record()
-        for _ in range(20):
-            launch()
-        e_.record()
-        e_.synchronize()
-        out[label + " (us)"] = round(s_.elapsed_time(e_) * 1e3 / 20, 1)
+    h = IG._handle()
+    raw = torch.cuda.current_stream().cuda_stream
+
+    def launch():
+        IG._gemm_tn(h, raw, bt.data_ptr(), a.data_ptr(), c32.data_ptr(), n, n, n, n, beta=False)
+    for _ in range(3):
+        launch()
+    s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s_.record()
+    for _ in range(20):
+        launch()
+    e_.record()
+    e_.synchronize()
+    out["kernel: cuBLAS int8 gemm (us)"] = round(s_.elapsed_time(e_) * 1e3 / 20, 1)
     return out, prof_text
 
 
@@ -361,22 +360,19 @@ def main(argv=None):
                                  where="gpu", note="cached launch path off"))
                 print(f"   general path: {tv[0]:.3f} ms ({flops / tv[0] / 1e9:.1f} TFLOP/s) = "
                       f"{tv[0] / refs[c.reference]:.2f}x", flush=True)
-            if args.variants and c.name.startswith(("AMX bf16", "AMX int8 (TDPBSSD)")) and "column" not in c.name:
-                from systolic.gpu import amx_float_cuda as FC, amx_int8_cuda as IC, amx_kernels as G
-                kind = "int8" if "int8" in c.name else ("check" if "check" in c.name else "fast")
-                saved = G.int8_variant() if kind == "int8" else G.float_variant()
-                names = {"int8": IC.VARIANTS, "check": FC.CHECK_VARIANTS, "fast": FC.FAST_VARIANTS}[kind]
+            if args.variants and c.name.startswith("AMX bf16") and "column" not in c.name:
+                from systolic.gpu import amx_float_cuda as FC, amx_kernels as G
+                kind = "check" if "check" in c.name else "fast"
+                saved = G.float_variant()
+                names = {"check": FC.CHECK_VARIANTS, "fast": FC.FAST_VARIANTS}[kind]
                 for v in names:
-                    if kind == "int8":
-                        G.set_int8_variant(v)
-                    else:
-                        G.set_float_variant(**{kind: v})
+                    G.set_float_variant(**{kind: v})
                     tv = time_gpu(gpu_fns, max(3, args.reps // 2))
                     rows.append(dict(n=n, case=f"{c.name} [{v}]", ms=tv[0], ms_min=tv[1], ms_max=tv[2],
                                      tflops=flops / tv[0] / 1e9, reference=c.reference, ratio=tv[0] / refs[c.reference],
                                      where="gpu", note="tile variant"))
                     print(f"   variant {v}: {tv[0]:.3f} ms ({flops / tv[0] / 1e9:.1f} TFLOP/s)", flush=True)
-                G.set_int8_variant(saved) if kind == "int8" else G.set_float_variant(**saved)
+                G.set_float_variant(**saved)
             if c.cpu and cpu_fn is not None and n in args.cpu_sizes:
                 tc = time_cpu(cpu_fn, args.cpu_reps)
                 rows.append(dict(n=n, case=c.name + " (CPU path)", ms=tc, tflops=flops / tc / 1e9,

@@ -104,8 +104,9 @@ def run(sizes, reps: int, cpu: bool) -> list[dict]:
 
 
 def variants(n: int, reps: int, jvs=None) -> list[dict]:
-    """The stage kernel's variants (xmx_source.STAGE_VARIANTS: DP/INT rounding split, blocks per SM): main
-    kernel and fix-up device times per variant, bf16 and fp16, and whether every variant gives the same bits."""
+    """The stage kernels: xmx_stage32 (FP32 pipe; unroll 4 or 1) and the binary64 kernel's variants
+    (xmx_source.STAGE_VARIANTS: DP/INT rounding split, blocks per SM): main kernel and fix-up device times, bf16
+    and fp16, and whether every variant gives the same bits; then the s8 GEMM."""
     from systolic.gpu.xmx_source import STAGE_VARIANTS
     import torch
     from systolic.gpu import xmx_kernels as XK
@@ -117,9 +118,9 @@ def variants(n: int, reps: int, jvs=None) -> list[dict]:
         b = torch.randn(n, n, device="cuda", generator=g).to(dt)
         ref = None
         XK.profile = True
-        for jv in (jvs or (("tc",) + tuple(STAGE_VARIANTS))):
-            XK.stage_kernel = "tc" if jv == "tc" else "simt"
-            XK.stage_variant = XK.STAGE_VARIANT if jv == "tc" else jv
+        for v in (jvs or (("fp32", 4), ("fp32", 1)) + tuple(("simt", jv) for jv in STAGE_VARIANTS)):
+            XK.stage32_unroll = v[1] if v[0] == "fp32" else 0
+            XK.stage_variant = v[1] if v[0] == "simt" else XK.STAGE_VARIANT
             runs = []
             for _ in range(reps):
                 out = matmul(a, b, model="stage", backend="cuda")
@@ -129,31 +130,23 @@ def variants(n: int, reps: int, jvs=None) -> list[dict]:
             ref = bits if ref is None else ref
             main = statistics.median(r["main_ms"] for r in runs)
             fix = statistics.median(r["fix_ms"] for r in runs)
-            row = {"dtype": str(dt), "n": n, "jv": jv, "main_ms": main, "fix_ms": fix, "flagged": runs[-1]["flagged"],
-                   "cpu": runs[-1]["cpu"], "same_bits_as_first": same, "main_tflops": 2.0 * n ** 3 / main / 1e9}
+            row = {"dtype": str(dt), "n": n, "variant": repr(v), "path": runs[-1]["path"], "main_ms": main,
+                   "fix_ms": fix, "flagged": runs[-1]["flagged"], "cpu": runs[-1]["cpu"],
+                   "same_bits_as_first": same, "main_tflops": 2.0 * n ** 3 / main / 1e9}
             rows.append(row)
-            print(f"stage {str(dt):15s} n={n} jv={jv}: main {main:8.2f} ms ({row['main_tflops']:5.1f} TFLOP/s) "
-                  f"fix-up {fix:7.2f} ms flagged {row['flagged']} cpu {row['cpu']} same={same}", flush=True)
+            print(f"stage {str(dt):15s} n={n} {v} ({row['path']}): main {main:8.2f} ms "
+                  f"({row['main_tflops']:5.1f} TFLOP/s) fix-up {fix:7.2f} ms flagged {row['flagged']} "
+                  f"cpu {row['cpu']} same={same}", flush=True)
         XK.profile = False
         XK.stage_variant = XK.STAGE_VARIANT
-        XK.stage_kernel = XK.STAGE_KERNEL
+        XK.stage32_unroll = XK.STAGE32_UNROLL
     a8 = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8, generator=g)
     b8 = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8, generator=g)
-    ref = None
-    from systolic.gpu.xmx_source import IMMA_VERSIONS
-    for v in ("amx",) + tuple(IMMA_VERSIONS):
-        XK.imma_version = v
-        t = statistics.median(_events_ms(lambda: matmul(a8, b8, backend="cuda"), reps))
-        XK.profile = True
-        bits = matmul(a8, b8, backend="cuda").cpu().numpy()
-        XK.profile = False
-        print("   ", XK.last_run, flush=True)
-        same = True if ref is None else bool(np.array_equal(bits, ref))
-        ref = bits if ref is None else ref
-        rows.append({"case": "s8 x s8", "n": n, "imma_version": v, "ms": t, "tflops": 2.0 * n ** 3 / t / 1e9,
-                     "same_bits_as_first": same})
-        print(f"imma v{v} n={n}: {t:8.3f} ms ({2.0 * n ** 3 / t / 1e9:6.1f} TFLOP/s) same={same}", flush=True)
-    XK.imma_version = "amx"
+    t = statistics.median(_events_ms(lambda: matmul(a8, b8, backend="cuda"), reps))
+    ti = statistics.median(_events_ms(lambda: torch._int_mm(a8, b8.t().contiguous().t()), reps))
+    rows.append({"case": "s8 x s8", "n": n, "ms": t, "tflops": 2.0 * n ** 3 / t / 1e9, "int_mm_ms": ti})
+    print(f"s8 x s8 n={n}: {t:8.3f} ms ({2.0 * n ** 3 / t / 1e9:6.1f} TFLOP/s); _int_mm (B col) {ti:.3f} ms",
+          flush=True)
     return rows
 
 

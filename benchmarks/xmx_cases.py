@@ -42,7 +42,7 @@ def xmx_bf16_sequential(n, rng):
 
 
 @case("XMX bf16 stage", "torch fp32 (TF32 off)", target=4.0,
-      note="FP64 tensor-core products, Veltkamp RN24 per stage, per-chunk proof, flagged -> robust kernel")
+      note="FP32 pipe: RD/RU bounds per stage, RN of both equal -> proven; else binary64 redo; flagged -> robust")
 def xmx_bf16_stage(n, rng):
     return _xmx_float(n, rng, "stage")
 
@@ -52,7 +52,7 @@ def xmx_fp16_stage(n, rng):
     return _xmx_float(n, rng, "stage", fp16=True)
 
 
-@case("XMX s8 x s8", "torch int8 _int_mm", target=2.0, note="mma.sync m16n8k32, ldmatrix, 4-stage cp.async")
+@case("XMX s8 x s8", "torch int8 _int_mm", target=2.0, note="cuBLAS int8 GEMM (int_gemm), B transposed first")
 def xmx_int8(n, rng):
     import numpy as np
     from systolic.xmx import matmul

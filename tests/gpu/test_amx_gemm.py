@@ -240,30 +240,29 @@ def test_int8_against_python_integers(signs):
 
 
 @needs_gpu
-@pytest.mark.parametrize("variant", ["bk64s3", "bk128s3", "bk128s4", "bk64s4w64", "bk128s3w64"])
-def test_every_int8_variant_gives_the_same_bits(variant):
-    from systolic.gpu import amx_kernels as G
-    saved = G.int8_variant()
-    try:
-        G.set_int8_variant(variant)
-        for signs in ((True, True), (False, True)):
-            a, b, c = int8_case(31, (150, 700, 190), *signs, "extreme")
-            assert_same_bits(matmul(a, b, c, backend="cuda"), matmul(a, b, c, backend="cpu"), variant)
-            assert_same_bits(matmul(a, b, backend="cuda"), matmul(a, b, backend="cpu"), variant + " no C")
-    finally:
-        G.set_int8_variant(saved)
+@pytest.mark.parametrize("K", [1, 3, 17, 700, 4099])
+def test_int8_every_sign_mix_and_odd_k(K):
+    """K not a multiple of cuBLAS's 4 (padded with zeros), every sign mix (unsigned operands shifted into int8,
+    the shift added back as rank-one terms), C at the wrap."""
+    for signs in ((True, True), (True, False), (False, True), (False, False)):
+        a, b, c = int8_case(31 + K, (150, K, 190), *signs, "extreme")
+        assert_same_bits(matmul(a, b, c, backend="cuda"), matmul(a, b, c, backend="cpu"), f"{signs} K={K}")
+        assert_same_bits(matmul(a, b, backend="cuda"), matmul(a, b, backend="cpu"), f"{signs} K={K} no C")
 
 
 @needs_gpu
 def test_int8_k_beyond_one_chunk():
-    """K > 32768: several launches, each adding into the last (no mma chain may pass 2^31)."""
-    from systolic.gpu.amx_int8_cuda import K_CHUNK
+    """K > 131072: several cuBLAS calls, each adding into the last with beta = 1 (no partial sum inside one
+    call may pass 2^31); the sums wrap modulo 2^32 several times, and so does C + the sum: the epilogue's
+    wrap-around is what is checked against the CPU path."""
+    from systolic.gpu.int_gemm import K_CHUNK
     K = K_CHUNK + 1000
-    a = np.full((20, K), 255, np.uint8)
-    b = np.full((K, 24), 255, np.uint8)
-    b[::3] = 254
-    c = np.full((20, 24), 2 ** 31 - 7, np.int32)
-    assert_same_bits(matmul(a, b, c, backend="cuda"), matmul(a, b, c, backend="cpu"))
+    for a0, b0 in ((255, 255), (-128, -128), (255, -128), (-128, 255)):
+        a = np.full((20, K), a0, np.uint8 if a0 > 0 else np.int8)
+        b = np.full((K, 24), b0, np.uint8 if b0 > 0 else np.int8)
+        b[::3] = b0 - 1 if b0 > 0 else b0 + 1
+        c = np.full((20, 24), 2 ** 31 - 7, np.int32)
+        assert_same_bits(matmul(a, b, c, backend="cuda"), matmul(a, b, c, backend="cpu"), f"{a0} {b0}")
 
 
 # ------------------------------------------------------------------------------------------ arrays in, arrays out

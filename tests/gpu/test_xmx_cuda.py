@@ -384,59 +384,105 @@ def test_empty_and_k_zero():
     assert_same_bits(got, want, "k=0")
 
 
+@pytest.fixture
+def stage_kernel():
+    """Choose the T = 2 stage kernel: "fp32" (xmx_stage32, unroll 4 or 1) or "simt" (binary64)."""
+    from systolic.gpu import xmx_kernels as XK
+    old = XK.stage32_unroll
+
+    def use(kernel, unroll=4):
+        XK.stage32_unroll = unroll if kernel == "fp32" else 0
+    yield use
+    XK.stage32_unroll = old
+
+
 @needs_gpu
-@pytest.mark.parametrize("kernel", ["tc", "simt"])
+@pytest.mark.parametrize("kernel", ["fp32", "simt"])
 @pytest.mark.parametrize("p", ["bf16", "fp16", "bf8", "hf8", "e2m1"])
-def test_both_stage_kernels(kernel, p):
-    """The tensor-core stage kernel and the binary64-FMA one give the CPU's bits on random values, random bit
-    patterns and exponent spreads (the other tests run the default kernel)."""
+def test_both_stage_kernels(kernel, p, stage_kernel):
+    """The FP32-pipe stage kernel (T = 2) and the binary64 one give the CPU's bits on random values, random bit
+    patterns and exponent spreads (the other tests run the default choice). Operands whose products are not
+    all exact in binary32 (denormals, inf / NaN, wide spreads) take the binary64 kernel whatever is chosen."""
     from systolic.gpu import xmx_kernels as XK
     rng = np.random.default_rng(13)
-    old = XK.stage_kernel
-    XK.stage_kernel = kernel
-    try:
-        for a, b in ((rand_vals(rng, p, (70, 160)), rand_vals(rng, p, (160, 90))),
-                     (rand_bits(rng, p, (33, 64)), rand_bits(rng, p, (64, 47))),
-                     (spread_vals(rng, p, (40, 128)), spread_vals(rng, p, (128, 72)))):
-            c = (rng.standard_normal((a.shape[0], b.shape[1])) * 8).astype(np.float32)
-            got, want = both(a, b, c, platform=platform_for(p), model="stage")
-            assert XK.last_run["path"] == "stage-" + kernel
-            assert_same_bits(got, want, f"{kernel} {p}")
-    finally:
-        XK.stage_kernel = old
+    stage_kernel(kernel)
+    for what, (a, b) in (("random", (rand_vals(rng, p, (70, 160)), rand_vals(rng, p, (160, 90)))),
+                         ("bits", (rand_bits(rng, p, (33, 64)), rand_bits(rng, p, (64, 47)))),
+                         ("spread", (spread_vals(rng, p, (40, 128)), spread_vals(rng, p, (128, 72))))):
+        c = (rng.standard_normal((a.shape[0], b.shape[1])) * 8).astype(np.float32)
+        got, want = both(a, b, c, platform=platform_for(p), model="stage")
+        assert_same_bits(got, want, f"{kernel} {p} {what}")
+        if what == "random":
+            fp32 = kernel == "fp32" and p in ("bf16", "fp16")
+            assert XK.last_run["path"] == ("stage-fp32" if fp32 else "stage-simt"), XK.last_run
+        if what == "bits":
+            assert XK.last_run["path"] == "stage-simt"            # inf / NaN / denormal inputs
 
 
 @needs_gpu
-@pytest.mark.parametrize("version", ["amx", (1, 0), (2, 2), (2, 4)])
-def test_every_integer_kernel(version):
-    """Each integer kernel (the default and the ones benchmarks compare) against Python-integer sums, with
-    partial tiles in M, N and K and every sign mix."""
+@pytest.mark.parametrize("unroll", [1, 4])
+@pytest.mark.parametrize("p", ["bf16", "fp16"])
+def test_fp32_stage_kernel_edges(p, unroll, stage_kernel):
+    """xmx_stage32 where its certificate is tested hardest: long K (many stages redone in binary64: about 0.1%
+    of bf16 stages, 2% of fp16 ones), exact cancellation to +-0 with C = +-0 (the zero-sign rule: flagged, then
+    the robust kernel), overflow to inf, fp32 subnormal results, partial tiles."""
     from systolic.gpu import xmx_kernels as XK
+    stage_kernel("fp32", unroll)
+    rng = np.random.default_rng(29 + unroll)
+    a, b = rand_vals(rng, p, (130, 4096)), rand_vals(rng, p, (4096, 70))
+    got, want = both(a, b, platform="pvc", model="stage")
+    assert XK.last_run["path"] == "stage-fp32"
+    assert_same_bits(got, want, "long K")
+    # cancellation: rows of A repeat a pair (x, x), columns of B are (y, -y): every stage sums to exactly 0
+    x = rand_vals(rng, p, (40, 32))
+    a = np.repeat(x, 2, axis=1)
+    y = rand_vals(rng, p, (32, 24))
+    b = np.stack([y, -y], axis=1).reshape(64, 24)
+    for c in (None, np.full((40, 24), -0.0, np.float32), np.full((40, 24), 0.0, np.float32)):
+        got, want = both(a, b, c, platform="pvc", model="stage")
+        assert XK.last_run["path"] == "stage-fp32"
+        assert_same_bits(got, want, "cancellation")
+    def near(shape, e):                                # +-(1 + u) * 2**e: a bounded exponent range
+        v = (1 + rng.random(shape)) * np.where(rng.random(shape) < 0.5, -1.0, 1.0) * 2.0 ** e
+        return v.astype(np.float32).astype(FLOAT_DT[p])
+    e = 59 if p == "bf16" else 7                       # bf16: products up to 2**124, sums past FLT_MAX
+    a, b = np.abs(near((24, 64), e)), np.abs(near((64, 20), e))
+    c = np.full((24, 20), 3.4e38, np.float32)
+    got, want = both(a, b, c, platform="pvc", model="stage")
+    assert XK.last_run["path"] == "stage-fp32"
+    assert_same_bits(got, want, "overflow / near FLT_MAX")
+    if p == "bf16":                                    # fp32 subnormal results (products multiples of 2**-138)
+        a, b = near((36, 64), -62), near((64, 28), -62)
+        got, want = both(a, b, platform="pvc", model="stage")
+        assert XK.last_run["path"] == "stage-fp32"
+        assert_same_bits(got, want, "subnormal results")
+
+
+@needs_gpu
+def test_every_integer_pair_against_python_ints():
+    """The integer GEMM (cuBLAS, unsigned operands shifted) against Python-integer sums, with partial tiles
+    in M, N and K and every sign mix, sub-byte precisions included."""
     rng = np.random.default_rng(21)
-    old = XK.imma_version
-    XK.imma_version = version
-    try:
-        for pa, pb in (("s8", "s8"), ("u8", "s8"), ("s8", "u8"), ("u8", "u8"), ("s4", "u2")):
-            m, k, n = 300, 200, 150
-            a = rng.integers(*INT_RANGE[pa], (m, k), endpoint=True).astype(INT_DT[pa])
-            b = rng.integers(*INT_RANGE[pb], (k, n), endpoint=True).astype(INT_DT[pb])
-            c = rng.integers(-2 ** 31, 2 ** 31, (m, n), dtype=np.int64).astype(np.int32)
-            got = matmul(a, b, c, backend="cuda")
-            exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
-            np.testing.assert_array_equal(got, (exact & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
-    finally:
-        XK.imma_version = old
+    for pa, pb in (("s8", "s8"), ("u8", "s8"), ("s8", "u8"), ("u8", "u8"), ("s4", "u2"), ("u4", "u8")):
+        m, k, n = 300, 200, 150
+        a = rng.integers(*INT_RANGE[pa], (m, k), endpoint=True).astype(INT_DT[pa])
+        b = rng.integers(*INT_RANGE[pb], (k, n), endpoint=True).astype(INT_DT[pb])
+        c = rng.integers(-2 ** 31, 2 ** 31, (m, n), dtype=np.int64).astype(np.int32)
+        got = matmul(a, b, c, backend="cuda")
+        exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
+        np.testing.assert_array_equal(got, (exact & 0xFFFFFFFF).astype(np.uint32).view(np.int32), f"{pa} {pb}")
 
 
 @needs_gpu
 @pytest.mark.parametrize("variant", __import__("systolic.gpu.xmx_source", fromlist=["x"]).STAGE_VARIANTS)
-def test_every_stage_variant(variant):
+def test_every_stage_variant(variant, stage_kernel):
     """Each compiled variant of the binary64 stage kernel (rounding by Veltkamp, on the integer pipe or by the
     magic constant; 1 or 2 blocks per SM) gives the CPU's bits."""
     from systolic.gpu import xmx_kernels as XK
     rng = np.random.default_rng(17)
-    old = XK.stage_kernel, XK.stage_variant
-    XK.stage_kernel, XK.stage_variant = "simt", variant
+    stage_kernel("simt")
+    old = XK.stage_variant
+    XK.stage_variant = variant
     try:
         for a, b in ((rand_vals(rng, "bf16", (70, 160)), rand_vals(rng, "bf16", (160, 150))),
                      (rand_bits(rng, "bf16", (33, 64)), rand_bits(rng, "bf16", (64, 47))),
@@ -446,7 +492,7 @@ def test_every_stage_variant(variant):
             got, want = both(a, b, c, platform="bmg", model="stage")
             assert_same_bits(got, want, f"variant {variant}")
     finally:
-        XK.stage_kernel, XK.stage_variant = old
+        XK.stage_variant = old
 
 
 @needs_gpu

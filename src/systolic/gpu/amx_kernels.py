@@ -3,8 +3,8 @@
 The same function as :func:`systolic.amx.gemm.matmul` (same arguments, same errors, same bits), computed by
 CUDA kernels compiled with NVRTC through CuPy:
 
-* int8 / uint8 (TDPBSSD, TDPBSUD, TDPBUSD, TDPBUUD): ``(C + A @ B) mod 2^32`` on the tensor cores
-  (:mod:`systolic.gpu.amx_int8_cuda`; integer addition modulo 2^32 is associative, so the order is free);
+* int8 / uint8 (TDPBSSD, TDPBSUD, TDPBUSD, TDPBUUD): ``(C + A @ B) mod 2^32`` by cuBLAS's int8 GEMM
+  (:mod:`systolic.gpu.int_gemm`; integer addition modulo 2^32 is associative, so the order is free);
 * bfloat16 / float16 (TDPBF16PS, TDPFP16PS): per output and per tile-K block of 32 values the two fp32 FMA
   chains (even / odd element of each pair), then ``C += even + odd``, with DAZ, FTZ after rounding, RNE and
   the x86 NaN rules (:mod:`systolic.gpu.amx_float_cuda`). Rows of A and columns of B holding an inf or NaN
@@ -19,28 +19,16 @@ import numpy as np
 
 from ..errors import InvalidValue
 from . import amx_float_cuda as FC
-from . import amx_int8_cuda as IC
+from . import int_gemm
 from . import runtime
 
-__all__ = ["matmul", "exact_matmul", "float_variant", "set_float_variant", "int8_variant", "set_int8_variant",
-           "set_int8_fast_path"]
+__all__ = ["matmul", "exact_matmul", "float_variant", "set_float_variant", "set_int8_fast_path"]
 
 #: tile-K block of TDPBF16PS / TDPFP16PS: 16 dwords = 16 pairs of 16-bit values (SDM: tmul_maxk 16)
 KT = 16
 _FLOAT = {"fast": "128x128_8x8", "check": "64x64_4x4"}
-_INT8 = {"variant": IC.DEFAULT, "fast": True}
+_INT8 = {"fast": True}
 _NULL = np.uint64(0)                                 # a null pointer argument: "C omitted, zeros"
-
-
-def int8_variant() -> str:
-    return _INT8["variant"]
-
-
-def set_int8_variant(variant: str) -> None:
-    """Choose the int8 kernel's K staging (benchmarks; every variant computes the same bits)."""
-    if variant not in IC.VARIANTS:
-        raise InvalidValue("unknown int8 kernel variant", rule=", ".join(IC.VARIANTS), values={"variant": variant})
-    _INT8["variant"] = variant
 
 
 def set_int8_fast_path(on: bool) -> bool:
@@ -73,14 +61,13 @@ def set_float_variant(fast: str | None = None, check: str | None = None) -> None
 _FUNCS: dict = {}
 
 
-def _fn(which: str, name: str, smem: int = 0):
-    """A kernel of the float ("f") or int8 ("i") module, looked up once (with its shared-memory limit set)."""
+def _fn(name: str, smem: int = 0):
+    """A kernel of the float module, looked up once (with its shared-memory limit set)."""
     import cupy as cp
-    key = (which, name, cp.cuda.Device().id)
+    key = (name, cp.cuda.Device().id)
     f = _FUNCS.get(key)
     if f is None:
-        mod = runtime.module(FC.SOURCE) if which == "f" else runtime.module(IC.source())
-        f = mod.get_function(name)
+        f = runtime.module(FC.SOURCE).get_function(name)
         if smem > 48 * 1024:
             f.max_dynamic_shared_size_bytes = smem
         _FUNCS[key] = f
@@ -137,24 +124,21 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
 
 # ------------------------------------------------------------------------------------------ int8, cached launch path
 #
-# At 4096^3 the whole of torch._int_mm takes ~0.19 ms on an H100, and the general path above spends 0.17-0.31 ms
-# on the host before its first kernel starts (DLPack intake, Intake objects, CuPy slicing and temporaries,
-# RawKernel argument handling): as long as the GEMM itself. Everything that depends only on (shapes, dtypes,
-# layout of B, C given, cpu, method, threads, device, kernel variant) is therefore decided once and kept in a
-# plan: the argument checks (check_arguments raised or passed on the first call of that key; integer inputs
-# cannot hold out-of-range values, so nothing else needs a look at the data), the kernel handles, grids and
-# shared-memory sizes, the int32 scalars. A call that finds its plan reads the raw device pointers
-# (``data_ptr()`` / ``data.ptr``, no DLPack), allocates the output and the B^T scratch from the caller's own
-# allocator and launches on the caller's stream (torch: its current stream; CuPy: CuPy's). B given
-# column-major (a transposed view of an (N, K) array, torch._int_mm's preferred layout) is already B^T: no
-# transpose pass at all. Shapes the kernels cannot read in place (M not a multiple of 128, K not of the
-# stage, K beyond one chunk), non-contiguous A or C, and anything that is not a CUDA torch tensor or CuPy
-# array take the general path.
+# At 4096^3 cuBLAS's int8 GEMM takes ~0.13 ms on an H100, and the general path below spends 0.1-0.3 ms on the
+# host before its first launch (DLPack intake, Intake objects, CuPy slicing): as long as the GEMM. Everything
+# that depends only on (shapes, dtypes, layout of B, C given, cpu, method, threads, device) is therefore decided
+# once and kept in an int_gemm.Plan: the argument checks (check_arguments raised or passed on the first call of
+# that key; integer inputs cannot hold out-of-range values, so nothing else needs a look at the data), which
+# copies, shifts and rank-one terms the sign mix needs, the K chunks. A call that finds its plan reads the raw
+# device pointers (``data_ptr()`` / ``data.ptr``, no DLPack), allocates the output and scratch from the
+# caller's own allocator and launches on the caller's stream (torch: its current stream; CuPy: CuPy's). B given
+# column-major (a transposed view of an (N, K) array, torch._int_mm's preferred layout) is read in place.
+# Non-contiguous A or C, other layouts of B and anything that is not a CUDA torch tensor or CuPy array take the
+# general path.
 
 _PLANS: dict = {}
 _STREAMS: dict = {}
 _I8 = (np.dtype(np.int8), np.dtype(np.uint8))
-_u64 = np.uint64                                     # a device pointer as a kernel argument (8 bytes)
 
 
 def _torch_fast_kind(x, torch):
@@ -186,24 +170,22 @@ def _int8_plan(M, K, N, da, db, c_meta, cpu, method, threads, b_layout):
     """Check the arguments as the CPU path does (typed errors) and build the launch plan; None: general path."""
     from ..amx.gemm import check_arguments
     _mn, _model, integer, _cdt = check_arguments((M, K), da, (K, N), db, c_meta, cpu, method, threads)
-    if method != "auto" or not integer:
+    if method != "auto" or not integer or M == 0 or N == 0 or K == 0:
         return None                                  # the general path raises / runs the float kernels
-    variant = _INT8["variant"]
-    BK = IC.VARIANTS[variant][0]
-    BN = IC.block_n(variant)
-    if M == 0 or N == 0 or K == 0 or M % IC.BM or K % BK or K > IC.K_CHUNK:
+    return int_gemm.Plan(M, K, N, da == np.int8, db == np.int8, b_layout == "c", c_meta is not None)
+
+
+def _plan_for(key, build):
+    """The cached plan of ``key`` (built on a miss; None cached too: such calls go the general path)."""
+    try:
+        return _PLANS[key]
+    except KeyError:
+        pass
+    except TypeError:                               # an unhashable cpu / threads: the general path checks it
         return None
-    if b_layout == "c" and N % BN:
-        return None                                  # the kernel reads whole BN-row panels of B^T
-    smem = IC.smem_bytes(variant)
-    Np = -(-N // BN) * BN
-    gemm = _fn("i", IC.kernel_name(da == np.int8, db == np.int8, variant), smem).kernel
-    tr = _fn("i", "transpose_b").kernel if b_layout == "r" else None
-    import cupy as cp
-    i32 = np.int32
-    return dict(device=cp.cuda.runtime.getDevice, gemm=gemm, grid=(Np // BN, M // IC.BM), block=(IC.THREADS,), smem=smem,
-                tr=tr, tgrid=(Np // 64, K // 64), tblock=(256,), bt_bytes=Np * K,
-                tr_args=(i32(K), i32(N), i32(K), i32(Np)), tail=(i32(M), i32(N), i32(K)))
+    runtime.require()
+    plan = _PLANS[key] = build()
+    return plan
 
 
 def _int8_fast(a, b, c, cpu, method, threads):
@@ -211,8 +193,7 @@ def _int8_fast(a, b, c, cpu, method, threads):
     import sys
     torch = sys.modules.get("torch")
     if torch is not None and type(a) is torch.Tensor:
-        la = _torch_fast_kind(a, torch)
-        lb = _torch_fast_kind(b, torch)
+        la, lb = _torch_fast_kind(a, torch), _torch_fast_kind(b, torch)
         if la != "r" or lb is None or a.dtype not in (torch.int8, torch.uint8) \
                 or b.dtype not in (torch.int8, torch.uint8):
             return None
@@ -221,132 +202,67 @@ def _int8_fast(a, b, c, cpu, method, threads):
         dev = a.get_device()
         if b.get_device() != dev or (c is not None and c.get_device() != dev):
             return None
-        M, K = a.shape
-        K2, N = b.shape
+        (M, K), (K2, N) = a.shape, b.shape
         key = ("t", M, K, K2, N, a.dtype, b.dtype, lb, None if c is None else tuple(c.shape), cpu, method, threads,
-               dev, _INT8["variant"])
-        try:
-            plan = _PLANS[key]
-        except KeyError:
-            plan = None
-        except TypeError:                           # an unhashable cpu / threads: the general path checks it
-            return None
-        if plan is None:
-            if key in _PLANS:
-                return None
-            runtime.require()
+               dev)
+
+        def build():
             import cupy as cp
-            if cp.cuda.runtime.getDevice() != dev:
-                return None                         # kernels are loaded per device: the general path copes
+            if cp.cuda.runtime.getDevice() != dev or K2 != K:
+                return None                         # kernels and handles are per device; K mismatch: raise there
             dm = runtime._torch_dtype_map()
-            plan = _PLANS[key] = None if K2 != K else _int8_plan(
-                M, K, N, dm[a.dtype], dm[b.dtype], None if c is None else (tuple(c.shape), np.dtype(np.int32)),
-                cpu, method, threads, lb)
-            if plan is None:
-                return None                         # the general path raises or runs it
-        pa, pb = a.data_ptr(), b.data_ptr()
-        if (pa | pb) & 15 or plan["device"]() != dev:
-            return None                             # cp.async reads 16-byte chunks / kernels of another device
-        pa, pb = _u64(pa), _u64(pb)
+            return _int8_plan(M, K, N, dm[a.dtype], dm[b.dtype],
+                              None if c is None else (tuple(c.shape), np.dtype(np.int32)), cpu, method, threads, lb)
+        plan = _plan_for(key, build)
+        if plan is None:
+            return None
         try:
             raw = torch._C._cuda_getCurrentRawStream(dev)
         except AttributeError:                      # pragma: no cover - older torch
             raw = torch.cuda.current_stream(dev).cuda_stream
-        stream = _stream_of(raw, dev)
-        if plan["tr"] is not None:
-            bt = a.new_empty(plan["bt_bytes"], dtype=torch.uint8)
-            btp = _u64(bt.data_ptr())
-            plan["tr"](plan["tgrid"], plan["tblock"], (pb, btp) + plan["tr_args"], stream=stream)
-        else:
-            btp = pb                                # column-major B: its storage is B^T, (N, K) row-major
+        keep = []
+
+        def alloc(nbytes):
+            keep.append(a.new_empty(max(1, nbytes), dtype=torch.uint8))
+            return keep[-1].data_ptr()
         out = a.new_empty((M, N), dtype=torch.int32)
-        plan["gemm"](plan["grid"], plan["block"], (pa, btp, _NULL if c is None else _u64(c.data_ptr()),
-                                                   _u64(out.data_ptr()))
-                     + plan["tail"], shared_mem=plan["smem"], stream=stream)
+        plan.run(a.data_ptr(), b.data_ptr(), None if c is None else c.data_ptr(), out.data_ptr(), alloc,
+                 _stream_of(raw, dev))
         return out
     if type(a).__module__.split(".")[0] != "cupy":
         return None
     import cupy as cp
     if type(a) is not cp.ndarray or type(b) is not cp.ndarray or (c is not None and type(c) is not cp.ndarray):
         return None
-    if a.ndim != 2 or b.ndim != 2 or not a.flags.c_contiguous:
+    if a.ndim != 2 or b.ndim != 2 or not a.flags.c_contiguous or a.dtype not in _I8 or b.dtype not in _I8:
         return None
-    if b.flags.c_contiguous:
-        lb = "r"
-    elif b.flags.f_contiguous:
-        lb = "c"
-    else:
-        return None
-    if a.dtype not in _I8 or b.dtype not in _I8:
-        return None
-    if c is not None and (not c.flags.c_contiguous or c.dtype != np.int32 or c.ndim != 2):
-        return None
-    if (a.data.ptr | b.data.ptr) & 15:
+    lb = "r" if b.flags.c_contiguous else "c" if b.flags.f_contiguous else None
+    if lb is None or (c is not None and (not c.flags.c_contiguous or c.dtype != np.int32 or c.ndim != 2)):
         return None
     dev = a.device.id
     if b.device.id != dev or (c is not None and c.device.id != dev) or cp.cuda.runtime.getDevice() != dev:
         return None
-    M, K = a.shape
-    K2, N = b.shape
-    key = ("c", M, K, K2, N, a.dtype, b.dtype, lb, None if c is None else c.shape, cpu, method, threads, dev,
-           _INT8["variant"])
-    try:
-        plan = _PLANS[key]
-    except KeyError:
-        plan = None
-    except TypeError:
-        return None
+    (M, K), (K2, N) = a.shape, b.shape
+    key = ("c", M, K, K2, N, a.dtype, b.dtype, lb, None if c is None else c.shape, cpu, method, threads, dev)
+    plan = _plan_for(key, lambda: None if K2 != K else _int8_plan(
+        M, K, N, a.dtype, b.dtype, None if c is None else (c.shape, c.dtype), cpu, method, threads, lb))
     if plan is None:
-        if key in _PLANS:
-            return None
-        runtime.require()
-        plan = _PLANS[key] = None if K2 != K else _int8_plan(
-            M, K, N, a.dtype, b.dtype, None if c is None else (c.shape, c.dtype), cpu, method, threads, lb)
-        if plan is None:
-            return None
-    if plan["tr"] is not None:
-        bt = cp.empty(plan["bt_bytes"], dtype=cp.uint8)
-        plan["tr"](plan["tgrid"], plan["tblock"], (b, bt) + plan["tr_args"])
-    else:
-        bt = b
+        return None
+    keep = []
+
+    def alloc(nbytes):
+        keep.append(cp.empty(max(1, nbytes), dtype=cp.uint8))
+        return keep[-1].data.ptr
     out = cp.empty((M, N), dtype=cp.int32)
-    plan["gemm"](plan["grid"], plan["block"], (a, bt, _NULL if c is None else c, out) + plan["tail"],
-                 shared_mem=plan["smem"])
+    plan.run(a.data.ptr, b.data.ptr, None if c is None else c.data.ptr, out.data.ptr, alloc,
+             cp.cuda.get_current_stream())
     return out
 
 
 # ------------------------------------------------------------------------------------------ int8
 
 def _int8(cp, ia, ib, cin, M, N, K):
-    variant = _INT8["variant"]
-    BK = IC.VARIANTS[variant][0]
-    smem = IC.smem_bytes(variant)
-    kern = _fn("i", IC.kernel_name(ia.dtype == np.int8, ib.dtype == np.int8, variant), smem)
-    BN = IC.block_n(variant)
-    Mp = -(-M // IC.BM) * IC.BM
-    Np = -(-N // BN) * BN
-    out = cp.empty((M, N), dtype=cp.int32)
-    src_c = _NULL if cin is None else cin
-    for k0 in range(0, K, IC.K_CHUNK):               # each launch's mma chains stay below 2^31 (amx_int8_cuda)
-        kc = min(IC.K_CHUNK, K - k0)
-        Kp = -(-kc // BK) * BK
-        a = ia.data[:, k0:k0 + kc]
-        b = ib.data[k0:k0 + kc]
-        if Mp == M and Kp == kc and a.flags.c_contiguous and a.data.ptr % 16 == 0:   # cp.async: 16-byte rows
-            ap = a.view(cp.uint8)
-        else:
-            ap = cp.empty((Mp, Kp), dtype=cp.uint8)
-            a8 = cp.ascontiguousarray(a).view(cp.uint8)
-            _fn("i", "pad_a")((-(-Mp * Kp // 256),), (256,), (a8, ap, np.int32(M), np.int32(kc),
-                                                                       np.int32(Mp), np.int32(Kp)))
-        bt = cp.empty((Np, Kp), dtype=cp.uint8)
-        b8 = cp.ascontiguousarray(b).view(cp.uint8)
-        _fn("i", "transpose_b")((Np // 64, Kp // 64), (256,), (b8, bt, np.int32(kc), np.int32(N),
-                                                                        np.int32(Kp), np.int32(Np)))
-        kern((Np // BN, Mp // IC.BM), (IC.THREADS,), (ap, bt, src_c, out, np.int32(M), np.int32(N), np.int32(Kp)),
-             shared_mem=smem)
-        src_c = out
-    return out
+    return int_gemm.gemm(cp, ia.data, ib.data, cin, ia.dtype == np.int8, ib.dtype == np.int8)
 
 
 # ------------------------------------------------------------------------------------------ bf16 / fp16
@@ -384,14 +300,14 @@ def _float(cp, mn, ia, ib, cin32, M, N, K):
     suffix = "bf16" if bf else "fp16"
     a16 = ia.data
     b16 = ib.data
-    _fn("f", "convert_a_" + suffix)((Kpad // 32, Mp // 32), (32, 8),
+    _fn("convert_a_" + suffix)((Kpad // 32, Mp // 32), (32, 8),
                                             (a16, at, np.int32(M), np.int32(K), np.int32(Mp), np.int32(Kpad),
                                              bad_r, stat[0:1]))
-    _fn("f", "convert_b_" + suffix)((Np // 32, Kpad // 32), (32, 8),
+    _fn("convert_b_" + suffix)((Np // 32, Kpad // 32), (32, 8),
                                             (b16, b32, np.int32(K), np.int32(N), np.int32(Np), np.int32(Kpad),
                                              bad_c, stat[1:2]))
     if cin32 is not None:
-        _fn("f", "scan_c")((min(1024, -(-M * N // 256)),), (256,), (cin32, np.int64(M * N), stat[2:3]))
+        _fn("scan_c")((min(1024, -(-M * N // 256)),), (256,), (cin32, np.int64(M * N), stat[2:3]))
     else:
         cin32 = _NULL
     ka, kb, kc = (int(x) for x in stat.get())
@@ -399,13 +315,13 @@ def _float(cp, mn, ia, ib, cin32, M, N, K):
     variant = check_needed_variant if check else fast_variant
     BMv, BNv, threads = FC.VARIANTS[variant]
     smem = FC.smem_bytes(variant)
-    kern = _fn("f", f"chain_{variant}_{'check' if check else 'fast'}", smem)
+    kern = _fn(f"chain_{variant}_{'check' if check else 'fast'}", smem)
     out = cp.empty((M, N), dtype=cp.uint32)
     kern((Np // BNv, Mp // BMv), (threads,), (at, b32, cin32, out, np.int32(M), np.int32(N), np.int32(Mp),
                                               np.int32(Np), np.int32(K2)), shared_mem=smem)
     rows = cp.nonzero(bad_r)[0].astype(cp.int32)
     cols = cp.nonzero(bad_c)[0].astype(cp.int32)
-    exact = _fn("f", "amx_exact")
+    exact = _fn("amx_exact")
     for rs, cs in ((rows, cp.arange(N, dtype=cp.int32)), (cp.arange(M, dtype=cp.int32), cols)):
         n = int(rs.size) * int(cs.size)
         if n:
@@ -438,14 +354,14 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     junk = cp.zeros(max(M, N), dtype=cp.int32)
     stat = cp.full(3, 0xFFFFFFFF, dtype=cp.uint32)
     sfx = "bf16" if mn == "tdpbf16ps" else "fp16"
-    _fn("f", "convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (ia.data, at, np.int32(M), np.int32(K),
+    _fn("convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (ia.data, at, np.int32(M), np.int32(K),
                                                                           np.int32(Mp), np.int32(Kpad), junk, stat))
-    _fn("f", "convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (ib.data, b32, np.int32(K), np.int32(N),
+    _fn("convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (ib.data, b32, np.int32(K), np.int32(N),
                                                                           np.int32(Np), np.int32(Kpad), junk, stat))
     out = cp.empty((M, N), dtype=cp.uint32)
     rs, cs = cp.arange(M, dtype=cp.int32), cp.arange(N, dtype=cp.int32)
     n = M * N
-    _fn("f", "amx_exact")((-(-n // 128),), (128,), (at, b32, cin.view(cp.uint32), out, rs, np.int32(M), cs,
+    _fn("amx_exact")((-(-n // 128),), (128,), (at, b32, cin.view(cp.uint32), out, rs, np.int32(M), cs,
                                                            np.int32(N), np.int32(Mp), np.int32(Np), np.int32(N),
                                                            np.int32(K2), np.int32(KT)))
     return runtime.give_back(out.view(cp.float32), runtime.result_kind(ia, ib, ic))

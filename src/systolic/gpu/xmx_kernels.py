@@ -3,10 +3,10 @@
 Same arguments, same errors (the validation is :func:`systolic.xmx.gemm.plan`, shared with the CPU path),
 same bits. How each model is kept identical (docs/gpu.md, "XMX"):
 
-* **integers** (every s8/u8/s4/u4/s2/u2 pair): sub-byte values widened to s8/u8 (they fit), tensor-core
-  ``mma.sync.m16n8k32`` with s8/u8 operands; K is cut into chunks of at most 32768 so that no int32 partial
-  sum can overflow (|product| < 2**16), and C and the chunks are added modulo 2**32 in uint32 -- exactly the
-  wrapped sum, whatever order the tensor core adds in.
+* **integers** (every s8/u8/s4/u4/s2/u2 pair): sub-byte values widened to s8/u8 (they fit), then the
+  integer GEMM of :mod:`systolic.gpu.int_gemm` (cuBLAS int8, unsigned operands shifted into int8 with the
+  shift added back as rank-one terms, K chunks that keep every partial sum inside int32): C plus the exact
+  products modulo 2**32, whatever order the tensor cores add in -- the same function as AMX's TDPB[SU][SU]D.
 * **"sequential"** (every float precision) and **tf32 "stage"**: one product per step, so the step
   ``x = RN_fp32(x + a*b)`` is IEEE 754 binary32 fusedMultiplyAdd; the kernel is a chain of ``__fmaf_rn`` in K
   order per output (denormals kept: NVRTC ``--ftz=false``). NaN results are written as the model's NaN.
@@ -37,12 +37,11 @@ from ..xmx import gemm as G
 from ..xmx import kernels as KN
 from . import amx_kernels as _AK
 from . import runtime as R
-from .xmx_source import D_SMEM, IMMA_VERSION, i2_smem, NAMES, S_SMEM, SOURCE, STAGE_KERNEL, STAGE_VARIANT
+from . import int_gemm
+from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE32_UNROLL, STAGE_VARIANT
 
-__all__ = ["matmul", "last_run", "KSPLIT"]
+__all__ = ["matmul", "last_run"]
 
-#: the integer kernel's K chunk: 32768 products of magnitude < 2**16 sum below 2**31 (no int32 overflow)
-KSPLIT = 32768
 #: what the last call did: {"path", "flagged", "robust", "cpu"} (tests and benchmarks read it); with
 #: :data:`profile` set, also the device time of the main kernel and of the fix-up ("main_ms", "fix_ms")
 last_run: dict = {}
@@ -50,11 +49,9 @@ last_run: dict = {}
 profile = False
 #: the stage kernel's (JV, MINB) variant (xmx_source.STAGE_VARIANT; benchmarks try the others with bf16)
 stage_variant = STAGE_VARIANT
-#: the stage kernel: "tc" (products on the FP64 tensor cores) or "simt" (xmx_source.STAGE_KERNEL)
-stage_kernel = STAGE_KERNEL
-#: the integer kernel: "amx" (the AMX engine's int8 kernel, systolic.gpu.amx_int8_cuda: the same function of
-#: s8/u8 operands) or one of xmx_source.IMMA_VERSIONS (this module's own; benchmarks compare them)
-imma_version = "amx"
+#: T = 2 "stage" (bf16 / fp16) on the FP32 pipe (xmx_stage32) when every product is exact in binary32; the
+#: unroll of its stage loop (benchmarks set 0 to time the binary64 kernel instead)
+stage32_unroll = STAGE32_UNROLL
 
 
 _FNS: dict = {}
@@ -200,7 +197,7 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
     how = dict(op="dpas", platform=P.name, a=p2, b=p1, sd=8, rc=8, exec=P.exec_size,
                dst="int32" if is_int else "fp32", via="matmul-cuda")
     counters.count("dpas", n_dpas, **how)
-    if (is_int and precision is None and imma_version == "amx" and p1 in _I8P and p2 in _I8P and m and n and k
+    if (is_int and precision is None and p1 in _I8P and p2 in _I8P and m and n and k
             and (c is None or tuple(getattr(c, "shape", ())) == (m, n))):
         # s8/u8 DPAS and AMX TDPB[SU][SU]D are one function (C + exact products mod 2**32): GPU inputs the AMX
         # kernel can read in place take its cached launch path (no intake, no argument re-checks: plan() above
@@ -217,7 +214,7 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         if m == 0 or n == 0:
             return R.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
         last_run.clear()
-        last_run.update(path="amx-int8" if imma_version == "amx" else "imma", flagged=0, robust=0, cpu=0)
+        last_run.update(path="int-gemm", flagged=0, robust=0, cpu=0)
         return R.give_back(_int_gemm(cp, A, B, cv, p2, p1, m, k, n), kind)
 
     with fpenv.default():  # the host's share of a float GEMM (flagged elements, exact fallbacks) reads MXCSR
@@ -316,54 +313,13 @@ def _int_operand(cp, X: _Meta, p: str):
     return cp.asarray(np.ascontiguousarray(G._int_values(X.to_host(), p).astype(dt)))
 
 
-class _Op:
-    """What amx_kernels._int8 reads of an operand: the device array and its numpy dtype (int8 / uint8)."""
-
-    def __init__(self, data):
-        self.data, self.dtype = data, np.dtype(data.dtype)
-
-
 def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: int):
-    sa, sb = T.get(pa).signed, T.get(pb).signed
-    a8, b8 = _int_operand(cp, A, pa), _int_operand(cp, B, pb)
-    if imma_version == "amx" and k > 0:
-        # XMX integer DPAS and AMX TDPB[SU][SU]D compute the same function of s8/u8 operands (C + sum of exact
-        # products modulo 2**32): one kernel serves both engines (systolic.gpu.amx_int8_cuda, K chunks of 32768)
-        return _AK._int8(cp, _Op(a8), _Op(b8), cv, m, n, k)
-    kp = max(64, -(-k // 64) * 64)
-    if kp == k and a8.flags.c_contiguous:
-        ap = a8.view(cp.uint8)
-    else:
-        ap = cp.zeros((m, kp), dtype=cp.uint8)
-        ap[:, :k] = a8.view(cp.uint8)
-    bt = cp.empty((n, kp), dtype=cp.uint8)
-    bsrc = b8.view(cp.uint8) if b8.flags.c_contiguous else cp.ascontiguousarray(b8.view(cp.uint8))
-    ev = [cp.cuda.Event() for _ in range(3)] if profile else None
-    if ev:
-        ev[0].record()
-    _fn("xmx_transpose_u8")((-(-n // 32), -(-kp // 32)), (32, 8), (bsrc, bt, np.int32(k), np.int32(n), np.int32(kp)))
-    if ev:
-        ev[1].record()
-    d = cp.empty((m, n), dtype=cp.int32)
-    ver, wm = imma_version if imma_version != "amx" else IMMA_VERSION
-    signs = f"{'true' if sa else 'false'}, {'true' if sb else 'false'}"
-    if ver == 2:
-        smem = i2_smem(wm)
-        fn, grid, block = _fn(f"xmx_imma2<{signs}, {wm}>", smem), (-(-n // 128), -(-m // (64 * wm))), (64 * wm,)
-    else:
-        fn, grid, block, smem = _fn(f"xmx_imma<{signs}>"), (-(-n // 128), -(-m // 128)), (256,), 0
-    src = cv
-    for k0 in range(0, kp, KSPLIT):
-        k1 = min(kp, k0 + KSPLIT)
-        fn(grid, block, (ap, bt, _ptr(src), d, np.int32(m), np.int32(n), np.int32(kp), np.int32(k0), np.int32(k1)),
-           shared_mem=smem)
-        src = d
-    if ev:
-        ev[2].record()
-        ev[2].synchronize()
-        last_run.update(transpose_ms=cp.cuda.get_elapsed_time(ev[0], ev[1]),
-                        main_ms=cp.cuda.get_elapsed_time(ev[1], ev[2]))
-    return d
+    # XMX integer DPAS and AMX TDPB[SU][SU]D compute the same function of s8/u8 operands (C + sum of exact
+    # products modulo 2**32): one GEMM serves both engines
+    # (u4 / u2 values, 0..15, are the same bytes as int8: no shift needed)
+    ta, tb = T.get(pa), T.get(pb)
+    return int_gemm.gemm(cp, _int_operand(cp, A, pa), _int_operand(cp, B, pb), cv, ta.signed or ta.bits < 8,
+                         tb.signed or tb.bits < 8)
 
 
 # ------------------------------------------------------------------------------------------ floats
@@ -385,6 +341,23 @@ def _stats(cp, av, bv, m, kp, n4, sig):
     return lea, leb
 
 
+def _ebound(bits: int) -> int:
+    """xmx_source's ebound(): every magnitude <= the fp32 pattern ``bits`` is below 2**(E+1)."""
+    if bits == 0:
+        return -2000
+    e = bits >> 23
+    return -127 if e == 0 else e - 127
+
+
+def _fp32_exact(cp, lea, leb) -> bool:
+    """Whether every product a * b of the operands is exact in binary32 (xmx_stage32's precondition): all are
+    multiples of 2**(min lsb(a) + min lsb(b)) >= 2**-149 and below 2**(Ea + Eb + 2) <= 2**126 (from the per-chunk
+    statistics; zeros constrain nothing, inf / NaN fail)."""
+    la, lb, ma, mb = (int(v) for v in cp.stack([lea[..., 0].min(), leb[..., 0].min(),
+                                                 lea[..., 1].max(), leb[..., 1].max()]).get())
+    return la + lb >= -149 and _ebound(ma) + _ebound(mb) + 2 <= 126
+
+
 def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     jv, mb = stage_variant if T_ == 2 else STAGE_VARIANT
     ev = [cp.cuda.Event() for _ in range(3)] if profile else None
@@ -393,18 +366,20 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     flag = cp.empty((m, n), dtype=cp.uint8)
     if ev:
         ev[0].record()
-    if stage_kernel == "tc":
-        fn, smem, grid = _fn(f"xmx_stage_tc<{T_}>", D_SMEM), D_SMEM, (-(-n // 64), -(-m // 128))
+    dims = (np.int32(m), np.int32(n), np.int32(kp), np.int32(n4))
+    if T_ == 2 and stage32_unroll and _fp32_exact(cp, lea, leb):
+        kernel = "fp32"
+        _fn(f"xmx_stage32<{stage32_unroll}>")((-(-n // 128), -(-m // 128)), (256,), (av, bv, _ptr(cv), d, flag) + dims)
     else:
-        fn, smem, grid = _fn(f"xmx_stage<{T_}, {jv}, {mb}>", S_SMEM), S_SMEM, (-(-n // 128), -(-m // 64))
-    fn(grid, (256,), (av, bv, _ptr(cv), lea, leb, d, flag, np.int32(m), np.int32(n), np.int32(kp), np.int32(n4)),
-       shared_mem=smem)
+        kernel = "simt"
+        _fn(f"xmx_stage<{T_}, {jv}, {mb}>", S_SMEM)((-(-n // 128), -(-m // 64)), (256,),
+                                                    (av, bv, _ptr(cv), lea, leb, d, flag) + dims, shared_mem=S_SMEM)
     if ev:
         ev[1].record()
     nflag = int(cp.count_nonzero(flag))
     last_run.clear()
-    last_run.update(path="stage-" + stage_kernel, flagged=nflag, robust=0, cpu=0,
-                    variant=(jv, mb) if stage_kernel == "simt" else None)
+    last_run.update(path="stage-" + kernel, flagged=nflag, robust=0, cpu=0,
+                    variant=(jv, mb) if kernel == "simt" else None)
     if nflag == 0:
         _timing(cp, ev)
         return d

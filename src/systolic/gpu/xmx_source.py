@@ -19,8 +19,6 @@ Kernels:
 * ``xmx_stats_a`` / ``xmx_stats_b`` -- per K chunk of 16: the smallest power of two dividing every element
   (a lower bound from the exponent and the format's significant bits) and a power-of-two bound on the largest
   magnitude.
-* ``xmx_imma<SA,SB>`` -- integer DPAS: mma.sync m16n8k32 s8/u8 tensor-core products (exact: K chunks of at
-  most 32768 keep every partial sum below 2**31) added to C modulo 2**32.
 """
 
 SOURCE = r"""
@@ -327,7 +325,7 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
             else if (tid < S_BM + S_BN)
                 rlb = (bn + tid - S_BM < ldb) ? LEB[(long long)(t + 1) * ldb + bn + tid - S_BM] : none;
         }
-        // the chunk's test, from x at the chunk's start: the exact-magnitude form (see xmx_stage_tc)
+        // the chunk's test, from x at the chunk's start (the proof in the comment above)
         #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int2 lea = LEAs[cur][ty * 4 + i];
@@ -389,153 +387,150 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
     }
 }
 
-// ------------------------------------------------------------------------------------------- stage, tensor cores
-// The same model as xmx_stage, with each stage's products summed into the accumulator by FP64 tensor-core
-// instructions (mma.sync m8n8k4 .f64: D = C + A B over k = 4; for T = 2 the lanes of k = 2, 3 carry zeros) and
-// the one rounding per stage by Veltkamp on the DP pipe. The per-chunk test is the exact-magnitude form of the
-// proof: at a chunk's start, with L = min(lsb(x), La + Lb) and P = max|a| * max|b| over the chunk, every
-// partial sum of the chunk's stages -- in any order, which is what frees us from the tensor core's internal
-// order -- is a multiple of 2**L of magnitude at most (|x| + 16 P) (1 + 2**-24)**8; the chunk passes when that
-// bound times (1 + 2**-17) stays below 2**min(53 + L, 127) and La + Lb >= -149. Exact sums make the order and
-// the internal rounding of the tensor core irrelevant except for the sign of an exact zero, so zero results are
-// flagged too (the robust kernel applies the zero-sign rule).
-// 256 threads = 8 warps of 32 x 32 outputs (4 x 4 tiles of 8 x 8), block 128 x 64, K chunks of 16.
-#define D_BM 128
-#define D_BN 64
-#define D_LDA (D_BM + 4)      // padded rows of the shared tiles (bank spread of the k-strided fragment loads)
-#define D_LDB (D_BN + 4)
-__device__ __forceinline__ void dmma(double& c0, double& c1, double a, double b) {
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-                 : "+d"(c0), "+d"(c1) : "d"(a), "d"(b));
+// ------------------------------------------------------------------------------------------- stage, fp32 pipe
+// "stage" with T = 2 products per stage on the FP32 pipe, every stage certified by the monotonicity of rounding.
+// Precondition, checked by the caller on the whole operands (xmx_kernels._fp32_exact): every product a * b is
+// exact in binary32 (lsb(a) + lsb(b) >= -149 and |a| |b| < 2**126; bf16 and fp16 significands have at most 11
+// bits, so a product has at most 22 <= 24). Per element and stage, x the fp32 accumulator and S the stage's
+// exact sum x + a0 b0 + a1 b1:
+//   p0 = a0 b0 (exact);  tl = RD(p0 + a1 b1), th = RU(p0 + a1 b1)   (one FMA each, so tl <= p0 + p1 <= th)
+//   rl = RN(x + tl),     rh = RN(x + th)                            (RN is monotone: rl <= RN(S) <= rh)
+// When rl == rh it is the stage's result, RN(S). Otherwise (about 0.08% of the stages of normally distributed
+// bf16 data: only when p0 + p1 is inexact in binary32 and the interval straddles a rounding midpoint) the
+// stage is redone in binary64 with directed roundings (lo <= S <= hi; RN24 of both equal -> the result); if
+// that too leaves two candidates the element is flagged. Zero results (the zero-sign rule) and non-finite
+// ones are flagged as well; the caller recomputes flagged elements with xmx_stage_robust.
+// Four stages per tile of BK = 8; 128 x 128 tile, 256 threads of 8 x 8 outputs (the layout of xmx_fma32);
+// the certificate's test is shared by the eight outputs of a row, so that the rare redo costs one branch per row.
+__device__ __forceinline__ float mul_rn(float a, float b) {
+    float d; asm("mul.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
+}
+__device__ __forceinline__ float add_rn(float a, float b) {
+    float d; asm("add.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
+}
+__device__ __forceinline__ float fma_rm(float a, float b, float c) {
+    float d; asm("fma.rm.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c)); return d;
+}
+__device__ __forceinline__ float fma_rp(float a, float b, float c) {
+    float d; asm("fma.rp.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c)); return d;
+}
+// the binary64 redo of one stage: lo <= S <= hi by directed roundings (the products are exact in binary64)
+__device__ __forceinline__ float stage_redo(float x, float a0, float a1, float b0, float b1, u32& two) {
+    const double xd = f2d(x), p0 = __dmul_rn(f2d(a0), f2d(b0)), p1 = __dmul_rn(f2d(a1), f2d(b1));
+    const float lo = d2f(__dadd_rd(__dadd_rd(xd, p0), p1)), hi = d2f(__dadd_ru(__dadd_ru(xd, p0), p1));
+    two = lo != hi ? 1u : 0u;
+    return lo;
 }
 
-template <int T>
+// whether rl[j] != rh[j] for some j: one chained setp per pair, in PTX so that the compiler cannot keep eight
+// separate predicates alive for the (rare) redo branch, which compares again itself
+__device__ __forceinline__ bool any_differ8(const float (&l)[8], const float (&h)[8]) {
+    u32 r;
+    asm("{\n\t.reg .pred p;\n\t"
+        "setp.neu.f32 p, %1, %2;\n\tsetp.neu.or.f32 p, %3, %4, p;\n\t"
+        "setp.neu.or.f32 p, %5, %6, p;\n\tsetp.neu.or.f32 p, %7, %8, p;\n\t"
+        "setp.neu.or.f32 p, %9, %10, p;\n\tsetp.neu.or.f32 p, %11, %12, p;\n\t"
+        "setp.neu.or.f32 p, %13, %14, p;\n\tsetp.neu.or.f32 p, %15, %16, p;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(r) : "f"(l[0]), "f"(h[0]), "f"(l[1]), "f"(h[1]), "f"(l[2]), "f"(h[2]), "f"(l[3]), "f"(h[3]),
+          "f"(l[4]), "f"(h[4]), "f"(l[5]), "f"(h[5]), "f"(l[6]), "f"(h[6]), "f"(l[7]), "f"(h[7]));
+    return r != 0u;
+}
+
+template <int U>
 __global__ void __launch_bounds__(256)
-xmx_stage_tc(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
-             const int2* __restrict__ LEA, const int2* __restrict__ LEB, u32* __restrict__ D,
-             unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    double (*As)[S_BK][D_LDA] = reinterpret_cast<double (*)[S_BK][D_LDA]>(smem_raw);
-    double (*Bs)[S_BK][D_LDB] = reinterpret_cast<double (*)[S_BK][D_LDB]>(smem_raw + 2 * S_BK * D_LDA * 8);
-    int2 (*LEAs)[D_BM] = reinterpret_cast<int2 (*)[D_BM]>(smem_raw + 2 * S_BK * (D_LDA + D_LDB) * 8);
-    int2 (*LEBs)[D_BN] = reinterpret_cast<int2 (*)[D_BN]>(smem_raw + 2 * S_BK * (D_LDA + D_LDB) * 8 + 2 * D_BM * 8);
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = warp / 2, wn = warp % 2;              // warp tile rows wm*32.., cols wn*32..
-    const int gr = lane / 4, gk = lane % 4;              // fragment row (A) / column (B) and k lane
-    const int bm = blockIdx.y * D_BM, bn = blockIdx.x * D_BN;
-    const int nch = kp / S_BK;
-    // A tile 128 rows x 16 k: two float4 per thread; B tile 16 k x 64 cols: one float4 per thread
-    const int ar = tid / 4, ak = (tid % 4) * 4;          // rows ar and ar + 64
-    const int bk = tid / 16, bc = (tid % 16) * 4;
-    const bool a0ok = bm + ar < M, a1ok = bm + ar + 64 < M;
+xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
+            u32* __restrict__ D, unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
+    __shared__ __align__(16) float As[2][F_BK][F_BM];
+    __shared__ __align__(16) float Bs[2][F_BK][F_BN];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int bm = blockIdx.y * F_BM, bn = blockIdx.x * F_BN;
+    const int ar = tid / 2, ak = (tid % 2) * 4;
+    const int bk = tid / 32, bc = (tid % 32) * 4;
+    const bool arow_ok = bm + ar < M;
     const bool bcol_ok = bn + bc < ldb;
     const float* Ap = A + (long long)(bm + ar) * kp + ak;
     const float* Bp = B + (long long)bk * ldb + bn + bc;
-    const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
-    const int2 none = make_int2(BIG_LSB, 0);
 
-    double acc[4][4][2];
-    u32 bad = 0u;                                        // bit (mt * 4 + nt) * 2 + e
+    float acc[8][8];
+    u32 bad[2] = {0u, 0u};          // bit (i % 4) * 8 + j of word i / 4: a redo left two candidates
     #pragma unroll
-    for (int mt = 0; mt < 4; ++mt)
+    for (int i = 0; i < 8; ++i) {
+        int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
         #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
-            #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int r = bm + wm * 32 + mt * 8 + gr, c = bn + wn * 32 + nt * 8 + gk * 2 + e;
-                acc[mt][nt][e] = f2d((C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f);
-            }
-    float4 ra0 = a0ok ? *(const float4*)Ap : z4;
-    float4 ra1 = a1ok ? *(const float4*)(Ap + 64LL * kp) : z4;
-    float4 rb = bcol_ok ? *(const float4*)Bp : z4;
-    int2 rl = none;
-    if (tid < D_BM) rl = (bm + tid < M) ? LEA[(long long)(bm + tid) * nch] : none;
-    else if (tid < D_BM + D_BN) rl = (bn + tid - D_BM < ldb) ? LEB[bn + tid - D_BM] : none;
-
-    #define TC_STORE(buf)                                                                             \
-        As[buf][ak + 0][ar] = f2d(ra0.x); As[buf][ak + 1][ar] = f2d(ra0.y);                           \
-        As[buf][ak + 2][ar] = f2d(ra0.z); As[buf][ak + 3][ar] = f2d(ra0.w);                           \
-        As[buf][ak + 0][ar + 64] = f2d(ra1.x); As[buf][ak + 1][ar + 64] = f2d(ra1.y);                 \
-        As[buf][ak + 2][ar + 64] = f2d(ra1.z); As[buf][ak + 3][ar + 64] = f2d(ra1.w);                 \
-        Bs[buf][bk][bc + 0] = f2d(rb.x); Bs[buf][bk][bc + 1] = f2d(rb.y);                             \
-        Bs[buf][bk][bc + 2] = f2d(rb.z); Bs[buf][bk][bc + 3] = f2d(rb.w);                             \
-        if (tid < D_BM) LEAs[buf][tid] = rl; else if (tid < D_BM + D_BN) LEBs[buf][tid - D_BM] = rl;
-
-    TC_STORE(0)
+        for (int j = 0; j < 8; ++j) {
+            int c = bn + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+            acc[i][j] = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
+        }
+    }
+    float4 ra = arow_ok ? *(const float4*)Ap : make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 rb = bcol_ok ? *(const float4*)Bp : make_float4(0.f, 0.f, 0.f, 0.f);
+    As[0][ak + 0][ar] = ra.x; As[0][ak + 1][ar] = ra.y; As[0][ak + 2][ar] = ra.z; As[0][ak + 3][ar] = ra.w;
+    *(float4*)&Bs[0][bk][bc] = rb;
     __syncthreads();
-    for (int t = 0; t < nch; ++t) {
+    const int ntiles = kp / F_BK;
+    for (int t = 0; t < ntiles; ++t) {
         const int cur = t & 1;
-        if (t + 1 < nch) {
-            ra0 = a0ok ? *(const float4*)(Ap + (t + 1) * S_BK) : z4;
-            ra1 = a1ok ? *(const float4*)(Ap + 64LL * kp + (t + 1) * S_BK) : z4;
-            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * S_BK * ldb) : z4;
-            if (tid < D_BM) rl = (bm + tid < M) ? LEA[(long long)(bm + tid) * nch + t + 1] : none;
-            else if (tid < D_BM + D_BN)
-                rl = (bn + tid - D_BM < ldb) ? LEB[(long long)(t + 1) * ldb + bn + tid - D_BM] : none;
+        if (t + 1 < ntiles) {
+            ra = arow_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : make_float4(0.f, 0.f, 0.f, 0.f);
+            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
-        // the chunk's test from x at its start
-        #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) {
-            const int2 lea = LEAs[cur][wm * 32 + mt * 8 + gr];
-            const double ma = f2d(__uint_as_float((u32)lea.y));
+        #pragma unroll U
+        for (int s = 0; s < F_BK / 2; ++s) {
+            float a0[8], a1[8], b0[8], b1[8];
+            *(float4*)&a0[0] = *(const float4*)&As[cur][2 * s][ty * 4];
+            *(float4*)&a0[4] = *(const float4*)&As[cur][2 * s][64 + ty * 4];
+            *(float4*)&a1[0] = *(const float4*)&As[cur][2 * s + 1][ty * 4];
+            *(float4*)&a1[4] = *(const float4*)&As[cur][2 * s + 1][64 + ty * 4];
+            *(float4*)&b0[0] = *(const float4*)&Bs[cur][2 * s][tx * 4];
+            *(float4*)&b0[4] = *(const float4*)&Bs[cur][2 * s][64 + tx * 4];
+            *(float4*)&b1[0] = *(const float4*)&Bs[cur][2 * s + 1][tx * 4];
+            *(float4*)&b1[4] = *(const float4*)&Bs[cur][2 * s + 1][64 + tx * 4];
             #pragma unroll
-            for (int nt = 0; nt < 4; ++nt)
+            for (int i = 0; i < 8; ++i) {
+                float rl[8], rh[8];
                 #pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const int2 leb = LEBs[cur][wn * 32 + nt * 8 + gk * 2 + e];
-                    const double x = acc[mt][nt][e];
-                    const int ef = (__double2hiint(x) >> 20) & 0x7FF;
-                    const int lp = lea.x + leb.x;
-                    const int L = min(ef ? ef - 1046 : BIG_LSB, lp);
-                    const int E = min(53 + L, 127);              // threshold 2**E (1 - 2**-17)
-                    const double thr = __hiloint2double(((E + 1022) << 20) | 0xFFFF0, 0);
-                    const double bnd = __fma_rn(__dmul_rn(ma, f2d(__uint_as_float((u32)leb.y))), 16.0, fabs(x));
-                    const bool fail = !(bnd <= thr) | (lp < -149);
-                    bad |= fail ? (1u << ((mt * 4 + nt) * 2 + e)) : 0u;
+                for (int j = 0; j < 8; ++j) {
+                    const float p0 = mul_rn(a0[i], b0[j]);
+                    rl[j] = add_rn(acc[i][j], fma_rm(a1[i], b1[j], p0));
+                    rh[j] = add_rn(acc[i][j], fma_rp(a1[i], b1[j], p0));
                 }
-        }
-        #pragma unroll
-        for (int s = 0; s < S_BK / T; ++s) {
-            // T = 2: one stage per mma, the lanes of k = 2, 3 hold zeros; T = 4: four real products
-            #pragma unroll
-            for (int h = 0; h < (T == 2 ? 1 : T / 4); ++h) {
-                const int k = s * T + h * 4 + gk;
-                const bool live = T == 2 ? gk < 2 : true;
-                double af[4], bf[4];
-                #pragma unroll
-                for (int mt = 0; mt < 4; ++mt) af[mt] = live ? As[cur][k][wm * 32 + mt * 8 + gr] : 0.0;
-                #pragma unroll
-                for (int nt = 0; nt < 4; ++nt) bf[nt] = live ? Bs[cur][k][wn * 32 + nt * 8 + gr] : 0.0;
-                #pragma unroll
-                for (int mt = 0; mt < 4; ++mt)
+                if (__builtin_expect(any_differ8(rl, rh), 0)) {
                     #pragma unroll
-                    for (int nt = 0; nt < 4; ++nt) dmma(acc[mt][nt][0], acc[mt][nt][1], af[mt], bf[nt]);
+                    for (int j = 0; j < 8; ++j)
+                        if (rl[j] != rh[j]) {
+                            u32 two;
+                            rl[j] = stage_redo(acc[i][j], a0[i], a1[i], b0[j], b1[j], two);
+                            bad[i / 4] |= two << ((i % 4) * 8 + j);
+                        }
+                }
+                #pragma unroll
+                for (int j = 0; j < 8; ++j) acc[i][j] = rl[j];
             }
-            #pragma unroll
-            for (int mt = 0; mt < 4; ++mt)
-                #pragma unroll
-                for (int nt = 0; nt < 4; ++nt)
-                    #pragma unroll
-                    for (int e = 0; e < 2; ++e) acc[mt][nt][e] = rn24(acc[mt][nt][e]);
         }
-        if (t + 1 < nch) { TC_STORE(cur ^ 1) }
+        if (t + 1 < ntiles) {
+            const int nxt = cur ^ 1;
+            As[nxt][ak + 0][ar] = ra.x; As[nxt][ak + 1][ar] = ra.y; As[nxt][ak + 2][ar] = ra.z;
+            As[nxt][ak + 3][ar] = ra.w;
+            *(float4*)&Bs[nxt][bk][bc] = rb;
+        }
         __syncthreads();
     }
-    #undef TC_STORE
     #pragma unroll
-    for (int mt = 0; mt < 4; ++mt)
+    for (int i = 0; i < 8; ++i) {
+        int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+        if (r >= M) continue;
         #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
-            #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int r = bm + wm * 32 + mt * 8 + gr, c = bn + wn * 32 + nt * 8 + gk * 2 + e;
-                if (r >= M || c >= N) continue;
-                const double x = acc[mt][nt][e];
-                const bool ok = isfinite(x) && x != 0.0 && !((bad >> ((mt * 4 + nt) * 2 + e)) & 1u);
+        for (int j = 0; j < 8; ++j) {
+            int c = bn + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+            if (c < N) {
+                const float x = acc[i][j];
                 const long long o = (long long)r * N + c;
-                D[o] = __float_as_uint(d2f(x));
-                F[o] = ok ? 0 : 1;
+                D[o] = __float_as_uint(x);
+                F[o] = ((bad[i / 4] >> ((i % 4) * 8 + j)) & 1u) || !isfinite(x) || x == 0.0f;
             }
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------- stage, robust
@@ -592,236 +587,6 @@ __global__ void xmx_stage_robust(const float* __restrict__ A, const float* __res
     hard[e] = h;
 }
 
-// ------------------------------------------------------------------------------------------- integer DPAS
-// D = C + A @ B mod 2**32: A (M x kp, int8/uint8 row-major), Bt (N x kp: B transposed), C/D int32 (M x N;
-// C may alias D or be null). kp % 64 == 0 and kp <= 32768 per call (the caller splits K): every partial sum
-// of at most 32768 products of magnitude <= 255 * 255 < 2**16 stays below 2**31, so the tensor core's int32
-// accumulation is exact and the only wrap-around is the final uint32 addition of C.
-#define I_BM 128
-#define I_BN 128
-#define I_BK 64
-#define I_LD 80   // bytes per shared row: 64 + 16 of padding (conflict-free 32-bit fragment loads)
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool ok) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int n = ok ? 16 : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(gmem), "r"(n));
-}
-
-// Bt (n x kp) = B (k x n) transposed, zero past k: one 32 x 32 byte tile per block of 32 x 8 threads through
-// shared memory, so that reads and writes are both row-contiguous.
-extern "C" __global__ void xmx_transpose_u8(const unsigned char* __restrict__ B, unsigned char* __restrict__ Bt,
-                                            int k, int n, int kp) {
-    __shared__ unsigned char tile[32][33];
-    const int k0 = blockIdx.y * 32, n0 = blockIdx.x * 32;
-    #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const int kk = k0 + threadIdx.y + 8 * q, nn = n0 + threadIdx.x;
-        tile[threadIdx.y + 8 * q][threadIdx.x] = (kk < k && nn < n) ? B[(long long)kk * n + nn] : 0;
-    }
-    __syncthreads();
-    #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const int nn = n0 + threadIdx.y + 8 * q, kk = k0 + threadIdx.x;
-        if (nn < n && kk < kp) Bt[(long long)nn * kp + kk] = tile[threadIdx.x][threadIdx.y + 8 * q];
-    }
-}
-
-template <bool SA, bool SB>
-__device__ __forceinline__ void imma(int (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
-    if (SA && SB)
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};\n" : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else if (SA && !SB)
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};\n" : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else if (!SA && SB)
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};\n" : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};\n" : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-template <bool SA, bool SB>
-__global__ void __launch_bounds__(256)
-xmx_imma(const unsigned char* __restrict__ A, const unsigned char* __restrict__ Bt, const int* C, int* D,
-         int M, int N, int kp, int k0, int k1) {
-    __shared__ __align__(16) unsigned char As[2][I_BM * I_LD];
-    __shared__ __align__(16) unsigned char Bs[2][I_BN * I_LD];
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = warp / 4, wn = warp % 4;          // warp tile: 64 rows x 32 cols
-    const int g = lane / 4, tg = lane % 4;
-    const int bm = blockIdx.y * I_BM, bn = blockIdx.x * I_BN;
-    int acc[4][4][4];
-    #pragma unroll
-    for (int a = 0; a < 4; ++a)
-        #pragma unroll
-        for (int b = 0; b < 4; ++b)
-            #pragma unroll
-            for (int q = 0; q < 4; ++q) acc[a][b][q] = 0;
-    // loader: each tile is 128 rows x 64 bytes = 512 chunks of 16 bytes; two per thread per operand
-    auto load = [&](int buf, int kk) {
-        #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int ch = tid + h * 256, row = ch / 4, col = (ch % 4) * 16;
-            const bool aok = bm + row < M, bok = bn + row < N;
-            cp_async16(&As[buf][row * I_LD + col], A + (long long)(aok ? bm + row : 0) * kp + kk + col, aok);
-            cp_async16(&Bs[buf][row * I_LD + col], Bt + (long long)(bok ? bn + row : 0) * kp + kk + col, bok);
-        }
-        asm volatile("cp.async.commit_group;\n" ::);
-    };
-    const int ntiles = (k1 - k0) / I_BK;
-    load(0, k0);
-    for (int t = 0; t < ntiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < ntiles) { load(cur ^ 1, k0 + (t + 1) * I_BK); asm volatile("cp.async.wait_group 1;\n" ::); }
-        else { asm volatile("cp.async.wait_group 0;\n" ::); }
-        __syncthreads();
-        const unsigned char* as = As[cur];
-        const unsigned char* bs = Bs[cur];
-        #pragma unroll
-        for (int ks = 0; ks < I_BK; ks += 32) {
-            u32 af[4][4], bf[4][2];
-            #pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
-                const int r0 = wm * 64 + mt * 16 + g;
-                af[mt][0] = *(const u32*)&as[r0 * I_LD + ks + tg * 4];
-                af[mt][1] = *(const u32*)&as[(r0 + 8) * I_LD + ks + tg * 4];
-                af[mt][2] = *(const u32*)&as[r0 * I_LD + ks + 16 + tg * 4];
-                af[mt][3] = *(const u32*)&as[(r0 + 8) * I_LD + ks + 16 + tg * 4];
-            }
-            #pragma unroll
-            for (int nt = 0; nt < 4; ++nt) {
-                const int c0 = wn * 32 + nt * 8 + g;
-                bf[nt][0] = *(const u32*)&bs[c0 * I_LD + ks + tg * 4];
-                bf[nt][1] = *(const u32*)&bs[c0 * I_LD + ks + 16 + tg * 4];
-            }
-            #pragma unroll
-            for (int mt = 0; mt < 4; ++mt)
-                #pragma unroll
-                for (int nt = 0; nt < 4; ++nt) imma<SA, SB>(acc[mt][nt], af[mt], bf[nt]);
-        }
-        __syncthreads();
-    }
-    #pragma unroll
-    for (int mt = 0; mt < 4; ++mt)
-        #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
-            #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int r = bm + wm * 64 + mt * 16 + g + (q >= 2 ? 8 : 0);
-                const int c = bn + wn * 32 + nt * 8 + tg * 2 + (q & 1);
-                if (r < M && c < N) {
-                    const long long o = (long long)r * N + c;
-                    const u32 base = C != nullptr ? (u32)C[o] : 0u;
-                    D[o] = (int)(base + (u32)acc[mt][nt][q]);
-                }
-            }
-}
-
-// Version 2: blocks of WM x 2 warps (64 x 64 warp tiles: WM = 2 -> 128 x 128, WM = 4 -> 256 x 128),
-// ldmatrix.x4 fragment loads, a 4-deep cp.async pipeline in dynamic shared memory (i2_smem(WM) bytes).
-// Same contract as xmx_imma.
-#define I2_STAGES 4
-#define I2_TILE (128 * I_LD)
-__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void* p) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-template <bool SA, bool SB, int WM>
-__global__ void __launch_bounds__(WM * 64)
-xmx_imma2(const unsigned char* __restrict__ A, const unsigned char* __restrict__ Bt, const int* C, int* D,
-          int M, int N, int kp, int k0, int k1) {
-    // WM x 2 warps of 64 x 64: block WM * 64 rows x 128 columns, WM * 64 threads
-    constexpr int NT = WM * 64, BMr = WM * 64, ATILE = BMr * I_LD;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    unsigned char* As = smem_raw;                          // [I2_STAGES][BMr * I_LD]
-    unsigned char* Bs = smem_raw + I2_STAGES * ATILE;      // [I2_STAGES][128 * I_LD]
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = warp / 2, wn = warp % 2;                // warp tile: 64 rows x 64 cols
-    const int g = lane / 4, tg = lane % 4;
-    const int bm = blockIdx.y * BMr, bn = blockIdx.x * 128;
-    int acc[4][8][4];
-    #pragma unroll
-    for (int a = 0; a < 4; ++a)
-        #pragma unroll
-        for (int b = 0; b < 8; ++b)
-            #pragma unroll
-            for (int q = 0; q < 4; ++q) acc[a][b][q] = 0;
-    auto load = [&](int slot, int kk) {
-        #pragma unroll
-        for (int h = 0; h < 4; ++h) {              // A: BMr rows x 4 chunks of 16 bytes = 4 per thread
-            const int ch = tid + h * NT, row = ch / 4, col = (ch % 4) * 16;
-            const bool aok = bm + row < M;
-            cp_async16(As + slot * ATILE + row * I_LD + col, A + (long long)(aok ? bm + row : 0) * kp + kk + col, aok);
-        }
-        #pragma unroll
-        for (int h = 0; h < 512 / NT; ++h) {       // B: 128 rows x 4 chunks
-            const int ch = tid + h * NT, row = ch / 4, col = (ch % 4) * 16;
-            const bool bok = bn + row < N;
-            cp_async16(Bs + slot * I2_TILE + row * I_LD + col, Bt + (long long)(bok ? bn + row : 0) * kp + kk + col, bok);
-        }
-    };
-    const int ntiles = (k1 - k0) / I_BK;
-    #pragma unroll
-    for (int sI = 0; sI < I2_STAGES - 1; ++sI) {
-        if (sI < ntiles) load(sI, k0 + sI * I_BK);
-        asm volatile("cp.async.commit_group;\n" ::);
-    }
-    // per-lane ldmatrix row addresses (the fragment layouts of mma.m16n8k32 .s8/.u8 and of ldmatrix .x4:
-    // lanes 8i..8i+7 address the rows of matrix i; register i of lane l holds word l % 4 of row l / 4 of it)
-    const int mi = lane / 8, ri = lane % 8;
-    const int a_row = (mi & 1) * 8 + ri, a_col = (mi >> 1) * 16;   // (r0-7,k0-15) (r8-15,k0-15) (r0-7,k16-31) (r8-15,k16-31)
-    const int b_row = (mi >> 1) * 8 + ri, b_col = (mi & 1) * 16;   // (n0-7,k0-15) (n0-7,k16-31) (n8-15,k0-15) (n8-15,k16-31)
-    for (int t = 0; t < ntiles; ++t) {
-        asm volatile("cp.async.wait_group %0;\n" :: "n"(I2_STAGES - 2));
-        __syncthreads();
-        const int nt_load = t + I2_STAGES - 1;   // its slot was read in iteration t - 1, before the barrier
-        if (nt_load < ntiles) load(nt_load % I2_STAGES, k0 + nt_load * I_BK);
-        asm volatile("cp.async.commit_group;\n" ::);
-        const unsigned char* as = As + (t % I2_STAGES) * ATILE;
-        const unsigned char* bs = Bs + (t % I2_STAGES) * I2_TILE;
-        #pragma unroll
-        for (int ks = 0; ks < I_BK; ks += 32) {
-            u32 af[4][4], bf[8][2];
-            #pragma unroll
-            for (int mt = 0; mt < 4; ++mt)
-                ldsm_x4(af[mt], as + (wm * 64 + mt * 16 + a_row) * I_LD + ks + a_col);
-            #pragma unroll
-            for (int np = 0; np < 4; ++np) {
-                u32 r[4];
-                ldsm_x4(r, bs + (wn * 64 + np * 16 + b_row) * I_LD + ks + b_col);
-                bf[2 * np][0] = r[0]; bf[2 * np][1] = r[1]; bf[2 * np + 1][0] = r[2]; bf[2 * np + 1][1] = r[3];
-            }
-            #pragma unroll
-            for (int mt = 0; mt < 4; ++mt)
-                #pragma unroll
-                for (int nt = 0; nt < 8; ++nt) imma<SA, SB>(acc[mt][nt], af[mt], bf[nt]);
-        }
-    }
-    asm volatile("cp.async.wait_group 0;\n" ::);
-    #pragma unroll
-    for (int mt = 0; mt < 4; ++mt)
-        #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-            #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int r = bm + wm * 64 + mt * 16 + g + (q >= 2 ? 8 : 0);
-                const int c = bn + wn * 64 + nt * 8 + tg * 2 + (q & 1);
-                if (r < M && c < N) {
-                    const long long o = (long long)r * N + c;
-                    const u32 base = C != nullptr ? (u32)C[o] : 0u;
-                    D[o] = (int)(base + (u32)acc[mt][nt][q]);
-                }
-            }
-}
 """
 
 #: dynamic shared memory of xmx_stage: two buffers of A (16 x 64) and B (16 x 128) doubles, the (lsb, max) rows
@@ -835,24 +600,11 @@ STAGE_VARIANT = (8, 1)
 #: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
 STAGE_VARIANTS = ((8, 1), (8, 2), (-1, 1), (-1, 2))
 
-def i2_smem(wm: int) -> int:
-    """Dynamic shared memory of xmx_imma2<., ., wm>: 4 stages of A (wm * 64 rows) and B (128 rows) of 80 bytes."""
-    return 4 * (wm * 64 + 128) * 80
-
-
-#: which integer kernel runs: (2, WM) (ldmatrix, 4-stage pipeline, WM x 2 warps) or (1, 0)
-IMMA_VERSION = (2, 4)
-IMMA_VERSIONS = ((1, 0), (2, 2), (2, 4))
-
-#: dynamic shared memory of xmx_stage_tc: two buffers of A (16 x 132) and B (16 x 68) doubles, the (lsb, max) rows
-D_SMEM = 2 * 16 * (132 + 68) * 8 + 2 * (128 + 64) * 8
-#: which stage kernel runs: "tc" (FP64 tensor cores for the products) or "simt" (binary64 FMAs)
-STAGE_KERNEL = "simt"
+#: the fp32-pipe stage kernel's unroll of its four stages per tile (xmx_stage32<U>: 1 or 4)
+STAGE32_UNROLL = 4
 
 #: C++ name expressions instantiated by NVRTC
-NAMES = tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS) + tuple(
-    f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8)) + ( "xmx_stage_robust<1>", "xmx_stage_robust<2>",
-         "xmx_stage_robust<4>", "xmx_stage_robust<8>", "xmx_imma<true, true>", "xmx_imma<true, false>",
-         "xmx_imma<false, true>", "xmx_imma<false, false>") + tuple(
-    f"xmx_imma2<{sa}, {sb}, {wm}>" for sa in ("true", "false") for sb in ("true", "false") for wm in (2, 4)) + ( "xmx_stage_tc<2>", "xmx_stage_tc<4>",
-                "xmx_stage_tc<8>")
+NAMES = (("xmx_stage32<1>", "xmx_stage32<4>")
+         + tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS)
+         + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8))
+         + tuple(f"xmx_stage_robust<{t}>" for t in (1, 2, 4, 8)))
