@@ -104,10 +104,10 @@ def run(sizes, reps: int, cpu: bool) -> list[dict]:
 
 
 def variants(n: int, reps: int, jvs=None) -> list[dict]:
-    """The stage kernels: xmx_stage32 (FP32 pipe; unroll 4 or 1) and the binary64 kernel's variants
+    """The stage kernels: xmx_stage32 (FP32 pipe; xmx_source.STAGE32_VARIANTS) and the binary64 kernel's variants
     (xmx_source.STAGE_VARIANTS: DP/INT rounding split, blocks per SM): main kernel and fix-up device times, bf16
     and fp16, and whether every variant gives the same bits; then the s8 GEMM."""
-    from systolic.gpu.xmx_source import STAGE_VARIANTS
+    from systolic.gpu.xmx_source import STAGE32_VARIANTS, STAGE_VARIANTS
     import torch
     from systolic.gpu import xmx_kernels as XK
     from systolic.xmx import matmul
@@ -118,8 +118,8 @@ def variants(n: int, reps: int, jvs=None) -> list[dict]:
         b = torch.randn(n, n, device="cuda", generator=g).to(dt)
         ref = None
         XK.profile = True
-        for v in (jvs or (("fp32", 4), ("fp32", 1)) + tuple(("simt", jv) for jv in STAGE_VARIANTS)):
-            XK.stage32_unroll = v[1] if v[0] == "fp32" else 0
+        for v in (jvs or tuple(("fp32", u) for u in STAGE32_VARIANTS) + tuple(("simt", jv) for jv in STAGE_VARIANTS)):
+            XK.stage32_variant = v[1] if v[0] == "fp32" else None
             XK.stage_variant = v[1] if v[0] == "simt" else XK.STAGE_VARIANT
             runs = []
             for _ in range(reps):
@@ -139,7 +139,7 @@ def variants(n: int, reps: int, jvs=None) -> list[dict]:
                   f"cpu {row['cpu']} same={same}", flush=True)
         XK.profile = False
         XK.stage_variant = XK.STAGE_VARIANT
-        XK.stage32_unroll = XK.STAGE32_UNROLL
+        XK.stage32_variant = XK.STAGE32_VARIANT
     a8 = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8, generator=g)
     b8 = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8, generator=g)
     t = statistics.median(_events_ms(lambda: matmul(a8, b8, backend="cuda"), reps))

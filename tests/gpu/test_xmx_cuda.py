@@ -386,14 +386,14 @@ def test_empty_and_k_zero():
 
 @pytest.fixture
 def stage_kernel():
-    """Choose the T = 2 stage kernel: "fp32" (xmx_stage32, unroll 4 or 1) or "simt" (binary64)."""
+    """Choose the T = 2 stage kernel: "fp32" (xmx_stage32, a variant) or "simt" (binary64)."""
     from systolic.gpu import xmx_kernels as XK
-    old = XK.stage32_unroll
+    old = XK.stage32_variant
 
-    def use(kernel, unroll=4):
-        XK.stage32_unroll = unroll if kernel == "fp32" else 0
+    def use(kernel, variant=(1, 1)):
+        XK.stage32_variant = variant if kernel == "fp32" else None
     yield use
-    XK.stage32_unroll = old
+    XK.stage32_variant = old
 
 
 @needs_gpu
@@ -420,15 +420,15 @@ def test_both_stage_kernels(kernel, p, stage_kernel):
 
 
 @needs_gpu
-@pytest.mark.parametrize("unroll", [1, 4])
+@pytest.mark.parametrize("variant", __import__("systolic.gpu.xmx_source", fromlist=["x"]).STAGE32_VARIANTS)
 @pytest.mark.parametrize("p", ["bf16", "fp16"])
-def test_fp32_stage_kernel_edges(p, unroll, stage_kernel):
+def test_fp32_stage_kernel_edges(p, variant, stage_kernel):
     """xmx_stage32 where its certificate is tested hardest: long K (many stages redone in binary64: about 0.1%
     of bf16 stages, 2% of fp16 ones), exact cancellation to +-0 with C = +-0 (the zero-sign rule: flagged, then
     the robust kernel), overflow to inf, fp32 subnormal results, partial tiles."""
     from systolic.gpu import xmx_kernels as XK
-    stage_kernel("fp32", unroll)
-    rng = np.random.default_rng(29 + unroll)
+    stage_kernel("fp32", variant)
+    rng = np.random.default_rng(29 + variant[0])
     a, b = rand_vals(rng, p, (130, 4096)), rand_vals(rng, p, (4096, 70))
     got, want = both(a, b, platform="pvc", model="stage")
     assert XK.last_run["path"] == "stage-fp32"

@@ -38,7 +38,7 @@ from ..xmx import kernels as KN
 from . import amx_kernels as _AK
 from . import runtime as R
 from . import int_gemm
-from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE32_UNROLL, STAGE_VARIANT
+from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE32_VARIANT, STAGE_VARIANT
 
 __all__ = ["matmul", "last_run"]
 
@@ -49,9 +49,9 @@ last_run: dict = {}
 profile = False
 #: the stage kernel's (JV, MINB) variant (xmx_source.STAGE_VARIANT; benchmarks try the others with bf16)
 stage_variant = STAGE_VARIANT
-#: T = 2 "stage" (bf16 / fp16) on the FP32 pipe (xmx_stage32) when every product is exact in binary32; the
-#: unroll of its stage loop (benchmarks set 0 to time the binary64 kernel instead)
-stage32_unroll = STAGE32_UNROLL
+#: T = 2 "stage" (bf16 / fp16) on the FP32 pipe (xmx_stage32) when every product is exact in binary32: its
+#: (unroll, blocks per SM) variant, or None for the binary64 kernel (xmx_source.STAGE32_VARIANT)
+stage32_variant = STAGE32_VARIANT
 
 
 _FNS: dict = {}
@@ -367,9 +367,10 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     if ev:
         ev[0].record()
     dims = (np.int32(m), np.int32(n), np.int32(kp), np.int32(n4))
-    if T_ == 2 and stage32_unroll and _fp32_exact(cp, lea, leb):
+    if T_ == 2 and stage32_variant and _fp32_exact(cp, lea, leb):
         kernel = "fp32"
-        _fn(f"xmx_stage32<{stage32_unroll}>")((-(-n // 128), -(-m // 128)), (256,), (av, bv, _ptr(cv), d, flag) + dims)
+        u, mb = stage32_variant
+        _fn(f"xmx_stage32<{u}, {mb}>")((-(-n // 128), -(-m // 128)), (256,), (av, bv, _ptr(cv), d, flag) + dims)
     else:
         kernel = "simt"
         _fn(f"xmx_stage<{T_}, {jv}, {mb}>", S_SMEM)((-(-n // 128), -(-m // 64)), (256,),

@@ -396,10 +396,9 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
 //   p0 = a0 b0 (exact);  tl = RD(p0 + a1 b1), th = RU(p0 + a1 b1)   (one FMA each, so tl <= p0 + p1 <= th)
 //   rl = RN(x + tl),     rh = RN(x + th)                            (RN is monotone: rl <= RN(S) <= rh)
 // When rl == rh it is the stage's result, RN(S). Otherwise (about 0.08% of the stages of normally distributed
-// bf16 data: only when p0 + p1 is inexact in binary32 and the interval straddles a rounding midpoint) the
-// stage is redone in binary64 with directed roundings (lo <= S <= hi; RN24 of both equal -> the result); if
-// that too leaves two candidates the element is flagged. Zero results (the zero-sign rule) and non-finite
-// ones are flagged as well; the caller recomputes flagged elements with xmx_stage_robust.
+// bf16 data, 2% of fp16 ones: only when p0 + p1 is inexact in binary32 and the interval straddles a rounding
+// midpoint) the stage is recomputed exactly by sum3_rn, still on the FP32 pipe. Zero results (the zero-sign
+// rule) and non-finite ones are flagged; the caller recomputes those with xmx_stage_robust.
 // Four stages per tile of BK = 8; 128 x 128 tile, 256 threads of 8 x 8 outputs (the layout of xmx_fma32);
 // the certificate's test is shared by the eight outputs of a row, so that the rare redo costs one branch per row.
 __device__ __forceinline__ float mul_rn(float a, float b) {
@@ -414,31 +413,65 @@ __device__ __forceinline__ float fma_rm(float a, float b, float c) {
 __device__ __forceinline__ float fma_rp(float a, float b, float c) {
     float d; asm("fma.rp.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c)); return d;
 }
-// the binary64 redo of one stage: lo <= S <= hi by directed roundings (the products are exact in binary64)
-__device__ __forceinline__ float stage_redo(float x, float a0, float a1, float b0, float b1, u32& two) {
-    const double xd = f2d(x), p0 = __dmul_rn(f2d(a0), f2d(b0)), p1 = __dmul_rn(f2d(a1), f2d(b1));
-    const float lo = d2f(__dadd_rd(__dadd_rd(xd, p0), p1)), hi = d2f(__dadd_ru(__dadd_ru(xd, p0), p1));
-    two = lo != hi ? 1u : 0u;
-    return lo;
+__device__ __forceinline__ float sub_rn(float a, float b) {
+    float d; asm("sub.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
+}
+__device__ __forceinline__ float add_rm(float a, float b) {
+    float d; asm("add.rm.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
+}
+__device__ __forceinline__ float add_rp(float a, float b) {
+    float d; asm("add.rp.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
+}
+__device__ __forceinline__ float add_rz(float a, float b) {
+    float d; asm("add.rz.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
+}
+__device__ __forceinline__ void two_sum32(float a, float b, float& s, float& e) {
+    s = add_rn(a, b);
+    const float bb = sub_rn(s, a);
+    e = add_rn(sub_rn(a, sub_rn(s, bb)), sub_rn(b, bb));
+}
+// RN(x + p0 + p1) of three binary32 numbers, correctly rounded, on the FP32 pipe: Boldo & Melquiond,
+// "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd" (IEEE TC 57(4),
+// 2008), the sum of three: (uh, ul) = TwoSum(p0, p1), (th, tl) = TwoSum(x, uh), v = RO(tl + ul), RN(th + v).
+// Round to odd from the directed roundings: exact when RD == RU, else RZ with its last bit set. Every value
+// here is a multiple of 2**-149 (the kernel's precondition), so nothing below 2**-126 is ever inexact.
+__device__ __forceinline__ float sum3_rn(float x, float p0, float p1) {
+    float uh, ul, th, tl;
+    two_sum32(p0, p1, uh, ul);
+    two_sum32(x, uh, th, tl);
+    const float z = add_rz(tl, ul);
+    const float v = add_rm(tl, ul) == add_rp(tl, ul) ? z : __uint_as_float(__float_as_uint(z) | 1u);
+    return add_rn(th, v);
 }
 
-// whether rl[j] != rh[j] for some j: one chained setp per pair, in PTX so that the compiler cannot keep eight
-// separate predicates alive for the (rare) redo branch, which compares again itself
+// whether rl[j] != rh[j] for some j: two chains of setp (short dependency chains), in PTX so that the compiler
+// cannot keep eight separate predicates alive for the (rare) redo branch, which compares again itself
 __device__ __forceinline__ bool any_differ8(const float (&l)[8], const float (&h)[8]) {
     u32 r;
-    asm("{\n\t.reg .pred p;\n\t"
-        "setp.neu.f32 p, %1, %2;\n\tsetp.neu.or.f32 p, %3, %4, p;\n\t"
-        "setp.neu.or.f32 p, %5, %6, p;\n\tsetp.neu.or.f32 p, %7, %8, p;\n\t"
-        "setp.neu.or.f32 p, %9, %10, p;\n\tsetp.neu.or.f32 p, %11, %12, p;\n\t"
-        "setp.neu.or.f32 p, %13, %14, p;\n\tsetp.neu.or.f32 p, %15, %16, p;\n\t"
-        "selp.u32 %0, 1, 0, p;\n\t}"
+    asm("{\n\t.reg .pred p, q;\n\t"
+        "setp.neu.f32 p, %1, %2;\n\tsetp.neu.f32 q, %3, %4;\n\t"
+        "setp.neu.or.f32 p, %5, %6, p;\n\tsetp.neu.or.f32 q, %7, %8, q;\n\t"
+        "setp.neu.or.f32 p, %9, %10, p;\n\tsetp.neu.or.f32 q, %11, %12, q;\n\t"
+        "setp.neu.or.f32 p, %13, %14, p;\n\tsetp.neu.or.f32 q, %15, %16, q;\n\t"
+        "or.pred p, p, q;\n\tselp.u32 %0, 1, 0, p;\n\t}"
         : "=r"(r) : "f"(l[0]), "f"(h[0]), "f"(l[1]), "f"(h[1]), "f"(l[2]), "f"(h[2]), "f"(l[3]), "f"(h[3]),
           "f"(l[4]), "f"(h[4]), "f"(l[5]), "f"(h[5]), "f"(l[6]), "f"(h[6]), "f"(l[7]), "f"(h[7]));
     return r != 0u;
 }
 
-template <int U>
-__global__ void __launch_bounds__(256)
+// one row of a thread's outputs, one stage: the bounds rl = RN(x + RD(p0 + p1)), rh = RN(x + RU(p0 + p1))
+__device__ __forceinline__ void stage_row(const float (&x)[8], float a0, float a1, const float (&b0)[8],
+                                          const float (&b1)[8], float (&rl)[8], float (&rh)[8]) {
+    #pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        const float p0 = mul_rn(a0, b0[j]);
+        rl[j] = add_rn(x[j], fma_rm(a1, b1[j], p0));
+        rh[j] = add_rn(x[j], fma_rp(a1, b1[j], p0));
+    }
+}
+
+template <int U, int MINB>
+__global__ void __launch_bounds__(256, MINB)
 xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
             u32* __restrict__ D, unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
     __shared__ __align__(16) float As[2][F_BK][F_BM];
@@ -453,7 +486,6 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
     const float* Bp = B + (long long)bk * ldb + bn + bc;
 
     float acc[8][8];
-    u32 bad[2] = {0u, 0u};          // bit (i % 4) * 8 + j of word i / 4: a redo left two candidates
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
@@ -486,26 +518,22 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
             *(float4*)&b0[4] = *(const float4*)&Bs[cur][2 * s][64 + tx * 4];
             *(float4*)&b1[0] = *(const float4*)&Bs[cur][2 * s + 1][tx * 4];
             *(float4*)&b1[4] = *(const float4*)&Bs[cur][2 * s + 1][64 + tx * 4];
+            // software-pipelined by one row: row i + 1's arithmetic is issued before row i's (rarely taken)
+            // branch, so that the branch's dependency chain overlaps with independent work
+            float rl[2][8], rh[2][8];
+            stage_row(acc[0], a0[0], a1[0], b0, b1, rl[0], rh[0]);
             #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                float rl[8], rh[8];
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    const float p0 = mul_rn(a0[i], b0[j]);
-                    rl[j] = add_rn(acc[i][j], fma_rm(a1[i], b1[j], p0));
-                    rh[j] = add_rn(acc[i][j], fma_rp(a1[i], b1[j], p0));
-                }
-                if (__builtin_expect(any_differ8(rl, rh), 0)) {
+                if (i + 1 < 8) stage_row(acc[i + 1], a0[i + 1], a1[i + 1], b0, b1, rl[(i + 1) & 1], rh[(i + 1) & 1]);
+                float (&l)[8] = rl[i & 1];
+                if (__builtin_expect(any_differ8(l, rh[i & 1]), 0)) {
                     #pragma unroll
                     for (int j = 0; j < 8; ++j)
-                        if (rl[j] != rh[j]) {
-                            u32 two;
-                            rl[j] = stage_redo(acc[i][j], a0[i], a1[i], b0[j], b1[j], two);
-                            bad[i / 4] |= two << ((i % 4) * 8 + j);
-                        }
+                        if (l[j] != rh[i & 1][j])
+                            l[j] = sum3_rn(acc[i][j], mul_rn(a0[i], b0[j]), mul_rn(a1[i], b1[j]));
                 }
                 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = rl[j];
+                for (int j = 0; j < 8; ++j) acc[i][j] = l[j];
             }
         }
         if (t + 1 < ntiles) {
@@ -527,7 +555,7 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
                 const float x = acc[i][j];
                 const long long o = (long long)r * N + c;
                 D[o] = __float_as_uint(x);
-                F[o] = ((bad[i / 4] >> ((i % 4) * 8 + j)) & 1u) || !isfinite(x) || x == 0.0f;
+                F[o] = !isfinite(x) || x == 0.0f;
             }
         }
     }
@@ -600,11 +628,13 @@ STAGE_VARIANT = (8, 1)
 #: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
 STAGE_VARIANTS = ((8, 1), (8, 2), (-1, 1), (-1, 2))
 
-#: the fp32-pipe stage kernel's unroll of its four stages per tile (xmx_stage32<U>: 1 or 4)
-STAGE32_UNROLL = 4
+#: the fp32-pipe stage kernel's variants (U: unroll of its four stages per tile, MINB: blocks per SM asked of
+#: the compiler) and the one used; None: the binary64 kernel for every T = 2 call (measured faster so far)
+STAGE32_VARIANTS = ((1, 1), (1, 2), (4, 1))
+STAGE32_VARIANT = None
 
 #: C++ name expressions instantiated by NVRTC
-NAMES = (("xmx_stage32<1>", "xmx_stage32<4>")
+NAMES = (tuple(f"xmx_stage32<{u}, {mb}>" for u, mb in STAGE32_VARIANTS)
          + tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS)
          + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8))
          + tuple(f"xmx_stage_robust<{t}>" for t in (1, 2, 4, 8)))
