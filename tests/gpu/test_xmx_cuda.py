@@ -185,16 +185,19 @@ def test_overflow_inf_nan_rules():
 
 @needs_gpu
 @pytest.mark.parametrize("p", ["bf16", "fp16", "bf8", "hf8"])
-def test_exponent_spread_goes_through_the_robust_kernel(p):
-    """Stages whose exact sums need more than binary64's 53 bits: the proof fails, the GPU's TwoSum /
-    round-to-odd kernel recomputes those elements; the result is still the CPU's."""
+def test_exponent_spread_goes_through_the_robust_kernel(p, stage_kernel):
+    """Stages whose exact sums need more than binary64's 53 bits: the binary64 kernel's proof fails, the GPU's
+    TwoSum / round-to-odd kernel recomputes those elements; the result is still the CPU's. (bf16 takes the
+    FP32-pipe kernel by default, whose certificate needs no 53-bit bound: it is run here too, unflagged.)"""
     from systolic.gpu import xmx_kernels as XK
     rng = np.random.default_rng(5)
     a, b = spread_vals(rng, p, (48, 128)), spread_vals(rng, p, (128, 40))
-    got, want = both(a, b, platform=platform_for(p), model="stage")
-    assert_same_bits(got, want, f"spread {p}")
-    if p in ("bf16", "fp16"):
-        assert XK.last_run["flagged"] > 0, XK.last_run
+    for kernel in ("simt", "fp32"):
+        stage_kernel(kernel)
+        got, want = both(a, b, platform=platform_for(p), model="stage")
+        assert_same_bits(got, want, f"spread {p} {kernel}")
+        if p in ("bf16", "fp16") and kernel == "simt":
+            assert XK.last_run["flagged"] > 0, XK.last_run
 
 
 @needs_gpu
@@ -388,12 +391,13 @@ def test_empty_and_k_zero():
 def stage_kernel():
     """Choose the T = 2 stage kernel: "fp32" (xmx_stage32, a variant) or "simt" (binary64)."""
     from systolic.gpu import xmx_kernels as XK
-    old = XK.stage32_variant
+    old = XK.stage32_variant, XK.stage32_max_sig
 
-    def use(kernel, variant=(1, 1)):
+    def use(kernel, variant=XK.STAGE32_VARIANT, max_sig=XK.STAGE32_MAX_SIG):
         XK.stage32_variant = variant if kernel == "fp32" else None
+        XK.stage32_max_sig = max_sig
     yield use
-    XK.stage32_variant = old
+    XK.stage32_variant, XK.stage32_max_sig = old
 
 
 @needs_gpu
@@ -413,7 +417,7 @@ def test_both_stage_kernels(kernel, p, stage_kernel):
         got, want = both(a, b, c, platform=platform_for(p), model="stage")
         assert_same_bits(got, want, f"{kernel} {p} {what}")
         if what == "random":
-            fp32 = kernel == "fp32" and p in ("bf16", "fp16")
+            fp32 = kernel == "fp32" and p == "bf16"                 # fp16 takes the binary64 kernel by default
             assert XK.last_run["path"] == ("stage-fp32" if fp32 else "stage-simt"), XK.last_run
         if what == "bits":
             assert XK.last_run["path"] == "stage-simt"            # inf / NaN / denormal inputs
@@ -427,8 +431,8 @@ def test_fp32_stage_kernel_edges(p, variant, stage_kernel):
     of bf16 stages, 2% of fp16 ones), exact cancellation to +-0 with C = +-0 (the zero-sign rule: flagged, then
     the robust kernel), overflow to inf, fp32 subnormal results, partial tiles."""
     from systolic.gpu import xmx_kernels as XK
-    stage_kernel("fp32", variant)
-    rng = np.random.default_rng(29 + variant[0])
+    stage_kernel("fp32", variant, max_sig=11)                       # fp16 too (2% of its stages redone)
+    rng = np.random.default_rng(29 + variant[0] + variant[-1])
     a, b = rand_vals(rng, p, (130, 4096)), rand_vals(rng, p, (4096, 70))
     got, want = both(a, b, platform="pvc", model="stage")
     assert XK.last_run["path"] == "stage-fp32"

@@ -38,9 +38,12 @@ from ..xmx import kernels as KN
 from . import amx_kernels as _AK
 from . import runtime as R
 from . import int_gemm
-from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE32_VARIANT, STAGE_VARIANT
+from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE32_MAX_SIG, STAGE32_VARIANT, STAGE_VARIANT
 
 __all__ = ["matmul", "last_run"]
+
+#: xmx_source's "no set bit" lsb (a zero constrains nothing)
+BIG_LSB = 4000
 
 #: what the last call did: {"path", "flagged", "robust", "cpu"} (tests and benchmarks read it); with
 #: :data:`profile` set, also the device time of the main kernel and of the fix-up ("main_ms", "fix_ms")
@@ -49,9 +52,11 @@ last_run: dict = {}
 profile = False
 #: the stage kernel's (JV, MINB) variant (xmx_source.STAGE_VARIANT; benchmarks try the others with bf16)
 stage_variant = STAGE_VARIANT
-#: T = 2 "stage" (bf16 / fp16) on the FP32 pipe (xmx_stage32) when every product is exact in binary32: its
-#: (unroll, blocks per SM) variant, or None for the binary64 kernel (xmx_source.STAGE32_VARIANT)
+#: T = 2 "stage" of bf16 operands on the FP32 pipe (xmx_stage32) when every product is exact in binary32: its
+#: variant (xmx_source.STAGE32_VARIANTS), or None for the binary64 kernel (xmx_source.STAGE32_VARIANT)
 stage32_variant = STAGE32_VARIANT
+#: the widest significand (bits) sent to xmx_stage32 (tests raise it to 11 to run fp16 through it)
+stage32_max_sig = STAGE32_MAX_SIG
 
 
 _FNS: dict = {}
@@ -333,12 +338,15 @@ def _fma32(cp, av, bv, cv, m, n, kp, n4, nan_bits):
 
 
 def _stats(cp, av, bv, m, kp, n4, sig):
+    """Per 16-chunk (lsb, max) of A's rows and B's columns, and the same over each whole operand (tot: A's
+    min lsb and max pattern, then B's)."""
     nch = kp // 16
     lea = cp.empty((m, nch, 2), dtype=cp.int32)
     leb = cp.empty((nch, n4, 2), dtype=cp.int32)
-    _fn("xmx_stats_a")(_grid1(m * nch), (256,), (av, lea, np.int64(m), np.int64(kp), np.int32(sig[0])))
-    _fn("xmx_stats_b")(_grid1(nch * n4), (256,), (bv, leb, np.int64(kp), np.int64(n4), np.int32(sig[1])))
-    return lea, leb
+    tot = cp.asarray(np.array([BIG_LSB, 0, BIG_LSB, 0], dtype=np.int32))
+    _fn("xmx_stats_a")(_grid1(m * nch), (256,), (av, lea, np.int64(m), np.int64(kp), np.int32(sig[0]), tot[0:2]))
+    _fn("xmx_stats_b")(_grid1(nch * n4), (256,), (bv, leb, np.int64(kp), np.int64(n4), np.int32(sig[1]), tot[2:4]))
+    return lea, leb, tot
 
 
 def _ebound(bits: int) -> int:
@@ -349,28 +357,28 @@ def _ebound(bits: int) -> int:
     return -127 if e == 0 else e - 127
 
 
-def _fp32_exact(cp, lea, leb) -> bool:
+def _fp32_exact(tot) -> bool:
     """Whether every product a * b of the operands is exact in binary32 (xmx_stage32's precondition): all are
-    multiples of 2**(min lsb(a) + min lsb(b)) >= 2**-149 and below 2**(Ea + Eb + 2) <= 2**126 (from the per-chunk
-    statistics; zeros constrain nothing, inf / NaN fail)."""
-    la, lb, ma, mb = (int(v) for v in cp.stack([lea[..., 0].min(), leb[..., 0].min(),
-                                                 lea[..., 1].max(), leb[..., 1].max()]).get())
-    return la + lb >= -149 and _ebound(ma) + _ebound(mb) + 2 <= 126
+    multiples of 2**(min lsb(a) + min lsb(b)) >= 2**-149 and below 2**(Ea + Eb + 2) <= 2**126 (from the whole
+    operands' statistics, :func:`_stats`; zeros constrain nothing, inf / NaN fail)."""
+    la, ma, lb, mb = (int(v) for v in tot.get())
+    return la + lb >= -149 and _ebound(ma & 0xFFFFFFFF) + _ebound(mb & 0xFFFFFFFF) + 2 <= 126
 
 
 def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     jv, mb = stage_variant if T_ == 2 else STAGE_VARIANT
     ev = [cp.cuda.Event() for _ in range(3)] if profile else None
-    lea, leb = _stats(cp, av, bv, m, kp, n4, sig)
+    lea, leb, tot = _stats(cp, av, bv, m, kp, n4, sig)
     d = cp.empty((m, n), dtype=cp.uint32)
     flag = cp.empty((m, n), dtype=cp.uint8)
     if ev:
         ev[0].record()
     dims = (np.int32(m), np.int32(n), np.int32(kp), np.int32(n4))
-    if T_ == 2 and stage32_variant and _fp32_exact(cp, lea, leb):
+    if T_ == 2 and stage32_variant and max(sig) <= stage32_max_sig and _fp32_exact(tot):
         kernel = "fp32"
-        u, mb = stage32_variant
-        _fn(f"xmx_stage32<{u}, {mb}>")((-(-n // 128), -(-m // 128)), (256,), (av, bv, _ptr(cv), d, flag) + dims)
+        u, mb, r, pl, fx = stage32_variant
+        _fn(f"xmx_stage32<{u}, {mb}, {r}, {pl}, {fx}>")((-(-n // 128), -(-m // (16 * r))), (256,), (av, bv, _ptr(cv), d, flag)
+                                            + dims)
     else:
         kernel = "simt"
         _fn(f"xmx_stage<{T_}, {jv}, {mb}>", S_SMEM)((-(-n // 128), -(-m // 64)), (256,),

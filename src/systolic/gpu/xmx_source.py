@@ -98,32 +98,46 @@ __device__ __forceinline__ int ebound(u32 m) {
     return e == 0 ? -127 : e - 127;
 }
 
-// A (rows x kp, row-major): LEA[r * nch + c] = (min lsb, bit pattern of max |a|) over chunk c of row r
-extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int2* __restrict__ LEA, long long rows,
-                                       long long kp, int sig) {
-    long long nch = kp / 16;
-    long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (idx >= rows * nch) return;
-    long long r = idx / nch, c = idx - r * nch;
-    const float* p = A + r * kp + c * 16;
-    int l = BIG_LSB; u32 m = 0u;
-    #pragma unroll
-    for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
-    LEA[idx] = make_int2(l, (int)m);
+// the whole operand's (min lsb, max magnitude pattern) into G[0], G[1]: one atomic per warp
+__device__ __forceinline__ void stats_total(int l, u32 m, bool live, int* G) {
+    l = __reduce_min_sync(0xFFFFFFFFu, live ? l : BIG_LSB);
+    m = __reduce_max_sync(0xFFFFFFFFu, live ? m : 0u);
+    if ((threadIdx.x & 31) == 0) { atomicMin(&G[0], l); atomicMax((u32*)&G[1], m); }
 }
 
-// B (kp x ldb, row-major): LEB[c * ldb + j]
-extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __restrict__ LEB, long long kp,
-                                       long long ldb, int sig) {
+// A (rows x kp, row-major): LEA[r * nch + c] = (min lsb, bit pattern of max |a|) over chunk c of row r; G: the
+// same over all of A (initialised by the caller to (BIG_LSB, 0))
+extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int2* __restrict__ LEA, long long rows,
+                                       long long kp, int sig, int* __restrict__ G) {
     long long nch = kp / 16;
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (idx >= nch * ldb) return;
-    long long c = idx / ldb, j = idx - c * ldb;
-    const float* p = B + c * 16 * ldb + j;
+    const bool live = idx < rows * nch;
     int l = BIG_LSB; u32 m = 0u;
-    #pragma unroll
-    for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
-    LEB[idx] = make_int2(l, (int)m);
+    if (live) {
+        long long r = idx / nch, c = idx - r * nch;
+        const float* p = A + r * kp + c * 16;
+        #pragma unroll
+        for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
+        LEA[idx] = make_int2(l, (int)m);
+    }
+    stats_total(l, m, live, G);
+}
+
+// B (kp x ldb, row-major): LEB[c * ldb + j]; G as for A
+extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __restrict__ LEB, long long kp,
+                                       long long ldb, int sig, int* __restrict__ G) {
+    long long nch = kp / 16;
+    long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const bool live = idx < nch * ldb;
+    int l = BIG_LSB; u32 m = 0u;
+    if (live) {
+        long long c = idx / ldb, j = idx - c * ldb;
+        const float* p = B + c * 16 * ldb + j;
+        #pragma unroll
+        for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
+        LEB[idx] = make_int2(l, (int)m);
+    }
+    stats_total(l, m, live, G);
 }
 
 // ------------------------------------------------------------------------------------------- fp32 FMA chain
@@ -459,6 +473,16 @@ __device__ __forceinline__ bool any_differ8(const float (&l)[8], const float (&h
     return r != 0u;
 }
 
+__device__ __forceinline__ bool any_differ4(const float* l, const float* h) {
+    u32 r;
+    asm("{\n\t.reg .pred p, q;\n\t"
+        "setp.neu.f32 p, %1, %2;\n\tsetp.neu.f32 q, %3, %4;\n\t"
+        "setp.neu.or.f32 p, %5, %6, p;\n\tsetp.neu.or.f32 q, %7, %8, q;\n\t"
+        "or.pred p, p, q;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(r) : "f"(l[0]), "f"(h[0]), "f"(l[1]), "f"(h[1]), "f"(l[2]), "f"(h[2]), "f"(l[3]), "f"(h[3]));
+    return r != 0u;
+}
+
 // one row of a thread's outputs, one stage: the bounds rl = RN(x + RD(p0 + p1)), rh = RN(x + RU(p0 + p1))
 __device__ __forceinline__ void stage_row(const float (&x)[8], float a0, float a1, const float (&b0)[8],
                                           const float (&b1)[8], float (&rl)[8], float (&rh)[8]) {
@@ -470,25 +494,28 @@ __device__ __forceinline__ void stage_row(const float (&x)[8], float a0, float a
     }
 }
 
-template <int U, int MINB>
+template <int U, int MINB, int R, int P, int FX>
 __global__ void __launch_bounds__(256, MINB)
 xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
             u32* __restrict__ D, unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
     __shared__ __align__(16) float As[2][F_BK][F_BM];
     __shared__ __align__(16) float Bs[2][F_BK][F_BN];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const int bm = blockIdx.y * F_BM, bn = blockIdx.x * F_BN;
+    const int bm = blockIdx.y * (16 * R), bn = blockIdx.x * F_BN;   // R rows per thread: 16 R rows per block
     const int ar = tid / 2, ak = (tid % 2) * 4;
+    const bool aload = ar < 16 * R;
     const int bk = tid / 32, bc = (tid % 32) * 4;
-    const bool arow_ok = bm + ar < M;
+    const bool arow_ok = aload && bm + ar < M;
     const bool bcol_ok = bn + bc < ldb;
     const float* Ap = A + (long long)(bm + ar) * kp + ak;
     const float* Bp = B + (long long)bk * ldb + bn + bc;
 
-    float acc[8][8];
+    // row i of a thread: ty * R + i (R <= 4); for R = 8, ty * 4 + i and the same 64 rows further
+    #define S32_ROW(i) (R < 8 ? ty * R + (i) : (i) < 4 ? ty * 4 + (i) : 64 + ty * 4 + (i) - 4)
+    float acc[R][8];
     #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+    for (int i = 0; i < R; ++i) {
+        int r = bm + S32_ROW(i);
         #pragma unroll
         for (int j = 0; j < 8; ++j) {
             int c = bn + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
@@ -497,7 +524,7 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
     }
     float4 ra = arow_ok ? *(const float4*)Ap : make_float4(0.f, 0.f, 0.f, 0.f);
     float4 rb = bcol_ok ? *(const float4*)Bp : make_float4(0.f, 0.f, 0.f, 0.f);
-    As[0][ak + 0][ar] = ra.x; As[0][ak + 1][ar] = ra.y; As[0][ak + 2][ar] = ra.z; As[0][ak + 3][ar] = ra.w;
+    if (aload) { As[0][ak + 0][ar] = ra.x; As[0][ak + 1][ar] = ra.y; As[0][ak + 2][ar] = ra.z; As[0][ak + 3][ar] = ra.w; }
     *(float4*)&Bs[0][bk][bc] = rb;
     __syncthreads();
     const int ntiles = kp / F_BK;
@@ -509,28 +536,45 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
         }
         #pragma unroll U
         for (int s = 0; s < F_BK / 2; ++s) {
-            float a0[8], a1[8], b0[8], b1[8];
-            *(float4*)&a0[0] = *(const float4*)&As[cur][2 * s][ty * 4];
-            *(float4*)&a0[4] = *(const float4*)&As[cur][2 * s][64 + ty * 4];
-            *(float4*)&a1[0] = *(const float4*)&As[cur][2 * s + 1][ty * 4];
-            *(float4*)&a1[4] = *(const float4*)&As[cur][2 * s + 1][64 + ty * 4];
+            float a0[R], a1[R], b0[8], b1[8];
+            if (R == 2) {
+                *(float2*)&a0[0] = *(const float2*)&As[cur][2 * s][ty * 2];
+                *(float2*)&a1[0] = *(const float2*)&As[cur][2 * s + 1][ty * 2];
+            } else {
+                *(float4*)&a0[0] = *(const float4*)&As[cur][2 * s][ty * (R == 8 ? 4 : R)];
+                *(float4*)&a1[0] = *(const float4*)&As[cur][2 * s + 1][ty * (R == 8 ? 4 : R)];
+            }
+            if (R == 8) {
+                *(float4*)&a0[R - 4] = *(const float4*)&As[cur][2 * s][64 + ty * 4];
+                *(float4*)&a1[R - 4] = *(const float4*)&As[cur][2 * s + 1][64 + ty * 4];
+            }
             *(float4*)&b0[0] = *(const float4*)&Bs[cur][2 * s][tx * 4];
             *(float4*)&b0[4] = *(const float4*)&Bs[cur][2 * s][64 + tx * 4];
             *(float4*)&b1[0] = *(const float4*)&Bs[cur][2 * s + 1][tx * 4];
             *(float4*)&b1[4] = *(const float4*)&Bs[cur][2 * s + 1][64 + tx * 4];
-            // software-pipelined by one row: row i + 1's arithmetic is issued before row i's (rarely taken)
-            // branch, so that the branch's dependency chain overlaps with independent work
-            float rl[2][8], rh[2][8];
-            stage_row(acc[0], a0[0], a1[0], b0, b1, rl[0], rh[0]);
+            // P = 1: software-pipelined by one row (row i + 1's arithmetic is issued before row i's rarely taken
+            // branch, so that the branch's dependency chain overlaps with independent work); P = 0: row by row
+            // (fewer registers, more blocks per SM)
+            float rl[1 + P][8], rh[1 + P][8];
+            if (P) stage_row(acc[0], a0[0], a1[0], b0, b1, rl[0], rh[0]);
             #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                if (i + 1 < 8) stage_row(acc[i + 1], a0[i + 1], a1[i + 1], b0, b1, rl[(i + 1) & 1], rh[(i + 1) & 1]);
-                float (&l)[8] = rl[i & 1];
-                if (__builtin_expect(any_differ8(l, rh[i & 1]), 0)) {
-                    #pragma unroll
-                    for (int j = 0; j < 8; ++j)
-                        if (l[j] != rh[i & 1][j])
-                            l[j] = sum3_rn(acc[i][j], mul_rn(a0[i], b0[j]), mul_rn(a1[i], b1[j]));
+            for (int i = 0; i < R; ++i) {
+                const int w = P ? (i & 1) : 0;
+                if (P && i + 1 < R) stage_row(acc[i + 1], a0[i + 1], a1[i + 1], b0, b1, rl[(i + 1) & P], rh[(i + 1) & P]);
+                if (!P) stage_row(acc[i], a0[i], a1[i], b0, b1, rl[0], rh[0]);
+                float (&l)[8] = rl[w];
+                // the test per group of FX outputs (8: the row, 4: half of it); a group whose bounds differ
+                // somewhere is recomputed whole and selected (no branch per output: independent chains)
+                #pragma unroll
+                for (int g = 0; g < 8; g += FX) {
+                    const bool differ = FX == 8 ? any_differ8(l, rh[w]) : any_differ4(&l[g], &rh[w][g]);
+                    if (__builtin_expect(differ, 0)) {
+                        #pragma unroll
+                        for (int j = g; j < g + FX; ++j) {
+                            const float e = sum3_rn(acc[i][j], mul_rn(a0[i], b0[j]), mul_rn(a1[i], b1[j]));
+                            l[j] = l[j] != rh[w][j] ? e : l[j];
+                        }
+                    }
                 }
                 #pragma unroll
                 for (int j = 0; j < 8; ++j) acc[i][j] = l[j];
@@ -538,15 +582,17 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
         }
         if (t + 1 < ntiles) {
             const int nxt = cur ^ 1;
-            As[nxt][ak + 0][ar] = ra.x; As[nxt][ak + 1][ar] = ra.y; As[nxt][ak + 2][ar] = ra.z;
-            As[nxt][ak + 3][ar] = ra.w;
+            if (aload) {
+                As[nxt][ak + 0][ar] = ra.x; As[nxt][ak + 1][ar] = ra.y; As[nxt][ak + 2][ar] = ra.z;
+                As[nxt][ak + 3][ar] = ra.w;
+            }
             *(float4*)&Bs[nxt][bk][bc] = rb;
         }
         __syncthreads();
     }
     #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+    for (int i = 0; i < R; ++i) {
+        int r = bm + S32_ROW(i);
         if (r >= M) continue;
         #pragma unroll
         for (int j = 0; j < 8; ++j) {
@@ -559,6 +605,7 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
             }
         }
     }
+    #undef S32_ROW
 }
 
 // ------------------------------------------------------------------------------------------- stage, robust
@@ -629,12 +676,16 @@ STAGE_VARIANT = (8, 1)
 STAGE_VARIANTS = ((8, 1), (8, 2), (-1, 1), (-1, 2))
 
 #: the fp32-pipe stage kernel's variants (U: unroll of its four stages per tile, MINB: blocks per SM asked of
-#: the compiler) and the one used; None: the binary64 kernel for every T = 2 call (measured faster so far)
-STAGE32_VARIANTS = ((1, 1), (1, 2), (4, 1))
-STAGE32_VARIANT = None
+#: the compiler, R: rows of outputs per thread, 8, 4 or 2: blocks of 16 R x 128, P: software pipelining by a
+#: row, FX: outputs per test and redo group, 8 or 4) and the one used for T = 2 operands of at most
+#: STAGE32_MAX_SIG significant bits (bf16: about 0.08% of stages redone; fp16's 11 bits: 2%, where the binary64
+#: kernel is faster). H100, 8192^3 bf16: 97.3 ms against 129 ms (benchmarks/results/gpu_xmx.md).
+STAGE32_VARIANTS = ((2, 2, 4, 0, 8), (2, 2, 4, 0, 4), (1, 1, 8, 1, 8))
+STAGE32_VARIANT = (2, 2, 4, 0, 8)
+STAGE32_MAX_SIG = 8
 
 #: C++ name expressions instantiated by NVRTC
-NAMES = (tuple(f"xmx_stage32<{u}, {mb}>" for u, mb in STAGE32_VARIANTS)
+NAMES = (tuple(f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}>" for u, mb, r, p, fx in STAGE32_VARIANTS)
          + tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS)
          + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8))
          + tuple(f"xmx_stage_robust<{t}>" for t in (1, 2, 4, 8)))
