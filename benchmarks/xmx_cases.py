@@ -42,7 +42,7 @@ def xmx_bf16_sequential(n, rng):
 
 
 @case("XMX bf16 stage", "torch fp32 (TF32 off)", target=4.0,
-      note="FP32 pipe: RD/RU bounds per stage, RN of both equal -> proven; else binary64 redo; flagged -> robust")
+      note="FP32 pipe (xmx_stage32): RD/RU bounds per stage, RN of both equal -> proven, else exact sum of three")
 def xmx_bf16_stage(n, rng):
     return _xmx_float(n, rng, "stage")
 
