@@ -369,3 +369,23 @@ def test_cuda_without_gpu_is_backend_unavailable(monkeypatch):
     finally:
         monkeypatch.delenv(runtime.DISABLE_ENV)
         runtime.availability(refresh=True)
+
+
+@needs_gpu
+def test_cuda_calls_count_the_cpu_paths_tmuls():
+    """amx.matmul(backend="cuda") records the TMULs the CPU path records (systolic.counters), through the
+    general path, the cached int8 launch path (torch and CuPy) and the float kernels."""
+    import cupy as cp
+    torch = pytest.importorskip("torch")
+    from systolic import counters
+    a8, b8, c8 = int8_case(41, (40, 100, 36), True, False, "random")
+    af, bf, cf = float_case(42, (40, 70, 36), "bf16", "normal", "normal", "normal", False)
+    with counters.recording() as want:
+        matmul(a8, b8, c8, backend="cpu")
+        matmul(af, bf, cf, backend="cpu")
+    assert want.total("amx") > 0
+    for to in (np.asarray, cp.asarray, lambda x: torch.from_numpy(x).cuda()):
+        with counters.recording() as got:
+            matmul(to(a8), to(b8), to(c8), backend="cuda")
+            matmul(af, bf, cf, backend="cuda")
+        assert got.by("amx", "op", "m", "n", "k_dwords") == want.by("amx", "op", "m", "n", "k_dwords"), to

@@ -111,11 +111,18 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
         return _by_instructions(mn, a, b, c, model, "emulator" if method == "instructions" else "spec")
     if M == 0 or N == 0 or kp == 0:
         return c.copy()                            # no TMUL runs: C is returned untouched (no DAZ either)
-    counters.count_tiling("amx", {"m": M, "n": N, "k_dwords": kp // per}, {"m": TILE_ROWS, "n": 16, "k_dwords": 16},
-                          partial=True, op=mn, via="matmul")
+    count_tmuls(mn, M, N, kp // per)
     if integer:
         return _int8(a, b, c)
     return _float(mn, a, b, c, method, threads)
+
+
+def count_tmuls(mn: str, M: int, N: int, k_dwords: int, via: str = "matmul") -> None:
+    """Record the TMULs of an M x N GEMM over ``k_dwords`` dwords of K (systolic.counters), as the tile loop nest
+    issues them (tiles of 16 rows x 16 dwords of C, K blocks of 16 dwords; edge tiles smaller). The CPU and the
+    CUDA paths count the same."""
+    counters.count_tiling("amx", {"m": M, "n": N, "k_dwords": k_dwords}, {"m": TILE_ROWS, "n": 16, "k_dwords": 16},
+                          partial=True, op=mn, via=via)
 
 
 def check_arguments(a_shape, a_dtype, b_shape, b_dtype, c_meta, cpu, method, threads):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import counters
 from ..errors import InvalidValue
 from . import amx_float_cuda as FC
 from . import int_gemm
@@ -89,7 +90,7 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
         out = _int8_fast(a, b, c, cpu, method, threads)
         if out is not None:
             return out
-    from ..amx.gemm import check_arguments
+    from ..amx.gemm import check_arguments, count_tmuls
     a_, a_shape, a_dt = _meta(a)
     b_, b_shape, b_dt = _meta(b)
     c_ = None
@@ -115,6 +116,7 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     if M == 0 or N == 0 or kp == 0:
         c0 = cp.zeros((M, N), dtype=cdt) if cin is None else cin.copy()
         return runtime.give_back(c0, kind)          # no TMUL runs: C untouched (no DAZ either)
+    count_tmuls(mn, M, N, kp // per)                # the same TMULs as the CPU path counts
     if integer:
         out = _int8(cp, ia, ib, cin, M, N, K)
     else:
@@ -169,10 +171,12 @@ def _stream_of(ptr: int, dev: int):
 def _int8_plan(M, K, N, da, db, c_meta, cpu, method, threads, b_layout):
     """Check the arguments as the CPU path does (typed errors) and build the launch plan; None: general path."""
     from ..amx.gemm import check_arguments
-    _mn, _model, integer, _cdt = check_arguments((M, K), da, (K, N), db, c_meta, cpu, method, threads)
+    mn, _model, integer, _cdt = check_arguments((M, K), da, (K, N), db, c_meta, cpu, method, threads)
     if method != "auto" or not integer or M == 0 or N == 0 or K == 0:
         return None                                  # the general path raises / runs the float kernels
-    return int_gemm.Plan(M, K, N, da == np.int8, db == np.int8, b_layout == "c", c_meta is not None)
+    plan = int_gemm.Plan(M, K, N, da == np.int8, db == np.int8, b_layout == "c", c_meta is not None)
+    plan.tmuls = (mn, M, N, -(-K // 4))              # what count_tmuls records per call (as the CPU path)
+    return plan
 
 
 def _plan_for(key, build):
@@ -188,8 +192,15 @@ def _plan_for(key, build):
     return plan
 
 
-def _int8_fast(a, b, c, cpu, method, threads):
-    """One int8 GEMM through a cached plan, or None when the call does not fit (then the general path runs)."""
+def _count(plan) -> None:
+    if counters.active():
+        from ..amx.gemm import count_tmuls
+        count_tmuls(*plan.tmuls)
+
+
+def _int8_fast(a, b, c, cpu, method, threads, count=True):
+    """One int8 GEMM through a cached plan, or None when the call does not fit (then the general path runs).
+    ``count``: record the TMULs (the XMX engine, which runs its s8/u8 DPAS through here, counts DPAS itself)."""
     import sys
     torch = sys.modules.get("torch")
     if torch is not None and type(a) is torch.Tensor:
@@ -226,6 +237,8 @@ def _int8_fast(a, b, c, cpu, method, threads):
             keep.append(a.new_empty(max(1, nbytes), dtype=torch.uint8))
             return keep[-1].data_ptr()
         out = a.new_empty((M, N), dtype=torch.int32)
+        if count:
+            _count(plan)
         plan.run(a.data_ptr(), b.data_ptr(), None if c is None else c.data_ptr(), out.data_ptr(), alloc,
                  _stream_of(raw, dev))
         return out
@@ -254,6 +267,8 @@ def _int8_fast(a, b, c, cpu, method, threads):
         keep.append(cp.empty(max(1, nbytes), dtype=cp.uint8))
         return keep[-1].data.ptr
     out = cp.empty((M, N), dtype=cp.int32)
+    if count:
+        _count(plan)
     plan.run(a.data.ptr, b.data.ptr, None if c is None else c.data.ptr, out.data.ptr, alloc,
              cp.cuda.get_current_stream())
     return out
@@ -280,37 +295,42 @@ def _ftz_possible(ka: int, kb: int, kc: int, mn: str) -> bool:
     return ftz_possible_from_exponents(_min_exponent(ka), _min_exponent(kb), _min_exponent(kc), mn)
 
 
-def _float(cp, mn, ia, ib, cin32, M, N, K):
-    bf = mn == "tdpbf16ps"
+def _convert(cp, mn, a16, b16, M, N, K, BM, BN):
+    """A (M x K) and B (K x N) 16-bit patterns -> their fp32 bit patterns (amx_float_cuda's convert kernels), A
+    transposed (Kpad x Mp) and B (Kpad x Np), zeros outside (whole dword pairs, BM / BN tiles); per row of A /
+    column of B a flag for inf / NaN, and the smallest exponent keys seen (stat[0], stat[1])."""
     kp = K + (K & 1)                                 # whole dwords; the pad element is a zero
-    K2 = kp // 2
     Kpad = -(-kp // 32) * 32
-    check_needed_variant = _FLOAT["check"]
-    fast_variant = _FLOAT["fast"]
-    # pad M, N to the larger tiles of the two variants so either may run
-    BM = max(FC.VARIANTS[fast_variant][0], FC.VARIANTS[check_needed_variant][0])
-    BN = max(FC.VARIANTS[fast_variant][1], FC.VARIANTS[check_needed_variant][1])
-    Mp = -(-M // BM) * BM
-    Np = -(-N // BN) * BN
+    Mp, Np = -(-M // BM) * BM, -(-N // BN) * BN
     at = cp.empty((Kpad, Mp), dtype=cp.uint32)
     b32 = cp.empty((Kpad, Np), dtype=cp.uint32)
     bad_r = cp.zeros(M, dtype=cp.int32)
     bad_c = cp.zeros(N, dtype=cp.int32)
     stat = cp.full(3, 0xFFFFFFFF, dtype=cp.uint32)
-    suffix = "bf16" if bf else "fp16"
-    a16 = ia.data
-    b16 = ib.data
-    _fn("convert_a_" + suffix)((Kpad // 32, Mp // 32), (32, 8),
-                                            (a16, at, np.int32(M), np.int32(K), np.int32(Mp), np.int32(Kpad),
-                                             bad_r, stat[0:1]))
-    _fn("convert_b_" + suffix)((Np // 32, Kpad // 32), (32, 8),
-                                            (b16, b32, np.int32(K), np.int32(N), np.int32(Np), np.int32(Kpad),
-                                             bad_c, stat[1:2]))
+    sfx = "bf16" if mn == "tdpbf16ps" else "fp16"
+    _fn("convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (a16, at, np.int32(M), np.int32(K), np.int32(Mp),
+                                                              np.int32(Kpad), bad_r, stat[0:1]))
+    _fn("convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (b16, b32, np.int32(K), np.int32(N), np.int32(Np),
+                                                              np.int32(Kpad), bad_c, stat[1:2]))
+    return at, b32, bad_r, bad_c, stat, kp // 2, Mp, Np
+
+
+def _float(cp, mn, ia, ib, cin32, M, N, K):
+    check_needed_variant = _FLOAT["check"]
+    fast_variant = _FLOAT["fast"]
+    # pad M, N to the larger tiles of the two variants so either may run
+    BM = max(FC.VARIANTS[fast_variant][0], FC.VARIANTS[check_needed_variant][0])
+    BN = max(FC.VARIANTS[fast_variant][1], FC.VARIANTS[check_needed_variant][1])
+    at, b32, bad_r, bad_c, stat, K2, Mp, Np = _convert(cp, mn, ia.data, ib.data, M, N, K, BM, BN)
     if cin32 is not None:
         _fn("scan_c")((min(1024, -(-M * N // 256)),), (256,), (cin32, np.int64(M * N), stat[2:3]))
     else:
         cin32 = _NULL
-    ka, kb, kc = (int(x) for x in stat.get())
+    # one synchronisation for everything the host decides from: the exponent minima (which kernel) and how many
+    # rows / columns hold an inf or NaN (whether the exact kernel runs after)
+    ka, kb, kc, n_rows, n_cols = (int(x) for x in cp.concatenate(
+        [stat, cp.count_nonzero(bad_r).reshape(1).astype(cp.uint32),
+         cp.count_nonzero(bad_c).reshape(1).astype(cp.uint32)]).get())
     check = _ftz_possible(ka, kb, kc, mn)
     variant = check_needed_variant if check else fast_variant
     BMv, BNv, threads = FC.VARIANTS[variant]
@@ -319,6 +339,8 @@ def _float(cp, mn, ia, ib, cin32, M, N, K):
     out = cp.empty((M, N), dtype=cp.uint32)
     kern((Np // BNv, Mp // BMv), (threads,), (at, b32, cin32, out, np.int32(M), np.int32(N), np.int32(Mp),
                                               np.int32(Np), np.int32(K2)), shared_mem=smem)
+    if n_rows == 0 and n_cols == 0:
+        return out
     rows = cp.nonzero(bad_r)[0].astype(cp.int32)
     cols = cp.nonzero(bad_c)[0].astype(cp.int32)
     exact = _fn("amx_exact")
@@ -346,18 +368,7 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     cin = cp.zeros((M, N), cp.float32) if ic is None else ic.data
     if M == 0 or N == 0 or K == 0:
         return runtime.give_back(cin.copy(), runtime.result_kind(ia, ib, ic))
-    kp = K + (K & 1)
-    K2, Kpad = kp // 2, -(-kp // 32) * 32
-    Mp, Np = -(-M // 128) * 128, -(-N // 128) * 128
-    at = cp.empty((Kpad, Mp), dtype=cp.uint32)
-    b32 = cp.empty((Kpad, Np), dtype=cp.uint32)
-    junk = cp.zeros(max(M, N), dtype=cp.int32)
-    stat = cp.full(3, 0xFFFFFFFF, dtype=cp.uint32)
-    sfx = "bf16" if mn == "tdpbf16ps" else "fp16"
-    _fn("convert_a_" + sfx)((Kpad // 32, Mp // 32), (32, 8), (ia.data, at, np.int32(M), np.int32(K),
-                                                                          np.int32(Mp), np.int32(Kpad), junk, stat))
-    _fn("convert_b_" + sfx)((Np // 32, Kpad // 32), (32, 8), (ib.data, b32, np.int32(K), np.int32(N),
-                                                                          np.int32(Np), np.int32(Kpad), junk, stat))
+    at, b32, _r, _c, _s, K2, Mp, Np = _convert(cp, mn, ia.data, ib.data, M, N, K, 128, 128)
     out = cp.empty((M, N), dtype=cp.uint32)
     rs, cs = cp.arange(M, dtype=cp.int32), cp.arange(N, dtype=cp.int32)
     n = M * N

@@ -24,7 +24,6 @@ float is held as its uint16 bit pattern, which is what the kernels read.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -36,8 +35,8 @@ import numpy as np
 
 from ..errors import BackendUnavailable, InvalidValue
 
-__all__ = ["availability", "require", "cupy", "info", "is_gpu_array", "Intake", "intake", "give_back",
-           "result_kind", "to_numpy", "source_digest", "module", "kernel", "MIN_COMPUTE_CAPABILITY", "INSTALL_HINT", "DISABLE_ENV"]
+__all__ = ["availability", "require", "info", "is_gpu_array", "Intake", "intake", "give_back",
+           "result_kind", "to_numpy", "module", "kernel", "MIN_COMPUTE_CAPABILITY", "INSTALL_HINT", "DISABLE_ENV"]
 
 #: what to tell a user who lacks CuPy (pyproject.toml extra ``gpu``)
 INSTALL_HINT = "pip install 'systolic[gpu]' (CuPy for CUDA 12: cupy-cuda12x; for CUDA 13: pip install cupy-cuda13x)"
@@ -185,11 +184,6 @@ def require():
                                  "CuPy, an NVIDIA driver at least as new as CuPy's CUDA, and a GPU of compute "
                                  "capability >= 8.0", values={"state": s.kind})
     return _import_cupy()
-
-
-def cupy():
-    """Alias of :func:`require` (reads better at call sites: ``cp = runtime.cupy()``)."""
-    return require()
 
 
 # ------------------------------------------------------------------------------------------ arrays
@@ -378,7 +372,3 @@ def kernel(source: str, name: str, options: tuple[str, ...] = (), names: tuple[s
     """One kernel (``name``: an ``extern "C"`` name or one of ``names``) of :func:`module`."""
     return module(source, options, names).get_function(name)
 
-
-def source_digest(source: str) -> str:
-    """A short digest of a kernel source (for logs and benchmark records)."""
-    return hashlib.blake2b(source.encode(), digest_size=6).hexdigest()

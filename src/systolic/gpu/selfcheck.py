@@ -1,24 +1,20 @@
 """``systolic gpu check``: small GEMMs on the GPU compared bit for bit with the CPU path.
 
-Each check is a function ``(rng) -> (n_outputs, n_mismatches, detail)`` registered in :data:`CHECKS`; the AMX
-checks are here, other engines add theirs with :func:`register` from their own module, listed in
-:data:`PROVIDERS` (imported if present).
+Each check is a function ``(rng) -> (n_outputs, n_mismatches, detail)`` registered in :data:`CHECKS` with
+:func:`register`: the AMX instructions and the XMX kernels (integer GEMM, the FP32-pipe and binary64 "stage"
+kernels with the robust fix-up, "sequential").
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CHECKS", "PROVIDERS", "register", "run_checks", "CheckResult"]
+__all__ = ["CHECKS", "register", "run_checks", "CheckResult"]
 
 CHECKS: dict = {}
-#: modules that register more checks when imported (the XMX kernels' module registers the XMX ones)
-PROVIDERS = ("systolic.gpu.xmx_kernels",)
 
 
 def register(name: str):
@@ -93,16 +89,53 @@ def _fp16_check(rng):
     return n, bad, "67x300x129, with +-0, inf, NaN payloads, fp16 denormals"
 
 
+def _xmx_pair(a, b, c, **kw):
+    from ..xmx import matmul
+    got = matmul(a, b, c, backend="cuda", **kw)
+    want = matmul(a, b, c, backend="cpu", **kw)
+    return got.size, int((_bits(got) != _bits(want)).sum())
+
+
+@register("xmx s8 x u4 (pvc)")
+def _xmx_int_check(rng):
+    import ml_dtypes
+    a = rng.integers(-128, 128, (67, 300)).astype(np.int8)
+    b = rng.integers(0, 16, (300, 129)).astype(ml_dtypes.uint4)
+    c = rng.integers(-2 ** 31, 2 ** 31, (67, 129), dtype=np.int64).astype(np.int32)
+    n, bad = _xmx_pair(a, b, c, platform="pvc")
+    return n, bad, "67x300x129, C random (int32 wrap)"
+
+
+@register("xmx bf16 stage (pvc)")
+def _xmx_stage_check(rng):
+    import ml_dtypes
+    a = rng.standard_normal((67, 512)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((512, 129)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    c = rng.standard_normal((67, 129)).astype(np.float32)
+    n, bad = _xmx_pair(a, b, c, platform="pvc", model="stage")
+    return n, bad, "67x512x129 normal values (the FP32-pipe kernel)"
+
+
+@register("xmx bf16 stage, specials (bmg)")
+def _xmx_stage_specials_check(rng):
+    import ml_dtypes
+    a, b, c = _float_inputs(rng, (67, 300, 129), ml_dtypes.bfloat16,
+                            [0, 0x8000, 0x7F80, 0xFF80, 0x7FC1, 0x7F81, 0x0001, 0x8070])
+    n, bad = _xmx_pair(a, b, c, platform="bmg", model="stage")
+    return n, bad, "67x300x129 with +-0, inf, NaN payloads, denormals (binary64 kernel + robust fix-up)"
+
+
+@register("xmx fp16 sequential (dg2)")
+def _xmx_sequential_check(rng):
+    a, b, c = _float_inputs(rng, (67, 300, 129), np.float16, [0, 0x8000, 0x7C00, 0xFC00, 0x7E01, 0x0001, 0x83FF])
+    n, bad = _xmx_pair(a, b, c, platform="dg2", model="sequential")
+    return n, bad, "67x300x129 with +-0, inf, NaN payloads, fp16 denormals"
+
+
 def run_checks(seed: int = 0) -> list[CheckResult]:
     """Run every registered check (raises BackendUnavailable first when the GPU cannot run)."""
     from . import runtime
     runtime.require()
-    for mod in PROVIDERS:
-        try:
-            if importlib.util.find_spec(mod) is not None:
-                importlib.import_module(mod)
-        except ImportError:  # a provider that cannot load adds no checks
-            pass
     out = []
     for name, fn in CHECKS.items():
         rng = np.random.default_rng([seed, len(out)])

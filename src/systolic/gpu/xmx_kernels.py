@@ -163,7 +163,7 @@ _FAST_TYPES = {"torch", "cupy"}
 def _amx_int8_fast(a, b, c):
     """The AMX int8 kernel's cached launch path on the operands as they are (C + exact products mod 2**32, the
     function of s8/u8 DPAS too), or None when they do not fit it."""
-    out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None) if _AK._INT8["fast"] else None
+    out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None, count=False) if _AK._INT8["fast"] else None
     if out is not None:
         last_run.clear()
         last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
@@ -201,7 +201,10 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
     n_dpas = -(-m // 8) * -(-n // P.exec_size) * (kp // kd)
     how = dict(op="dpas", platform=P.name, a=p2, b=p1, sd=8, rc=8, exec=P.exec_size,
                dst="int32" if is_int else "fp32", via="matmul-cuda")
-    counters.count("dpas", n_dpas, **how)
+    # counted once the call is known to run (after C's checks), as the CPU path counts
+
+    def tally():
+        counters.count("dpas", n_dpas, **how)
     if (is_int and precision is None and p1 in _I8P and p2 in _I8P and m and n and k
             and (c is None or tuple(getattr(c, "shape", ())) == (m, n))):
         # s8/u8 DPAS and AMX TDPB[SU][SU]D are one function (C + exact products mod 2**32): GPU inputs the AMX
@@ -212,10 +215,12 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         if out is not None:
             if key is not None:
                 _FAST[key] = (n_dpas, how)
+            tally()
             return out
     Cm = None if c is None else _Meta(c, "c")
     if is_int:
         cv = None if Cm is None else _int_c(cp, Cm, m, n)
+        tally()
         if m == 0 or n == 0:
             return R.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
         last_run.clear()
@@ -223,11 +228,12 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         return R.give_back(_int_gemm(cp, A, B, cv, p2, p1, m, k, n), kind)
 
     with fpenv.default():  # the host's share of a float GEMM (flagged elements, exact fallbacks) reads MXCSR
-        return _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block)
+        return _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block, tally)
 
 
-def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block):
+def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block, tally):
     cv = None if Cm is None else _float_c(cp, Cm, m, n)
+    tally()
     if m == 0 or n == 0:
         out = cp.zeros((m, n), dtype=cp.float32) if cv is None else cv.astype(cp.float32)
         return R.give_back(out, kind)
