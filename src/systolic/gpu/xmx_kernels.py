@@ -10,7 +10,12 @@ same bits. How each model is kept identical (docs/gpu.md, "XMX"):
 * **"sequential"** (every float precision) and **tf32 "stage"**: one product per step, so the step
   ``x = RN_fp32(x + a*b)`` is IEEE 754 binary32 fusedMultiplyAdd; the kernel is a chain of ``__fmaf_rn`` in K
   order per output (denormals kept: NVRTC ``--ftz=false``). NaN results are written as the model's NaN.
-* **"stage"** with 2, 4 or 8 products per stage (bf16/fp16, bf8/hf8, e2m1): the binary64 kernel of
+* **bf16 "stage"** (2 products per stage, every product exact in binary32, :func:`_fp32_exact`): the FP32-pipe
+  kernel ``xmx_stage32``: per stage ``rl = RN(x + RD(p0 + p1))`` and ``rh = RN(x + RU(p0 + p1))``, equal by
+  the monotonicity of rounding exactly when either is the stage's result; the rare others recomputed exactly
+  (Boldo-Melquiond sum of three); zero and non-finite results flagged to the robust kernel below.
+* **"stage"** otherwise, with 2, 4 or 8 products per stage (fp16, bf8/hf8, e2m1; bf16 outside that
+  precondition): the binary64 kernel of
   :mod:`systolic.xmx.native`'s proof: each stage summed with binary64 FMAs, rounded once to 24 bits by
   Veltkamp's splitting, the element proven afterwards from per-chunk granularity bounds and the recorded
   largest |x| (proof in native.py); unproven elements are recomputed on the GPU by the TwoSum / round-to-odd

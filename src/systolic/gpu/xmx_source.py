@@ -13,12 +13,15 @@ Kernels:
 * ``xmx_stage<T>`` -- "stage" with T = 2, 4, 8 products per systolic stage: binary64 FMAs, one rounding to
   24 bits per stage by Veltkamp's splitting, and the a-posteriori proof of ``systolic.xmx.native`` evaluated
   per element in the epilogue (flag = not proven).
+* ``xmx_stage32<U, MINB, R, P, FX>`` -- bf16 "stage" (T = 2) on the FP32 pipe: each stage certified by
+  rounding's monotonicity (RN(x + RD(p0 + p1)) == RN(x + RU(p0 + p1))), the rare uncertified ones recomputed
+  exactly by the Boldo-Melquiond sum of three; zero and non-finite results flagged.
 * ``xmx_stage_robust<T>`` -- one thread per flagged element: TwoSum cascade, error cascade and round-to-odd
   (the numpy path's algorithm, kernels.round_sum_fp32), with IEEE special values and the zero-sign rule;
   flags only three-level cancellation ("hard"), which the caller sends to the exact CPU path.
 * ``xmx_stats_a`` / ``xmx_stats_b`` -- per K chunk of 16: the smallest power of two dividing every element
   (a lower bound from the exponent and the format's significant bits) and a power-of-two bound on the largest
-  magnitude.
+  magnitude; and the same over the whole operand (xmx_stage32's precondition).
 """
 
 SOURCE = r"""
