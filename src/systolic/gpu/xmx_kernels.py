@@ -43,7 +43,7 @@ from ..xmx import kernels as KN
 from . import amx_kernels as _AK
 from . import runtime as R
 from . import int_gemm
-from .xmx_source import NAMES, S_SMEM, SOURCE, STAGE32_MAX_SIG, STAGE32_VARIANT, STAGE_VARIANT
+from .xmx_source import ALL_NAMES, NAMES, S_SMEM, SOURCE, STAGE32_MAX_SIG, STAGE32_VARIANT, STAGE_VARIANT
 
 __all__ = ["matmul", "last_run"]
 
@@ -74,7 +74,7 @@ def _fn(name: str, smem: int = 0):
     key = (name, cp.cuda.Device().id)
     fn = _FNS.get(key)
     if fn is None:
-        fn = R.kernel(SOURCE, name, names=NAMES)
+        fn = R.kernel(SOURCE, name, names=NAMES if name in NAMES or '<' not in name else ALL_NAMES)
         if smem:
             fn.max_dynamic_shared_size_bytes = smem
         _FNS[key] = fn

@@ -688,7 +688,12 @@ STAGE32_VARIANT = (2, 2, 4, 0, 8)
 STAGE32_MAX_SIG = 8
 
 #: C++ name expressions instantiated by NVRTC
-NAMES = (tuple(f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}>" for u, mb, r, p, fx in STAGE32_VARIANTS)
-         + tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS)
-         + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (4, 8))
+#: the C++ name expressions of the kernels the default choices run (compiled on first use: one NVRTC module)
+NAMES = ((f"xmx_stage32<{', '.join(map(str, STAGE32_VARIANT))}>",)
+         + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (2, 4, 8))
          + tuple(f"xmx_stage_robust<{t}>" for t in (1, 2, 4, 8)))
+#: every instantiation, the variants benchmarks and tests choose included (a second module, compiled only when
+#: one of them is asked for)
+ALL_NAMES = tuple(dict.fromkeys(
+    NAMES + tuple(f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}>" for u, mb, r, p, fx in STAGE32_VARIANTS)
+    + tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS)))
