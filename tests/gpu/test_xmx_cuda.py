@@ -565,20 +565,21 @@ def test_bad_arguments_raise_the_cpu_paths_error_with_or_without_a_gpu():
 
 @needs_gpu
 def test_counts_only_calls_that_run():
-    """A call whose C is wrong raises before anything is counted (the CPU path counts nothing either); a good
-    s8 call counts its DPAS and no AMX TMULs (it runs on the integer GEMM the AMX engine shares)."""
+    """A call whose C is wrong raises before anything is counted, on both paths; a good s8 call counts its DPAS
+    and no AMX TMULs (it runs on the integer GEMM the AMX engine shares)."""
     torch = pytest.importorskip("torch")
     from systolic import counters
     rng = np.random.default_rng(12)
     a = rng.integers(-128, 128, (64, 128)).astype(np.int8)
     b = rng.integers(-128, 128, (128, 32)).astype(np.int8)
     fa, fb = rand_vals(rng, "bf16", (16, 32)), rand_vals(rng, "bf16", (32, 16))
-    with counters.recording() as rec:
-        with pytest.raises(errors.SystolicError):
-            matmul(fa, fb, np.zeros((3, 3), np.float32), platform="pvc", backend="cuda")
-        with pytest.raises(errors.SystolicError):
-            matmul(a, b, np.zeros((3, 3), np.int32), platform="pvc", backend="cuda")
-    assert rec.total() == 0, rec.counts
+    for backend in ("cpu", "cuda"):
+        with counters.recording() as rec:
+            with pytest.raises(errors.SystolicError):
+                matmul(fa, fb, np.zeros((3, 3), np.float32), platform="pvc", backend=backend)
+            with pytest.raises(errors.SystolicError):
+                matmul(a, b, np.zeros((3, 3), np.int32), platform="pvc", backend=backend)
+        assert rec.total() == 0, (backend, rec.counts)
     for run in (lambda x, y, **k: matmul(x, y, platform="pvc", **k),):
         with counters.recording() as cpu:
             run(a, b, backend="cpu")

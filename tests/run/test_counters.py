@@ -128,3 +128,23 @@ def test_amx_bf16_tiling():
     with counters.recording() as rec:
         matmul(a, b)
     assert rec.by("amx", "op", "k_dwords") == {("tdpbf16ps", 16): 2, ("tdpbf16ps", 3): 1}
+
+
+def test_xmx_matmul_counts_only_calls_that_pass_their_checks():
+    """A GEMM whose C or operand values break a rule raises before it counts (it issued no DPAS); a good one
+    counts RC-8 tiles x N/exec x K/(8 * ops per channel)."""
+    from systolic.errors import SystolicError
+    from systolic.xmx import matmul
+    a8, b8 = np.ones((16, 64), np.int8), np.ones((64, 16), np.int8)
+    af, bf = np.ones((16, 32), ml_dtypes.bfloat16), np.ones((32, 16), ml_dtypes.bfloat16)
+    with counters.recording() as rec:
+        for call in (lambda: matmul(a8, b8, np.zeros((3, 3), np.int32), platform="pvc"),
+                     lambda: matmul(af, bf, np.zeros((3, 3), np.float32), platform="pvc"),
+                     lambda: matmul(a8, b8, np.full((16, 16), 2.0 ** 40), platform="pvc")):   # C past int32
+            with pytest.raises(SystolicError):
+                call()
+    assert rec.total() == 0, rec.counts
+    with counters.recording() as rec:
+        matmul(a8, b8, platform="pvc")
+        matmul(af, bf, platform="pvc")
+    assert rec.total("dpas") == (16 // 8) * (16 // 16) * (64 // 32) + (16 // 8) * (16 // 16) * (32 // 16)

@@ -206,7 +206,7 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
     n_dpas = -(-m // 8) * -(-n // P.exec_size) * (kp // kd)
     how = dict(op="dpas", platform=P.name, a=p2, b=p1, sd=8, rc=8, exec=P.exec_size,
                dst="int32" if is_int else "fp32", via="matmul-cuda")
-    # counted once the call is known to run (after C's checks), as the CPU path counts
+    # counted once every argument has passed its checks (operand values, C), as the CPU path counts
 
     def tally():
         counters.count("dpas", n_dpas, **how)
@@ -224,13 +224,14 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
             return out
     Cm = None if c is None else _Meta(c, "c")
     if is_int:
+        a8, b8 = _int_operand(cp, A, p2), _int_operand(cp, B, p1)     # (values out of range raise here)
         cv = None if Cm is None else _int_c(cp, Cm, m, n)
         tally()
         if m == 0 or n == 0:
             return R.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
         last_run.clear()
         last_run.update(path="int-gemm", flagged=0, robust=0, cpu=0)
-        return R.give_back(_int_gemm(cp, A, B, cv, p2, p1, m, k, n), kind)
+        return R.give_back(_int_gemm(cp, a8, b8, cv, p2, p1), kind)
 
     with fpenv.default():  # the host's share of a float GEMM (flagged elements, exact fallbacks) reads MXCSR
         return _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block, tally)
@@ -329,13 +330,12 @@ def _int_operand(cp, X: _Meta, p: str):
     return cp.asarray(np.ascontiguousarray(G._int_values(X.to_host(), p).astype(dt)))
 
 
-def _int_gemm(cp, A: _Meta, B: _Meta, cv, pa: str, pb: str, m: int, k: int, n: int):
+def _int_gemm(cp, a8, b8, cv, pa: str, pb: str):
     # XMX integer DPAS and AMX TDPB[SU][SU]D compute the same function of s8/u8 operands (C + sum of exact
     # products modulo 2**32): one GEMM serves both engines
     # (u4 / u2 values, 0..15, are the same bytes as int8: no shift needed)
     ta, tb = T.get(pa), T.get(pb)
-    return int_gemm.gemm(cp, _int_operand(cp, A, pa), _int_operand(cp, B, pb), cv, ta.signed or ta.bits < 8,
-                         tb.signed or tb.bits < 8)
+    return int_gemm.gemm(cp, a8, b8, cv, ta.signed or ta.bits < 8, tb.signed or tb.bits < 8)
 
 
 # ------------------------------------------------------------------------------------------ floats

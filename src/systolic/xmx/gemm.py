@@ -79,12 +79,15 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     a = np.asarray(a)
     b = np.asarray(b)
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
-    counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2, b=p1,
-                   sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul")
+
+    def tally():       # once every argument has passed its checks: a call that raises issued no DPAS
+        counters.count("dpas", -(-m // 8) * -(-n // P.exec_size) * (kp // kd), op="dpas", platform=P.name, a=p2,
+                       b=p1, sd=8, rc=8, exec=P.exec_size, dst="int32" if is_int else "fp32", via="matmul")
 
     if is_int:
         av, bv = _int_values(a, p2), _int_values(b, p1)
         cv = None if c is None else check_int_c(c, m, n)
+        tally()
         if m == 0 or n == 0:
             return np.zeros((m, n), dtype=np.int32)
         return _int_gemm(av, bv, cv, p2, p1)
@@ -95,6 +98,7 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
         av = np.concatenate([av, np.zeros((m, kp - k), dtype=av.dtype)], axis=1)
         bv = np.concatenate([bv, np.zeros((kp - k, n), dtype=bv.dtype)], axis=0)
     cv = None if c is None else check_float_c(c, m, n).astype(np.float64)
+    tally()
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
     out = np.empty((m, n), dtype=np.uint32)
