@@ -275,10 +275,9 @@ def host_per_call(n=4096, calls=50):
     bt = b.t().contiguous()
     c32 = torch.empty((n, n), dtype=torch.int32, device="cuda")
     h = IG._handle()
-    raw = torch.cuda.current_stream().cuda_stream
 
-    def launch():
-        IG._gemm_tn(h, raw, bt.data_ptr(), a.data_ptr(), c32.data_ptr(), n, n, n, n, beta=False)
+    def launch():                            # on CuPy's current stream: the legacy default stream, as torch's
+        IG._gemm_tn(h, bt.data_ptr(), a.data_ptr(), c32.data_ptr(), n, n, n, n, beta=False)
     for _ in range(3):
         launch()
     s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -1,11 +1,11 @@
 """The cached int8 launch path of ``systolic.amx.matmul(..., backend="cuda")`` (amx_kernels._int8_fast).
 
-torch CUDA tensors and CuPy arrays of shapes the kernels read in place skip intake and CuPy's array machinery
-and launch from a cached plan; B given column-major skips the transpose. Here that path is proven to be the one
-that ran (the general path is made to fail), bit-identical to the CPU path (an independent implementation:
-fp32 BLAS on shifted operands, itself checked against TileMachine and silicon) for every sign mix, with and
-without C at the int32 wrap, both B layouts, every kernel variant, a side stream; and it keeps every typed error.
-Calls the plan cannot take (unaligned pointers, odd shapes) go the general path with the same bits.
+torch CUDA tensors and CuPy arrays (A and C C-contiguous, B C-contiguous or column-major) skip intake and CuPy's
+array machinery and run from a cached int_gemm.Plan; B given column-major skips the transpose, unaligned or
+oddly shaped operands are copied inside the plan. Here that path is proven to be the one that ran (the general
+path is made to fail), bit-identical to the CPU path (an independent implementation: fp32 BLAS on shifted
+operands, itself checked against TileMachine and silicon) for every sign mix, with and without C at the int32
+wrap, both B layouts, odd K, a side stream; and it keeps every typed error.
 """
 
 from __future__ import annotations
@@ -107,17 +107,23 @@ def test_side_stream(general_path_fails):
 
 
 @needs_gpu
-def test_calls_the_plan_cannot_take_go_the_general_path():
+def test_unaligned_operands_and_odd_shapes():
+    """Operands that are not 16-byte aligned (A, and a row-major B whose transpose would read 16 bytes at a
+    time) and shapes off every tile are copied inside the plan: same bits, no misaligned access."""
     torch = pytest.importorskip("torch")
-    M, K, N = 128, 256, 128
+    M, K, N = 128, 256, 256
     a, b, c = inputs(13, M, K, N, True, True)
     want = matmul(a, b, c, backend="cpu")
-    flat = torch.zeros(M * K + 1, dtype=torch.int8, device="cuda")
-    ta = flat[1:].view(M, K)                             # storage offset 1: not 16-byte aligned
-    ta.copy_(torch.from_numpy(a))
-    assert ta.data_ptr() % 16 and ta.is_contiguous()
+
+    def unaligned(x):
+        flat = torch.zeros(x.size + 1, dtype=torch.int8, device="cuda")
+        t = flat[1:].view(x.shape)                       # storage offset 1: not 16-byte aligned
+        t.copy_(torch.from_numpy(x))
+        assert t.data_ptr() % 16 and t.is_contiguous()
+        return t
     tb, tc = torch.from_numpy(b).cuda(), torch.from_numpy(c).cuda()
-    assert_same_bits(matmul(ta, tb, tc).cpu().numpy(), want, "unaligned A")
+    assert_same_bits(matmul(unaligned(a), tb, tc).cpu().numpy(), want, "unaligned A")
+    assert_same_bits(matmul(torch.from_numpy(a).cuda(), unaligned(b), tc).cpu().numpy(), want, "unaligned B")
     a2, b2, c2 = inputs(14, 100, 100, 70, False, False)  # M, K not multiples of the tile
     assert_same_bits(matmul(*(torch.from_numpy(x).cuda() for x in (a2, b2, c2))).cpu().numpy(),
                      matmul(a2, b2, c2, backend="cpu"), "odd shape")

@@ -427,8 +427,8 @@ def test_both_stage_kernels(kernel, p, stage_kernel):
 @pytest.mark.parametrize("variant", __import__("systolic.gpu.xmx_source", fromlist=["x"]).STAGE32_VARIANTS)
 @pytest.mark.parametrize("p", ["bf16", "fp16"])
 def test_fp32_stage_kernel_edges(p, variant, stage_kernel):
-    """xmx_stage32 where its certificate is tested hardest: long K (many stages redone in binary64: about 0.1%
-    of bf16 stages, 2% of fp16 ones), exact cancellation to +-0 with C = +-0 (the zero-sign rule: flagged, then
+    """xmx_stage32 where its certificate is tested hardest: long K (many stages redone by the exact sum of three:
+    about 0.1% of bf16 stages, 2% of fp16 ones), exact cancellation to +-0 with C = +-0 (the zero-sign rule: flagged, then
     the robust kernel), overflow to inf, fp32 subnormal results, partial tiles."""
     from systolic.gpu import xmx_kernels as XK
     stage_kernel("fp32", variant, max_sig=11)                       # fp16 too (2% of its stages redone)

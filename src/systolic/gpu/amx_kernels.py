@@ -179,6 +179,9 @@ def _int8_plan(M, K, N, da, db, c_meta, cpu, method, threads, b_layout):
     return plan
 
 
+_RETRY = object()                                    # build(): no plan now, but do not cache that
+
+
 def _plan_for(key, build):
     """The cached plan of ``key`` (built on a miss; None cached too: such calls go the general path)."""
     try:
@@ -188,7 +191,10 @@ def _plan_for(key, build):
     except TypeError:                               # an unhashable cpu / threads: the general path checks it
         return None
     runtime.require()
-    plan = _PLANS[key] = build()
+    plan = build()
+    if plan is _RETRY:
+        return None
+    _PLANS[key] = plan
     return plan
 
 
@@ -219,11 +225,16 @@ def _int8_fast(a, b, c, cpu, method, threads, count=True):
 
         def build():
             import cupy as cp
-            if cp.cuda.runtime.getDevice() != dev or K2 != K:
-                return None                         # kernels and handles are per device; K mismatch: raise there
+            if cp.cuda.runtime.getDevice() != dev:
+                return _RETRY                       # kernels are loaded per device: the general path copes
+            if K2 != K:
+                return None                         # the general path raises the K mismatch
             dm = runtime._torch_dtype_map()
             return _int8_plan(M, K, N, dm[a.dtype], dm[b.dtype],
                               None if c is None else (tuple(c.shape), np.dtype(np.int32)), cpu, method, threads, lb)
+        cp = sys.modules.get("cupy")
+        if cp is not None and cp.cuda.runtime.getDevice() != dev:
+            return None                             # a plan's kernels belong to its device: the general path
         plan = _plan_for(key, build)
         if plan is None:
             return None
@@ -237,10 +248,10 @@ def _int8_fast(a, b, c, cpu, method, threads, count=True):
             keep.append(a.new_empty(max(1, nbytes), dtype=torch.uint8))
             return keep[-1].data_ptr()
         out = a.new_empty((M, N), dtype=torch.int32)
-        if count:
-            _count(plan)
         plan.run(a.data_ptr(), b.data_ptr(), None if c is None else c.data_ptr(), out.data_ptr(), alloc,
                  _stream_of(raw, dev))
+        if count:
+            _count(plan)
         return out
     if type(a).__module__.split(".")[0] != "cupy":
         return None
@@ -267,10 +278,10 @@ def _int8_fast(a, b, c, cpu, method, threads, count=True):
         keep.append(cp.empty(max(1, nbytes), dtype=cp.uint8))
         return keep[-1].data.ptr
     out = cp.empty((M, N), dtype=cp.int32)
-    if count:
-        _count(plan)
     plan.run(a.data.ptr, b.data.ptr, None if c is None else c.data.ptr, out.data.ptr, alloc,
              cp.cuda.get_current_stream())
+    if count:
+        _count(plan)
     return out
 
 

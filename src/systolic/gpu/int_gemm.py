@@ -9,8 +9,8 @@ gives the same bits as the instruction's. What is left to keep exact is the rang
   ``u = s + 128`` with ``s = u ^ 0x80``, and the shift is put back as rank-one terms:
   ``(A' + a J)(B' + b J) = A'B' + b rowsum(A') + a colsum(B') + a b K`` (``a``, ``b`` = 128 for an unsigned
   operand, 0 otherwise), all modulo 2**32, added to C by one small kernel before the GEMM adds into it.
-* Each cuBLAS call covers at most :data:`K_CHUNK` = 131072 values of K: ``|s8 * s8| <= 2**14``, so no partial
-  sum inside cuBLAS can leave int32, whatever order it adds in. Longer K runs as several calls, each adding
+* Each cuBLAS call covers at most :data:`K_CHUNK` = 131056 values of K: ``|s8 * s8| <= 2**14`` and
+  131056 * 2**14 < 2**31, so no partial sum inside cuBLAS can leave int32, whatever order it adds in. Longer K runs as several calls, each adding
   into the previous result with ``beta = 1``. That epilogue add, and C's, are the only additions that can
   wrap; cuBLAS's int32 epilogue wraps modulo 2**32 (measured on the H100, at the wrap, in
   ``tests/gpu/test_amx_gemm.py``), which is the instruction's arithmetic.
@@ -32,8 +32,9 @@ from . import runtime
 
 __all__ = ["K_CHUNK", "Plan", "gemm"]
 
-#: at most this many K values per cuBLAS call: 131072 * 2**14 = 2**31, so no partial sum leaves int32
-K_CHUNK = 131072
+#: at most this many K values per cuBLAS call (a multiple of 16): 131056 * 2**14 < 2**31, so no partial sum
+#: leaves int32 (131072 would reach 2**31 exactly, with all 2**14 products: -128 * -128)
+K_CHUNK = 131056
 _R8I, _R32I, _COMPUTE_32I, _ALGO = 3, 10, 72, -1      # cudaDataType / cublasComputeType_t / CUBLAS_GEMM_DEFAULT
 _OP_N, _OP_T = 0, 1
 _ONE = np.array(1, np.int32)                           # host scalars for cuBLAS (pointer mode host)
@@ -45,53 +46,58 @@ SOURCE = r"""
 typedef unsigned int u32;
 typedef unsigned char u8;
 
-/* B (K, N) bytes -> BT (N, Kp) bytes, zeros for k >= K; tile 64 x 64 through shared memory, block 256.
-   Whole tiles with N % 16 == 0 move 16 bytes per thread each way; edge tiles byte by byte. */
+/* B (K, N) bytes -> BT (N, Kp) bytes, zeros for k >= K; tile 64 x 64 through shared memory, block 256, K tiles
+   strided over grid.y (which is capped at 65535). Whole tiles with N % 16 == 0 and B 16-byte aligned move 16
+   bytes per thread each way; other tiles byte by byte. */
 extern "C" __global__ void transpose_b(const u8* __restrict__ B, u8* __restrict__ BT, int K, int N, int Kp) {
     __shared__ __align__(16) u8 tile[64][80];
-    const int k0 = blockIdx.y * 64, n0 = blockIdx.x * 64, tid = threadIdx.x;
+    const int n0 = blockIdx.x * 64, tid = threadIdx.x;
     const int r = tid >> 2, q = tid & 3;
-    const bool whole = (k0 + 64 <= K) && (n0 + 64 <= N) && (N % 16 == 0);
-    if (whole) {
-        *reinterpret_cast<uint4*>(&tile[r][q * 16]) = *reinterpret_cast<const uint4*>(B + (size_t)(k0 + r) * N + n0 + q * 16);
-    } else {
-        for (int x = 0; x < 16; ++x) {
-            int k = k0 + r, n = n0 + q * 16 + x;
-            tile[r][q * 16 + x] = (k < K && n < N) ? B[(size_t)k * N + n] : (u8)0;
+    for (int k0 = blockIdx.y * 64; k0 < Kp; k0 += gridDim.y * 64) {
+        const bool whole = (k0 + 64 <= K) && (n0 + 64 <= N) && (N % 16 == 0) && (((size_t)B & 15) == 0);
+        if (whole) {
+            *reinterpret_cast<uint4*>(&tile[r][q * 16]) =
+                *reinterpret_cast<const uint4*>(B + (size_t)(k0 + r) * N + n0 + q * 16);
+        } else {
+            for (int x = 0; x < 16; ++x) {
+                int k = k0 + r, n = n0 + q * 16 + x;
+                tile[r][q * 16 + x] = (k < K && n < N) ? B[(size_t)k * N + n] : (u8)0;
+            }
         }
-    }
-    __syncthreads();
-    /* thread: row n0 + r of BT, bytes k0 + 16 q ... + 15 (Kp % 16 == 0: a chunk is all in or all out) */
-    if (n0 + r < N && k0 + q * 16 < Kp) {
-        u32 w[4];
-        #pragma unroll
-        for (int x = 0; x < 4; ++x)
-            w[x] = (u32)tile[q * 16 + 4 * x][r] | ((u32)tile[q * 16 + 4 * x + 1][r] << 8)
-                 | ((u32)tile[q * 16 + 4 * x + 2][r] << 16) | ((u32)tile[q * 16 + 4 * x + 3][r] << 24);
-        *reinterpret_cast<uint4*>(BT + (size_t)(n0 + r) * Kp + k0 + q * 16) = make_uint4(w[0], w[1], w[2], w[3]);
+        __syncthreads();
+        /* thread: row n0 + r of BT, bytes k0 + 16 q ... + 15 (Kp % 16 == 0: a chunk is all in or all out) */
+        if (n0 + r < N && k0 + q * 16 < Kp) {
+            u32 w[4];
+            #pragma unroll
+            for (int x = 0; x < 4; ++x)
+                w[x] = (u32)tile[q * 16 + 4 * x][r] | ((u32)tile[q * 16 + 4 * x + 1][r] << 8)
+                     | ((u32)tile[q * 16 + 4 * x + 2][r] << 16) | ((u32)tile[q * 16 + 4 * x + 3][r] << 24);
+            *reinterpret_cast<uint4*>(BT + (size_t)(n0 + r) * Kp + k0 + q * 16) = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        __syncthreads();                    /* the tile is reused by the next K tile */
     }
 }
 
 /* rows x K bytes (row stride ld) -> dst (rows x Kp, zeros for k >= K): the bytes XOR flip (0x80: u8 -> the
-   int8 value minus 128, or a plain copy with flip 0), and sums[r] = the sum of row r's int8 values (exact:
-   |sum| <= 128 K < 2**31). One block of 256 threads per row. */
+   int8 value minus 128, or a plain copy with flip 0), and sums[r] = the sum of row r's int8 values modulo
+   2**32 (all the rank-one terms need). One block of 256 threads per row. */
 extern "C" __global__ void shift_rows(const u8* __restrict__ src, u8* __restrict__ dst, int* __restrict__ sums,
                                       int K, int ld, int Kp, int flip) {
     const int r = blockIdx.x;
-    int s = 0;
+    u32 s = 0u;
     for (int k = threadIdx.x; k < Kp; k += blockDim.x) {
         u8 v = k < K ? (u8)(src[(size_t)r * ld + k] ^ (u8)flip) : (u8)0;
         dst[(size_t)r * Kp + k] = v;
-        s += (int)(signed char)v;
+        s += (u32)(int)(signed char)v;
     }
-    __shared__ int part[256];
+    __shared__ u32 part[256];
     part[threadIdx.x] = s;
     __syncthreads();
     for (int w = 128; w > 0; w >>= 1) {
         if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
         __syncthreads();
     }
-    if (threadIdx.x == 0 && sums != nullptr) sums[r] = part[0];
+    if (threadIdx.x == 0 && sums != nullptr) sums[r] = (int)part[0];
 }
 
 /* out (M x N) = C + cu * u[m] + cv * v[n] + k0, modulo 2**32 (C, u, v may be null: zeros) */
@@ -125,10 +131,12 @@ def _handle():
     return cp.cuda.device.get_cublas_handle()
 
 
-def _gemm_tn(handle, stream_ptr: int, bt: int, a: int, out: int, M: int, N: int, K: int, ld: int, beta: bool):
-    """out (M x N int32, row-major) = A @ BT^T (+ out when beta): A (M x ld bytes), BT (N x ld bytes), first K."""
-    from cupy.cuda import cublas
-    cublas.setStream(handle, stream_ptr)
+def _gemm_tn(handle, bt: int, a: int, out: int, M: int, N: int, K: int, ld: int, beta: bool):
+    """out (M x N int32, row-major) = A @ BT^T (+ out when beta): A (M x ld bytes), BT (N x ld bytes), first K.
+    Runs on CuPy's current stream (CuPy's cuBLAS wrappers set the handle's stream to it on every call; set here
+    too, so that nothing depends on that)."""
+    from cupy.cuda import cublas, get_current_stream
+    cublas.setStream(handle, get_current_stream().ptr)
     cublas.gemmEx(handle, _OP_T, _OP_N, N, M, K, _ONE.ctypes.data, bt, _R8I, ld, a, _R8I, ld,
                   (_ONE if beta else _ZERO).ctypes.data, out, _R32I, N, _COMPUTE_32I, _ALGO)
 
@@ -153,12 +161,17 @@ class Plan:
         self.chunks = [(k0, min(self.Kp, k0 + K_CHUNK)) for k0 in range(0, self.Kp, K_CHUNK)]
         self.shift_a, self.shift_b, self.tr, self.bias_k = (_fn("shift_rows"), _fn("shift_rows"),
                                                              _fn("transpose_b"), _fn("bias_c"))
-        self.handle = _handle()
 
     def run(self, pa: int, pb: int, pc: int | None, pout: int, alloc, stream) -> None:
         """``pout = C + A @ B`` (mod 2**32). ``pa``: A (M x K bytes, C-contiguous); ``pb``: B (K x N, C-contiguous)
         or BT (N x K, C-contiguous) when ``b_col``; ``pc``: C (M x N int32) or None; ``alloc(nbytes) -> ptr``
-        (memory that lives until the GEMM is done, on ``stream``); ``stream``: a CuPy stream object."""
+        (memory that lives until the GEMM is done, on ``stream``); ``stream``: a CuPy stream object, made
+        CuPy's current stream for the call so that cuBLAS runs on it too (the caller's torch stream: ordered with
+        its other work, its scratch memory safe to reuse)."""
+        with stream:
+            self._run(pa, pb, pc, pout, alloc, stream)
+
+    def _run(self, pa, pb, pc, pout, alloc, stream) -> None:
         M, K, N, Kp = self.M, self.K, self.N, self.Kp
         i32 = np.int32
         sums_a = sums_b = _NULL
@@ -173,8 +186,8 @@ class Plan:
             bt = alloc(N * Kp)
             src, ld = pb, K
             if not self.b_col:                      # B row-major: transpose first (zeros past K)
-                self.tr((-(-N // 64), -(-Kp // 64)), (256,), (_u64(pb), _u64(bt), i32(K), i32(N), i32(Kp)),
-                        stream=stream)
+                self.tr((-(-N // 64), min(65535, -(-Kp // 64))), (256,), (_u64(pb), _u64(bt), i32(K), i32(N),
+                                                                            i32(Kp)), stream=stream)
                 src, ld = bt, Kp
             if self.sum_b:
                 sums_b = _u64(alloc(4 * N))
@@ -187,9 +200,9 @@ class Plan:
             self.bias_k((min(4096, -(-n // 256)),), (256,), (_NULL if pc is None else _u64(pc), _u64(pout), sums_a,
                                                             sums_b, np.int64(M), np.int64(N), self.cu, self.cv,
                                                             self.k0), stream=stream)
+        handle = _handle()                          # CuPy's handle of this thread and device
         for i, (k0, k1) in enumerate(self.chunks):
-            _gemm_tn(self.handle, stream.ptr, pb + k0, pa + k0, pout, M, N, k1 - k0, Kp,
-                     beta=self.bias or i > 0)
+            _gemm_tn(handle, pb + k0, pa + k0, pout, M, N, k1 - k0, Kp, beta=self.bias or i > 0)
 
 
 def gemm(cp, a, b, c, signed_a: bool, signed_b: bool):

@@ -371,7 +371,10 @@ def _ebound(bits: int) -> int:
 def _fp32_exact(tot) -> bool:
     """Whether every product a * b of the operands is exact in binary32 (xmx_stage32's precondition): all are
     multiples of 2**(min lsb(a) + min lsb(b)) >= 2**-149 and below 2**(Ea + Eb + 2) <= 2**126 (from the whole
-    operands' statistics, :func:`_stats`; zeros constrain nothing, inf / NaN fail)."""
+    operands' statistics, :func:`_stats`; zeros constrain nothing; an inf / NaN operand fails unless the other is
+    all zeros, where its NaN results are flagged and recomputed anyway). Products of significands of at most
+    stage32_max_sig bits have at most twice that: <= 24 bits, hence the assertion."""
+    assert 2 * stage32_max_sig <= 24, "a product of two significands must fit binary32's 24 bits"
     la, ma, lb, mb = (int(v) for v in tot.get())
     return la + lb >= -149 and _ebound(ma & 0xFFFFFFFF) + _ebound(mb & 0xFFFFFFFF) + 2 <= 126
 

@@ -101,7 +101,8 @@ __device__ __forceinline__ int ebound(u32 m) {
     return e == 0 ? -127 : e - 127;
 }
 
-// the whole operand's (min lsb, max magnitude pattern) into G[0], G[1]: one atomic per warp
+// the whole operand's (min lsb, max magnitude pattern) into G[0], G[1]: one atomic per warp (every lane of
+// the warp calls it; a lane with nothing passes BIG_LSB, 0)
 __device__ __forceinline__ void stats_total(int l, u32 m, bool live, int* G) {
     l = __reduce_min_sync(0xFFFFFFFFu, live ? l : BIG_LSB);
     m = __reduce_max_sync(0xFFFFFFFFu, live ? m : 0u);
@@ -113,34 +114,36 @@ __device__ __forceinline__ void stats_total(int l, u32 m, bool live, int* G) {
 extern "C" __global__ void xmx_stats_a(const float* __restrict__ A, int2* __restrict__ LEA, long long rows,
                                        long long kp, int sig, int* __restrict__ G) {
     long long nch = kp / 16;
-    long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const bool live = idx < rows * nch;
-    int l = BIG_LSB; u32 m = 0u;
-    if (live) {
+    int lt = BIG_LSB; u32 mt = 0u;          // this thread's share of the whole operand (grid-stride loop)
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < rows * nch;
+         idx += (long long)gridDim.x * blockDim.x) {
         long long r = idx / nch, c = idx - r * nch;
         const float* p = A + r * kp + c * 16;
+        int l = BIG_LSB; u32 m = 0u;
         #pragma unroll
         for (int q = 0; q < 16; ++q) { float v = p[q]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
         LEA[idx] = make_int2(l, (int)m);
+        lt = min(lt, l); mt = max(mt, m);
     }
-    stats_total(l, m, live, G);
+    stats_total(lt, mt, true, G);
 }
 
 // B (kp x ldb, row-major): LEB[c * ldb + j]; G as for A
 extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __restrict__ LEB, long long kp,
                                        long long ldb, int sig, int* __restrict__ G) {
     long long nch = kp / 16;
-    long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const bool live = idx < nch * ldb;
-    int l = BIG_LSB; u32 m = 0u;
-    if (live) {
+    int lt = BIG_LSB; u32 mt = 0u;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < nch * ldb;
+         idx += (long long)gridDim.x * blockDim.x) {
         long long c = idx / ldb, j = idx - c * ldb;
         const float* p = B + c * 16 * ldb + j;
+        int l = BIG_LSB; u32 m = 0u;
         #pragma unroll
         for (int q = 0; q < 16; ++q) { float v = p[q * ldb]; l = min(l, lsb_of(v, sig)); m = max(m, mag_of(v)); }
         LEB[idx] = make_int2(l, (int)m);
+        lt = min(lt, l); mt = max(mt, m);
     }
-    stats_total(l, m, live, G);
+    stats_total(lt, mt, true, G);
 }
 
 // ------------------------------------------------------------------------------------------- fp32 FMA chain
@@ -416,7 +419,7 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
 // bf16 data, 2% of fp16 ones: only when p0 + p1 is inexact in binary32 and the interval straddles a rounding
 // midpoint) the stage is recomputed exactly by sum3_rn, still on the FP32 pipe. Zero results (the zero-sign
 // rule) and non-finite ones are flagged; the caller recomputes those with xmx_stage_robust.
-// Four stages per tile of BK = 8; 128 x 128 tile, 256 threads of 8 x 8 outputs (the layout of xmx_fma32);
+// Four stages per tile of BK = 8; 256 threads of R x 8 outputs (a 16 R x 128 tile; R = 8 is xmx_fma32's layout);
 // the certificate's test is shared by the eight outputs of a row, so that the rare redo costs one branch per row.
 __device__ __forceinline__ float mul_rn(float a, float b) {
     float d; asm("mul.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
@@ -687,7 +690,6 @@ STAGE32_VARIANTS = ((2, 2, 4, 0, 8), (2, 2, 4, 0, 4), (1, 1, 8, 1, 8))
 STAGE32_VARIANT = (2, 2, 4, 0, 8)
 STAGE32_MAX_SIG = 8
 
-#: C++ name expressions instantiated by NVRTC
 #: the C++ name expressions of the kernels the default choices run (compiled on first use: one NVRTC module)
 NAMES = ((f"xmx_stage32<{', '.join(map(str, STAGE32_VARIANT))}>",)
          + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (2, 4, 8))
