@@ -252,7 +252,7 @@ def test_int8_every_sign_mix_and_odd_k(K):
 
 @needs_gpu
 def test_int8_k_beyond_one_chunk():
-    """K > 131072: several cuBLAS calls, each adding into the last with beta = 1 (no partial sum inside one
+    """K > 131056: several cuBLAS calls, each adding into the last with beta = 1 (no partial sum inside one
     call may pass 2^31); the sums wrap modulo 2^32 several times, and so does C + the sum: the epilogue's
     wrap-around is what is checked against the CPU path."""
     from systolic.gpu.int_gemm import K_CHUNK

@@ -168,8 +168,17 @@ class Plan:
         (memory that lives until the GEMM is done, on ``stream``); ``stream``: a CuPy stream object, made
         CuPy's current stream for the call so that cuBLAS runs on it too (the caller's torch stream: ordered with
         its other work, its scratch memory safe to reuse)."""
-        with stream:
+        # (not 'with stream:': leaving it would drop a stream the user made current with use(), CuPy #8377)
+        from cupy.cuda import get_current_stream
+        prev = get_current_stream()
+        if stream == prev:
             self._run(pa, pb, pc, pout, alloc, stream)
+            return
+        stream.use()
+        try:
+            self._run(pa, pb, pc, pout, alloc, stream)
+        finally:
+            prev.use()
 
     def _run(self, pa, pb, pc, pout, alloc, stream) -> None:
         M, K, N, Kp = self.M, self.K, self.N, self.Kp
