@@ -159,8 +159,7 @@ class Plan:
         # (A' + ca J)(B' + cb J) = A'B' + cb rowsum(A') + ca colsum(B') + ca cb K
         self.cu, self.cv, self.k0 = np.uint32(cb), np.uint32(ca), np.uint32((ca * cb * K) & 0xFFFFFFFF)
         self.chunks = [(k0, min(self.Kp, k0 + K_CHUNK)) for k0 in range(0, self.Kp, K_CHUNK)]
-        self.shift_a, self.shift_b, self.tr, self.bias_k = (_fn("shift_rows"), _fn("shift_rows"),
-                                                             _fn("transpose_b"), _fn("bias_c"))
+        # (the kernels are looked up per call, _fn's cache: a Plan is plain data, testable without a GPU)
 
     def run(self, pa: int, pb: int, pc: int | None, pout: int, alloc, stream) -> None:
         """``pout = C + A @ B`` (mod 2**32). ``pa``: A (M x K bytes, C-contiguous); ``pb``: B (K x N, C-contiguous)
@@ -182,31 +181,32 @@ class Plan:
 
     def _run(self, pa, pb, pc, pout, alloc, stream) -> None:
         M, K, N, Kp = self.M, self.K, self.N, self.Kp
+        shift, tr, bias_k = _fn("shift_rows"), _fn("transpose_b"), _fn("bias_c")
         i32 = np.int32
         sums_a = sums_b = _NULL
         if self.copy_a or pa & 15:                  # (an unaligned operand is copied: cuBLAS reads 16-byte rows)
             ap = alloc(M * Kp)
             if self.sum_a:
                 sums_a = _u64(alloc(4 * M))
-            self.shift_a((M,), (256,), (_u64(pa), _u64(ap), sums_a, i32(K), i32(K), i32(Kp),
+            shift((M,), (256,), (_u64(pa), _u64(ap), sums_a, i32(K), i32(K), i32(Kp),
                                         i32(0 if self.sa else 0x80)), stream=stream)
             pa = ap
         if self.copy_b or pb & 15:
             bt = alloc(N * Kp)
             src, ld = pb, K
             if not self.b_col:                      # B row-major: transpose first (zeros past K)
-                self.tr((-(-N // 64), min(65535, -(-Kp // 64))), (256,), (_u64(pb), _u64(bt), i32(K), i32(N),
+                tr((-(-N // 64), min(65535, -(-Kp // 64))), (256,), (_u64(pb), _u64(bt), i32(K), i32(N),
                                                                             i32(Kp)), stream=stream)
                 src, ld = bt, Kp
             if self.sum_b:
                 sums_b = _u64(alloc(4 * N))
             if not self.sb or self.sum_b or src == pb:  # flip / sums / pad K; in place after a transpose
-                self.shift_b((N,), (256,), (_u64(src), _u64(bt), sums_b, i32(K), i32(ld), i32(Kp),
+                shift((N,), (256,), (_u64(src), _u64(bt), sums_b, i32(K), i32(ld), i32(Kp),
                                             i32(0 if self.sb else 0x80)), stream=stream)
             pb = bt
         if self.bias:
             n = M * N
-            self.bias_k((min(4096, -(-n // 256)),), (256,), (_NULL if pc is None else _u64(pc), _u64(pout), sums_a,
+            bias_k((min(4096, -(-n // 256)),), (256,), (_NULL if pc is None else _u64(pc), _u64(pout), sums_a,
                                                             sums_b, np.int64(M), np.int64(N), self.cu, self.cv,
                                                             self.k0), stream=stream)
         handle = _handle()                          # CuPy's handle of this thread and device
