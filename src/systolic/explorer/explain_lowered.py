@@ -318,12 +318,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
                     "; fp32 FMAs with DAZ/FTZ/RNE, then even + odd, D = C + that (ISE AMX-COMPLEX)"),
            "chains_sum": {"bits": trace["chains_sum"], "value": _fp32(trace["chains_sum"])},
            "result_bits": trace["result"], "result": _fp32(trace["result"])}
-    prods = [Fraction(p) for e in steps for p in e["products"]]
-    rep["exact_sum"] = float(Fraction(cv) + sum(prods, Fraction(0))) \
-        if math.isfinite(cv) and all(math.isfinite(p) for p in prods) else None
-    rep["d_register"] = {"bits": int(D[row, col]), **_where(lc, row, col)}
-    rep["consistent"] = int(D[row, col]) == trace["result"]
-    return rep
+    return _amx_close(rep, steps, cv, D, lc, row, col, trace)
 
 
 def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
@@ -361,6 +356,12 @@ def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     else:
         rep["exact_products_sum"] = {"exact": str(trace["temp"]), "value": float(trace["temp"])}
         rep["rounded_sum"] = {"bits": trace["tmpf32"], "value": _fp32(trace["tmpf32"])}
+    return _amx_close(rep, steps, cv, D, lc, row, col, trace)
+
+
+def _amx_close(rep: dict, steps: list, cv: float, D, lc, row: int, col: int, trace: dict) -> dict:
+    """The end every AMX report shares: the exact C + sum of products (None when anything is not finite), where
+    D[row, col] was read back, and whether it equals the traced result."""
     prods = [Fraction(p) for e in steps for p in e["products"]]
     rep["exact_sum"] = float(Fraction(cv) + sum(prods, Fraction(0))) \
         if math.isfinite(cv) and all(math.isfinite(p) for p in prods) else None
