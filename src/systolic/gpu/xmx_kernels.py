@@ -43,7 +43,8 @@ from ..xmx import kernels as KN
 from . import amx_kernels as _AK
 from . import runtime as R
 from . import int_gemm
-from .xmx_source import ALL_NAMES, NAMES, S_SMEM, SOURCE, STAGE32_MAX_SIG, STAGE32_VARIANT, STAGE_VARIANT
+from .xmx_source import (ALL_NAMES, NAMES, S_SMEM, SOURCE, STAGE32_MAX_SIG, STAGE32_PLAIN, STAGE32_VARIANT,
+                          STAGE_VARIANT, stage32_kernel)
 
 __all__ = ["matmul", "last_run"]
 
@@ -379,6 +380,27 @@ def _fp32_exact(tot) -> bool:
     return la + lb >= -149 and _ebound(ma & 0xFFFFFFFF) + _ebound(mb & 0xFFFFFFFF) + 2 <= 126
 
 
+def _tc_mode(sig, tot) -> int | None:
+    """The operand type xmx_stage32tc can take the operands in (0: bf16, 1: fp16), or None, from the whole
+    operands' statistics (:func:`_stats`: min lsb as xmx_source's lsb_of, exponent - (sig - 1), -149 for
+    binary32 subnormals, so the smallest exponent is min lsb + sig - 1). The tensor cores' handling of
+    subnormals is not relied on: every operand value must be zero or normal in the type, at most 8 significant
+    bits and a normal binary32 exponent (bf16 has binary32's range), or at most 11 bits, exponent >= -14 and
+    magnitude below 2**16 (fp16); and every nonzero product a normal binary32 number: the smallest exponents
+    sum to >= -126."""
+    la, ma, lb, mb = (int(v) for v in tot.get())
+    if min(la, lb) == -149:                          # a binary32 subnormal operand value
+        return None
+    ea, eb = la + sig[0] - 1, lb + sig[1] - 1        # the smallest exponents (huge when all zero)
+    if ea + eb < -126:
+        return None
+    if max(sig) <= 8:
+        return 0
+    if max(sig) <= 11 and min(ea, eb) >= -14 and max(_ebound(ma & 0xFFFFFFFF), _ebound(mb & 0xFFFFFFFF)) <= 15:
+        return 1
+    return None
+
+
 def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     jv, mb = stage_variant if T_ == 2 else STAGE_VARIANT
     ev = [cp.cuda.Event() for _ in range(3)] if profile else None
@@ -390,9 +412,13 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     dims = (np.int32(m), np.int32(n), np.int32(kp), np.int32(n4))
     if T_ == 2 and stage32_variant and max(sig) <= stage32_max_sig and _fp32_exact(tot):
         kernel = "fp32"
-        u, mb, r, pl, fx = stage32_variant
-        _fn(f"xmx_stage32<{u}, {mb}, {r}, {pl}, {fx}>")((-(-n // 128), -(-m // (16 * r))), (256,), (av, bv, _ptr(cv), d, flag)
-                                            + dims)
+        variant, mode = stage32_variant, 0
+        if variant[2] == 0:                               # tensor cores for the first products
+            mode = _tc_mode(sig, tot)
+            if mode is None:
+                variant, mode = STAGE32_PLAIN, 0
+        name, rows = stage32_kernel(variant, mode)
+        _fn(name)((-(-n // 128), -(-m // rows)), (256,), (av, bv, _ptr(cv), d, flag) + dims)
     else:
         kernel = "simt"
         _fn(f"xmx_stage<{T_}, {jv}, {mb}>", S_SMEM)((-(-n // 128), -(-m // 64)), (256,),
@@ -402,7 +428,7 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     nflag = int(cp.count_nonzero(flag))
     last_run.clear()
     last_run.update(path="stage-" + kernel, flagged=nflag, robust=0, cpu=0,
-                    variant=(jv, mb) if kernel == "simt" else None)
+                    variant=(jv, mb) if kernel == "simt" else name)
     if nflag == 0:
         _timing(cp, ev)
         return d

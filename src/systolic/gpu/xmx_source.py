@@ -500,6 +500,30 @@ __device__ __forceinline__ void stage_row(const float (&x)[8], float a0, float a
     }
 }
 
+// the redo of one row whose bounds differ somewhere (FX = 0 and the tensor-core kernel): per lane, only the
+// outputs whose bounds differ (usually one of the eight), each picked by selects and recomputed by sum3_rn, so
+// that a warp in which a lane needs a redo pays about one sum of three rather than eight. p0: the row's first
+// products (exact), a1 b1: the second ones' factors.
+__device__ __forceinline__ void redo_picked(const float (&x)[8], float (&l)[8], const float (&h)[8],
+                                            const float (&p0)[8], float a1, const float (&b1)[8]) {
+    u32 mask = 0;
+    #pragma unroll
+    for (int j = 0; j < 8; ++j) mask |= (l[j] != h[j] ? 1u : 0u) << j;
+    while (mask) {
+        const int js = __ffs(mask) - 1;
+        mask &= mask - 1;
+        float xs = x[0], p0s = p0[0], b1s = b1[0];
+        #pragma unroll
+        for (int j = 1; j < 8; ++j) {
+            const bool s = j == js;
+            xs = s ? x[j] : xs; p0s = s ? p0[j] : p0s; b1s = s ? b1[j] : b1s;
+        }
+        const float e = sum3_rn(xs, p0s, mul_rn(a1, b1s));
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) l[j] = j == js ? e : l[j];
+    }
+}
+
 template <int U, int MINB, int R, int P, int FX>
 __global__ void __launch_bounds__(256, MINB)
 xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
@@ -571,8 +595,16 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
                 float (&l)[8] = rl[w];
                 // the test per group of FX outputs (8: the row, 4: half of it); a group whose bounds differ
                 // somewhere is recomputed whole and selected (no branch per output: independent chains)
+                if (FX == 0) {
+                    if (__builtin_expect(any_differ8(l, rh[w]), 0)) {
+                        float p0[8];
+                        #pragma unroll
+                        for (int j = 0; j < 8; ++j) p0[j] = mul_rn(a0[i], b0[j]);
+                        redo_picked(acc[i], l, rh[w], p0, a1[i], b1);
+                    }
+                } else
                 #pragma unroll
-                for (int g = 0; g < 8; g += FX) {
+                for (int g = 0; g < 8; g += (FX ? FX : 8)) {
                     const bool differ = FX == 8 ? any_differ8(l, rh[w]) : any_differ4(&l[g], &rh[w][g]);
                     if (__builtin_expect(differ, 0)) {
                         #pragma unroll
@@ -612,6 +644,164 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
         }
     }
     #undef S32_ROW
+}
+
+// ------------------------------------------------------------------------------- stage, fp32 pipe + tensor cores
+// xmx_stage32's arithmetic with each stage's first products p0 = a0 b0 taken from the tensor cores, which frees
+// the FP32 pipe of its FMUL (one of six instructions per output and stage). One mma.m16n8k8 (f32 accumulation,
+// zero C) per 16 x 8 outputs and stage, with A' zero except at k = 2s: A'[r][2s] = A[r][2s], so that every
+// sum the tensor core forms has one nonzero term, the exact product (it fits binary32: <= 22 significant bits,
+// and the caller checks that every nonzero product is a normal binary32 number; finite operands, so the zero
+// terms are zeros). Zeros may come out with either sign, harmless as in xmx_stage32 (only a final zero's sign
+// matters, and final zeros are flagged). Operands must be exact in the mma type: H = 0 bf16 (the top half of
+// the binary32 pattern), H = 1 fp16 (caller-checked range and precision). The bounds, their test per row and
+// the redo (redo_picked) are xmx_stage32's.
+// Layout: 8 warps of 32 x 32 outputs (2 x 4 warps, a 64 x 128 block); a lane holds rows g, g+8, g+16, g+24
+// and columns 2t, 2t+1 of each 8-column block (g = lane / 4, t = lane % 4: the mma accumulator layout), so
+// acc[rb * 2 + h][cb * 2 + q] is row wm*32 + rb*16 + h*8 + g, column wn*32 + cb*8 + 2t + q. Shared memory holds
+// the tile (BK = 8: four stages) rearranged so that each stage is four 16-byte loads per lane:
+//   Aw[s][wm][g][t][rb*2+h]: the mma word of A[row][2s] where t == s, zero elsewhere (zeroed once)
+//   A1[s][wm][g][rb*2+h]:    A[row][2s+1] (fp32)
+//   Bw[s][wn][g][cb]:        the mma word of B[2s][col(cb, g)]   (lanes t != s multiply it by zero)
+//   B1[s][wn][t][cb*2+q]:    B[2s+1][col] (fp32)
+template <int H>
+__device__ __forceinline__ u32 mma_word(float v) {
+    if (H == 0) return __float_as_uint(v) >> 16;
+    u32 w;
+    asm("{\n\t.reg .b16 h;\n\tcvt.rn.f16.f32 h, %1;\n\tcvt.u32.u16 %0, h;\n\t}" : "=r"(w) : "f"(v));
+    return w;
+}
+
+template <int H>
+__device__ __forceinline__ void mma_p0(float (&d)[4], u32 a0, u32 a1, u32 b) {
+    const float z = 0.0f;
+    if (H == 0)
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %7, %7, %7};"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(b), "f"(z));
+    else
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %7, %7, %7};"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(b), "f"(z));
+}
+
+template <int U, int MINB, int H>
+__global__ void __launch_bounds__(256, MINB)
+xmx_stage32tc(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
+              u32* __restrict__ D, unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
+    __shared__ __align__(16) u32 Aw[2][4][2][8][4][4];
+    __shared__ __align__(16) float A1[2][4][2][8][4];
+    __shared__ __align__(16) u32 Bw[2][4][4][8][4];
+    __shared__ __align__(16) float B1[2][4][4][4][8];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, tq = lane & 3, wm = warp >> 2, wn = warp & 3;
+    const int bm = blockIdx.y * 64, bn = blockIdx.x * F_BN;
+    // the loaders: A, 64 rows x 8 k as float4 by threads 0..127; B, 8 k x 128 columns as float4 by all
+    const int ar = tid / 2, ak = (tid % 2) * 4;
+    const bool aload = ar < 64;
+    const int lwm = ar >> 5, lrh = ((ar >> 4) & 1) * 2 + ((ar >> 3) & 1), lg = ar & 7;
+    const int bk = tid / 32, bc = (tid % 32) * 4;
+    const int lwn = bc >> 5, lcb = (bc >> 3) & 3, lrem = bc & 7;
+    const bool arow_ok = aload && bm + ar < M;
+    const bool bcol_ok = bn + bc < ldb;
+    const float* Ap = A + (long long)(bm + ar) * kp + ak;
+    const float* Bp = B + (long long)bk * ldb + bn + bc;
+
+    float acc[4][8];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = bm + wm * 32 + (i >> 1) * 16 + (i & 1) * 8 + g;
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int c = bn + wn * 32 + (j >> 1) * 8 + 2 * tq + (j & 1);
+            acc[i][j] = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
+        }
+    }
+    #pragma unroll
+    for (int e = 0; e < 8; ++e) (&Aw[0][0][0][0][0][0])[tid * 8 + e] = 0u;   // the zeros stay (t != s)
+
+    #define TC_STORE(buf)                                                                                  \
+        if (aload) {                                                                                       \
+            const float v[4] = {ra.x, ra.y, ra.z, ra.w};                                                    \
+            _Pragma("unroll") for (int e = 0; e < 4; ++e) {                                                 \
+                const int k = ak + e, s = k >> 1;                                                           \
+                if (k & 1) A1[buf][s][lwm][lg][lrh] = v[e];                                                 \
+                else Aw[buf][s][lwm][lg][s][lrh] = mma_word<H>(v[e]);                                       \
+            }                                                                                               \
+        }                                                                                                   \
+        {                                                                                                   \
+            const float v[4] = {rb.x, rb.y, rb.z, rb.w};                                                    \
+            const int s = bk >> 1;                                                                          \
+            if (bk & 1) {                                                                                   \
+                _Pragma("unroll") for (int e = 0; e < 4; ++e)                                               \
+                    B1[buf][s][lwn][(lrem + e) >> 1][lcb * 2 + ((lrem + e) & 1)] = v[e];                    \
+            } else {                                                                                        \
+                _Pragma("unroll") for (int e = 0; e < 4; ++e) Bw[buf][s][lwn][lrem + e][lcb] = mma_word<H>(v[e]); \
+            }                                                                                               \
+        }
+    __syncthreads();                                   // the zeros, before any tile lands over them
+    float4 ra = arow_ok ? *(const float4*)Ap : make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 rb = bcol_ok ? *(const float4*)Bp : make_float4(0.f, 0.f, 0.f, 0.f);
+    TC_STORE(0)
+    __syncthreads();
+    const int ntiles = kp / F_BK;
+    for (int t = 0; t < ntiles; ++t) {
+        const int cur = t & 1;
+        if (t + 1 < ntiles) {
+            ra = arow_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : make_float4(0.f, 0.f, 0.f, 0.f);
+            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        #pragma unroll U
+        for (int s = 0; s < 4; ++s) {
+            const uint4 aw = *(const uint4*)&Aw[cur][s][wm][g][tq][0];
+            const float4 a1v = *(const float4*)&A1[cur][s][wm][g][0];
+            const uint4 bw = *(const uint4*)&Bw[cur][s][wn][g][0];
+            float b1[8];
+            *(float4*)&b1[0] = *(const float4*)&B1[cur][s][wn][tq][0];
+            *(float4*)&b1[4] = *(const float4*)&B1[cur][s][wn][tq][4];
+            const u32 awr[4] = {aw.x, aw.y, aw.z, aw.w}, bwr[4] = {bw.x, bw.y, bw.z, bw.w};
+            const float a1[4] = {a1v.x, a1v.y, a1v.z, a1v.w};
+            #pragma unroll
+            for (int rh2 = 0; rh2 < 2; ++rh2) {
+                float p[2][8];
+                #pragma unroll
+                for (int cb = 0; cb < 4; ++cb) {
+                    float d[4];
+                    mma_p0<H>(d, awr[rh2 * 2], awr[rh2 * 2 + 1], bwr[cb]);
+                    p[0][cb * 2] = d[0]; p[0][cb * 2 + 1] = d[1]; p[1][cb * 2] = d[2]; p[1][cb * 2 + 1] = d[3];
+                }
+                #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int i = rh2 * 2 + h;
+                    float l[8], u[8];
+                    #pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        l[j] = add_rn(acc[i][j], fma_rm(a1[i], b1[j], p[h][j]));
+                        u[j] = add_rn(acc[i][j], fma_rp(a1[i], b1[j], p[h][j]));
+                    }
+                    if (__builtin_expect(any_differ8(l, u), 0)) redo_picked(acc[i], l, u, p[h], a1[i], b1);
+                    #pragma unroll
+                    for (int j = 0; j < 8; ++j) acc[i][j] = l[j];
+                }
+            }
+        }
+        if (t + 1 < ntiles) { TC_STORE(cur ^ 1) }
+        __syncthreads();
+    }
+    #undef TC_STORE
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = bm + wm * 32 + (i >> 1) * 16 + (i & 1) * 8 + g;
+        if (r >= M) continue;
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int c = bn + wn * 32 + (j >> 1) * 8 + 2 * tq + (j & 1);
+            if (c < N) {
+                const float x = acc[i][j];
+                const long long o = (long long)r * N + c;
+                D[o] = __float_as_uint(x);
+                F[o] = !isfinite(x) || x == 0.0f;
+            }
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------- stage, robust
@@ -682,20 +872,42 @@ STAGE_VARIANT = (8, 1)
 STAGE_VARIANTS = ((8, 1), (8, 2), (-1, 1), (-1, 2))
 
 #: the fp32-pipe stage kernel's variants (U: unroll of its four stages per tile, MINB: blocks per SM asked of
-#: the compiler, R: rows of outputs per thread, 8, 4 or 2: blocks of 16 R x 128, P: software pipelining by a
-#: row, FX: outputs per test and redo group, 8 or 4) and the one used for T = 2 operands of at most
-#: STAGE32_MAX_SIG significant bits (bf16: about 0.08% of stages redone; fp16's 11 bits: 2%, where the binary64
-#: kernel is faster). H100, 8192^3 bf16: 97.3 ms against 129 ms (benchmarks/results/gpu_xmx.md).
-STAGE32_VARIANTS = ((2, 2, 4, 0, 8), (2, 2, 4, 0, 4), (1, 1, 8, 1, 8))
+#: the compiler, R: rows of outputs per thread, 8, 4 or 2: blocks of 16 R x 128, or 0: xmx_stage32tc, the first
+#: products from the tensor cores, 4 x 8 outputs per thread in 64 x 128 blocks; P: software pipelining by a
+#: row, FX: outputs per test and redo group, 8 or 4, or 0: a test per row, then only the outputs whose bounds
+#: differ are redone, picked by selects, redo_picked; xmx_stage32tc always does so) and the one used for T = 2
+#: operands of at most STAGE32_MAX_SIG significant bits (bf16: about 0.08% of stages redone; fp16's 11 bits:
+#: 2%, where the binary64 kernel is faster). H100, 8192^3 bf16: 97.3 ms against 129 ms
+#: (benchmarks/results/gpu_xmx.md). The FX = 0 and tensor-core variants are not yet measured on a GPU; their
+#: SASS predicts fewer issued instructions per warp-row and stage (benchmarks/results/gpu_xmx.md, fifth session).
+STAGE32_VARIANTS = ((2, 2, 4, 0, 8), (2, 2, 4, 0, 4), (1, 1, 8, 1, 8), (2, 2, 4, 0, 0), (4, 2, 4, 0, 0),
+                    (4, 2, 0, 0, 0), (2, 2, 0, 0, 0))
 STAGE32_VARIANT = (2, 2, 4, 0, 8)
+#: the FMUL variant taken where a tensor-core variant is chosen but its operand conditions fail
+STAGE32_PLAIN = (2, 2, 4, 0, 8)
 STAGE32_MAX_SIG = 8
 
+
+def stage32_kernel(variant, mode: int = 0) -> tuple[str, int]:
+    """The C++ name of a fp32-pipe stage variant and the rows of its blocks (128 columns each); ``mode``: the
+    tensor-core kernel's operand type, 0 bf16, 1 fp16."""
+    u, mb, r, p, fx = variant
+    if r == 0:
+        return f"xmx_stage32tc<{u}, {mb}, {mode}>", 64
+    return f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}>", 16 * r
+
+
+def _stage32_names(variant) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(stage32_kernel(variant, h)[0] for h in (0, 1)))
+
+
 #: the C++ name expressions of the kernels the default choices run (compiled on first use: one NVRTC module)
-NAMES = ((f"xmx_stage32<{', '.join(map(str, STAGE32_VARIANT))}>",)
-         + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (2, 4, 8))
-         + tuple(f"xmx_stage_robust<{t}>" for t in (1, 2, 4, 8)))
+NAMES = tuple(dict.fromkeys(
+    _stage32_names(STAGE32_VARIANT) + _stage32_names(STAGE32_PLAIN)
+    + tuple(f"xmx_stage<{t}, {STAGE_VARIANT[0]}, {STAGE_VARIANT[1]}>" for t in (2, 4, 8))
+    + tuple(f"xmx_stage_robust<{t}>" for t in (1, 2, 4, 8))))
 #: every instantiation, the variants benchmarks and tests choose included (a second module, compiled only when
 #: one of them is asked for)
 ALL_NAMES = tuple(dict.fromkeys(
-    NAMES + tuple(f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}>" for u, mb, r, p, fx in STAGE32_VARIANTS)
+    NAMES + sum((_stage32_names(v) for v in STAGE32_VARIANTS), ())
     + tuple(f"xmx_stage<2, {jv}, {mb}>" for jv, mb in STAGE_VARIANTS)))
