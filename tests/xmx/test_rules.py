@@ -153,3 +153,20 @@ def test_grf_rejects_non_numeric_values_and_counts():
             GRF("pvc", n)
         assert "num_grf" in e.value.values
     assert GRF("pvc", np.int32(256)).size == 256 * 64
+
+
+def test_element_bits_rounds_once_and_checks_integers_as_given():
+    """Values are rounded once from their exact value (worked by hand), and integer elements are range-checked
+    before any cast: 2**60 + 2**52 + 1 is above the bf16 midpoint between 2**60 and 2**60 + 2**53 (through
+    float64 it became the midpoint and rounded to even, 2**60); 1 + 2**-11 + 2**-40 is above the tf32 midpoint
+    (through float32 it became the midpoint, 1.0); uint64 2**64 - 1 once wrapped to -1, an s8 value."""
+    from systolic.errors import InvalidValue
+    from systolic.xmx.pack import element_bits
+    big = np.array([2 ** 60 + 2 ** 52 + 1, -(2 ** 60 + 2 ** 52 + 1)], dtype=np.int64)
+    assert element_bits(big, "bf16").tolist() == [(187 << 7) | 1, 0x8000 | (187 << 7) | 1]
+    assert element_bits(np.array([1 + 2.0 ** -11 + 2.0 ** -40]), "tf32").tolist() == [0x3F802000]
+    assert element_bits(np.array([1 + 2.0 ** -11]), "tf32").tolist() == [0x3F800000]       # a tie: to even
+    assert element_bits(np.float32([1 + 2.0 ** -11 + 2.0 ** -20]), "tf32").tolist() == [0x3F802000]
+    with pytest.raises(InvalidValue, match="out of range for s8"):
+        element_bits(np.array([2 ** 64 - 1], dtype=np.uint64), "s8")
+    assert element_bits(np.array([-128, 127, -1], dtype=np.int64), "s8").tolist() == [0x80, 0x7F, 0xFF]

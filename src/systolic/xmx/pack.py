@@ -37,7 +37,11 @@ __all__ = ["element_bits", "pack_src2", "unpack_src2", "pack_src1", "unpack_src1
 
 
 def element_bits(values, precision: str) -> np.ndarray:
-    """The raw bits (uint32) of ``values`` as elements of ``precision`` (canonical name)."""
+    """The raw bits (uint32) of ``values`` as elements of ``precision`` (canonical name).
+
+    Each value is rounded once, from its exact value: integers beyond 2**53 are not sent through float64 first,
+    and float64 values go to tf32 directly, not through float32 (either would round twice). Integer elements
+    are range-checked on the values as given (a uint64 is not wrapped into int64 first)."""
     t = T.get(precision)
     a = np.asarray(values)
     if t.fmt is None:
@@ -45,18 +49,17 @@ def element_bits(values, precision: str) -> np.ndarray:
             a = a.astype(np.float64)
             if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
                 raise InvalidValue(f"{t.name} values must be integers", values={"dtype": str(a.dtype)})
-        a = a.astype(np.int64)
-        if a.size and (a.min() < t.min or a.max() > t.max):
-            raise InvalidValue(f"value out of range for {t.name}", rule=f"{t.name} holds [{t.min}, {t.max}]",
-                               values={"min": int(a.min()), "max": int(a.max())})
-        return packing.raw_bits(a, t.bits)
+        if a.size:
+            lo, hi = int(a.min()), int(a.max())
+            if lo < t.min or hi > t.max:
+                raise InvalidValue(f"value out of range for {t.name}", rule=f"{t.name} holds [{t.min}, {t.max}]",
+                                   values={"min": lo, "max": hi})
+        return packing.raw_bits(a.astype(np.int64), t.bits)
     if t.name == "tf32":
-        if a.dtype != np.float32:
-            a = a.astype(np.float32)
-        return T.round_to_tf32(a).view(np.uint32).astype(np.uint32)
+        return np.asarray(T.convert(a, t)).view(np.uint32).astype(np.uint32)
     if t.dtype is not None and a.dtype == t.dtype:
         return packing.raw_bits(a, t.bits)
-    return packing.raw_bits(T.convert(a.astype(np.float64) if a.dtype.kind != "f" else a, t), t.bits)
+    return packing.raw_bits(T.convert(a, t), t.bits)
 
 
 def _bits(precision: str) -> int:
