@@ -153,6 +153,30 @@ extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __rest
 #define F_BM 128
 #define F_BN 128
 #define F_BK 8
+
+// The K loop the fp32-pipe kernels share: per tile of F_BK, each thread fetches one float4 of A (row ar of
+// the block, k ak..ak+3) and one of B (row bk, columns bc..bc+3) from global memory, zero outside the
+// matrices, one tile ahead; store(buf, ra, rb) puts them into shared buffer buf in the kernel's arrangement
+// and compute(cur) consumes buffer cur. Double-buffered: one __syncthreads per tile.
+template <class Store, class Compute>
+__device__ __forceinline__ void stream_tiles(const float* Ap, const float* Bp, bool a_ok, bool b_ok, int ldb,
+                                             int ntiles, Store store, Compute compute) {
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 ra = a_ok ? *(const float4*)Ap : zero;
+    float4 rb = b_ok ? *(const float4*)Bp : zero;
+    store(0, ra, rb);
+    __syncthreads();
+    for (int t = 0; t < ntiles; ++t) {
+        const int cur = t & 1;
+        if (t + 1 < ntiles) {
+            ra = a_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : zero;
+            rb = b_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : zero;
+        }
+        compute(cur);
+        if (t + 1 < ntiles) store(cur ^ 1, ra, rb);
+        __syncthreads();
+    }
+}
 extern "C" __global__ void __launch_bounds__(256)
 xmx_fma32(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
           u32* __restrict__ D, int M, int N, int kp, int ldb, u32 nan_bits) {
@@ -178,18 +202,11 @@ xmx_fma32(const float* __restrict__ A, const float* __restrict__ B, const float*
             acc[i][j] = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
         }
     }
-    float4 ra = arow_ok ? *(const float4*)Ap : make_float4(0.f, 0.f, 0.f, 0.f);
-    float4 rb = bcol_ok ? *(const float4*)Bp : make_float4(0.f, 0.f, 0.f, 0.f);
-    As[0][ak + 0][ar] = ra.x; As[0][ak + 1][ar] = ra.y; As[0][ak + 2][ar] = ra.z; As[0][ak + 3][ar] = ra.w;
-    *(float4*)&Bs[0][bk][bc] = rb;
-    __syncthreads();
-    const int ntiles = kp / F_BK;
-    for (int t = 0; t < ntiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < ntiles) {
-            ra = arow_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : make_float4(0.f, 0.f, 0.f, 0.f);
-            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
+    auto store = [&](int buf, float4 ra, float4 rb) {
+        As[buf][ak + 0][ar] = ra.x; As[buf][ak + 1][ar] = ra.y; As[buf][ak + 2][ar] = ra.z; As[buf][ak + 3][ar] = ra.w;
+        *(float4*)&Bs[buf][bk][bc] = rb;
+    };
+    auto compute = [&](int cur) {
         #pragma unroll
         for (int k = 0; k < F_BK; ++k) {
             float a[8], b[8];
@@ -202,14 +219,8 @@ xmx_fma32(const float* __restrict__ A, const float* __restrict__ B, const float*
                 #pragma unroll
                 for (int j = 0; j < 8; ++j) acc[i][j] = fma_rn(a[i], b[j], acc[i][j]);
         }
-        if (t + 1 < ntiles) {
-            const int nxt = cur ^ 1;
-            As[nxt][ak + 0][ar] = ra.x; As[nxt][ak + 1][ar] = ra.y; As[nxt][ak + 2][ar] = ra.z;
-            As[nxt][ak + 3][ar] = ra.w;
-            *(float4*)&Bs[nxt][bk][bc] = rb;
-        }
-        __syncthreads();
-    }
+    };
+    stream_tiles(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
@@ -552,18 +563,14 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
             acc[i][j] = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
         }
     }
-    float4 ra = arow_ok ? *(const float4*)Ap : make_float4(0.f, 0.f, 0.f, 0.f);
-    float4 rb = bcol_ok ? *(const float4*)Bp : make_float4(0.f, 0.f, 0.f, 0.f);
-    if (aload) { As[0][ak + 0][ar] = ra.x; As[0][ak + 1][ar] = ra.y; As[0][ak + 2][ar] = ra.z; As[0][ak + 3][ar] = ra.w; }
-    *(float4*)&Bs[0][bk][bc] = rb;
-    __syncthreads();
-    const int ntiles = kp / F_BK;
-    for (int t = 0; t < ntiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < ntiles) {
-            ra = arow_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : make_float4(0.f, 0.f, 0.f, 0.f);
-            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : make_float4(0.f, 0.f, 0.f, 0.f);
+    auto store = [&](int buf, float4 ra, float4 rb) {
+        if (aload) {
+            As[buf][ak + 0][ar] = ra.x; As[buf][ak + 1][ar] = ra.y; As[buf][ak + 2][ar] = ra.z;
+            As[buf][ak + 3][ar] = ra.w;
         }
+        *(float4*)&Bs[buf][bk][bc] = rb;
+    };
+    auto compute = [&](int cur) {
         #pragma unroll U
         for (int s = 0; s < F_BK / 2; ++s) {
             float a0[R], a1[R], b0[8], b1[8];
@@ -593,8 +600,9 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
                 if (P && i + 1 < R) stage_row(acc[i + 1], a0[i + 1], a1[i + 1], b0, b1, rl[(i + 1) & P], rh[(i + 1) & P]);
                 if (!P) stage_row(acc[i], a0[i], a1[i], b0, b1, rl[0], rh[0]);
                 float (&l)[8] = rl[w];
-                // the test per group of FX outputs (8: the row, 4: half of it); a group whose bounds differ
-                // somewhere is recomputed whole and selected (no branch per output: independent chains)
+                // FX = 0: one test per row, then only the outputs whose bounds differ are redone (redo_picked);
+                // FX = 8 or 4: a test per group of FX outputs (the row, half of it), a group whose bounds differ
+                // somewhere recomputed whole and selected (no branch per output: independent chains)
                 if (FX == 0) {
                     if (__builtin_expect(any_differ8(l, rh[w]), 0)) {
                         float p0[8];
@@ -618,16 +626,8 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
                 for (int j = 0; j < 8; ++j) acc[i][j] = l[j];
             }
         }
-        if (t + 1 < ntiles) {
-            const int nxt = cur ^ 1;
-            if (aload) {
-                As[nxt][ak + 0][ar] = ra.x; As[nxt][ak + 1][ar] = ra.y; As[nxt][ak + 2][ar] = ra.z;
-                As[nxt][ak + 3][ar] = ra.w;
-            }
-            *(float4*)&Bs[nxt][bk][bc] = rb;
-        }
-        __syncthreads();
-    }
+    };
+    stream_tiles(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
     #pragma unroll
     for (int i = 0; i < R; ++i) {
         int r = bm + S32_ROW(i);
@@ -717,38 +717,28 @@ xmx_stage32tc(const float* __restrict__ A, const float* __restrict__ B, const fl
     }
     #pragma unroll
     for (int e = 0; e < 8; ++e) (&Aw[0][0][0][0][0][0])[tid * 8 + e] = 0u;   // the zeros stay (t != s)
-
-    #define TC_STORE(buf)                                                                                  \
-        if (aload) {                                                                                       \
-            const float v[4] = {ra.x, ra.y, ra.z, ra.w};                                                    \
-            _Pragma("unroll") for (int e = 0; e < 4; ++e) {                                                 \
-                const int k = ak + e, s = k >> 1;                                                           \
-                if (k & 1) A1[buf][s][lwm][lg][lrh] = v[e];                                                 \
-                else Aw[buf][s][lwm][lg][s][lrh] = mma_word<H>(v[e]);                                       \
-            }                                                                                               \
-        }                                                                                                   \
-        {                                                                                                   \
-            const float v[4] = {rb.x, rb.y, rb.z, rb.w};                                                    \
-            const int s = bk >> 1;                                                                          \
-            if (bk & 1) {                                                                                   \
-                _Pragma("unroll") for (int e = 0; e < 4; ++e)                                               \
-                    B1[buf][s][lwn][(lrem + e) >> 1][lcb * 2 + ((lrem + e) & 1)] = v[e];                    \
-            } else {                                                                                        \
-                _Pragma("unroll") for (int e = 0; e < 4; ++e) Bw[buf][s][lwn][lrem + e][lcb] = mma_word<H>(v[e]); \
-            }                                                                                               \
-        }
     __syncthreads();                                   // the zeros, before any tile lands over them
-    float4 ra = arow_ok ? *(const float4*)Ap : make_float4(0.f, 0.f, 0.f, 0.f);
-    float4 rb = bcol_ok ? *(const float4*)Bp : make_float4(0.f, 0.f, 0.f, 0.f);
-    TC_STORE(0)
-    __syncthreads();
-    const int ntiles = kp / F_BK;
-    for (int t = 0; t < ntiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < ntiles) {
-            ra = arow_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : make_float4(0.f, 0.f, 0.f, 0.f);
-            rb = bcol_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : make_float4(0.f, 0.f, 0.f, 0.f);
+    auto store = [&](int buf, float4 ra, float4 rb) {
+        if (aload) {
+            const float v[4] = {ra.x, ra.y, ra.z, ra.w};
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int k = ak + e, s = k >> 1;
+                if (k & 1) A1[buf][s][lwm][lg][lrh] = v[e];
+                else Aw[buf][s][lwm][lg][s][lrh] = mma_word<H>(v[e]);
+            }
         }
+        const float v[4] = {rb.x, rb.y, rb.z, rb.w};
+        const int s = bk >> 1;
+        if (bk & 1) {
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) B1[buf][s][lwn][(lrem + e) >> 1][lcb * 2 + ((lrem + e) & 1)] = v[e];
+        } else {
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) Bw[buf][s][lwn][lrem + e][lcb] = mma_word<H>(v[e]);
+        }
+    };
+    auto compute = [&](int cur) {
         #pragma unroll U
         for (int s = 0; s < 4; ++s) {
             const uint4 aw = *(const uint4*)&Aw[cur][s][wm][g][tq][0];
@@ -783,10 +773,8 @@ xmx_stage32tc(const float* __restrict__ A, const float* __restrict__ B, const fl
                 }
             }
         }
-        if (t + 1 < ntiles) { TC_STORE(cur ^ 1) }
-        __syncthreads();
-    }
-    #undef TC_STORE
+    };
+    stream_tiles(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
     #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const int r = bm + wm * 32 + (i >> 1) * 16 + (i & 1) * 8 + g;
