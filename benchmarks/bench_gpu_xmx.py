@@ -132,11 +132,12 @@ def variants(n: int, reps: int, jvs=None) -> list[dict]:
             fix = statistics.median(r["fix_ms"] for r in runs)
             row = {"dtype": str(dt), "n": n, "variant": repr(v), "path": runs[-1]["path"], "main_ms": main,
                    "fix_ms": fix, "flagged": runs[-1]["flagged"], "cpu": runs[-1]["cpu"],
-                   "same_bits_as_first": same, "main_tflops": 2.0 * n ** 3 / main / 1e9}
+                   "same_bits_as_first": same, "main_tflops": 2.0 * n ** 3 / main / 1e9,
+                   "kernel": runs[-1].get("variant"), "phases_ms": runs[-1].get("phases_ms")}
             rows.append(row)
             print(f"stage {str(dt):15s} n={n} {v} ({row['path']}): main {main:8.2f} ms "
                   f"({row['main_tflops']:5.1f} TFLOP/s) fix-up {fix:7.2f} ms flagged {row['flagged']} "
-                  f"cpu {row['cpu']} same={same}", flush=True)
+                  f"cpu {row['cpu']} same={same} {row['kernel']} phases {row['phases_ms']}", flush=True)
         XK.profile = False
         XK.stage_variant = XK.STAGE_VARIANT
         XK.stage32_variant = XK.STAGE32_VARIANT

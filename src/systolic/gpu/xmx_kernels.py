@@ -52,10 +52,21 @@ __all__ = ["matmul", "last_run"]
 BIG_LSB = 4000
 
 #: what the last call did: {"path", "flagged", "robust", "cpu"} (tests and benchmarks read it); with
-#: :data:`profile` set, also the device time of the main kernel and of the fix-up ("main_ms", "fix_ms")
+#: :data:`profile` set, also the device time of the main kernel and of the fix-up ("main_ms", "fix_ms") and,
+#: for the stage path, of every phase of the call ("phases_ms": decode, stats, main, fix-up)
 last_run: dict = {}
 #: time the stage kernel and its fix-up with CUDA events (benchmarks; adds synchronisations)
 profile = False
+#: the CUDA events of the current float call's phases while :data:`profile` is set: [(name, event)]
+_marks: list = []
+
+
+def _mark(cp, name: str) -> None:
+    """Record a CUDA event ending phase ``name`` of the current float call (only while profiling)."""
+    if profile:
+        ev = cp.cuda.Event()
+        ev.record()
+        _marks.append((name, ev))
 #: the stage kernel's (JV, MINB) variant (xmx_source.STAGE_VARIANT; benchmarks try the others with bf16)
 stage_variant = STAGE_VARIANT
 #: T = 2 "stage" of bf16 operands on the FP32 pipe (xmx_stage32) when every product is exact in binary32: its
@@ -253,8 +264,11 @@ def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, prec
                            precision=precision, row_block=row_block)
         return R.give_back(cp.asarray(out), kind)
     n4 = -(-n // 4) * 4
+    _marks.clear()
+    _mark(cp, "start")
     av = _float_operand(cp, A, p2, mdl.flushes(p2, P), m, k, m, kp)       # m x kp
     bv = _float_operand(cp, B, p1, mdl.flushes(p1, P), k, n, kp, n4)      # kp x n4
+    _mark(cp, "decode")
     step = ops if mdl.name == "stage" else 1
     if step == 1:
         d = _fma32(cp, av, bv, cv, m, n, kp, n4, mdl.nan_bits)
@@ -405,6 +419,7 @@ def _stage(cp, av, bv, cv, m, n, kp, n4, T_, ops, kd, mdl, sig):
     jv, mb = stage_variant if T_ == 2 else STAGE_VARIANT
     ev = [cp.cuda.Event() for _ in range(3)] if profile else None
     lea, leb, tot = _stats(cp, av, bv, m, kp, n4, sig)
+    _mark(cp, "stats")
     d = cp.empty((m, n), dtype=cp.uint32)
     flag = cp.empty((m, n), dtype=cp.uint8)
     if ev:
@@ -450,6 +465,10 @@ def _timing(cp, ev):
         ev[2].record()
         ev[2].synchronize()
         last_run.update(main_ms=cp.cuda.get_elapsed_time(ev[0], ev[1]), fix_ms=cp.cuda.get_elapsed_time(ev[1], ev[2]))
+        marks = _marks + [("main", ev[1]), ("fix-up", ev[2])]
+        last_run["phases_ms"] = {name: cp.cuda.get_elapsed_time(e0, e1)
+                                 for (_, e0), (name, e1) in zip(marks, marks[1:])}
+        _marks.clear()
 
 
 def _cpu_elements(cp, av, bv, cv, d, hidx, n, kp, ops, kd, mdl):
