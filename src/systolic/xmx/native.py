@@ -37,7 +37,7 @@ _LOCK = threading.Lock()
 VW = 8
 #: rows processed together by the vector kernel (independent dependency chains)
 VR = 4
-_CACHE: dict[int, object] = {}
+_CACHE: dict[tuple, object] = {}
 _STATE: dict[str, object] = {}
 
 
@@ -287,24 +287,30 @@ def _engine():
         return None
 
 
-def _kernel(T: int):
+def _compiled(key, error_key: str, build):
+    """The JIT-compiled function(s) for ``key``, built once (under the lock) by ``build()``; None where this
+    host cannot JIT (llvmlite missing) or the build failed, its reason kept in ``_STATE[error_key]``."""
     with _LOCK:
-        if T in _CACHE:
-            return _CACHE[T]
-        llvm = _engine()
-        if llvm is None:
-            return None
-        try:
-            ee = hostjit.compile_host(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1) + _vir_exact(T, VW, VR),
-                                      vectorize=True)
-            proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-            fn = tuple(proto(ee.get_function_address(name))
-                       for name in (f"mma{T}", f"vmma{T}_{VR}", f"vmma{T}_1", f"emma{T}_{VR}"))
-        except Exception as exc:  # pragma: no cover
-            _STATE["error"] = repr(exc)
-            fn = None
-        _CACHE[T] = fn
+        if key in _CACHE:
+            return _CACHE[key]
+        fn = None
+        if _engine() is not None:
+            try:
+                fn = build()
+            except Exception as exc:  # pragma: no cover - depends on the host
+                _STATE[error_key] = repr(exc)
+        _CACHE[key] = fn
         return fn
+
+
+def _kernel(T: int):
+    def build():
+        ee = hostjit.compile_host(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1) + _vir_exact(T, VW, VR),
+                                  vectorize=True)
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
+        return tuple(proto(ee.get_function_address(name))
+                     for name in (f"mma{T}", f"vmma{T}_{VR}", f"vmma{T}_1", f"emma{T}_{VR}"))
+    return _compiled(("checked", T), "error", build)
 
 
 def available() -> bool:
@@ -417,6 +423,25 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
 FV = 4
 
 
+def _panel_loop_open(ty: str, W: int, entry: tuple[str, ...] = ()) -> list[str]:
+    """The IR of the panel kernels' loop nest down to one row block (``ipre:``): panels p0..p1 of W columns of
+    Bp (element type ``ty``, K x W each), row blocks from i0 to i1; ``entry`` adds lines to the entry block."""
+    return ["entry:", f"  %pstride = mul i64 %K, {W}", *entry, "  br label %ploop",
+            "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
+            "  br i1 %pcond, label %ppre, label %exit",
+            "ppre:", "  %pb0 = mul i64 %p, %pstride", f"  %pcol = mul i64 %p, {W}",
+            f"  %bpan = getelementptr inbounds {ty}, {ty}* %Bp, i64 %pb0", "  br label %iloop",
+            "iloop:", "  %i = phi i64 [%i0, %ppre], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
+            "  br i1 %icond, label %ipre, label %platch", "ipre:"]
+
+
+def _panel_loop_close(R: int) -> list[str]:
+    """The end of a row block of R rows (the ``ilatch`` block is open) and of the panel loop and the function."""
+    return [f"  %inext = add i64 %i, {R}", "  br label %iloop",
+            "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
+            "exit:", "  ret void", "}"]
+
+
 def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
     """Unchecked kernel ``@fmma{T}_{R}_{V}_{S}``: panels p0..p1 of W = 4V columns, rows i0..i1 (step R), full K
     (a multiple of T*S); the largest |accumulator| is recorded every S stages, then the test is evaluated from
@@ -457,13 +482,7 @@ def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
          "i64 %p0, i64 %p1, double* noalias nocapture readonly %RAC, double* noalias nocapture readonly %MAC, "
          "double* noalias nocapture readonly %RBC, double* noalias nocapture readonly %MBC, "
          "i8* noalias nocapture %F, i64 %KC) {",
-         "entry:", f"  %pstride = mul i64 %K, {W}", "  %nch = udiv i64 %K, %KC", "  br label %ploop",
-         "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
-         "  br i1 %pcond, label %ppre, label %exit",
-         "ppre:", "  %pb0 = mul i64 %p, %pstride", f"  %pcol = mul i64 %p, {W}",
-         "  %bpan = getelementptr inbounds double, double* %Bp, i64 %pb0", "  br label %iloop",
-         "iloop:", "  %i = phi i64 [%i0, %ppre], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
-         "  br i1 %icond, label %ipre, label %platch", "ipre:"]
+         *_panel_loop_open("double", W, ("  %nch = udiv i64 %K, %KC",))]
     for r in range(R):
         L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K",
               f"  %pa{r} = getelementptr inbounds double, double* %A, i64 %arow{r}",
@@ -559,9 +578,7 @@ def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
               f"  %xa{u} = call {D} @llvm.fabs.v{FV}f64({D} %x{u})", f"  %okf{u} = fcmp olt {D} %xa{u}, {inf}",
               f"  %ok1{u} = and {B1} %okmp{u}, %okov{u}", f"  %ok2{u} = and {B1} %ok1{u}, %oksb{u}",
               f"  %ok{u} = and {B1} %ok2{u}, %okf{u}"] + _store_flags(u, FV)
-    L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
-          "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
-          "exit:", "  ret void", "}"]
+    L += _panel_loop_close(R)
     return "\n".join(L) + "\n"
 
 
@@ -571,28 +588,23 @@ _FDECL = (f"declare <{FV} x double> @llvm.fma.v{FV}f64(<{FV} x double>, <{FV} x 
 #: stage-lanes: 6x2 0.9-1.1, 5x2 0.9-1.0, 4x2 1.1, 3x3 1.0-1.4 -- within this machine's noise; 12 chains of 17
 #: cycles' latency keep the two FMA pipes busy, fewer do not)
 FR, FVN = 6, 2
-_FCACHE: dict[tuple, object] = {}
 
 
 def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
-    key = (T, R, V, S)
-    with _LOCK:
-        if key in _FCACHE:
-            return _FCACHE[key]
-        llvm = _engine()
-        fn = None
-        if llvm is not None:
-            try:
-                fma = "+fma" in hostjit.host_features()
-                ee = hostjit.compile_host(_FDECL + _fir(T, R, V, fma, S))
-                proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6),
-                                         *([ctypes.c_void_p] * 5), ctypes.c_int64)
-                fn = proto(ee.get_function_address(f"fmma{T}_{R}_{V}_{S}"))
-            except Exception as exc:  # pragma: no cover - the checked kernels stay usable
-                _STATE["fast_error"] = repr(exc)
-                fn = None
-        _FCACHE[key] = fn
-        return fn
+    def build():  # a failure leaves the checked kernels usable
+        fma = "+fma" in hostjit.host_features()
+        ee = hostjit.compile_host(_FDECL + _fir(T, R, V, fma, S))
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6),
+                                 *([ctypes.c_void_p] * 5), ctypes.c_int64)
+        return proto(ee.get_function_address(f"fmma{T}_{R}_{V}_{S}"))
+    return _compiled(("fast", T, R, V, S), "fast_error", build)
+
+
+def _by_panels(ex: ThreadPoolExecutor, call, panels: int, nthreads: int) -> None:
+    """``call(p0, p1)`` over panels 0..panels in about four runs per thread (ctypes releases the GIL during
+    each call, so the kernels run in parallel)."""
+    step = -(-panels // (nthreads * 4))
+    list(ex.map(lambda p0: call(p0, min(panels, p0 + step)), range(0, panels, step)))
 
 
 def _line_stats(x: np.ndarray, sig_bits: int, axis: int):
@@ -714,9 +726,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         if nthreads <= 1:
             fn(*head, 0, panels, *tail)
         else:
-            step = -(-panels // (nthreads * 4))
-            jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
-            list(ex.map(lambda j: fn(*head, *j, *tail), jobs))
+            _by_panels(ex, lambda p0, p1: fn(*head, p0, p1, *tail), panels, nthreads)
     ma, mb = out["ma"], out["mb"]
     acc, mx, flag = C[:m, :n], MX[:m, :n], F[:m, :n].view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -814,13 +824,7 @@ def _sir(R: int, V: int) -> str:
     L = [f"define void @smma_{R}_{V}(float* noalias nocapture readonly %A, float* noalias nocapture readonly %Bp, "
          "float* noalias nocapture %C, i8* noalias nocapture %F, i64 %N, i64 %K, i64 %i0, i64 %i1, i64 %p0, "
          "i64 %p1) {",
-         "entry:", f"  %pstride = mul i64 %K, {W}", "  br label %ploop",
-         "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
-         "  br i1 %pcond, label %ppre, label %exit",
-         "ppre:", "  %pb0 = mul i64 %p, %pstride", f"  %pcol = mul i64 %p, {W}",
-         "  %bpan = getelementptr inbounds float, float* %Bp, i64 %pb0", "  br label %iloop",
-         "iloop:", "  %i = phi i64 [%i0, %ppre], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
-         "  br i1 %icond, label %ipre, label %platch", "ipre:"]
+         *_panel_loop_open("float", W)]
     for r in range(R):
         L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K",
               f"  %pa{r} = getelementptr inbounds float, float* %A, i64 %arow{r}",
@@ -853,9 +857,7 @@ def _sir(R: int, V: int) -> str:
         L += [f"  store {Fv} %x{u}, {Fv}* %pcv{u}, align 4",
               f"  %xa{u} = call {Fv} @llvm.fabs.v{SV}f32({Fv} %x{u})", f"  %ok{u} = fcmp olt {Fv} %xa{u}, {inf}"]
         L += _store_flags(u, SV)
-    L += [f"  %inext = add i64 %i, {R}", "  br label %iloop",
-          "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
-          "exit:", "  ret void", "}"]
+    L += _panel_loop_close(R)
     return "\n".join(L) + "\n"
 
 
@@ -865,24 +867,13 @@ SR, SVN = 6, 2
 
 
 def _fma32_kernel(R: int = SR, V: int = SVN):
-    key = ("fma32", R, V)
-    with _LOCK:
-        if key in _FCACHE:
-            return _FCACHE[key]
-        llvm = _engine()
-        fn = None
-        if llvm is not None:
-            try:
-                if "+fma" not in hostjit.host_features():
-                    raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
-                ee = hostjit.compile_host(_SDECL + _sir(R, V))
-                proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-                fn = proto(ee.get_function_address(f"smma_{R}_{V}"))
-            except Exception as exc:  # pragma: no cover - the binary64 kernels stay usable
-                _STATE["fma32_error"] = repr(exc)
-                fn = None
-        _FCACHE[key] = fn
-        return fn
+    def build():  # a failure leaves the binary64 kernels usable
+        if "+fma" not in hostjit.host_features():
+            raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
+        ee = hostjit.compile_host(_SDECL + _sir(R, V))
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
+        return proto(ee.get_function_address(f"smma_{R}_{V}"))
+    return _compiled(("fma32", R, V), "fma32_error", build)
 
 
 def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int | None = None,
@@ -914,8 +905,6 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
     if nthreads <= 1:
         fn(*args, 0, panels)
     else:
-        step = -(-panels // (nthreads * 4))
-        jobs = [(p0, min(panels, p0 + step)) for p0 in range(0, panels, step)]
-        with ThreadPoolExecutor(nthreads) as ex:  # ctypes releases the GIL during each call
-            list(ex.map(lambda j: fn(*args, *j), jobs))
+        with ThreadPoolExecutor(nthreads) as ex:
+            _by_panels(ex, lambda p0, p1: fn(*args, p0, p1), panels, nthreads)
     return C[:m, :n], F[:m, :n].view(bool)
