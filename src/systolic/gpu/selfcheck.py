@@ -41,11 +41,16 @@ def _bits(x):
     return np.ascontiguousarray(x).view(np.uint32)
 
 
+def _pair(matmul, a, b, c, **kw):
+    """(outputs, mismatches) of one engine's matmul on the CUDA backend against its CPU path, same arguments."""
+    got = matmul(a, b, c, backend="cuda", **kw)
+    want = matmul(a, b, c, backend="cpu", **kw)
+    return got.size, int((_bits(got) != _bits(want)).sum())
+
+
 def _amx_pair(a, b, c, cpu):
     from ..amx import matmul
-    got = matmul(a, b, c, cpu=cpu, backend="cuda")
-    want = matmul(a, b, c, cpu=cpu, backend="cpu")
-    return got.size, int((_bits(got) != _bits(want)).sum())
+    return _pair(matmul, a, b, c, cpu=cpu)
 
 
 def _float_inputs(rng, shape, dt, bits16):
@@ -91,9 +96,7 @@ def _fp16_check(rng):
 
 def _xmx_pair(a, b, c, **kw):
     from ..xmx import matmul
-    got = matmul(a, b, c, backend="cuda", **kw)
-    want = matmul(a, b, c, backend="cpu", **kw)
-    return got.size, int((_bits(got) != _bits(want)).sum())
+    return _pair(matmul, a, b, c, **kw)
 
 
 @register("xmx s8 x u4 (pvc)")
