@@ -146,3 +146,24 @@ def test_int8_weight_scales_per_tensor(engine):
     assert np.array_equal(y_t.numpy(), gemm(engine, opts, a.numpy(), w.numpy().T, weight=False))
     assert np.array_equal(y_c.numpy(), gemm(engine, opts, a.numpy(), w.numpy().T, weight=True))
     assert not np.array_equal(y_t.numpy(), y_c.numpy())     # the channel scales differ 30x: results must move
+
+
+@pytest.mark.parametrize("engine, opts, v, want", [
+    # 1 + 2**-8 + 2**-40 lies above the bf16 midpoint 1 + 2**-8: RNE gives 1 + 2**-7 (through float32 it
+    # becomes the midpoint itself and rounds to even, 1.0)
+    ("amx:spr", {}, 1 + 2.0 ** -8 + 2.0 ** -40, 1 + 2.0 ** -7),
+    # fp16: 1 + 2**-11 + 2**-40 above its midpoint: 1 + 2**-10
+    ("xmx:pvc", {"precision": "fp16"}, 1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -10),
+    # tf32 (10 fraction bits, like fp16's): the same value, the same answer
+    ("xmx:pvc", {"precision": "tf32"}, 1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -10),
+])
+def test_float64_operands_are_rounded_once(engine, opts, v, want):
+    """A float64 operand reaches the engine rounded once from its exact value (worked by hand above); a GEMM
+    with one nonzero term returns it exactly."""
+    e = st.parse_engine(engine, **opts)
+    a = torch.zeros((8, 32), dtype=torch.float64)
+    b = torch.zeros((32, 16), dtype=torch.float64)
+    a[0, 0], b[0, 0] = v, 1.0
+    out = e.gemm(a, b)
+    assert out[0, 0].item() == want and out.dtype == torch.float32
+    assert float(torch.count_nonzero(out)) == 1

@@ -27,6 +27,19 @@ _ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "s8": "int8",
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
+def _exact_input(x: torch.Tensor, precision: str) -> torch.Tensor:
+    """A float64 tensor rounded once (RNE) to bf16 / fp16, or to tf32 values in float32, on the host by
+    :func:`systolic.types.convert`: torch's ``Tensor.to`` goes through float32 and rounds twice (1 + 2**-8 +
+    2**-40 -> bf16 1.0, where the value is above the midpoint and rounds to 1 + 2**-7)."""
+    from systolic import types as T
+    bits = np.ascontiguousarray(T.convert(x.detach().to("cpu").numpy(), precision))
+    if precision == "bf16":
+        out = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+    else:                                   # fp16: numpy float16; tf32: float32 with the low 13 bits zero
+        out = torch.from_numpy(bits)
+    return out.to(x.device).contiguous()
+
+
 def _norm_precision(p: str) -> str:
     key = str(p).lower()
     key = _ALIASES.get(key, key)
@@ -81,7 +94,10 @@ class Engine:
 
     def to_input(self, x: torch.Tensor) -> torch.Tensor:
         """x rounded to the engine's input type: RNE (``Tensor.to``), as oneDNN and the GPU runtimes convert;
-        tf32 stays float32 here and the XMX engine rounds it (RNE, systolic.xmx.gemm._tf32_rne)."""
+        tf32 stays float32 here and the XMX engine rounds it (RNE, systolic.xmx.gemm._tf32_rne). float64
+        tensors are rounded once from their exact values (:func:`_exact_input`)."""
+        if x.dtype == torch.float64:
+            return _exact_input(x, self.precision)
         if self.precision == "bf16":
             return x.to(torch.bfloat16).contiguous()
         if self.precision == "fp16":
