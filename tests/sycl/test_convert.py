@@ -86,3 +86,21 @@ def test_fill_and_apply_convert_as_cpp():
     diag = np.eye(8, 16, dtype=bool)
     assert (out.view(np.uint16)[~diag] == _via_float_half(TIES[0])).all()
     assert (out.view(np.uint16)[diag] == _via_float_half(TIES[3])).all()
+
+
+@pytest.mark.parametrize("mode", ["vector", "per-item"])
+def test_fill_keeps_each_sub_groups_signed_zero(mode):
+    """fill((g - 1) * 0.0): work-group 0 fills -0.0, work-group 1 +0.0 (C++: -1 * 0.0 = -0.0, 0 * 0.0 = +0.0).
+    The vector mode had taken one value for all sub-groups because -0.0 == +0.0."""
+    q = sycl.queue("pvc", mode=mode)
+    mem = q.malloc_shared(2 * 8 * 16, np.float32)
+
+    def kernel(it):
+        sg = it.get_sub_group()
+        g = it.get_group(0)
+        c = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 8, 16)
+        jm.joint_matrix_fill(sg, c, (g - 1) * 0.0)
+        jm.joint_matrix_store(sg, c, mem + g * 128, 16, jm.layout.row_major)
+    q.parallel_for(sycl.nd_range((2, 16), (1, 16)), kernel).wait()
+    bits = np.asarray(mem).reshape(2, 128).view(np.uint32)
+    assert (bits[0] == 0x80000000).all() and (bits[1] == 0).all()

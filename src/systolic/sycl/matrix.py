@@ -109,11 +109,19 @@ def joint_matrix(sg, T, use, rows, cols, layout=None) -> JointMatrix:
 
 
 # ------------------------------------------------------------------------------------------------ fill
+def _one_value(v: np.ndarray) -> bool:
+    """Whether every sub-group fills the same value, bit for bit (== would take -0.0 for +0.0)."""
+    if v.dtype.kind == "O":
+        return False
+    raw = np.ascontiguousarray(v).view(np.uint8).reshape(v.size, -1)
+    return bool((raw == raw[0]).all())
+
+
 def _fill_impl(b, *, checked=False):
     mg = b.args[0]
     v = np.broadcast_to(np.asarray(b.args[1]), (b.nsg,))
     if not checked and mg.obj is not None and mg.spec.map.params["slice_length"] * b.launch.sg_size == \
-            mg.spec.rows * mg.spec.cols and (v.size == 0 or np.all(v == v[0])):
+            mg.spec.rows * mg.spec.cols and (v.size == 0 or _one_value(v)):
         # every slot of every work-item's slice holds an element: one value for all of them
         mg.set_all(core.convert(v[:1], mg.spec.t)[0] if v.size else 0)
         return
