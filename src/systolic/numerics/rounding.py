@@ -262,8 +262,8 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
 
 def _to_bits_f64(a: np.ndarray, fmt: FloatFormat, mode: str, saturate: bool, ftz: bool, nan: str) -> np.ndarray:
     udt = _uint_dtype(fmt.container_bits)
-    if fmt == FP64 and mode == "rne" and not ftz:
-        return np.ascontiguousarray(a).view(np.uint64).copy()
+    if fmt == FP64:
+        return _fp64_bits(a, saturate, ftz, nan)
     with np.errstate(all="ignore"):
         negative = np.signbit(a)
         mag = np.abs(a)
@@ -319,6 +319,29 @@ def _to_bits_f64(a: np.ndarray, fmt: FloatFormat, mode: str, saturate: bool, ftz
     if shift:
         out = out << np.uint64(shift)
     return out.astype(udt)
+
+
+def _fp64_bits(a: np.ndarray, saturate: bool, ftz: bool, nan: str) -> np.ndarray:
+    """:func:`to_bits` to fp64 of float64 values: every one is exact in fp64, so every mode returns it unchanged;
+    only the rules that change a value apply, on the bit patterns (no float arithmetic): ``ftz`` flushes
+    subnormals (an exact subnormal stays tiny after rounding with an unbounded exponent), ``saturate`` turns an
+    infinity into the largest finite value, and NaNs follow ``nan`` as in every other format."""
+    b = np.ascontiguousarray(a, dtype=np.float64).view(np.uint64).copy()
+    sign = b & np.uint64(FP64.sign_bit)
+    mag = b & np.uint64(FP64.sign_bit - 1)
+    expm = np.uint64(FP64.exp_mask)
+    if ftz:
+        b = np.where((mag != 0) & (mag < np.uint64(1 << FP64.man_bits)), sign, b)
+    if saturate:
+        b = np.where(mag == expm, sign | np.uint64(_max_bits(FP64)), b)
+    isnan = mag > expm
+    if isnan.any():
+        if nan == "canonical":
+            nb = sign | np.uint64(FP64.default_nan & ~FP64.sign_bit)
+        else:  # quiet: sign and payload kept, the quiet bit set (a signalling NaN becomes quiet)
+            nb = b | np.uint64(FP64.quiet_bit)
+        b = np.where(isnan, nb, b)
+    return b.astype(np.uint64)
 
 
 # ---------------------------------------------------------------- fast path: integer rounding of bit patterns

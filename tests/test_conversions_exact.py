@@ -1,0 +1,102 @@
+"""Conversions round each value once, from its exact value, and apply the same rules to every target format.
+
+Oracles are independent of the code under test: IEEE 754 binary64 bit patterns read with ``struct``, hand
+rounding of Python ints and ``fractions.Fraction`` values (:func:`_rne_int`, :func:`_round_frac`), and the
+IEEE 754 rules spelled out at each test (quiet bit of a NaN, saturation to the largest finite value).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from systolic import fpenv
+from systolic import types as T
+from systolic.errors import InvalidValue
+from systolic.numerics import BF16, FP32, FP64, quantize, to_bits
+
+MODES = ("rne", "rtz", "rup", "rdn")
+
+
+def _f64_bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _f64(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def _rne_int(v: int, man_bits: int) -> int:
+    """Hand RNE of a positive int to a binary format with ``man_bits`` fraction bits (unbounded exponent)."""
+    ulp = 1 << max(v.bit_length() - 1 - man_bits, 0)
+    q, r = divmod(v, ulp)
+    if 2 * r > ulp or (2 * r == ulp and q & 1):
+        q += 1
+    return q * ulp
+
+
+def _round_frac(x: Fraction, man_bits: int, mode: str) -> Fraction:
+    """Hand rounding of a positive Fraction in [1, 2) to ``man_bits`` fraction bits."""
+    ulp = Fraction(1, 1 << man_bits)
+    q, r = divmod(x, ulp)
+    if r and (mode == "rup" or (mode == "rne" and (2 * r > ulp or (2 * r == ulp and q % 2)))):
+        q += 1
+    return q * ulp
+
+
+# ------------------------------------------------------------------ fp64 targets (audit #4, #8)
+
+# float64 values: each is exact in fp64, so every rounding mode must give its own bit pattern back
+F64_VALUES = [0.1, -0.1, 1 / 3, float(2 ** 53 - 1), -float(2 ** 53 - 1), 5e-324, -2.2250738585072009e-308,
+              2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.0, math.pi * 2 ** 900]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fp64_target_returns_float64_unchanged_in_every_mode(mode):
+    want = [_f64_bits(v) for v in F64_VALUES]
+    x = np.array(F64_VALUES)
+    assert [int(b) for b in to_bits(x, FP64, mode)] == want
+    assert [_f64_bits(v) for v in quantize(x, FP64, mode)] == want
+    assert [int(b) for b in T.convert(x, "fp64", mode).view(np.uint64)] == want
+    # the audit's cases, bit for bit
+    assert int(T.convert(np.array([0.1]), "fp64", mode).view(np.uint64)[0]) == 0x3FB999999999999A
+    assert int(T.convert(np.array([2 ** 53 - 1]), "fp64", mode)[0]) == 2 ** 53 - 1
+    # float32 and small ints widen exactly too
+    assert float(quantize(np.array([np.float32(0.1)]), FP64, mode)[0]) == 13421773 / 2 ** 27
+    assert int(T.convert(np.array([-(2 ** 31) + 1], np.int32), "fp64", mode)[0]) == -(2 ** 31) + 1
+
+
+def test_fp64_target_ftz_flushes_only_subnormals():
+    # ftz: a subnormal is tiny after rounding (it is its own rounding); normals, zeros, inf pass unchanged
+    x = np.array([1 / 3, 5e-324, -2.2250738585072009e-308, 2.2250738585072014e-308, -0.0, np.inf])
+    want = [_f64_bits(1 / 3), 0, 1 << 63, 0x0010000000000000, 1 << 63, 0x7FF0000000000000]
+    for mode in MODES:
+        assert [int(b) for b in to_bits(x, FP64, mode, ftz=True)] == want
+    assert float(T.convert(np.array([1 / 3]), "fp64", ftz=True)[0]) == 1 / 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fp64_target_saturate_and_nan_rules(mode):
+    # saturate: +-inf become the largest finite value 0x7FEFFFFFFFFFFFFF with the sign, as in every format
+    inf = np.array([np.inf, -np.inf])
+    assert [int(b) for b in to_bits(inf, FP64, mode, saturate=True)] == [0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF]
+    assert [int(b) for b in to_bits(inf, FP64, mode)] == [0x7FF0000000000000, 0xFFF0000000000000]
+    # NaN, nan="quiet": sign and payload kept, quiet bit (bit 51) set; "canonical": sign | 0x7FF8000000000000
+    nans = np.array([0x7FF0000000000001, 0xFFF0000000000005, 0x7FF8000000000123], np.uint64).view(np.float64)
+    assert [int(b) for b in to_bits(nans, FP64, mode)] == [0x7FF8000000000001, 0xFFF8000000000005,
+                                                           0x7FF8000000000123]
+    assert [int(b) for b in to_bits(nans, FP64, mode, nan="canonical")] == [0x7FF8000000000000,
+                                                                           0xFFF8000000000000,
+                                                                           0x7FF8000000000000]
+
+
+def test_fp64_target_big_ints_round_once():
+    # 2**60 + 1: the fp64 quantum at 2**60 is 2**(60 - 52) = 256
+    x = np.array([2 ** 60 + 1, -(2 ** 60) - 1], np.int64)
+    assert [int(v) for v in T.convert(x, "fp64", "rtz")] == [2 ** 60, -(2 ** 60)]
+    assert [int(v) for v in T.convert(x, "fp64", "rup")] == [2 ** 60 + 256, -(2 ** 60)]
+    assert [int(v) for v in T.convert(x, "fp64", "rdn")] == [2 ** 60, -(2 ** 60) - 256]
