@@ -100,3 +100,24 @@ def test_fp64_target_big_ints_round_once():
     assert [int(v) for v in T.convert(x, "fp64", "rtz")] == [2 ** 60, -(2 ** 60)]
     assert [int(v) for v in T.convert(x, "fp64", "rup")] == [2 ** 60 + 256, -(2 ** 60)]
     assert [int(v) for v in T.convert(x, "fp64", "rdn")] == [2 ** 60, -(2 ** 60) - 256]
+
+
+# ------------------------------------------------------------------ Python lists holding big ints (audit #6)
+
+def test_lists_with_big_ints_round_once_to_float_formats():
+    # numpy makes [2**63 + 2**39 + 1, -1] float64 (no int64 or uint64 holds both): 2**63, a first rounding
+    v = 2 ** 63 + 2 ** 39 + 1  # fp32 quantum at 2**63 is 2**40: v is just above half way -> 2**63 + 2**40
+    assert _rne_int(v, 23) == 2 ** 63 + 2 ** 40
+    assert int(T.convert([v, -1], "fp32")[0]) == 2 ** 63 + 2 ** 40
+    assert float(quantize([v, -1], FP32)[0]) == 2 ** 63 + 2 ** 40
+    w = 2 ** 60 + 2 ** 52 + 1  # bf16 quantum at 2**60 is 2**53: just above half way -> 2**60 + 2**53
+    assert _rne_int(w, 7) == 2 ** 60 + 2 ** 53
+    assert int(T.convert([0.5, w], "bf16")[1]) == 2 ** 60 + 2 ** 53
+    assert int(T.convert(((w, 0.5), (0.25, 1.0)), "bf16")[0, 0]) == 2 ** 60 + 2 ** 53  # nested tuples too
+    assert int(to_bits([0.5, w], BF16)[1]) == 0x5D81  # 2**60 * (1 + 2**-7): exponent 60 + 127 = 0xBB, fraction 1
+    # numpy ints inside a list of floats: [np.int64(2**62 + 1), 0.5] also becomes float64; rup -> 2**62 + 2**39
+    assert int(T.convert([np.int64(2 ** 62 + 1), 0.5], "fp32", "rup")[0]) == 2 ** 62 + 2 ** 39
+    # fp64 target: directed modes on the exact value (fp64 quantum at 2**60: 256)
+    assert int(T.convert([0.5, 2 ** 60 + 1], "fp64", "rup")[1]) == 2 ** 60 + 256
+    # lists without big ints keep numpy's dtype (nothing to lose)
+    assert T.convert([0.5, 2 ** 53], "fp32").dtype == np.float32

@@ -39,8 +39,8 @@ from .. import fpenv
 from ..errors import InvalidValue
 from .formats import FP32, FP64, FloatFormat
 
-__all__ = ["MODES", "round_fraction", "decode_fraction", "decode", "to_bits", "from_bits", "quantize",
-           "fp32_bits", "fp32_from_bits"]
+__all__ = ["MODES", "as_exact_array", "round_fraction", "decode_fraction", "decode", "to_bits", "from_bits",
+           "quantize", "fp32_bits", "fp32_from_bits"]
 
 MODES = ("rne", "rtz", "rup", "rdn")
 
@@ -184,6 +184,26 @@ def _uint_dtype(bits: int) -> np.dtype:
 _EXACT_INT = 1 << 53  # integers up to this magnitude are exact in float64
 
 
+def as_exact_array(x) -> np.ndarray:
+    """``np.asarray(x)``, except where numpy would round: a Python sequence holding an integer that float64 cannot
+    hold exactly becomes an object array of the values as given.
+
+    numpy turns ``[0.5, 2**60 + 1]`` or ``[2**63 + 1, -1]`` (no int64 or uint64 holds both) into float64, a first
+    rounding before the conversion's own; the object array keeps every value exact for :func:`to_bits` and
+    :func:`systolic.types.convert`, which round it once. Arrays pass through unchanged (no copy, no scan).
+    """
+    if isinstance(x, np.ndarray):
+        return x
+    a = np.asarray(x)
+    if a.dtype.kind != "f" or not isinstance(x, (list, tuple)):
+        return a
+    o = np.asarray(x, dtype=object)
+    if o.shape == a.shape and any(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                                  and abs(int(v)) > _EXACT_INT for v in o.flat):
+        return o
+    return a
+
+
 def _as_float64(x) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """The input as float64, plus the integers float64 cannot hold exactly (flat index, value).
 
@@ -250,7 +270,7 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
     _check_mode(mode)
     if nan not in ("quiet", "canonical"):
         raise InvalidValue(f"unknown NaN rule {nan!r}", rule="nan is 'quiet' or 'canonical'", values={"nan": nan})
-    a = np.asarray(x)
+    a = as_exact_array(x)
     if _fast_applies(a.dtype, fmt):  # on a flat copy: scalars and 0-d inputs come back as 0-d arrays
         return np.asarray(_to_bits_fast(a.reshape(-1), fmt, mode, saturate, ftz, nan)).reshape(a.shape)
     a, big = _as_float64(a)
