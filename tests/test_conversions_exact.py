@@ -121,3 +121,47 @@ def test_lists_with_big_ints_round_once_to_float_formats():
     assert int(T.convert([0.5, 2 ** 60 + 1], "fp64", "rup")[1]) == 2 ** 60 + 256
     # lists without big ints keep numpy's dtype (nothing to lose)
     assert T.convert([0.5, 2 ** 53], "fp32").dtype == np.float32
+
+
+# ------------------------------------------------------------------ np.longdouble inputs (audit #9)
+
+LD_WIDE = np.finfo(np.longdouble).nmant > 52  # x87 80-bit or binary128; on other hosts longdouble is float64
+needs_wide = pytest.mark.skipif(not LD_WIDE, reason="np.longdouble is float64 on this host")
+
+
+def _ld(q: Fraction) -> np.longdouble:
+    v = np.longdouble(q.numerator) / np.longdouble(q.denominator)
+    assert Fraction(*v.as_integer_ratio()) == q  # the value is held exactly
+    return v
+
+
+@needs_wide
+@pytest.mark.parametrize("mode", MODES)
+def test_longdouble_rounds_once_to_float_formats(mode):
+    # 1 + 2**-8 + 2**-60: through float64 it is 1 + 2**-8, a tie for bf16 (-> 1.0 under RNE); exactly it is
+    # above the tie -> 1 + 2**-7
+    for q, fmt, man in ((Fraction(1) + Fraction(1, 2 ** 8) + Fraction(1, 2 ** 60), "bf16", 7),
+                        (Fraction(1) + Fraction(1, 2 ** 24) + Fraction(1, 2 ** 60), "fp32", 23),
+                        (Fraction(1) + Fraction(1, 2 ** 53) + Fraction(1, 2 ** 60), "fp64", 52),
+                        (Fraction(1) + Fraction(1, 2 ** 11) + Fraction(1, 2 ** 60), "tf32", 10)):
+        want = _round_frac(q, man, mode)
+        x = np.array([_ld(q), -_ld(q)])
+        got = T.convert(x, fmt, mode).astype(np.float64)
+        neg = {"rup": "rdn", "rdn": "rup"}.get(mode, mode)  # -x rounds as x under the mirrored mode
+        assert [Fraction(float(v)) for v in got] == [want, -_round_frac(q, man, neg)], (fmt, mode)
+        # scalars in object arrays too
+        obj = np.array([_ld(q), 0.5], dtype=object)
+        assert Fraction(float(T.convert(obj, fmt, mode).astype(np.float64)[0])) == want, (fmt, mode)
+    # 1 + 2**-8 + 2**-60 under RNE: the audit's case, 1.0078125
+    assert float(T.convert(np.array([_ld(Fraction(1) + Fraction(1, 2 ** 8) + Fraction(1, 2 ** 60))]), "bf16")
+                 .astype(np.float64)[0]) == 1.0078125
+
+
+@needs_wide
+def test_longdouble_beyond_float64_range():
+    big = np.array([np.longdouble(2) ** 1100, -np.longdouble(2) ** 1100])  # float64 makes it inf
+    assert [int(b) for b in to_bits(big, FP64, "rtz")] == [0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF]  # toward 0: max
+    assert [int(b) for b in to_bits(big, FP64, "rne")] == [0x7FF0000000000000, 0xFFF0000000000000]
+    tiny = np.array([np.longdouble(2) ** -1100])  # below fp64's smallest subnormal 2**-1074: rup gives it
+    assert int(to_bits(tiny, FP64, "rup")[0]) == 1 and int(to_bits(tiny, FP64, "rne")[0]) == 0
+    assert int(to_bits(-tiny, FP64, "rne")[0]) == 1 << 63  # the sign of a zero result is kept

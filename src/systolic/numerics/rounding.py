@@ -204,18 +204,28 @@ def as_exact_array(x) -> np.ndarray:
     return a
 
 
-def _as_float64(x) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """The input as float64, plus the integers float64 cannot hold exactly (flat index, value).
+def _longdouble_inexact(a: np.ndarray, f: np.ndarray) -> list[tuple[int, Fraction]]:
+    """(flat index, exact value) of the elements of the extended-precision array ``a`` that ``f`` (``a`` as
+    float64) does not hold exactly: their rounding starts from the exact value."""
+    with np.errstate(all="ignore"):
+        off = np.flatnonzero((f.astype(a.dtype) != a) & ~np.isnan(a))
+    return [(int(i), Fraction(*a.flat[i].as_integer_ratio())) for i in off]
 
-    Those few are rounded exactly by :func:`round_fraction` afterwards, so a large integer is rounded once
-    (not first to float64, then again). Complex numbers, strings and non-numbers are refused: a silent
-    NaN or a dropped imaginary part would be a wrong answer.
+
+def _as_float64(x) -> tuple[np.ndarray, list[tuple[int, int | Fraction]]]:
+    """The input as float64, plus the values float64 cannot hold exactly (flat index, exact int or Fraction).
+
+    Those few -- integers beyond 2**53, ``np.longdouble`` values with more than 53 significant bits or outside
+    float64's range -- are rounded exactly by :func:`round_fraction` afterwards, so each is rounded once (not
+    first to float64, then again). Complex numbers, strings and non-numbers are refused: a silent NaN or a
+    dropped imaginary part would be a wrong answer.
     """
     a = np.asarray(x)
     k = a.dtype.kind
     if k == "f":
-        with np.errstate(invalid="ignore"):
-            return a.astype(np.float64, copy=False), []  # float32 widens exactly (NaN payload kept)
+        with np.errstate(invalid="ignore", over="ignore"):
+            f = a.astype(np.float64, copy=False)  # float16/32 widen exactly (NaN payload kept)
+        return f, (_longdouble_inexact(a, f) if a.dtype.itemsize > 8 else [])
     if k == "b":
         return a.astype(np.float64), []
     if k in "iu":
@@ -236,6 +246,15 @@ def _as_float64(x) -> tuple[np.ndarray, list[tuple[int, int]]]:
             if isinstance(v, (int, np.integer)) and abs(int(v)) > _EXACT_INT:
                 big.append((i, int(v)))
                 out.flat[i] = 0.0
+            elif isinstance(v, np.floating) and v.dtype.itemsize > 8 and np.isfinite(v):
+                q = Fraction(*v.as_integer_ratio())  # a long double: exact in float64, or rounded exactly later
+                try:
+                    out.flat[i] = float(q)
+                    if Fraction(out.flat[i]) != q:
+                        raise OverflowError
+                except OverflowError:
+                    big.append((i, q))
+                    out.flat[i] = 0.0
             else:
                 out.flat[i] = float(v)
         return out, big
@@ -259,8 +278,11 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
             nan: str = "quiet") -> np.ndarray:
     """Convert an array of floats to the bit patterns of ``fmt`` (unsigned ints of the container width).
 
-    Same rules as :func:`round_fraction` (module docstring). Input is taken as
-    float64 (float32 widens exactly), so one rounding happens.
+    Same rules as :func:`round_fraction` (module docstring). Every value is rounded once, from its exact value:
+    float16/32/64, bools and integers up to 2**53 widen exactly to float64; integers beyond 2**53 (int64, uint64,
+    Python ints in object arrays or lists, see :func:`as_exact_array`) and ``np.longdouble`` values that float64
+    cannot hold are rounded exactly by :func:`round_fraction`. fp64 targets return float64 values unchanged in
+    every mode (``ftz``, ``saturate`` and ``nan`` apply as for the other formats).
 
     float32 and float64 arrays going to fp32, tf32, bf16, fp16 or bf8 take an integer fast path on the bit
     patterns (:func:`_to_bits_fast`, every mode and flag), proven bit-identical to the general frexp/ldexp path
@@ -273,9 +295,9 @@ def to_bits(x, fmt: FloatFormat, mode: str = "rne", *, saturate: bool = False, f
     a = as_exact_array(x)
     if _fast_applies(a.dtype, fmt):  # on a flat copy: scalars and 0-d inputs come back as 0-d arrays
         return np.asarray(_to_bits_fast(a.reshape(-1), fmt, mode, saturate, ftz, nan)).reshape(a.shape)
-    a, big = _as_float64(a)
+    a, inexact = _as_float64(a)
     out = _to_bits_f64(a, fmt, mode, saturate, ftz, nan)
-    for i, v in big:  # integers beyond 2**53: round the exact value once
+    for i, v in inexact:  # integers beyond 2**53, long doubles float64 cannot hold: round the exact value once
         out.flat[i] = round_fraction(v, fmt, mode, saturate=saturate, ftz=ftz)
     return out
 
