@@ -31,6 +31,7 @@ from .predication import PredControl, evaluate_chen
 from .program import Instruction, Program, located
 from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,
                       check_two_grfs, dest_element_indices, source_element_indices)
+from .values import variable_bytes
 from .variables import Layout, layout
 
 __all__ = ["Machine", "run", "DTYPES"]
@@ -90,8 +91,12 @@ class Machine:
                                                                 "declared": sorted(self.prog.names())})
         return v
 
+    @fpenv.guarded  # the conversions read the host's float arithmetic (MXCSR.DAZ would flush denormal inputs)
     def write(self, name: str, values) -> None:
-        """Set a variable from an array (general: converted to its type; address/predicate: ints/bools)."""
+        """Set a variable from an array (general: converted to its type; address/predicate: ints/bools).
+
+        General variables: :func:`systolic.visa.values.variable_bytes` (a float variable rounds the exact
+        input once, to nearest even; an integer variable takes only integers inside its type's range)."""
         try:
             self._write(name, values)
         except (TypeError, ValueError, OverflowError) as e:
@@ -102,8 +107,9 @@ class Machine:
     def _write(self, name: str, values) -> None:
         v = self._gvar(name)
         arr = np.asarray(values).ravel()
-        if arr.dtype.kind in "OUSMmc":  # strings, objects, dates, complex (ml_dtypes floats are kind V)
-            raise InvalidValue("values must be numbers", values={"variable": name, "dtype": str(arr.dtype)})
+        if v in self.prog.address or v in self.prog.predicate:
+            if arr.dtype.kind in "OUSMmc":  # strings, objects, dates, complex (ml_dtypes floats are kind V)
+                raise InvalidValue("values must be numbers", values={"variable": name, "dtype": str(arr.dtype)})
         if v in self.prog.address:
             n = v.num_elts
             if arr.size > n:
@@ -127,17 +133,8 @@ class Machine:
         if arr.size > v.num_elts:
             raise InvalidValue("too many values for the variable", values={"variable": name, "given": arr.size,
                                                                             "num_elts": v.num_elts})
-        dt = np.dtype(DTYPES[v.type.name])
-        data = arr.astype(dt) if arr.dtype != dt else arr
-        if dt.kind in "iu" and arr.dtype != dt:
-            # integers must arrive exactly: a float or an out-of-range value would be changed silently
-            with np.errstate(all="ignore"):
-                back = data.astype(arr.dtype) if arr.dtype.kind != "b" else data.astype(bool)
-            if arr.dtype.kind == "f" and not np.isfinite(arr).all() or not np.array_equal(back, arr):
-                raise InvalidValue("input values do not fit the variable's integer type exactly",
-                                   rule="2_datatypes.md: type ranges",
-                                   values={"variable": name, "type": v.type.name, "dtype": str(arr.dtype)})
-        self.grf.write(self.layout.offsets[v.name], np.ascontiguousarray(data).view(np.uint8))
+        data = variable_bytes(values, v.type, np.dtype(DTYPES[v.type.name]), name)
+        self.grf.write(self.layout.offsets[v.name], data)
 
     def read(self, name: str) -> np.ndarray:
         """A variable's current value as a numpy array of its type (bool array for predicates)."""
