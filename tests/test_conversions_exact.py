@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from systolic import fpenv
+from systolic import fpenv  # noqa: F401  (used by the MXCSR tests below)
 from systolic import types as T
 from systolic.errors import InvalidValue
 from systolic.numerics import BF16, FP32, FP64, quantize, to_bits
@@ -165,3 +165,26 @@ def test_longdouble_beyond_float64_range():
     tiny = np.array([np.longdouble(2) ** -1100])  # below fp64's smallest subnormal 2**-1074: rup gives it
     assert int(to_bits(tiny, FP64, "rup")[0]) == 1 and int(to_bits(tiny, FP64, "rne")[0]) == 0
     assert int(to_bits(-tiny, FP64, "rne")[0]) == 1 << 63  # the sign of a zero result is kept
+
+
+# ------------------------------------------------------------------ integer targets: exact inputs, exact rounding
+
+def test_integer_targets_round_lists_and_longdoubles_once():
+    # a list of a float and a big int: numpy's float64 would make 2**60 + 1 into 2**60
+    assert [int(v) for v in T.convert([0.5, 2 ** 60 + 1], "s64", "rup")] == [1, 2 ** 60 + 1]
+    assert [int(v) for v in T.convert([0.5, 2 ** 60 + 1], "s64", "rne")] == [0, 2 ** 60 + 1]  # 0.5: tie -> even 0
+    assert [int(v) for v in T.convert([2.5, 2 ** 60 + 1], "s64", wrap=True)] == [2, 2 ** 60 + 1]
+    with pytest.raises(InvalidValue, match="out of range"):
+        T.convert([0.5, 2 ** 63], "s64")
+
+
+@needs_wide
+def test_integer_targets_round_longdoubles_once():
+    half_up = _ld(Fraction(1, 2) + Fraction(1, 2 ** 60))  # float64 makes it 0.5, a tie (RNE -> 0); exactly -> 1
+    assert int(T.convert(np.array([half_up]), "s8", "rne")[0]) == 1
+    assert int(T.convert(np.array([-half_up]), "s8", "rne")[0]) == -1
+    # 2**62 + 1 + 1/2 (64 significant bits): truncates to 2**62 + 1; float64 would have made it 2**62
+    v = _ld(Fraction(2 ** 63 + 3, 2))
+    assert int(T.convert(np.array([v]), "s64", "rtz")[0]) == 2 ** 62 + 1
+    # wrap: 2**63 + 3 -> two's complement -(2**63) + 3 (float64 would make it 2**63 -> -(2**63))
+    assert int(T.convert(np.array([_ld(Fraction(2 ** 63 + 3))]), "s64", "rtz", wrap=True)[0]) == -(2 ** 63) + 3

@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import InvalidValue
 from .numerics import formats as F
-from .numerics.rounding import from_bits, to_bits
+from .numerics.rounding import _as_float64, as_exact_array, from_bits, to_bits
 
 __all__ = ["ElementType", "TYPES", "get", "all_types", "convert", "to_bits", "from_bits", "round_to_tf32",
            "from_dtype", "as_dict"]
@@ -176,8 +176,12 @@ def convert(x, t: str | ElementType, mode: str = "rne", *, saturate: bool = Fals
     the rounded value modulo ``2**bits`` in two's complement (C++ [conv.integral]; C++ leaves a float out of the
     target's range undefined, this is the modular choice) with NaN and infinities, which have no integer value,
     giving 0.
+
+    Each value is rounded once, from its exact value (Python lists of big ints and ``np.longdouble`` included:
+    :func:`systolic.numerics.rounding.as_exact_array`).
     """
     et = get(t)
+    x = as_exact_array(x)
     if et.fmt is None:
         if saturate and wrap:
             raise InvalidValue("saturate and wrap are two different overflow rules: choose one",
@@ -212,10 +216,11 @@ def _convert_int(x, et: ElementType, mode: str, saturate: bool) -> np.ndarray:
             raise InvalidValue(f"value out of range for {et.name}", rule=f"{et.name} holds [{lo}, {hi}]",
                                values={"value": int(bad)})
         return np.asarray(ints).astype(store)
+    if a.dtype.kind == "f" and a.dtype.itemsize > 8:  # long double: float64 would round it first
+        a = np.array(list(a.ravel()), dtype=object).reshape(a.shape)
     if a.dtype.kind == "O":  # Python numbers, possibly beyond float64's exact range: round each exactly
         return _convert_int(np.array([_round_exact(v, mode, et) for v in a.ravel()], dtype=object)
                             .reshape(a.shape).astype(object), et, mode, saturate) if a.size else a.astype(store)
-    from .numerics.rounding import _as_float64
     f, _ = _as_float64(a)
     if np.isnan(f).any():
         raise InvalidValue(f"NaN has no {et.name} value", rule="integer types have no NaN", values={"type": et.name})
@@ -253,12 +258,12 @@ def _convert_int_wrap(x, et: ElementType, mode: str) -> np.ndarray:
     a = np.asarray(x)
     if a.dtype.kind in "iub":
         return _wrap(a.astype(object) if a.dtype.itemsize >= 8 else a.astype(np.int64), et)
+    if a.dtype.kind == "f" and a.dtype.itemsize > 8:  # long double: float64 would round it first
+        a = np.array(list(a.ravel()), dtype=object).reshape(a.shape)
     if a.dtype.kind == "O":  # Python numbers: each rounded exactly
-        import math
-        flat = [0 if isinstance(v, (float, np.floating)) and not math.isfinite(v) else _round_exact(v, mode, et)
+        flat = [0 if isinstance(v, (float, np.floating)) and not np.isfinite(v) else _round_exact(v, mode, et)
                 for v in a.ravel()]
         return _wrap(np.array(flat, dtype=object).reshape(a.shape), et)
-    from .numerics.rounding import _as_float64
     f, _ = _as_float64(a)
     with np.errstate(invalid="ignore"):
         r = np.where(np.isfinite(f), _INT_ROUNDING[mode](f), 0.0)     # NaN, +-inf: no integer value -> 0
@@ -276,11 +281,11 @@ def _round_exact(v, mode: str, et: ElementType) -> int:
                            values={"value": repr(v)[:40], "type": et.name})
     if isinstance(v, (int, np.integer)):
         return int(v)
-    if math.isnan(v):
+    if np.isnan(v):
         raise InvalidValue(f"NaN has no {et.name} value", rule="integer types have no NaN", values={"type": et.name})
-    if math.isinf(v):
+    if np.isinf(v):  # not math.isinf: float(v) of a finite long double past float64's range is inf
         return (int(et.max) + 1) if v > 0 else (int(et.min) - 1)
-    q = Fraction(v)
+    q = Fraction(*v.as_integer_ratio())  # exact, np.longdouble included (Fraction() refuses it)
     return {"rne": round, "rtz": int, "rup": math.ceil, "rdn": math.floor}[mode](q)
 
 
