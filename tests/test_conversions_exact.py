@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from systolic import fpenv  # noqa: F401  (used by the MXCSR tests below)
+from systolic import fpenv
 from systolic import types as T
 from systolic.errors import InvalidValue
 from systolic.numerics import BF16, FP32, FP64, quantize, to_bits
@@ -188,3 +188,26 @@ def test_integer_targets_round_longdoubles_once():
     assert int(T.convert(np.array([v]), "s64", "rtz")[0]) == 2 ** 62 + 1
     # wrap: 2**63 + 3 -> two's complement -(2**63) + 3 (float64 would make it 2**63 -> -(2**63))
     assert int(T.convert(np.array([_ld(Fraction(2 ** 63 + 3))]), "s64", "rtz", wrap=True)[0]) == -(2 ** 63) + 3
+
+
+FTZ_DAZ = fpenv.DEFAULT | (1 << 15) | (1 << 6)  # MXCSR.FTZ (bit 15) and DAZ (bit 6), as torch.set_flush_denormal
+needs_mxcsr = pytest.mark.skipif(fpenv.read() is None, reason="MXCSR is not accessible on this host")
+
+
+def _under_ftz_daz(fn):
+    saved = fpenv.read()
+    fpenv.write(FTZ_DAZ)
+    try:
+        return fn()
+    finally:
+        fpenv.write(saved)
+
+
+@needs_mxcsr
+def test_float_to_integer_ignores_the_callers_ftz_daz():
+    # float32 1e-45 is the smallest subnormal 2**-149 > 0: rup gives 1, rdn of its negation -1 (IEEE 754 5.8)
+    x = np.array([1e-45, -1e-45], np.float32)
+    assert _under_ftz_daz(lambda: T.convert(x, "s8", "rup").tolist()) == [1, 0]
+    assert _under_ftz_daz(lambda: T.convert(x, "s8", "rdn").tolist()) == [0, -1]
+    assert _under_ftz_daz(lambda: T.convert(x, "u8", "rup", wrap=True).tolist()) == [1, 0]
+    assert _under_ftz_daz(lambda: T.convert(x, "s8", "rdn", wrap=True).tolist()) == [0, -1]

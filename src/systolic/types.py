@@ -22,6 +22,7 @@ from typing import Iterable
 import ml_dtypes
 import numpy as np
 
+from . import fpenv
 from .errors import InvalidValue
 from .numerics import formats as F
 from .numerics.rounding import _as_float64, as_exact_array, from_bits, to_bits
@@ -167,6 +168,7 @@ def _fmt(t: str | ElementType) -> F.FloatFormat:
     return et.fmt
 
 
+@fpenv.guarded  # the integer paths widen float32 and round with numpy, which MXCSR.DAZ/FTZ would change
 def convert(x, t: str | ElementType, mode: str = "rne", *, saturate: bool = False, ftz: bool = False,
             nan: str = "quiet", wrap: bool = False) -> np.ndarray:
     """Convert float values to type ``t``; return the ml_dtypes/numpy array (tf32: float32 with the low 13 bits 0).
