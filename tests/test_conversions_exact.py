@@ -211,3 +211,15 @@ def test_float_to_integer_ignores_the_callers_ftz_daz():
     assert _under_ftz_daz(lambda: T.convert(x, "s8", "rdn").tolist()) == [0, -1]
     assert _under_ftz_daz(lambda: T.convert(x, "u8", "rup", wrap=True).tolist()) == [1, 0]
     assert _under_ftz_daz(lambda: T.convert(x, "s8", "rdn", wrap=True).tolist()) == [0, -1]
+
+
+def test_options_that_cannot_apply_are_refused():
+    with pytest.raises(InvalidValue, match="wrap does not apply to the float type fp32"):
+        T.convert([1.0], "fp32", wrap=True)
+    with pytest.raises(InvalidValue, match="ftz and nan do not apply to the integer type s8"):
+        T.convert([1.0], "s8", ftz=True)
+    with pytest.raises(InvalidValue, match="ftz and nan do not apply"):
+        T.convert([1.0], "int32", nan="canonical")
+    # the defaults and the options that apply still pass
+    assert T.convert([1.0], "s8", "rtz", wrap=True).tolist() == [1]
+    assert int(T.convert([1.0], "bf16", ftz=True, nan="canonical").view(np.uint16)[0]) == 0x3F80

@@ -180,17 +180,27 @@ def convert(x, t: str | ElementType, mode: str = "rne", *, saturate: bool = Fals
     giving 0.
 
     Each value is rounded once, from its exact value (Python lists of big ints and ``np.longdouble`` included:
-    :func:`systolic.numerics.rounding.as_exact_array`).
+    :func:`systolic.numerics.rounding.as_exact_array`). An option that cannot apply to the target is refused
+    (:class:`InvalidValue`), not ignored: ``wrap`` for float targets (they overflow to inf or saturate),
+    ``ftz`` and ``nan`` for integer targets (no subnormals, no NaN).
     """
     et = get(t)
     x = as_exact_array(x)
     if et.fmt is None:
+        if ftz or nan != "quiet":
+            raise InvalidValue(f"ftz and nan do not apply to the integer type {et.name}",
+                               rule="ftz= and nan= are rules of float targets (integers have no subnormal, no NaN)",
+                               values={"type": et.name, "ftz": ftz, "nan": nan})
         if saturate and wrap:
             raise InvalidValue("saturate and wrap are two different overflow rules: choose one",
                                rule="at most one of saturate=True, wrap=True", values={"type": et.name})
         if wrap:
             return _convert_int_wrap(x, et, mode)
         return _convert_int(x, et, mode, saturate)
+    if wrap:
+        raise InvalidValue(f"wrap does not apply to the float type {et.name}",
+                           rule="wrap=True is an overflow rule of integer targets (floats overflow to inf or "
+                                "saturate=True)", values={"type": et.name})
     bits = to_bits(x, et.fmt, mode, saturate=saturate, ftz=ftz, nan=nan)
     if et.name == "tf32":
         return bits.view(np.float32)
