@@ -185,3 +185,34 @@ def test_write_ignores_callers_ftz_daz():
     assert after & 0xFFC0 == (fpenv.DEFAULT | FTZ | DAZ) & 0xFFC0    # the caller's MXCSR restored
     assert got == int(k) == 71362
     assert got_bf == 2 ** (133 - 130)                                 # bf denormal: units of 2**-133
+
+
+# ----------------------------------------------------------------- the sign of an exact zero (IEEE 754-2019 6.3)
+def _zero_sign_case(mode: str):
+    from systolic.visa import alu
+    from systolic.visa.interp import run
+    src = "".join(f".decl {n} v_type=G type=f num_elts=8 align=GRF\n" for n in ("X", "Y", "Z", "A", "B", "C", "M"))
+    src += ("add (M1, 8) Z(0,0)<1> X(0,0)<1;1,0> Y(0,0)<1;1,0>\n"
+            "mad (M1, 8) M(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0> C(0,0)<1;1,0>\n")
+    nz = -0.0
+    x = np.array([1.0, 2.5, -3.0, 1e-30, 0.0, nz, 0.0, nz], np.float32)
+    y = np.array([-1.0, -2.5, 3.0, -1e-30, nz, 0.0, 0.0, nz], np.float32)
+    a = np.array([2.0, -2.0, 0.0, nz, 0.0, 3.0, 0.0, nz], np.float32)
+    b = np.array([3.0, 3.0, 5.0, 5.0, 5.0, 0.5, 5.0, 5.0], np.float32)
+    c = np.array([-6.0, 6.0, nz, 0.0, 0.0, -1.5, nz, nz], np.float32)
+    m = run(asm.parse(src), inputs=dict(X=x, Y=y, A=a, B=b, C=c),
+            model=alu.FloatModel(name=mode, rounding=mode))
+    return m.read("Z"), m.read("M")
+
+
+@pytest.mark.parametrize("mode", ["rne", "rtz", "rup", "rdn"])
+def test_exact_zero_sum_sign(mode):
+    """x + (-x), +0 + -0 and a fused a*b + c that is exactly zero: +0, except -0 under roundTowardNegative;
+    zeros of one sign keep it (-0 + -0 = -0, +0 + +0 = +0) in every mode. All results are zeros."""
+    z, mad = _zero_sign_case(mode)
+    opp = mode == "rdn"                               # the sign of an exact zero from opposite-sign operands
+    assert (z == 0).all() and (mad == 0).all()
+    # add: six opposite-sign pairs, then +0 + +0, -0 + -0
+    assert np.signbit(z).tolist() == [opp] * 6 + [False, True]
+    # mad: 6-6, -6+6, (+0)+(-0), (-0)+(+0), (+0)+(+0), 1.5-1.5, (+0)+(-0), (-0)+(-0)
+    assert np.signbit(mad).tolist() == [opp, opp, opp, opp, False, opp, opp, True]

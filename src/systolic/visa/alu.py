@@ -154,7 +154,13 @@ def apply_modifier(v, mod: str, t: VisaType):
     return -abs(v)
 
 
-def op_add(a, b):
+def op_add(a, b, rounding: str = "rne"):
+    """``a + b`` exactly; ``rounding`` (the mode the result will be rounded in) decides the sign of an exact zero.
+
+    IEEE 754-2019 6.3: an exact zero sum of operands of opposite signs (x + (-x), +0 + -0) is +0 in every
+    rounding direction except roundTowardNegative (``"rdn"``), where it is -0; x + x keeps the sign of x when
+    x is zero. The rule covers the addition inside a fused multiply-add too (6.3: "x * y + z").
+    """
     if not isinstance(a, FVal):
         return a + b
     if "nan" in (a.kind, b.kind):
@@ -165,8 +171,9 @@ def op_add(a, b):
         return a if a.kind == "inf" else b
     s = a.q + b.q
     if s == 0:
-        both_neg_zero = a.is_zero and b.is_zero and a.neg and b.neg
-        return FVal("num", Fraction(0), both_neg_zero)
+        # same signs can only sum to zero when both are zeros of that sign
+        neg = a.neg if a.neg == b.neg else rounding == "rdn"
+        return FVal("num", Fraction(0), neg)
     return FVal("num", s, s < 0)
 
 
@@ -183,9 +190,10 @@ def op_mul(a, b):
     return FVal("num", a.q * b.q, neg)
 
 
-def op_mad(a, b, c):
-    """``src0 * src1 + src2`` with one rounding (fused; 2_datatypes.md "fused operations")."""
-    return op_add(op_mul(a, b), c)
+def op_mad(a, b, c, rounding: str = "rne"):
+    """``src0 * src1 + src2`` with one rounding (fused; 2_datatypes.md "fused operations"); the product keeps
+    its sign when it is zero, so an exact zero result takes the sign rule of :func:`op_add`."""
+    return op_add(op_mul(a, b), c, rounding)
 
 
 def _key(a: FVal):

@@ -492,11 +492,11 @@ class Machine:
     def _compute(self, op: str, vals: list, ts: list, dt: VisaType):
         a = vals[0]
         if op == "add":
-            return alu.op_add(a, vals[1])
+            return alu.op_add(a, vals[1], self.model.rounding)
         if op == "mul":
             return alu.op_mul(a, vals[1])
         if op == "mad":
-            return alu.op_mad(a, vals[1], vals[2])
+            return alu.op_mad(a, vals[1], vals[2], self.model.rounding)
         if op in ("min", "max"):
             return alu.op_minmax(a, vals[1], op == "max", self.model)
         if op == "and":
