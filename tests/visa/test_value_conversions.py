@@ -216,3 +216,35 @@ def test_exact_zero_sum_sign(mode):
     assert np.signbit(z).tolist() == [opp] * 6 + [False, True]
     # mad: 6-6, -6+6, (+0)+(-0), (-0)+(+0), (+0)+(+0), 1.5-1.5, (+0)+(-0), (-0)+(-0)
     assert np.signbit(mad).tolist() == [opp, opp, opp, opp, False, opp, opp, True]
+
+
+# ----------------------------------------------------------------- asm.immediate_from_value
+def test_immediate_integer_types_refuse_non_integers():
+    from systolic.errors import IllegalInstruction
+    from systolic.visa.asm import immediate_from_value
+    for value, t in ((1.5, "d"), (2.7, "ud"), (np.float32(1.5), "w"), (Fraction(7, 2), "q"), (-0.5, "b"),
+                     (float("nan"), "d"), (float("inf"), "ud"), (1.5, "v")):
+        with pytest.raises(IllegalInstruction, match="integer value"):
+            immediate_from_value(value, t)
+    # integral values of any number type are exact
+    assert immediate_from_value(4.0, "d").low == 4
+    assert immediate_from_value(np.float32(-3.0), "d").low == 2 ** 32 - 3          # two's complement bits
+    assert immediate_from_value(np.uint64(2 ** 64 - 1), "uq").low == 0xFFFFFFFF
+    assert immediate_from_value(np.uint64(2 ** 64 - 1), "uq").high == 0xFFFFFFFF
+    assert immediate_from_value(Fraction(10, 2), "ub").low == 5
+    with pytest.raises(InvalidValue):
+        immediate_from_value("3", "d")
+
+
+def test_immediate_float_types_take_numpy_scalars_exactly():
+    from systolic.visa.asm import immediate_from_value
+    assert immediate_from_value(np.float32(1.5), "f").low == 0x3FC00000
+    assert immediate_from_value(np.float16(-2.0), "hf").low == 0xC000
+    assert immediate_from_value(np.float32(-0.0), "f").low == 0x80000000
+    assert immediate_from_value(ml_dtypes.bfloat16(-2.0), "f").low == 0xC0000000
+    assert immediate_from_value(np.float32("nan"), "bf").low == 0x7FC0                 # the default quiet NaN
+    assert immediate_from_value(np.float32("-inf"), "hf").low == 0xFC00
+    # a float32 just above a bf tie rounds up (one rounding from the exact value)
+    x = Fraction(1) + Fraction(1, 2 ** 8) + Fraction(1, 2 ** 23)
+    assert immediate_from_value(np.float32(float(x)), "bf").low == rne_bits(x, "bf") == 0x3F81
+    assert immediate_from_value(Fraction(1, 3), "bf").low == rne_bits(Fraction(1, 3), "bf")

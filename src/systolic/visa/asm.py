@@ -24,7 +24,7 @@ import math
 import re
 from fractions import Fraction
 
-from ..errors import AsmSyntaxError, IllegalInstruction, SystolicError
+from ..errors import AsmSyntaxError, IllegalInstruction, InvalidValue, SystolicError
 from ..numerics import formats as NF
 from ..numerics.rounding import round_fraction
 from .isa import MODIFIER_TEXT, OPCODES, REL_OPS, TYPES, mask_by_name, precision, vtype
@@ -33,6 +33,7 @@ from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, Immedia
 from .predication import PredControl
 from .program import DpasInfo, Instruction, Program, check_instruction, located
 from .regions import check_dst_region, check_src_region
+from .values import exact_value
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
 __all__ = ["parse", "format_program", "format_instruction", "format_operand", "format_decl",
@@ -105,19 +106,30 @@ class _Cursor:
 
 # ---------------------------------------------------------------------------- immediates
 def immediate_from_value(value, type_name: str) -> ImmediateOperand:
-    """An immediate of ``type_name`` holding ``value`` (int, float or Fraction); floats round to nearest even."""
+    """An immediate of ``type_name`` holding ``value``: a Python or numpy number, an ml_dtypes float or a Fraction.
+
+    Float types round the exact value once to nearest even. Integer and packed-vector types take only an
+    integer value that fits (2_datatypes.md type table): 1.5 for a D immediate is an IllegalInstruction, not 1.
+    """
     t = vtype(type_name)
+    x = exact_value(value)
+    if x is None:
+        raise InvalidValue("an immediate value is a real number", values={"value": repr(value)[:40], "type": t.name})
     if t.is_float:
         fmt = _FLOAT_FMT[t.name]
-        if isinstance(value, float) and math.isnan(value):
+        if isinstance(x, float) and math.isnan(x):
             bits = _qnan(fmt)
-        elif isinstance(value, float) and math.isinf(value):
-            bits = (fmt.exp_mask) | (fmt.sign_bit if value < 0 else 0)
+        elif isinstance(x, float):  # an infinity
+            bits = (fmt.exp_mask) | (fmt.sign_bit if x < 0 else 0)
         else:
-            neg0 = isinstance(value, float) and value == 0 and math.copysign(1, value) < 0
-            bits = round_fraction(Fraction(value), fmt, "rne", negative_zero=neg0)
+            neg0 = x == 0 and math.copysign(1.0, float(value)) < 0
+            bits = round_fraction(Fraction(x), fmt, "rne", negative_zero=neg0)
         return _imm_bits(t, bits)
-    v = int(value)
+    if isinstance(x, float) or isinstance(x, Fraction) and x.denominator != 1:
+        raise IllegalInstruction(f"an immediate of type {t.name} (integer or packed vector) needs an integer value",
+                                 rule="2_datatypes.md: type ranges (integer types hold integers)",
+                                 values={"value": repr(value)[:40], "type": t.name})
+    v = int(x)
     if t.kind == "int":
         lo = -(1 << (t.bits - 1)) if t.signed else 0
         hi = (1 << t.bits) - 1  # unsigned spelling of the bits is accepted for every integer type

@@ -26,13 +26,18 @@ from .. import types as T
 from ..errors import InvalidValue
 from .isa import VisaType
 
-__all__ = ["variable_bytes", "exact_ints"]
+__all__ = ["variable_bytes", "exact_ints", "exact_value"]
 
 _RANGE_RULE = "2_datatypes.md: Fundamental Data Types (type ranges)"
 
 
-def _exact(x):
-    """One element -> its exact value (int or Fraction), or a float NaN/inf; None if it is not a real number."""
+def exact_value(x):
+    """One number -> its exact value (int or Fraction), or a float NaN/inf; None if it is not a real number.
+
+    Accepts Python ints, floats and Fractions, numpy integer and float scalars (float16 .. long double) and the
+    ml_dtypes float scalars (bfloat16, float8 ...), each without rounding."""
+    if isinstance(x, np.generic) and np.dtype(type(x)).kind == "V":  # ml_dtypes: float64 holds each exactly
+        x = float(x)
     if isinstance(x, (bool, np.bool_)):
         return int(x)
     if isinstance(x, (int, np.integer)):
@@ -54,7 +59,7 @@ def exact_ints(arr: np.ndarray, t: VisaType, name: str) -> list[int]:
         arr = arr.astype(np.float64)
     out = []
     for i, x in enumerate(arr.tolist() if arr.dtype.kind in "biu" else arr):
-        v = _exact(x)
+        v = exact_value(x)
         if v is None:
             raise InvalidValue("values must be real numbers", values={"variable": name, "index": i,
                                                                      "value": repr(x)[:40]})
@@ -87,7 +92,7 @@ def variable_bytes(values, t: VisaType, dtype: np.dtype, name: str) -> np.ndarra
         return bits.astype(f"<u{t.size}").view(np.uint8)
     if arr.dtype.kind == "O":
         for i, x in enumerate(arr):
-            if _exact(x) is None:
+            if exact_value(x) is None:
                 raise InvalidValue("values must be real numbers", values={"variable": name, "index": i,
                                                                          "value": repr(x)[:40]})
     # a list or tuple goes to convert as given: numpy would turn [0.5, 2**60 + 1] into float64 first
