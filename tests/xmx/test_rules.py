@@ -170,3 +170,17 @@ def test_element_bits_rounds_once_and_checks_integers_as_given():
     with pytest.raises(InvalidValue, match="out of range for s8"):
         element_bits(np.array([2 ** 64 - 1], dtype=np.uint64), "s8")
     assert element_bits(np.array([-128, 127, -1], dtype=np.int64), "s8").tolist() == [0x80, 0x7F, 0xFF]
+
+
+def test_element_bits_and_pack_acc_take_lists_and_objects_exactly():
+    """A list mixing floats and big ints is not made float64 first (numpy would): 2**60 + 2**52 + 1 to bf16 is
+    2**60 + 2**53 (above the midpoint; worked by hand: exponent 60 + 127 = 187, fraction 1). pack_acc rounds an
+    fp32 C once: 2**100 + 2**76 + 1 is above the midpoint of the fp32 quantum 2**77 at 2**100 (float64 made it
+    the midpoint, then 2**100); 2**60 + 2**36 + 1 likewise with quantum 2**37."""
+    from systolic.xmx.pack import element_bits, pack_acc
+    w = 2 ** 60 + 2 ** 52 + 1
+    assert element_bits([[w, 0.5]], "bf16").tolist() == [[(187 << 7) | 1, 0x3F00]]
+    got = pack_acc(np.array([[2 ** 100 + 2 ** 76 + 1]], dtype=object), "fp32").view(np.float32)
+    assert int(got[0]) == 2 ** 100 + 2 ** 77
+    got = pack_acc([[0.5, 2 ** 60 + 2 ** 36 + 1]], "fp32").view(np.float32)
+    assert [int(v) for v in got[1:]] == [2 ** 60 + 2 ** 37]

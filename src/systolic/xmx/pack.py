@@ -30,7 +30,7 @@ import numpy as np
 from .. import packing
 from .. import types as T
 from ..errors import InvalidValue
-from ..numerics.rounding import from_bits
+from ..numerics.rounding import as_exact_array, from_bits
 
 __all__ = ["element_bits", "pack_src2", "unpack_src2", "pack_src1", "unpack_src1", "pack_acc", "unpack_acc",
            "decode", "acc_dtype"]
@@ -39,11 +39,12 @@ __all__ = ["element_bits", "pack_src2", "unpack_src2", "pack_src1", "unpack_src1
 def element_bits(values, precision: str) -> np.ndarray:
     """The raw bits (uint32) of ``values`` as elements of ``precision`` (canonical name).
 
-    Each value is rounded once, from its exact value: integers beyond 2**53 are not sent through float64 first,
+    Each value is rounded once, from its exact value: integers beyond 2**53 (in arrays or lists, see
+    :func:`systolic.numerics.rounding.as_exact_array`) are not sent through float64 first,
     and float64 values go to tf32 directly, not through float32 (either would round twice). Integer elements
     are range-checked on the values as given (a uint64 is not wrapped into int64 first)."""
     t = T.get(precision)
-    a = np.asarray(values)
+    a = as_exact_array(values)
     if t.fmt is None:
         if a.dtype.kind == "f" or a.dtype.kind == "V":
             a = a.astype(np.float64)
@@ -117,14 +118,14 @@ def acc_dtype(t: str) -> np.dtype:
 def pack_acc(c, t: str) -> np.ndarray:
     """C (M x N) of Dst/Src0 type ``t`` -> the packed image (uint8)."""
     name = T.get(t).name
-    c = np.asarray(c)
+    c = as_exact_array(c)
     if name in ("int32", "u32"):
         if c.dtype.kind not in "iu":
             raise InvalidValue("an integer accumulator needs integer values", values={"dtype": str(c.dtype)})
         return (c.astype(np.int64) & 0xFFFFFFFF).astype("<u4").view(np.uint8).reshape(-1)
     dt = acc_dtype(name)
-    if c.dtype != dt:
-        c = T.convert(c, name) if name != "fp32" else c.astype(np.float32)
+    if c.dtype != dt:  # rounded once from the exact value (big ints, long doubles), whatever the caller's MXCSR
+        c = T.convert(c, name)
     return np.ascontiguousarray(c).view(np.uint8).reshape(-1)
 
 
