@@ -184,3 +184,45 @@ def test_element_bits_and_pack_acc_take_lists_and_objects_exactly():
     assert int(got[0]) == 2 ** 100 + 2 ** 77
     got = pack_acc([[0.5, 2 ** 60 + 2 ** 36 + 1]], "fp32").view(np.float32)
     assert [int(v) for v in got[1:]] == [2 ** 60 + 2 ** 37]
+
+
+def test_element_bits_refuses_non_integers_for_integer_precisions():
+    """An integer element is an integer as given: a Fraction, a float or a long double with a fraction part is
+    refused (7/2 had been truncated to 3; long double 1 + 2**-60 rounded to the float64 1.0 and passed)."""
+    from fractions import Fraction
+
+    from systolic.xmx.pack import element_bits
+    for bad in (np.array([Fraction(1, 2), Fraction(7, 2)], dtype=object), np.array([1.0, 2.5]),
+                np.array([1.0, np.nan]), np.array([3, "x"], dtype=object), np.array([2, float("inf")], dtype=object)):
+        with pytest.raises(InvalidValue, match="s8 values must be integers"):
+            element_bits(bad, "s8")
+    if np.finfo(np.longdouble).nmant > 52:
+        with pytest.raises(InvalidValue, match="must be integers"):
+            element_bits(np.array([np.longdouble(1) + np.longdouble(2) ** -60]), "s8")
+    # integral values of any kind pass, exactly: 4/2 -> 2, 3.0 -> 3, -5 -> 0xFB (two's complement)
+    ok = np.array([Fraction(4, 2), 3.0, np.int8(-5), True], dtype=object)
+    assert element_bits(ok, "s8").tolist() == [2, 3, 0xFB, 1]
+    assert element_bits(np.array([np.longdouble(-128), np.longdouble(127)]), "s8").tolist() == [0x80, 0x7F]
+
+
+@pytest.mark.skipif(__import__("systolic.fpenv").fpenv.read() is None, reason="MXCSR is not accessible")
+def test_element_bits_and_pack_acc_ignore_the_callers_ftz_daz():
+    """Under MXCSR.FTZ|DAZ (torch.set_flush_denormal) float32 1e-45 (2**-149, not an integer) must still be
+    refused as an s8 element, and an fp32 C of float64 1e-40 must keep its subnormal fp32 value: the nearest
+    multiple of 2**-149, worked with Fractions."""
+    from fractions import Fraction
+
+    from systolic import fpenv
+    from systolic.xmx.pack import element_bits, pack_acc
+    want = round(Fraction(1e-40) * 2 ** 149)  # subnormal fp32 bits = the value in units of 2**-149 (RNE)
+    tiny = np.array([1e-45], np.float32)  # made before FTZ is set: its own conversion from 1e-45 would flush
+    assert tiny.view(np.uint32)[0] == 1
+    saved = fpenv.read()
+    fpenv.write(fpenv.DEFAULT | (1 << 15) | (1 << 6))
+    try:
+        with pytest.raises(InvalidValue, match="must be integers"):
+            element_bits(tiny, "s8")
+        got = int(pack_acc(np.array([[1e-40]]), "fp32").view(np.uint32)[0])
+    finally:
+        fpenv.write(saved)
+    assert got == want

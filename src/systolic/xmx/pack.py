@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import packing
+from .. import fpenv, packing
 from .. import types as T
 from ..errors import InvalidValue
 from ..numerics.rounding import as_exact_array, from_bits
@@ -36,20 +36,53 @@ __all__ = ["element_bits", "pack_src2", "unpack_src2", "pack_src1", "unpack_src1
            "decode", "acc_dtype"]
 
 
+def _integer_elements(a: np.ndarray, name: str) -> np.ndarray:
+    """``a`` when every value is an integer (checked on the values as given: a long double or a Fraction is not
+    rounded first); :class:`InvalidValue` naming the first that is not."""
+    k = a.dtype.kind
+    if k in "iub":
+        return a
+    if k == "f" or k == "V":
+        v = a if k == "f" else a.astype(np.float64)  # ml_dtypes values widen exactly; long doubles stay as they are
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(v) | (v != np.trunc(v))
+    elif k == "O":
+        out = np.empty(a.shape, dtype=object)
+        bad = np.zeros(a.shape, dtype=bool)
+        for i, x in enumerate(a.flat):
+            if isinstance(x, (int, np.integer)):
+                out.flat[i] = int(x)
+                continue
+            try:  # floats, long doubles, Fractions: their exact value
+                num, den = x.as_integer_ratio()
+            except (AttributeError, TypeError, ValueError, OverflowError):  # not a number, NaN, inf
+                num, den = 0, 0
+            if den == 1:
+                out.flat[i] = num
+            else:
+                bad.flat[i] = True
+        a = out if not bad.any() else a
+    else:
+        raise InvalidValue(f"{name} values must be integers", values={"dtype": str(a.dtype)})
+    if bad.any():
+        raise InvalidValue(f"{name} values must be integers", rule=f"{name} elements are integers (not rounded)",
+                           values={"dtype": str(a.dtype), "value": repr(a.flat[int(np.flatnonzero(bad)[0])])[:40]})
+    return a
+
+
+@fpenv.guarded  # the integer check widens and compares floats with numpy, which MXCSR.DAZ would flush
 def element_bits(values, precision: str) -> np.ndarray:
     """The raw bits (uint32) of ``values`` as elements of ``precision`` (canonical name).
 
     Each value is rounded once, from its exact value: integers beyond 2**53 (in arrays or lists, see
-    :func:`systolic.numerics.rounding.as_exact_array`) are not sent through float64 first,
-    and float64 values go to tf32 directly, not through float32 (either would round twice). Integer elements
-    are range-checked on the values as given (a uint64 is not wrapped into int64 first)."""
+    :func:`systolic.numerics.rounding.as_exact_array`) and long doubles are not sent through float64 first, and
+    float64 values go to tf32 directly, not through float32 (either would round twice). Integer elements are
+    checked on the values as given: a non-integer (float, long double, Fraction) is refused, not truncated, and
+    the range check sees a uint64 unwrapped."""
     t = T.get(precision)
     a = as_exact_array(values)
     if t.fmt is None:
-        if a.dtype.kind == "f" or a.dtype.kind == "V":
-            a = a.astype(np.float64)
-            if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
-                raise InvalidValue(f"{t.name} values must be integers", values={"dtype": str(a.dtype)})
+        a = _integer_elements(a, t.name)
         if a.size:
             lo, hi = int(a.min()), int(a.max())
             if lo < t.min or hi > t.max:
