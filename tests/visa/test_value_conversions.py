@@ -248,3 +248,32 @@ def test_immediate_float_types_take_numpy_scalars_exactly():
     x = Fraction(1) + Fraction(1, 2 ** 8) + Fraction(1, 2 ** 23)
     assert immediate_from_value(np.float32(float(x)), "bf").low == rne_bits(x, "bf") == 0x3F81
     assert immediate_from_value(Fraction(1, 3), "bf").low == rne_bits(Fraction(1, 3), "bf")
+
+
+# ----------------------------------------------------------------- BF arithmetic computes in F up to Xe3
+def _bf_mad(platform: str, **model):
+    from systolic.visa import alu
+    from systolic.visa.interp import run
+    src = "".join(f".decl {n} v_type=G type=bf num_elts=16 align=GRF\n" for n in ("A", "B", "C", "D"))
+    src += "mad (M1, 1) D(0,0)<1> A(0,0)<0;1,0> B(0,0)<0;1,0> C(0,0)<0;1,0>\n"
+    ins = {k: np.array([v], ml_dtypes.bfloat16) for k, v in (("A", 7 / 8), ("B", 37 / 32), ("C", -2.0 ** -30))}
+    m = run(asm.parse(src), platform, inputs=ins, model=alu.FloatModel(**model))
+    return int(m.read("D").view(np.uint16)[0])
+
+
+def test_bf_mad_rounds_through_f_before_xe3p():
+    """IGC gives BF sources execution type F up to Xe3 (G4_INST::getExecType2; fixBFMixedMode: "pure bfloat16
+    operands are not supported"), so the fused result is rounded to F, then to BF.
+
+    7/8 * 37/32 - 2**-30 = 259/256 - 2**-30. F (ulp 2**-23 here) rounds it to 259/256 = 1 + 2**-7 + 2**-8,
+    the BF midpoint between 1 + 2**-7 (odd) and 1 + 2**-6 (even): 0x3f82. Rounded once it lies below the
+    midpoint: 0x3f81 (the model with via_execution_type=False, and xe3p, which has pure-BF arithmetic)."""
+    exact = Fraction(7, 8) * Fraction(37, 32) - Fraction(1, 2 ** 30)
+    assert exact == Fraction(259, 256) - Fraction(1, 2 ** 30)
+    assert rne_bits(exact, "f") == rne_bits(Fraction(259, 256), "f")          # F lands on the BF midpoint
+    twice, once = rne_bits(Fraction(259, 256), "bf"), rne_bits(exact, "bf")
+    assert (twice, once) == (0x3F82, 0x3F81)
+    for platform in ("dg2", "pvc", "bmg", "lnl"):
+        assert _bf_mad(platform) == twice, platform
+        assert _bf_mad(platform, via_execution_type=False) == once, platform
+    assert _bf_mad("xe3p") == once

@@ -11,7 +11,9 @@ Choices the documents leave open are the fields of :class:`FloatModel` (docs/vis
 are the format's default quiet NaN (as systolic.xmx.models), denormals are kept, -0 < +0 in
 min/max, ``.sat`` on a float result clamps to [0, 1] with NaN -> +0 (the Gen saturation rule), and an
 F computation with a 16-bit float destination rounds to F first (2_datatypes.md: the destination of
-a float instruction has the execution type; conversion happens on the write).
+a float instruction has the execution type; conversion happens on the write). BF sources compute in F
+up to Xe3 (IGC has no pure-BF ALU before ``supportPureBF()``, platform > Xe3), so there a ``mad`` of BF
+values rounds to F, then to BF.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class FloatModel:
     daz: frozenset = frozenset()   # float types whose inputs flush denormals
     negative_zero_is_less: bool = True
     #: F execution with an HF/BF destination (the XeHP+ type maps allow F sources with a BF
-    #: destination) rounds to F first, then converts; False rounds the exact result once.
+    #: destination; up to Xe3 every BF source makes the execution type F, IGC ``getExecType2`` and
+    #: ``HWConformity::fixBFMixedMode``) rounds to F first, then converts; False rounds the exact result once.
     via_execution_type: bool = True
 
 

@@ -374,7 +374,7 @@ class Machine:
         addrs, dt = self.dest_addresses(dst, n)
         self._check_types(inst, dt, [t for _, t in srcs])
         exec_f32 = (self.model.via_execution_type and dt.name in ("hf", "bf")
-                    and any(t.name in ("f", "vf") for _, t in srcs))
+                    and self._f_execution([t for _, t in srcs]))
         for i in range(n):
             if not enabled[i]:
                 continue
@@ -476,6 +476,20 @@ class Machine:
         if inst.sat and o.sat == "float" and not dt.is_float:
             raise IllegalInstruction(f"{inst.op}.sat only when the type is float",
                                      rule=f"instructions/{o.doc}: Saturation", values={"type": dt.name})
+
+    #: families whose ALU computes with BF operands natively: IGC HWCaps.inc ``supportPureBF()`` is
+    #: ``platform > Xe3``; every earlier DPAS platform has only BF "mixed mode" (``hasBFMixMode()``)
+    _PURE_BF_FAMILIES = frozenset({"Xe3P"})
+
+    def _f_execution(self, sts: list) -> bool:
+        """Whether the execution type is F: an F/VF source (2_datatypes.md: VF is compatible with F), or a BF
+        source on a platform without pure-BF arithmetic -- IGC's ``G4_INST::getExecType2`` gives BF sources the
+        execution type F there, and ``HWConformity::fixBFMixedMode`` turns an all-BF instruction into mixed mode
+        by widening its last BF source to F ("Instructions with pure bfloat16 operands are not supported")."""
+        if any(t.name in ("f", "vf") for t in sts):
+            return True
+        return (any(t.name == "bf" for t in sts)
+                and self.platform.family not in self._PURE_BF_FAMILIES)
 
     def _convert(self, v, dt: VisaType, inst: Instruction, exec_f32: bool = False) -> int:
         if exec_f32:  # round to the F execution type, then convert to the 16-bit destination
