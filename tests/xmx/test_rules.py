@@ -226,3 +226,31 @@ def test_element_bits_and_pack_acc_ignore_the_callers_ftz_daz():
     finally:
         fpenv.write(saved)
     assert got == want
+
+
+def test_float_c_beyond_2_53_must_be_an_fp32_value():
+    """xmx.matmul's C must hold fp32 values exactly; past 2**53 float64 cannot decide it (2**60 + 1 and its fp32
+    rounding 2**60 are equal in float64). By hand: an fp32 value has at most 24 significant bits, so 2**60 + 1
+    (61 bits), 2**64 - 1 (64) and 2**100 + 1 are not; 2**60, 2**64 - 2**40 (= 2**40 * (2**24 - 1)) and -(2**63)
+    are, and come back unchanged in D (A = B = 0)."""
+    from systolic.xmx import matmul
+    a = np.zeros((8, 16), ml_dtypes.bfloat16)
+    b = np.zeros((16, 16), ml_dtypes.bfloat16)
+
+    def c_with(v, dtype):
+        c = np.zeros((8, 16), dtype)
+        c[0, 0] = v
+        return c
+
+    for v, dt in ((2 ** 60 + 1, np.int64), (2 ** 64 - 1, np.uint64), (2 ** 100 + 1, object),
+                  (-(2 ** 62) - 1, np.int64)):
+        with pytest.raises(InvalidValue, match="exact fp32"):
+            matmul(a, b, c_with(v, dt))
+    with pytest.raises(InvalidValue, match="exact fp32"):
+        matmul(a, b, [[2 ** 60 + 1] + [0.5] * 15] + [[0.0] * 16] * 7)  # a list: not made float64 first
+    for v, dt in ((2 ** 60, np.int64), (2 ** 64 - 2 ** 40, np.uint64), (-(2 ** 63), np.int64), (2 ** 100, object)):
+        assert int(matmul(a, b, c_with(v, dt))[0, 0]) == v
+    if np.finfo(np.longdouble).nmant > 52:
+        with pytest.raises(InvalidValue, match="exact fp32"):
+            matmul(a, b, c_with(np.longdouble(1) + np.longdouble(2) ** -60, np.longdouble))
+        assert float(matmul(a, b, c_with(np.longdouble(1.5), np.longdouble))[0, 0]) == 1.5

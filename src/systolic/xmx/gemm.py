@@ -21,6 +21,8 @@ import numpy as np
 from .. import backend_registry, counters, fpenv
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
+from ..numerics.formats import FP32
+from ..numerics.rounding import as_exact_array, to_bits
 from . import kernels as KN
 from . import models as M
 from . import pack as PK
@@ -157,10 +159,27 @@ def check_int_c(c, m, n) -> np.ndarray:
     return cv
 
 
+def _f64_holds(dtype: np.dtype) -> bool:
+    """Whether float64 holds every value of ``dtype`` exactly (floats up to 64 bits, ml_dtypes, bools, ints up to
+    32 bits): then comparing in float64 is an exact test."""
+    k = dtype.kind
+    return (k == "f" and dtype.itemsize <= 8) or k in "bV" or (k in "iu" and dtype.itemsize <= 4)
+
+
 def check_float_c(c, m, n) -> np.ndarray:
     """C of a float GEMM as float32: M x N values that are exact fp32 values (NaN allowed)."""
     cv = _check_c(c, m, n)
-    if cv.dtype != np.float32:
+    if cv.dtype != np.float32 and not _f64_holds(cv.dtype):
+        # int64/uint64, long double, Python objects: float64 would round both sides of a comparison (2**60 + 1
+        # equals its fp32 rounding 2**60 in float64). A value is an fp32 value iff rounding it down and up agree.
+        lo, hi = to_bits(cv, FP32, "rdn"), to_bits(cv, FP32, "rup")
+        same = lo == hi
+        if not same.all():
+            raise InvalidValue("C values must be exact fp32 values (the accumulator is fp32)",
+                               rule="visa-DPAS.md: Src0 is F (or BF/HF)",
+                               values={"value": str(cv.reshape(-1)[int(np.flatnonzero(~same.reshape(-1))[0])])})
+        cv = lo.view(np.float32)
+    elif cv.dtype != np.float32:
         with np.errstate(all="ignore"):
             c32 = cv.astype(np.float32)
         same = (c32.astype(np.float64) == cv.astype(np.float64)) | (np.isnan(c32) & np.isnan(cv.astype(
@@ -218,7 +237,7 @@ def _tf32_rne(x: np.ndarray) -> np.ndarray:
 
 
 def _check_c(c, m, n) -> np.ndarray:
-    cv = np.asarray(c)
+    cv = as_exact_array(c)  # a list of floats and big ints stays exact (numpy would make it float64)
     if cv.shape != (m, n):
         raise InvalidValue("C must be M x N", values={"c": cv.shape, "expected": (m, n)})
     return cv
