@@ -277,3 +277,18 @@ def test_bf_mad_rounds_through_f_before_xe3p():
         assert _bf_mad(platform) == twice, platform
         assert _bf_mad(platform, via_execution_type=False) == once, platform
     assert _bf_mad("xe3p") == once
+
+
+def test_write_fractions_round_once():
+    """A decimal literal read exactly: 1.00390625000000000001 is above the bf tie 1 + 2**-8 (float64 would
+    drop the tail and round the tie to even, 1.0)."""
+    m = machine(DECL_FLOATS)
+    x = Fraction("1.00390625000000000001")
+    assert float(x) == 1.00390625
+    m.write("BF", [x, Fraction(-1, 3), -0.0, 2 ** 60 + 2 ** 52 + 1])
+    assert bits_of(m, "BF", "bf") == [rne_bits(x, "bf"), 0x8000 | rne_bits(Fraction(1, 3), "bf"), 0x8000,
+                                      rne_bits(Fraction(2 ** 60 + 2 ** 52 + 1), "bf")]
+    assert rne_bits(x, "bf") == 0x3F81
+    m.write("HF", [Fraction(1, 3), float("nan")])
+    assert bits_of(m, "HF", "hf")[0] == rne_bits(Fraction(1, 3), "hf")
+    assert np.isnan(m.read("HF")[1])

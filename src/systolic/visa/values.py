@@ -5,7 +5,8 @@ Every value is taken at its exact value and converted once (2_datatypes.md, "Typ
 - float variables (F, HF, BF, DF): rounded to nearest even from the exact input by
   :func:`systolic.types.convert` (a float64 or a large integer is not first rounded to float32, as
   ``astype(bfloat16)`` would do); an input already of the variable's own dtype is stored bit for bit, so a
-  caller can plant any pattern (signalling NaNs included).
+  caller can plant any pattern (signalling NaNs included); exact rationals (``fractions.Fraction``, e.g. a
+  decimal literal read exactly) round once by :func:`systolic.numerics.rounding.round_fraction`.
 - integer variables: each value must be an integer inside the type's range (2_datatypes.md, "Fundamental
   Data Types" table); the check is on exact Python integers, so a uint32 4294967295 given to a D variable or
   an int32 -1 given to a UD variable is an error, not a reinterpretation of the same bits.
@@ -16,6 +17,7 @@ host's arithmetic, which MXCSR.DAZ would otherwise change (a float32 denormal wo
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from fractions import Fraction
@@ -24,6 +26,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidValue
+from ..numerics.rounding import round_fraction
 from .isa import VisaType
 
 __all__ = ["variable_bytes", "exact_ints", "exact_value"]
@@ -91,10 +94,19 @@ def variable_bytes(values, t: VisaType, dtype: np.dtype, name: str) -> np.ndarra
         bits = np.array([v & ((1 << t.bits) - 1) for v in ints], dtype=np.uint64)
         return bits.astype(f"<u{t.size}").view(np.uint8)
     if arr.dtype.kind == "O":
+        exact = []
         for i, x in enumerate(arr):
-            if exact_value(x) is None:
+            exact.append(exact_value(x))
+            if exact[-1] is None:
                 raise InvalidValue("values must be real numbers", values={"variable": name, "index": i,
                                                                          "value": repr(x)[:40]})
+        if any(isinstance(v, Fraction) for v in exact):  # exact rationals (decimal literals): round each once
+            fmt = T.get(t.systolic).fmt
+            bits = [int(T.convert([v], t.systolic).view(f"<u{t.size}")[0]) if isinstance(v, float)
+                    else round_fraction(Fraction(v), fmt, "rne",
+                                        negative_zero=v == 0 and math.copysign(1.0, float(x)) < 0)
+                    for x, v in zip(arr, exact)]
+            return np.array(bits, dtype=f"<u{t.size}").view(np.uint8)
     # a list or tuple goes to convert as given: numpy would turn [0.5, 2**60 + 1] into float64 first
     src = values if isinstance(values, (list, tuple)) else arr
     out = np.asarray(T.convert(src, t.systolic)).ravel()
