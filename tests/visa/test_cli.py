@@ -63,6 +63,22 @@ def test_run_with_inputs_and_save(tmp_path):
     assert json.loads(r.output) == {"Y": [2.0, 4.0, 6.0, 8.0]}
 
 
+def test_run_inputs_are_read_exactly(tmp_path):
+    """--in values keep their exact value until the variable's type rounds them once (worked by hand):
+    2**60 + 2**52 + 1 lies above bf16's midpoint and rounds to 2**60 + 2**53 (0x5d81; through float64 it became
+    the midpoint, 2**60); 1.00390625000000000001 = 1 + 2**-8 + 1e-20 rounds to 1 + 2**-7 (0x3f81; as a float64
+    literal it was the midpoint 1 + 2**-8 and went to 1.0); -0.0 keeps its sign; 0x1e is thirty."""
+    prog = tmp_path / "p.visa"
+    prog.write_text(".decl X v_type=G type=bf num_elts=3\n.decl D v_type=G type=d num_elts=2\n")
+    r = invoke("run", str(prog), "--in", "X=1157425104234217473,1.00390625000000000001,-0.0", "--in", "D=0x1e,-7",
+               "--save", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    assert np.load(tmp_path / "o" / "X.npy").view(np.uint16).tolist() == [0x5D81, 0x3F81, 0x8000]
+    assert np.load(tmp_path / "o" / "D.npy").tolist() == [30, -7]
+    r = invoke("run", str(prog), "--in", "D=1.5")
+    assert r.exit_code != 0 and "input value 3/2" in str(r.exception) and "not an integer" in str(r.exception)
+
+
 def test_broken_program_exits_nonzero_with_line_column(tmp_path, capsys):
     prog = tmp_path / "bad.visa"
     prog.write_text(".decl X v_type=G type=d num_elts=8\n\nadd (M1, 8) X(0,0)<1> X(0,0)<1;1 0x1:d\n")

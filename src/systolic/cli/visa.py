@@ -7,6 +7,7 @@ Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, `
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import click
@@ -33,9 +34,26 @@ def _parse_in(spec: str):
         except (OSError, ValueError) as e:
             raise InvalidValue(f"cannot load {val}: {e}", values={"file": val}) from None
     try:
-        return name, np.array([float(x) if re.search(r"[.eEn]", x) else int(x, 0) for x in val.split(",")])
-    except ValueError:
+        # a Python list of exact values: Machine.write rounds each once for the variable's type (an array would
+        # have made big integers and decimals float64 first: a second rounding)
+        return name, [_number(x) for x in val.split(",")]
+    except (ValueError, ZeroDivisionError):
         raise InvalidValue("--in values must be numbers separated by commas", values={"in": spec}) from None
+
+
+def _number(text: str):
+    """One --in value at its exact value: an integer (decimal, 0x, 0o, 0b), nan / inf (float), -0.0 (float:
+    the sign is kept), or a decimal or rational literal as a Fraction (1.00390625000000000001 is read exactly,
+    not as the float64 nearest to it)."""
+    x = text.strip()
+    try:
+        return int(x, 0)
+    except ValueError:
+        pass
+    if x.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return float(x)
+    q = Fraction(x)
+    return -0.0 if q == 0 and x.startswith("-") else q
 
 
 @click.group("visa")

@@ -67,9 +67,10 @@ def exact_ints(arr: np.ndarray, t: VisaType, name: str) -> list[int]:
             raise InvalidValue("values must be real numbers", values={"variable": name, "index": i,
                                                                      "value": repr(x)[:40]})
         if isinstance(v, float) or isinstance(v, Fraction) and v.denominator != 1:
-            raise InvalidValue(f"input value {x!r} does not fit the variable's integer type exactly "
+            shown = str(x) if isinstance(x, Fraction) else repr(x)     # 3/2, not Fraction(3, 2)
+            raise InvalidValue(f"input value {shown} does not fit the variable's integer type exactly "
                                f"(not an integer)", rule=_RANGE_RULE,
-                               values={"variable": name, "type": t.name, "index": i, "value": repr(x)[:40]})
+                               values={"variable": name, "type": t.name, "index": i, "value": shown[:40]})
         v = int(v)
         if not lo <= v <= hi:
             raise InvalidValue(f"input value {v} does not fit the variable's integer type {t.name} "
