@@ -89,7 +89,7 @@ def test_large_b_32x64_k_halves():
 
 @pytest.mark.parametrize("dev,T,use,R,C", [
     ("pvc", np.int8, "a", 8, 32), ("pvc", np.int8, "b", 32, 16), ("pvc", np.float16, "a", 32, 32),
-    ("pvc", np.float32, "accumulator", 32, 64), ("dg2", np.int8, "a", 8, 32), ("dg2", np.float16, "b", 16, 32),
+    ("pvc", np.float32, "accumulator", 32, 64), ("dg2", np.int8, "a", 8, 32), ("dg2", "bf16", "b", 16, 32),
     ("pvc", tf32, "a", 3, 8), ("pvc", tf32, "a", 1, 8), ("pvc", np.float16, "a", 1, 32), ("spr", np.int8, "b", 64, 16)])
 def test_bijection(dev, T, use, R, C):
     lay = jm.layout(dev, T, getattr(jm.use, use), R, C)

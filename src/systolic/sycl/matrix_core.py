@@ -114,14 +114,21 @@ def _layout_cached(dev: str, tname: str, use: str, rows: int, cols: int, lay: st
 
 def layout(device, T_, use, rows: int, cols: int, layout=None) -> Layout:
     """The per-work-item slice map of ``joint_matrix<sub_group, T, use, rows, cols, layout>`` on ``device``:
-    a :class:`~systolic.layout.Layout` with holder ("work_item", "index")."""
+    a :class:`~systolic.layout.Layout` with holder ("work_item", "index").
+
+    Raises :class:`UnsupportedCombination` (the device's combinations, the rows and cols given) for a declaration
+    ``joint_matrix`` itself refuses."""
     rec = get_device(device.record if hasattr(device, "record") else device)
     for v, n in ((rows, "rows"), (cols, "cols")):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
             raise InvalidValue(f"{n} must be a positive integer", values={n: v})
     lay = "dynamic" if layout is None else _lay(layout)
+    # the same declaration rule joint_matrix(...) enforces: only the shapes of the device's combinations have a
+    # layout (this also bounds rows and cols, so no request builds a huge map)
+    spec = Spec(rec, type_info(T_), _use(use), int(rows), int(cols), lay)
+    _check_declaration(spec)
     try:
-        return _layout_cached(rec.name, type_info(T_).name, _use(use), int(rows), int(cols), lay)
+        return _layout_cached(rec.name, spec.t.name, spec.use, spec.rows, spec.cols, lay)
     except InvalidValue as exc:
         raise UnsupportedCombination(f"{rec.name} has no joint_matrix layout for this shape: {exc.message}",
                                      rule=exc.rule, values=dict(exc.values, device=rec.name)) from None
