@@ -69,7 +69,18 @@ def current_machine():
 
 @contextlib.contextmanager
 def use_machine(machine):
-    """Run eager intrinsics on ``machine`` inside the ``with`` block (e.g. a native or spec-path machine)."""
+    """Run eager intrinsics on ``machine`` inside the ``with`` block (e.g. a native or spec-path machine).
+
+    ``machine`` is a :class:`~systolic.amx.TileMachine` (None: the default emulator). Anything else, a CPU
+    name included, is refused here with InvalidValue rather than failing at the first intrinsic: build the
+    machine explicitly, ``use_machine(TileMachine("graniterapids"))``.
+    """
+    from .machine import TileMachine
+    if machine is not None and not isinstance(machine, TileMachine):
+        hint = f"; for a CPU name write use_machine(TileMachine({machine!r}))" if isinstance(machine, str) else ""
+        raise InvalidValue(f"use_machine needs a TileMachine (or None for the default emulator){hint}",
+                           rule="use_machine(machine): machine is a systolic.amx.TileMachine or None",
+                           values={"machine": machine if isinstance(machine, str) else type(machine).__name__})
     old = getattr(_state, "machine", None)
     _state.machine = machine
     try:
