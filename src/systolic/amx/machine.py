@@ -19,6 +19,8 @@ of an instruction, the tilecfg.start_row := start").
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import counters, fpenv
@@ -185,7 +187,13 @@ class TileMachine:
             raise InvalidOpcode(f"{mnemonic.upper()}: start_row >= rows of tmm{t}",
                                 rule="SDM AMX-E3: #UD if tilecfg.start_row >= tile rows",
                                 values={"start_row": self.config.start_row, "rows": rows, "tile": t})
-        return t, _check_memory(memory), _int(base, "base"), _int(stride, "stride")
+        stride = _int(stride, "stride")
+        if not -(1 << 63) <= stride < 1 << 63:
+            # the stride is a 64-bit index register (SIB index * scale); the intrinsics refuse the same values
+            raise InvalidValue(f"{mnemonic.upper()}: stride does not fit a signed 64-bit register",
+                               rule="TILELOADD/TILESTORED stride: an integer in -2**63 .. 2**63-1",
+                               values={"stride": stride})
+        return t, _check_memory(memory), _int(base, "base"), stride
 
     def _first_fault(self, t: int, memory: np.ndarray, base: int, stride: int):
         """(row, address) of the first row whose bytes leave the memory image, or None."""
@@ -341,18 +349,48 @@ class TileMachine:
         name = str(mnemonic).lower()
         if name not in INSTRUCTION_FEATURE:
             raise InvalidValue(f"unknown AMX instruction {mnemonic!r}", values={"mnemonic": mnemonic})
-        return getattr(self, name)(*operands)
+        method = getattr(self, name)
+        try:
+            inspect.signature(method).bind(*operands)
+        except TypeError:
+            params = tuple(inspect.signature(method).parameters)
+            raise InvalidValue(f"{name.upper()} takes operands {', '.join(params) or '(none)'}",
+                               rule=f"execute({name!r}, ...): the operands of {name.upper()}",
+                               values={"instruction": name, "expected": params, "given": len(operands)}) from None
+        return method(*operands)
 
     # ------------------------------------------------------------ conveniences (not instructions)
+    @staticmethod
+    def _tile_index(tmm) -> int:
+        """A tile number of the conveniences: tmm0 .. tmm7 (no wrap-around: -1 is not tmm7)."""
+        t = _int(tmm, "tile")
+        if not 0 <= t < NTILES:
+            raise InvalidValue(f"tile tmm{t} does not exist", rule=f"tiles are tmm0 .. tmm{NTILES - 1}",
+                               values={"tile": t})
+        return t
+
+    @staticmethod
+    def _element_dtype(dtype) -> np.dtype:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="read_tile dtype: a numeric numpy dtype",
+                               values={"dtype": repr(dtype)}) from None
+        if dt.hasobject or dt.itemsize == 0:
+            raise InvalidValue(f"tile bytes cannot be viewed as {dt}", rule="read_tile dtype: a numeric numpy dtype",
+                               values={"dtype": str(dt)})
+        return dt
+
     def tile_bytes(self, tmm: int) -> np.ndarray:
         """A copy of the configured rows x colsb bytes of tile ``tmm``."""
-        rows, colsb = self.config.shape(_int(tmm, "tile") % NTILES)
-        return self.tiles[tmm, :rows, :colsb].copy()
+        t = self._tile_index(tmm)
+        rows, colsb = self.config.shape(t)
+        return self.tiles[t, :rows, :colsb].copy()
 
     def read_tile(self, tmm: int, dtype) -> np.ndarray:
         """Tile ``tmm``'s configured rows viewed as ``dtype`` elements (e.g. np.int32, np.float32, bfloat16)."""
         b = np.ascontiguousarray(self.tile_bytes(tmm))
-        dt = np.dtype(dtype)
+        dt = self._element_dtype(dtype)
         if b.shape[1] % dt.itemsize:
             raise InvalidValue("colsb is not a multiple of the element size",
                                values={"colsb": b.shape[1], "itemsize": dt.itemsize})
@@ -360,14 +398,16 @@ class TileMachine:
 
     def write_tile(self, tmm: int, values) -> None:
         """Set tile ``tmm``'s configured rows from an array of rows x colsb bytes (any dtype); zero the rest."""
-        t = _int(tmm, "tile")
-        if not 0 <= t < NTILES:
-            raise InvalidValue("tiles are 0-7", values={"tile": t})
+        t = self._tile_index(tmm)
         rows, colsb = self.config.shape(t)
         v = np.ascontiguousarray(values)
+        if v.dtype.hasobject or v.dtype.kind in "US":
+            # only numbers have bytes to copy into a tile (an object array holds references)
+            raise InvalidValue("write_tile needs a numeric array", rule="write_tile values: a numeric numpy array",
+                               values={"dtype": str(v.dtype)})
         b = v.view(np.uint8).reshape(v.shape[0], -1) if v.ndim == 2 else None
         if b is None or b.shape != (rows, colsb):
             raise InvalidValue("write_tile needs a rows x colsb-bytes 2-D array",
-                               values={"shape": v.shape, "rows": rows, "colsb": colsb})
+                               values={"shape": v.shape, "dtype": str(v.dtype), "rows": rows, "colsb": colsb})
         self.tiles[t] = 0
         self.tiles[t, :rows, :colsb] = b
