@@ -101,14 +101,26 @@ def gemm_int8(memory: dict, c_name: str, spec: str, line: int) -> tuple[np.ndarr
         raise ProgramError("the oracle's result is an i32 global", rule="systolic-run oracle gemm-int8",
                            values={"line": line, "global": cn})
 
+    for key, ld, row_bytes, what in (("lda", lda, K, "a row of A (K"), ("ldb", ldb, 4 * N, "a VNNI row of B (4N"),
+                                     ("ldc", ldc, 4 * N, "a row of the int32 C (4N")):
+        # a stride below the row's bytes (negative or zero included) would make rows overlap, or read before the
+        # global: the oracle's strided view must stay inside its buffer, row after row
+        if ld < row_bytes:
+            raise ProgramError(f"{key}={ld} is less than {what} = {row_bytes} bytes): rows would overlap "
+                               "or lie before the global",
+                               rule="systolic-run oracle gemm-int8: lda >= K, ldb >= 4N, ldc >= 4N",
+                               values={"line": line, key: ld, "K": K, "N": N})
+
     def take(name, typ, rows, cols, ld):
-        buf = memory[name]
+        buf = np.ascontiguousarray(memory[name]).view(np.uint8).reshape(-1)   # byte strides below mean bytes
         need_bytes = (rows - 1) * ld + cols if rows else 0
         if need_bytes > buf.size:
             raise ProgramError(f"@{name} holds {buf.size} bytes; the oracle reads {need_bytes}",
                                rule="systolic-run oracle gemm-int8: the matrices lie inside their globals",
                                values={"line": line})
-        return np.lib.stride_tricks.as_strided(buf, (rows, cols), (ld, 1)).copy()
+        # checked above: 0 <= cols <= ld and the last row ends inside buf, so every strided byte is buf's own
+        # (one row: its stride is never used, and a huge one must not reach as_strided)
+        return np.lib.stride_tricks.as_strided(buf, (rows, cols), (ld if rows > 1 else 1, 1)).copy()
 
     a = take(an, at, M, K, lda).view(TYPES[at]).astype(np.int64)                     # (M, K)
     bv = take(bn, bt, K // 4, 4 * N, ldb).view(TYPES[bt]).astype(np.int64)             # (K/4, 4N)
