@@ -14,13 +14,14 @@ import click
 import numpy as np
 
 from ..errors import InvalidValue
+from .inputs import read_text
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
 
 
 def _read(file: str) -> str:
-    return pathlib.Path(file).read_text()
+    return read_text(file, "LLVM IR file")
 
 
 @click.command("compile")

@@ -15,13 +15,11 @@ import numpy as np
 
 from ..errors import InvalidValue
 from . import emit_json
+from .inputs import read_text
 
 
 def _read(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError as e:
-        raise InvalidValue(f"cannot read {path}: {e.strerror}", values={"path": path}) from None
+    return read_text(path, "vISA program")
 
 
 def _parse_in(spec: str):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cli.inputs import read_text
 from ..errors import ProgramError
 from .compare import compare
 from .header import TYPES, check_expects, parse, parse_values, typed_values
@@ -142,7 +143,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     from ..compiler import compile_ir
     from ..compiler.to_machine import _initial_bytes
     t0 = time.perf_counter()
-    text = path.read_text()
+    text = read_text(path, "LLVM IR file")
     h = parse(text, ";")
     if h.inputs:
         raise ProgramError("'in' is a vISA directive; IR globals are set with 'fill'",

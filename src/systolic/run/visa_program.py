@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..cli.inputs import read_text
 from ..errors import ProgramError
 from .header import check_expects, parse
 
@@ -21,7 +22,7 @@ def run(path: Path, device: str | None = None) -> dict:
     from ..visa import asm
     from ..visa.interp import Machine
     t0 = time.perf_counter()
-    text = path.read_text()
+    text = read_text(path, "vISA program")
     h = parse(text, "//")
     if h.function or h.args or h.fills or h.oracles:
         raise ProgramError("function/args/fill/oracle are LLVM IR directives; a vISA program sets variables with "
