@@ -10,18 +10,19 @@ by tests/visa/test_regions.py.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import IllegalInstruction
+from ..errors import IllegalInstruction, InvalidValue
 from .isa import EXEC_SIZES
 
 __all__ = ["REGION_VALUES", "encode_region_value", "decode_region_value", "LEGAL_WIDTH", "LEGAL_VSTRIDE",
            "LEGAL_HSTRIDE", "SrcRegion", "DstRegion", "check_exec_size", "check_src_region",
            "check_dst_region", "check_column_offset", "check_two_grfs", "check_in_variable",
-           "first_element_index", "source_element_indices", "dest_element_indices",
-           "source_element_indices_np", "dest_element_indices_np"]
+           "check_region_type", "first_element_index", "source_element_indices", "dest_element_indices",
+           "source_element_indices_np", "dest_element_indices_np", "region_elements"]
 
 RULE_TABLE = "visa-operands.md: General Operands, region encoding table"
 RULE1 = "visa-operands.md: Region Restrictions rule 1 (Width in {1,2,4,8,16})"
@@ -32,6 +33,8 @@ RULE5 = "visa-operands.md: Region Restrictions rule 5 (destination HorzStride !=
 RULE6 = "visa-operands.md: Region Restrictions rule 6 (at most two adjacent GRFs)"
 RULE_OOB = "visa-operands.md: Region-based Addressing (out-of-bound data element)"
 RULE_COL = "visa-operands.md: General Operands (the column offset may not cross the GRF boundary)"
+RULE_ROW = "visa-operands.md: gen_opnd.row_offset (ub)"
+RULE_TYPE = "visa-operands.md: General Operands (a general variable: any type but V, UV, VF and BOOL)"
 
 #: 4-bit region code -> value in elements; None is "Null" (code 0000)
 REGION_VALUES: dict[int, int | None] = {0: None, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 6: 16, 7: 32}
@@ -83,7 +86,8 @@ class DstRegion:
 
 
 def check_exec_size(exec_size: int) -> None:
-    if exec_size not in EXEC_SIZES.values():
+    """An execution size is one of the six the Exec_size field encodes."""
+    if isinstance(exec_size, bool) or exec_size not in EXEC_SIZES.values():
         raise IllegalInstruction("execution size must be 1, 2, 4, 8, 16 or 32",
                                  rule="instructions/*.md: Exec_size bits [2..0]", values={"exec_size": exec_size})
 
@@ -124,8 +128,27 @@ def check_column_offset(col: int, type_size: int, grf_bytes: int) -> None:
                                  values={"col_offset": col, "type_size": type_size, "grf_bytes": grf_bytes})
 
 
+def check_region_type(t) -> None:
+    """A region addresses a general variable, and a general variable has any type but V, UV, VF (packed
+    immediates) and BOOL (predicates): the same rule ``.decl`` enforces (variables.GeneralVar)."""
+    from .isa import vtype
+    vt = vtype(t)
+    if vt.kind in ("vector", "bool"):
+        raise IllegalInstruction(f"a region operand may not have type {vt.name.upper()}", rule=RULE_TYPE,
+                                 values={"type": vt.name})
+
+
 def first_element_index(row: int, col: int, type_size: int, grf_bytes: int) -> int:
-    """``FirstElementIndex = R * (GRF_Size_in_Bytes / sizeof(VN_type)) + C`` (both pseudo-code blocks)."""
+    """``FirstElementIndex = R * (GRF_Size_in_Bytes / sizeof(VN_type)) + C`` (both pseudo-code blocks).
+
+    ``R`` and ``C`` are the operand's ``ub`` row and column offsets: outside 0..255 they have no encoding
+    (the encoder's rule), so no element index is computed for them."""
+    if not 0 <= row <= 255:
+        raise IllegalInstruction("row offset out of range", rule=RULE_ROW, values={"row_offset": row, "min": 0,
+                                                                                    "max": 255})
+    if not 0 <= col <= 255:
+        raise IllegalInstruction("column offset out of range", rule="visa-operands.md: gen_opnd.col_offset (ub)",
+                                 values={"col_offset": col, "min": 0, "max": 255})
     return row * (grf_bytes // type_size) + col
 
 
@@ -135,6 +158,7 @@ def source_element_indices(row: int, col: int, vstride: int, width: int, hstride
 
     visa-operands.md "Region-based Addressing", first pseudo-code block, line by line.
     """
+    check_exec_size(exec_size)
     source = [0] * exec_size
     count = 0
     first = first_element_index(row, col, type_size, grf_bytes)
@@ -148,6 +172,7 @@ def source_element_indices(row: int, col: int, vstride: int, width: int, hstride
 def dest_element_indices(row: int, col: int, hstride: int, exec_size: int, type_size: int,
                          grf_bytes: int) -> list[int]:
     """Element indices into VN of a destination region (spec path; second pseudo-code block)."""
+    check_exec_size(exec_size)
     dst = [0] * exec_size
     first = first_element_index(row, col, type_size, grf_bytes)
     for i in range(exec_size):
@@ -158,6 +183,7 @@ def dest_element_indices(row: int, col: int, hstride: int, exec_size: int, type_
 def source_element_indices_np(row: int, col: int, vstride: int, width: int, hstride: int, exec_size: int,
                               type_size: int, grf_bytes: int) -> np.ndarray:
     """Vectorised :func:`source_element_indices` (fast path)."""
+    check_exec_size(exec_size)
     n = np.arange(exec_size, dtype=np.int64)
     return first_element_index(row, col, type_size, grf_bytes) + (n // width) * vstride + (n % width) * hstride
 
@@ -165,6 +191,7 @@ def source_element_indices_np(row: int, col: int, vstride: int, width: int, hstr
 def dest_element_indices_np(row: int, col: int, hstride: int, exec_size: int, type_size: int,
                             grf_bytes: int) -> np.ndarray:
     """Vectorised :func:`dest_element_indices` (fast path)."""
+    check_exec_size(exec_size)
     return first_element_index(row, col, type_size, grf_bytes) + np.arange(exec_size, dtype=np.int64) * hstride
 
 
@@ -188,3 +215,42 @@ def check_two_grfs(byte_addresses, type_size: int, grf_bytes: int, name: str = "
         raise IllegalInstruction("operand spans more than two adjacent GRF registers", rule=RULE6,
                                  values={"variable": name, "first_grf": lo, "last_grf": hi,
                                          "grf_bytes": grf_bytes})
+
+
+_SPEC = re.compile(r"\s*(?:\w+)?\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*<\s*([^>]*)>\s*")
+
+
+def region_elements(spec: str, t, exec_size: int, grf_bytes: int) -> list[dict]:
+    """What ``systolic visa region`` shows: per channel, the element, byte, GRF and sub-register byte that the
+    region ``spec`` -- ``(row,col)<VertStride;Width,HorzStride>`` (a source) or ``(row,col)<HorzStride>`` (a
+    destination) -- touches in a variable of type ``t`` at execution size ``exec_size``.
+
+    Every rule an encoded operand obeys is checked first, on both paths: the execution size, the type a
+    general variable may have, the ``ub`` row and column offsets, the column offset inside its GRF, the region
+    rules 1-5 and rule 6 (two adjacent GRFs)."""
+    from .isa import vtype
+    m = _SPEC.fullmatch(spec)
+    if not m:
+        raise InvalidValue("SPEC is (row,col)<VertStride;Width,HorzStride> or (row,col)<HorzStride>",
+                           values={"spec": spec})
+    row, col, body = int(m.group(1)), int(m.group(2)), m.group(3)
+    vt = vtype(t)
+    check_region_type(vt)
+    check_exec_size(exec_size)
+    check_column_offset(col, vt.size, grf_bytes)
+    try:
+        nums = [int(x) for x in re.split(r"[;,]", body)]
+    except ValueError:
+        raise InvalidValue("region values must be integers", values={"region": body}) from None
+    if len(nums) == 1:
+        check_dst_region(nums[0])
+        idx = dest_element_indices(row, col, nums[0], exec_size, vt.size, grf_bytes)
+    elif len(nums) == 3 and ";" in body:
+        check_src_region(*nums, exec_size)
+        idx = source_element_indices(row, col, *nums, exec_size, vt.size, grf_bytes)
+    else:
+        raise InvalidValue("region is <HorzStride> or <VertStride;Width,HorzStride>", values={"region": body})
+    addrs = [i * vt.size for i in idx]
+    check_two_grfs(addrs, vt.size, grf_bytes)
+    return [{"channel": c, "element": e, "byte": a, "grf": a // grf_bytes, "subreg_byte": a % grf_bytes}
+            for c, (e, a) in enumerate(zip(idx, addrs))]

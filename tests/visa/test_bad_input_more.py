@@ -1,0 +1,71 @@
+"""Bad input to the vISA layer found by the bad-input audit: typed errors naming the rule and the values.
+
+Oracles: visa-operands.md (``gen_opnd``: ``ub row_offset``; a general variable has any type but V, UV, VF and
+BOOL; the execution sizes of instructions/*.md Exec_size: 1, 2, 4, 8, 16, 32) and the byte layout of the operands
+it gives, written out by hand here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from systolic.cli import cli
+from systolic.errors import IllegalInstruction
+from systolic.visa import regions as R
+
+
+# ------------------------------------------------- finding 8: a destination region checks what a source does
+
+@pytest.mark.parametrize("n", [3, 0, -5, 64])   # 10**9 had been a MemoryError: no test allocates that
+def test_dest_region_checks_exec_size(n):
+    for fn in (R.dest_element_indices, R.dest_element_indices_np):
+        with pytest.raises(IllegalInstruction, match="execution size must be 1, 2, 4, 8, 16 or 32") as ei:
+            fn(0, 0, 1, n, 4, 64)
+        assert ei.value.values == {"exec_size": n} and "Exec_size" in ei.value.rule
+    with pytest.raises(IllegalInstruction, match="execution size"):
+        R.region_elements("(0,0)<1>", "d", n, 64)
+
+
+@pytest.mark.parametrize("n", [3, 0, -5, 33])
+def test_cli_region_dest_exec_size(n):
+    r = CliRunner().invoke(cli, ["visa", "region", "(0,0)<1>", "-n", str(n)])
+    assert r.exit_code == 1 and isinstance(r.exception, IllegalInstruction)
+    assert r.exception.values == {"exec_size": n}
+
+
+@pytest.mark.parametrize("spec, field, value", [("(99999999999999999999,0)<1>", "row_offset", 99999999999999999999),
+                                                ("(256,0)<1>", "row_offset", 256),
+                                                ("(256,0)<0;1,0>", "row_offset", 256)])
+def test_row_offset_is_a_ub(spec, field, value):
+    with pytest.raises(IllegalInstruction, match="row offset out of range") as ei:
+        R.region_elements(spec, "ub", 1, 64)
+    assert ei.value.values[field] == value and ei.value.values["max"] == 255
+    assert ei.value.rule == "visa-operands.md: gen_opnd.row_offset (ub)"
+    r = CliRunner().invoke(cli, ["visa", "region", spec, "-t", "ub", "-n", "1"])
+    assert r.exit_code == 1 and isinstance(r.exception, IllegalInstruction)
+    assert r.exception.values[field] == value
+
+
+def test_row_255_still_answers():
+    # (255, 0) of ub at exec size 1, 64-byte GRF: element 255 * 64 = 16320
+    assert R.region_elements("(255,0)<1>", "ub", 1, 64) == [
+        {"channel": 0, "element": 16320, "byte": 16320, "grf": 255, "subreg_byte": 0}]
+
+
+@pytest.mark.parametrize("tname", ["v", "uv", "vf", "bool"])
+@pytest.mark.parametrize("spec", ["(0,0)<1>", "(0,0)<8;8,1>"])
+def test_region_type_is_a_general_variable_type(tname, spec):
+    with pytest.raises(IllegalInstruction, match=f"may not have type {tname.upper()}") as ei:
+        R.region_elements(spec, tname, 8, 64)
+    assert ei.value.values == {"type": tname} and "V, UV, VF and BOOL" in ei.value.rule
+
+
+def test_region_elements_hand_worked():
+    # fig. 3 of visa-operands.md: V1(0,1)<16;8,2> of ub at exec size 16, 32-byte GRF: 1, 3, ..., 31
+    rows = R.region_elements("(0,1)<16;8,2>", "ub", 16, 32)
+    assert [r["element"] for r in rows] == list(range(1, 32, 2))
+    # a dst (1,2)<2> of w, exec size 4, 64-byte GRF: elements 32 + 2 + 2i, bytes twice that
+    rows = R.region_elements("(1,2)<2>", "w", 4, 64)
+    assert [(r["element"], r["byte"], r["grf"], r["subreg_byte"]) for r in rows] == [
+        (34, 68, 1, 4), (36, 72, 1, 8), (38, 76, 1, 12), (40, 80, 1, 16)]
