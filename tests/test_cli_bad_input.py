@@ -66,3 +66,67 @@ def test_llvm_bitcode_is_named(tmp_path):
 def test_unreadable_source_names_the_os_reason(tmp_path):
     e = typed_error(["visa", "fmt", tmp_path / "absent.visa"], InvalidValue)
     assert "No such file or directory" in str(e) and e.values == {"path": str(tmp_path / "absent.visa")}
+
+
+# ---- .npy files: one loader (systolic.cli.inputs.load_npy) for every verb ----------------------------------------
+
+def _forged_npy(path: Path, shape_text: str, descr: str = "|i1", payload: bytes = b"\0" * 64) -> Path:
+    """A .npy 1.0 file whose header declares ``shape_text`` over a tiny payload (numpy format spec: magic,
+    version 1.0, little-endian u2 header length, a Python-literal dict padded with spaces to 64 bytes, '\\n')."""
+    head = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}"
+    head += " " * (63 - (10 + len(head)) % 64) + "\n"
+    assert (10 + len(head)) % 64 == 0
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head.encode() + payload)
+    return path
+
+
+@pytest.fixture
+def npy_cases(tmp_path):
+    good = tmp_path / "good.npy"
+    import numpy as np
+    np.save(good, np.ones((16, 16), np.int8))
+    empty = tmp_path / "empty.npy"
+    empty.write_bytes(b"")
+    bomb = _forged_npy(tmp_path / "bomb.npy", "(1099511627776,)")       # 2**40 int8 declared, 64 bytes held
+    return good, empty, bomb
+
+
+def _npy_verbs(good, bad, tmp_path):
+    gemm_o2 = ROOT / "examples" / "amx" / "gemm_o2.ll"
+    return [
+        (["xmx", "gemm", bad, good], "A"),
+        (["xmx", "gemm", good, good, "--c", bad], "C"),
+        (["visa", "run", SIMD_ADD, "--in", f"V1={bad}"], "--in V1"),
+        (["amx", "run", gemm_o2, "-f", "gemm", "--arg", "@A", "--arg", "@B", "--arg", "@C", "--arg", "32", "--arg",
+          "32", "--arg", "192", "--mem", f"A={bad}"], "--mem A"),
+    ]
+
+
+def test_empty_npy_is_an_invalid_value_not_aborted(tmp_path, capsys, npy_cases):
+    good, empty, _ = npy_cases
+    for argv, what in _npy_verbs(good, empty, tmp_path):
+        e = typed_error(argv, InvalidValue)
+        assert f"cannot load {what} from {empty}: not a .npy file" in str(e) and e.values["bytes"] == 0, argv
+        assert "Aborted" not in one_error_line(capsys, argv)
+
+
+def test_forged_npy_header_is_checked_against_the_file_size(tmp_path, npy_cases):
+    good, _, bomb = npy_cases
+    for argv, what in _npy_verbs(good, bomb, tmp_path):
+        e = typed_error(argv, InvalidValue)
+        # 64 bytes follow the 128-byte header; the header claims 2**40 one-byte elements
+        assert e.values["need"] == 2 ** 40 and e.values["have"] == 64 and e.values["shape"] == (2 ** 40,), argv
+        assert f"cannot load {what}" in str(e) and "header declares shape (1099511627776,)" in str(e)
+
+
+def test_npy_loader_refuses_objects_and_truncated_data(tmp_path):
+    from systolic.cli.inputs import load_npy
+    short = _forged_npy(tmp_path / "short.npy", "(4, 4)", "<i4", payload=b"\0" * 60)   # 64 bytes needed, 60 held
+    with pytest.raises(InvalidValue) as ei:
+        load_npy(short, "X")
+    assert ei.value.values["need"] == 64 and ei.value.values["have"] == 60
+    obj = _forged_npy(tmp_path / "obj.npy", "(2,)", "|O")
+    with pytest.raises(InvalidValue, match="Python objects"):
+        load_npy(obj, "X")
+    ok = _forged_npy(tmp_path / "ok.npy", "(2, 2)", "<i2", payload=bytes([1, 0, 2, 0, 3, 0, 4, 0]))
+    assert load_npy(ok, "X").tolist() == [[1, 2], [3, 4]]

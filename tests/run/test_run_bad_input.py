@@ -45,3 +45,32 @@ def test_gemm_int8_oracle_takes_a_wider_stride_inside_the_global(tmp_path):
     # lda = K exactly is the default layout; the run stays bit-identical with it spelled out
     rep = run_file(_ir_with_oracle(tmp_path, "lda=256 ldb=64 ldc=64"))
     assert rep["verdict"] == "bit-identical"
+
+
+def _empty_npy(tmp_path) -> Path:
+    p = tmp_path / "e.npy"
+    p.write_bytes(b"")
+    return p
+
+
+def test_fill_from_an_empty_npy_names_the_header_line(tmp_path):
+    _empty_npy(tmp_path)
+    text = IR.read_text().replace("; systolic-run: fill @A = random 1", "; systolic-run: fill @A = e.npy")
+    line = 1 + text.splitlines().index("; systolic-run: fill @A = e.npy")
+    p = tmp_path / "prog.ll"
+    p.write_text(text)
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert ei.value.values["line"] == line and ei.value.values["bytes"] == 0
+    assert "cannot load fill @A from" in str(ei.value) and "not a .npy file" in str(ei.value)
+
+
+def test_visa_in_from_an_empty_npy_names_the_header_line(tmp_path):
+    _empty_npy(tmp_path)
+    src = (ROOT / "examples" / "visa" / "simd_add.visa").read_text()
+    p = tmp_path / "prog.visa"
+    p.write_text("// systolic-run: in V1 = e.npy\n" + src)
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert ei.value.values["line"] == 1 and ei.value.values["bytes"] == 0
+    assert "cannot load --in V1 from" in str(ei.value)

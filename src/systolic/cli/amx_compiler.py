@@ -14,7 +14,7 @@ import click
 import numpy as np
 
 from ..errors import InvalidValue
-from .inputs import read_text
+from .inputs import load_npy, read_text
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
@@ -70,11 +70,7 @@ def _load_mem(spec: str) -> tuple[str, np.ndarray]:
     name, eq, path = spec.partition("=")
     if not eq or not name:
         raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InvalidValue(f"cannot read {path}: {exc}", rule="systolic amx run --mem", values={"file": path}) \
-            from None
+    arr = load_npy(path, f"--mem {name}", rule="systolic amx run --mem NAME=file.npy (no pickles)")
     # any dtype: the global holds the array's bytes (C order)
     return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
 

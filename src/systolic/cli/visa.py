@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InvalidValue
 from . import emit_json
-from .inputs import read_text
+from .inputs import load_npy, read_text
 
 
 def _read(path: str) -> str:
@@ -27,10 +27,7 @@ def _parse_in(spec: str):
         raise InvalidValue("--in takes VAR=file.npy or VAR=v0,v1,...", values={"in": spec})
     name, val = spec.split("=", 1)
     if val.endswith(".npy"):
-        try:
-            return name, np.load(val, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InvalidValue(f"cannot load {val}: {e}", values={"file": val}) from None
+        return name, load_npy(val, f"--in {name}", rule="--in VAR=file.npy: a .npy file (no pickles)")
     try:
         # a Python list of exact values: Machine.write rounds each once for the variable's type (an array would
         # have made big integers and decimals float64 first: a second rounding)

@@ -117,11 +117,8 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
 
 def _load_npy(path: str, what: str):
     """np.load without pickles; unreadable or malformed files become InvalidValue."""
-    from ..errors import InvalidValue
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise InvalidValue(f"cannot load {what} from {path}: {e}", values={"file": path}) from None
+    from .inputs import load_npy
+    return load_npy(path, what, rule="systolic xmx gemm: A, B, --c are .npy files (no pickles)")
 
 
 def _with_dtype(x: np.ndarray, type_name: str | None, what: str) -> np.ndarray:

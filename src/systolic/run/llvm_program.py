@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli.inputs import read_text
-from ..errors import ProgramError
+from ..cli.inputs import load_npy, read_text
+from ..errors import InvalidValue, ProgramError
 from .compare import compare
 from .header import TYPES, check_expects, parse, parse_values, typed_values
 
@@ -32,8 +32,16 @@ def _global_and_type(token: str, line: int, need_type: bool = True) -> tuple[str
     return m[1], m[2]
 
 
+def _header_npy(path: str, what: str, rule: str, line: int) -> np.ndarray:
+    """A .npy file named by a header line (checked by :func:`systolic.cli.inputs.load_npy`), its errors naming
+    the line."""
+    try:
+        return load_npy(path, what, rule=rule)
+    except InvalidValue as e:
+        raise ProgramError(e.message, rule=e.rule, values={"line": line, **e.values}) from None
+
+
 def _fill(memory: dict, name_tok: str, spec: str, line: int, base: Path) -> None:
-    from ..cli.amx_compiler import _load_mem
     name, typ = _global_and_type(name_tok, line, need_type=False)
     if name not in memory:
         raise ProgramError(f"fill names @{name}, which is not a global of the IR",
@@ -48,7 +56,8 @@ def _fill(memory: dict, name_tok: str, spec: str, line: int, base: Path) -> None
         data = np.random.default_rng(int(words[1])).integers(0, 256, dst.size, dtype=np.uint8)
     elif spec.endswith(".npy"):
         path = spec if Path(spec).is_absolute() else str(base / spec)
-        data = _load_mem(f"{name}={path}")[1]
+        data = _header_npy(path, f"fill @{name}", "systolic-run fill @NAME = file.npy (no pickles)", line)
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)      # the global holds the array's bytes
     else:
         if typ is None:
             raise ProgramError("a literal fill names the element type: fill @NAME:TYPE = v0 v1 ...",

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from ..cli.inputs import read_text
-from ..errors import ProgramError
+from ..errors import InvalidValue, ProgramError
 from .header import check_expects, parse
 
 __all__ = ["run", "DEFAULT_DEVICE"]
@@ -32,11 +32,17 @@ def run(path: Path, device: str | None = None) -> dict:
     dev = h.device_for(device, DEFAULT_DEVICE)
     prog = asm.parse(text, source=str(path))
     m = Machine(prog, dev)
-    for spec, _line in h.inputs:
+    for spec, line in h.inputs:
         var, _, val = spec.partition("=")
         if val.endswith(".npy") and not Path(val).is_absolute():
             spec = f"{var}={path.parent / val}"        # relative to the program, as fill in .ll files
-        name, arr = _parse_in(spec)
+        try:
+            name, arr = _parse_in(spec)
+        except InvalidValue as e:           # a bad value or .npy file: the error names the header line
+            if isinstance(e, ProgramError):
+                raise
+            raise ProgramError(e.message, rule=e.rule or "systolic-run in VAR = values or file.npy",
+                               values={"line": line, **e.values}) from None
         m.write(name, arr)
     with counters.recording() as rec:
         t1 = time.perf_counter()
