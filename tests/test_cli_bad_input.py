@@ -130,3 +130,33 @@ def test_npy_loader_refuses_objects_and_truncated_data(tmp_path):
         load_npy(obj, "X")
     ok = _forged_npy(tmp_path / "ok.npy", "(2, 2)", "<i2", payload=bytes([1, 0, 2, 0, 3, 0, 4, 0]))
     assert load_npy(ok, "X").tolist() == [[1, 2], [3, 4]]
+
+
+# ---- amx asm --cpu: systolic's CPU models, checked before LLVM sees the name ------------------------------------
+
+@pytest.mark.parametrize("cpu", ["skylake", "nope", "x86-64"])
+def test_asm_refuses_cpus_without_amx_before_llvm(cpu):
+    pytest.importorskip("llvmlite")
+    e = typed_error(["amx", "asm", "--cpu", cpu], InvalidValue)
+    assert e.values == {"cpu": cpu} and "sapphirerapids (spr)" in e.rule and "diamondrapids (dmr)" in e.rule
+
+
+def test_asm_takes_aliases_and_refuses_instructions_the_cpu_lacks():
+    pytest.importorskip("llvmlite")
+    from systolic.errors import UnsupportedCombination
+    r = CliRunner().invoke(cli, ["amx", "asm", "--cpu", "spr"])      # was: LLVM abort, "'spr' is not a recognized
+    assert r.exit_code == 0 and "tdpbf16ps\t%tmm2, %tmm1, %tmm0" in r.output     # processor" (process killed)
+    # TDPFP16PS is AMX-FP16, which Sapphire Rapids lacks (SDM CPUID.(EAX=7,ECX=1):EAX[21]; Granite Rapids has it)
+    e = typed_error(["amx", "asm", "--mnemonic", "tdpfp16ps", "--cpu", "sapphirerapids"], UnsupportedCombination)
+    assert e.values["needs"] == "amx-fp16" and e.values["cpu"] == "sapphirerapids"
+    r = CliRunner().invoke(cli, ["amx", "asm", "--mnemonic", "tdpfp16ps", "--cpu", "gnr"])
+    assert r.exit_code == 0 and "tdpfp16ps\t%tmm2, %tmm1, %tmm0" in r.output
+
+
+def test_asm_refuses_a_cpu_name_older_llvms_do_not_know(monkeypatch):
+    pytest.importorskip("llvmlite")
+    from systolic.amx import jit
+    from systolic.errors import UnsupportedCombination
+    monkeypatch.setattr(jit, "llvm_version", lambda: (19, 1, 0))     # diamondrapids arrived in LLVM 20
+    e = typed_error(["amx", "asm", "--cpu", "dmr"], UnsupportedCombination)
+    assert e.values == {"cpu": "diamondrapids", "llvm": 19} and "diamondrapids since LLVM 20" in e.rule

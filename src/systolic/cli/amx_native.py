@@ -67,10 +67,52 @@ def _silicon_replay() -> dict:
     return out
 
 
+#: the LLVM release that first knows each CPU model's name (its X86.td processor; clang release notes:
+#: sapphirerapids 12, emeraldrapids and graniterapids 16, graniterapids-d 17, diamondrapids 20). An LLVM that does
+#: not know the name warns "'x' is not a recognized processor" and then aborts the whole process.
+LLVM_CPU_SINCE = {"sapphirerapids": 12, "emeraldrapids": 16, "graniterapids": 16, "graniterapids-d": 17,
+                  "diamondrapids": 20}
+
+
+def llvm_cpu(cpu: str, mnemonic: str) -> str:
+    """The LLVM CPU name for systolic's CPU model ``cpu`` (a name or alias of ``systolic amx cpus``), checked
+    before LLVM sees it: an unknown or AMX-less CPU is an InvalidValue, a CPU without ``mnemonic``'s AMX
+    extension, or an LLVM too old for the CPU or the extension, an UnsupportedCombination."""
+    from ..amx import jit
+    from ..amx.cpu import CPUS, INSTRUCTION_FEATURE, get_cpu
+    from ..errors import InvalidValue, UnsupportedCombination
+    names = ", ".join(f"{c.name} ({', '.join(c.aliases)})" if c.aliases else c.name for c in CPUS.values())
+    try:
+        model = get_cpu(cpu)
+    except InvalidValue:
+        raise InvalidValue(f"--cpu {cpu!r} is not an AMX CPU model (systolic amx cpus lists them)",
+                           rule="systolic amx asm --cpu: one of " + names, values={"cpu": cpu}) from None
+    feature = INSTRUCTION_FEATURE[mnemonic]
+    if not model.supports(mnemonic):
+        raise UnsupportedCombination(f"{model.name} has no {mnemonic.upper()}: it needs {feature.upper()}",
+                                     rule="SDM/ISE: a TMUL instruction needs its CPUID feature",
+                                     values={"cpu": model.name, "mnemonic": mnemonic, "needs": feature,
+                                             "cpu_features": sorted(model.features)})
+    major = jit.llvm_version()[0]
+    since = LLVM_CPU_SINCE.get(model.name)
+    if since is None or major < since:
+        raise UnsupportedCombination(f"this LLVM ({major}) does not know the CPU name {model.name!r}",
+                                     rule="LLVM X86 processors: " + ", ".join(f"{k} since LLVM {v}"
+                                                                              for k, v in LLVM_CPU_SINCE.items()),
+                                     values={"cpu": model.name, "llvm": major})
+    if jit.DOT_INTRINSICS[mnemonic][1] not in jit.supported_features():
+        raise UnsupportedCombination(f"this LLVM ({major}) cannot compile {mnemonic.upper()}",
+                                     rule="LLVM AMX extensions: " + ", ".join(jit.supported_features()),
+                                     values={"mnemonic": mnemonic, "llvm": major})
+    return model.name
+
+
 @click.command("asm")
 @click.option("--mnemonic", default="tdpbf16ps", show_default=True, help="TMUL instruction of the demo kernel.")
 @click.option("--gemm", is_flag=True, help="Print the native GEMM micro-kernel instead of the one-tile demo.")
-@click.option("--cpu", default="sapphirerapids", show_default=True, help="LLVM CPU name to compile for.")
+@click.option("--cpu", default="sapphirerapids", show_default=True,
+              help="AMX CPU model to compile for (systolic amx cpus: a name or alias, e.g. spr, gnr); it must have "
+                   "the --mnemonic's AMX extension.")
 @click.option("--ir", "show_ir", is_flag=True, help="Print the LLVM IR instead of the assembly.")
 def asm(mnemonic, gemm, cpu, show_ir):
     """Real AMX assembly from LLVM (llvmlite), on any machine: a one-tile demo or the GEMM micro-kernel."""
@@ -79,6 +121,7 @@ def asm(mnemonic, gemm, cpu, show_ir):
     if mnemonic not in jit.DOT_INTRINSICS:
         raise InvalidValue("unknown TMUL instruction", rule="TMUL mnemonics: " + ", ".join(jit.DOT_INTRINSICS),
                            values={"mnemonic": mnemonic})
+    llvm_name = llvm_cpu(cpu, mnemonic)       # before LLVM sees it: an unknown name aborts the process there
     if gemm:
         ir = native_gemm.kernel_ir(mnemonic)
     else:
@@ -96,7 +139,7 @@ define void @amx_demo({p} %cfg, {p} %c, {p} %a, {p} %b) {{
   ret void
 }}
 """
-    click.echo(ir if show_ir else jit.emit_asm(ir, cpu=cpu))
+    click.echo(ir if show_ir else jit.emit_asm(ir, cpu=llvm_name))
 
 
 commands = [native_check, asm]
