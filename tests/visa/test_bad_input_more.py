@@ -69,3 +69,53 @@ def test_region_elements_hand_worked():
     rows = R.region_elements("(1,2)<2>", "w", 4, 64)
     assert [(r["element"], r["byte"], r["grf"], r["subreg_byte"]) for r in rows] == [
         (34, 68, 1, 4), (36, 72, 1, 8), (38, 76, 1, 12), (40, 80, 1, 16)]
+
+
+# ------------------------------------------------- finding 17: addr_add's &V Src0 is canonical or refused
+
+# indirect.visa: SRC is variable 1 (type d); A0 an address variable. The bytes, written out by hand:
+# 28 addr_add | 00 exec (M1, 1) | 01 0000 00 00 dst A0(0) | src0 tag, gen_opnd id 1, row 0, col 0, region |
+# 05 02 00000000 src1 0x0:uw. The canonical &SRC is tag 0x00 (General, no modifier) and region 0x0121 = <0;1,0>
+# (vstride code 1 = 0, width code 2 = 1, hstride code 1 = 0).
+_HEAD, _SRC1 = "2800" "0100000000", "0502" "00000000"
+
+
+def _decode(hexbytes):
+    from pathlib import Path
+
+    from systolic.visa import asm, encoding
+    root = Path(__file__).resolve().parents[2]
+    p = asm.parse((root / "examples/visa/indirect.visa").read_text())
+    return [asm.format_instruction(i, p) for i in encoding.decode_program(bytes.fromhex(hexbytes), p)], p
+
+
+def test_addr_add_canonical_address_of_decodes():
+    text, _ = _decode(_HEAD + "00" "01000000" "00" "00" "2101" + _SRC1)
+    assert text == ["addr_add (M1, 1) A0(0) &SRC 0x0:uw"]
+
+
+@pytest.mark.parametrize("src0, key, value", [
+    ("08" "01000000" "00" "00" "0000", "modifier", "abs"),          # the audit's bytes: modifier 1 and region 0
+    ("08" "01000000" "00" "00" "2101", "modifier", "abs"),          # modifier bits only
+    ("00" "01000000" "00" "00" "2201", "region", "<1;1,0>"),        # region only (vstride code 2 = 1)
+    ("00" "01000000" "00" "00" "0000", "region", "<None;None,None>"),
+    ("10" "01000000" "01" "00" "2101", "modifier", "neg"),          # row 1 (kept as a general operand)
+])
+def test_addr_add_noncanonical_address_of_is_refused(src0, key, value):
+    with pytest.raises(IllegalInstruction, match="addr_add's general Src0") as ei:
+        _decode(_HEAD + src0 + _SRC1)
+    assert ei.value.values == {key: value} and "ADDR_ADD.md notes" in ei.value.rule
+    assert "<0;1,0>" in ei.value.rule
+
+
+@pytest.mark.parametrize("operand, key, value", [("SRC(0,1)<1;1,0>", "region", "<1;1,0>"),
+                                                 ("(-)SRC(0,1)<0;1,0>", "modifier", "neg"),
+                                                 ("(-)SRC(1,0)<0;1,0>", "modifier", "neg")])
+def test_addr_add_text_refuses_what_it_would_drop(operand, key, value):
+    from systolic.visa import asm
+    src = (".version 3.6\n.kernel k\n.decl SRC v_type=G type=d num_elts=64\n.decl A0 v_type=A num_elts=1\n"
+           f"addr_add (M1, 1) A0(0) {operand} 0x0:uw\n")
+    with pytest.raises(IllegalInstruction, match="addr_add's general Src0") as ei:
+        asm.parse(src)
+    assert ei.value.values == {key: value}
+    assert ei.value.message.startswith("5:")

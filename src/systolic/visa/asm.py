@@ -31,7 +31,7 @@ from .isa import MODIFIER_TEXT, OPCODES, REL_OPS, TYPES, mask_by_name, precision
 from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
                        PredicateOperand, RawOperand)
 from .predication import PredControl
-from .program import DpasInfo, Instruction, Program, check_instruction, located
+from .program import DpasInfo, Instruction, Program, check_address_of, check_instruction, located
 from .regions import check_dst_region, check_src_region
 from .values import exact_value
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
@@ -331,9 +331,11 @@ class _Parser:
             srcs = tuple(self.vec(c, exec_size, dst=False) for _ in range(op.n_src))
             if mnem == "addr_add" and isinstance(srcs[0], GeneralOperand) and srcs[0].row == 0 \
                     and not isinstance(srcs[0], AddressOfOperand):
-                # ADDR_ADD.md: src0 is the address of V(0,c); the binary form cannot tell "V(0,c)<..>" from
-                # "&V[c*size]", so both read as the address-of operand (its region is meaningless here)
+                # ADDR_ADD.md: src0 is the address of V(0,c); the binary form cannot tell "V(0,c)<0;1,0>" from
+                # "&V[c*size]", so both read as the address-of operand (the notes fix its region to <0;1,0>;
+                # check_address_of refuses any other region or a modifier before they are dropped here)
                 g = srcs[0]
+                check_address_of(g)
                 srcs = (AddressOfOperand(g.id, g.col * self.prog.gvar(g.id).type.size),) + srcs[1:]
         if not c.at_end():
             raise c.error("unexpected text after the last operand", found=c.s[c.i:c.i + 12])

@@ -360,6 +360,7 @@ def decode_instruction(r: Reader, prog):
             if getattr(s, "modifier", "none") == "sat":
                 raise IllegalInstruction("sat is a destination modifier", rule=RULE_TAG, values={"operand": f})
             if name == "addr_add" and f == "src0" and isinstance(s, GeneralOperand):
+                program.check_address_of(s)     # the bits AddressOfOperand has no room for must be canonical
                 t = prog.gvar(s.id).type
                 s = AddressOfOperand(s.id, s.row * 0 + s.col * t.size) if s.row == 0 else s
             srcs.append(s)

@@ -16,7 +16,23 @@ from .predication import PredControl
 from .regions import check_dst_region, check_src_region
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
-__all__ = ["DpasInfo", "Instruction", "Program", "located"]
+__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "located"]
+
+RULE_ADDR_OF = "ADDR_ADD.md notes (a general Src0 is the variable's byte address; its region must be <0;1,0>)"
+
+
+def check_address_of(op: GeneralOperand) -> None:
+    """ADDR_ADD's general Src0 stands for the byte address of the variable plus its row and column offsets
+    (``&V``): ADDR_ADD.md notes say its region must be <0;1,0>, and an address takes no source modifier (IGC's
+    ``CreateVISAAddressOfOperand`` has no modifier argument; its binary reader drops the bits). Either one
+    set would be lost silently, so both are refused."""
+    if op.modifier != "none":
+        raise IllegalInstruction("addr_add's general Src0 (&V, an address) takes no source modifier",
+                                 rule=RULE_ADDR_OF, values={"modifier": op.modifier})
+    if (op.vstride, op.width, op.hstride) != (0, 1, 0):
+        region = f"<{op.vstride};{op.width},{op.hstride}>"
+        raise IllegalInstruction("addr_add's general Src0 (&V) must have the region <0;1,0>", rule=RULE_ADDR_OF,
+                                 values={"region": region})
 
 
 @dataclass(frozen=True)
@@ -181,6 +197,8 @@ def check_instruction(inst: Instruction) -> None:
                                              rule="visa-operands.md: Additional Region Restrictions for indirect "
                                                   "operands rule 1", values={"operand": where})
                 check_dst_region(op.hstride)
-            elif not (inst.op == "addr_add" and where == "src0"):
+            elif inst.op == "addr_add" and where == "src0":
+                check_address_of(op)
+            else:
                 check_src_region(op.vstride, op.width, op.hstride, n,
                                  multi_address_ok=isinstance(op, IndirectOperand))
