@@ -160,3 +160,44 @@ def test_asm_refuses_a_cpu_name_older_llvms_do_not_know(monkeypatch):
     monkeypatch.setattr(jit, "llvm_version", lambda: (19, 1, 0))     # diamondrapids arrived in LLVM 20
     e = typed_error(["amx", "asm", "--cpu", "dmr"], UnsupportedCombination)
     assert e.values == {"cpu": "diamondrapids", "llvm": 19} and "diamondrapids since LLVM 20" in e.rule
+
+
+# ---- output paths: one writer (systolic.cli.inputs.write_output / make_dir) for every verb ----------------------
+
+def _output_verbs(tmp_path, target):
+    import numpy as np
+    a = tmp_path / "a.npy"
+    np.save(a, np.ones((8, 32), np.int8))
+    return [
+        ["xmx", "gemm", a, a.with_name("b.npy"), "--out", target],
+        ["visa", "encode", SIMD_ADD, "-o", target],
+        ["layout", "detail", "dpas", "a", "--svg", target],
+        ["layout", "table", "dpas", "a", "--svg", target],
+        ["layout", "mma", "dpas", "--svg", target],
+    ]
+
+
+def test_output_under_a_file_is_an_invalid_value_naming_path_and_reason(tmp_path, capsys):
+    import numpy as np
+    np.save(tmp_path / "b.npy", np.ones((32, 16), np.int8))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for argv in _output_verbs(tmp_path, blocker / "out"):
+        e = typed_error(argv, InvalidValue)
+        assert e.values == {"path": str(blocker)} and "a file of that name exists" in str(e), argv
+        assert str(blocker) in one_error_line(capsys, argv)
+    # --save DIR on a file, as the file outputs
+    e = typed_error(["visa", "run", SIMD_ADD, "--save", blocker / "d"], InvalidValue)
+    assert e.values == {"path": str(blocker / "d")} and "--save directory" in str(e)
+
+
+def test_output_in_a_missing_directory_creates_it(tmp_path):
+    import numpy as np
+    np.save(tmp_path / "b.npy", np.ones((32, 16), np.int8))
+    for i, argv in enumerate(_output_verbs(tmp_path, None)):
+        target = tmp_path / f"new{i}" / "deeper" / "out.x"        # not .npy: written under exactly this name
+        r = CliRunner().invoke(cli, [str(a) for a in argv[:-1]] + [str(target)])
+        assert r.exit_code == 0, (argv, r.output, r.exception)
+        assert target.is_file() and target.stat().st_size > 0, argv
+    d = np.load(tmp_path / "new0" / "deeper" / "out.x")
+    assert d.tolist() == [[32] * 16] * 8                    # 32 products of 1 x 1 per element, by hand

@@ -8,13 +8,12 @@
 from __future__ import annotations
 
 import hashlib
-import pathlib
 
 import click
 import numpy as np
 
 from ..errors import InvalidValue
-from .inputs import load_npy, read_text
+from .inputs import load_npy, make_dir, read_text, write_output
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
@@ -104,10 +103,9 @@ def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, a
     if show_trace:
         out["trace"] = res.trace
     if save:
-        d = pathlib.Path(save)
-        d.mkdir(parents=True, exist_ok=True)
+        d = make_dir(save, "--save directory")
         for k, v in res.memory.items():
-            np.save(d / f"{k}.npy", v)
+            write_output(d / f"{k}.npy", lambda f, v=v: np.save(f, v), "--save file")
     if as_json:
         from . import emit_json
         emit_json(out)

@@ -100,7 +100,8 @@ def make_dir(path: str | os.PathLike, what: str = "output directory") -> Path:
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise InvalidValue(f"cannot create {what} {str(d)!r}: {e.strerror or e}",
+        reason = "a file of that name exists" if isinstance(e, FileExistsError) else e.strerror or str(e)
+        raise InvalidValue(f"cannot create {what} {str(d)!r}: {reason}",
                            rule=f"the {what} can be created (its parents are created too)",
                            values={"path": str(d)}) from None
     return d

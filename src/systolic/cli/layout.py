@@ -7,7 +7,6 @@ that operand (:func:`systolic.explorer.resolve`) and queries it; see docs/layout
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import click
 
@@ -56,7 +55,8 @@ def _resolve(layer, operand, kw):
 
 
 def _write_svg(path: str, text: str) -> None:
-    Path(path).write_text(text)
+    from .inputs import write_output
+    write_output(path, lambda f: f.write(text), "--svg file", binary=False)
     click.echo(f"wrote {path}", err=True)
 
 

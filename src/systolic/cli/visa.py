@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InvalidValue
 from . import emit_json
-from .inputs import load_npy, read_text
+from .inputs import load_npy, make_dir, read_text, write_output
 
 
 def _read(path: str) -> str:
@@ -91,9 +91,9 @@ def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast,
     names = list(outputs) or [v.name for v in p.general] + [v.name for v in p.predicate]
     res = {n: m.read(n) for n in names}
     if save_dir:
-        Path(save_dir).mkdir(parents=True, exist_ok=True)
+        d = make_dir(save_dir, "--save directory")
         for n, a in res.items():
-            np.save(Path(save_dir) / f"{n}.npy", a)
+            write_output(d / f"{n}.npy", lambda f, a=a: np.save(f, a), "--save file")
     if as_json:
         emit_json({n: [x if isinstance(x, (bool, int)) else float(x) for x in a.tolist()] for n, a in res.items()})
         return
@@ -115,7 +115,7 @@ def encode_cmd(prog, output):
         blob += b
         click.echo(f"{b.hex():<64} {asm.format_instruction(inst, p)}")
     if output:
-        Path(output).write_bytes(blob)
+        write_output(output, lambda f: f.write(blob), "--output file")
 
 
 @group.command("decode")

@@ -178,7 +178,9 @@ def gemm_cmd(a_file, b_file, c_file, platform, model, precision, a_dtype, b_dtyp
     c = _load_npy(c_file, "C") if c_file else None
     d = matmul(a, b, c, platform=platform, model=model, precision=precision)
     if out_file:
-        np.save(out_file, d)
+        from .inputs import write_output
+        write_output(out_file, lambda f: np.save(f, d), "--out file")      # exactly that name (np.save(path)
+        #                                                                    would append .npy to other names)
     summary = {"platform": platform, "model": model, "shape": list(d.shape), "dtype": str(d.dtype),
                "out": out_file}
     if d.size <= 4096:
