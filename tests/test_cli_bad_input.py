@@ -201,3 +201,26 @@ def test_output_in_a_missing_directory_creates_it(tmp_path):
         assert target.is_file() and target.stat().st_size > 0, argv
     d = np.load(tmp_path / "new0" / "deeper" / "out.x")
     assert d.tolist() == [[32] * 16] * 8                    # 32 products of 1 x 1 per element, by hand
+
+
+# ---- seeds: one check (systolic.cli.inputs.check_seed), as xmx dpas always had ---------------------------------
+
+@pytest.mark.parametrize("argv", [["tour", "--seed", "-1"], ["layout", "explain", "dpas", "0", "0", "--seed", "-1"],
+                                  ["xmx", "dpas", "--seed", "-1"]])
+def test_negative_seed_is_an_invalid_value(argv):
+    e = typed_error(argv, InvalidValue)
+    assert e.values == {"seed": -1} and e.rule == "numpy SeedSequence takes entropy >= 0"
+    assert "--seed must be a non-negative integer" in str(e)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, None, "3"])
+def test_explain_seed_argument_is_checked(seed):
+    from systolic.explorer.explain import explain
+    with pytest.raises(InvalidValue) as ei:
+        explain("dpas", 0, 0, seed=seed)
+    assert ei.value.values == {"seed": seed} and "seed must be a non-negative integer" in str(ei.value)
+
+
+def test_a_large_seed_still_works():
+    from systolic.explorer.explain import explain
+    assert explain("dpas", 0, 0, seed=2 ** 80)["consistent"]

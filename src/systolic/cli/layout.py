@@ -192,6 +192,8 @@ def explain_cmd(layer, row, col, model, eu, sub_group, dtype, btype, seed, as_js
     [--layout of B]): every instruction the element goes through, in order.
     """
     from ..explorer.explain import explain, format_explain
+    from .inputs import check_seed
+    check_seed(seed)                    # named as the option here; explain() checks its seed= argument too
     o = _opts(kw)
     o.update({k: v for k, v in (("eu", eu), ("sub_group", sub_group), ("dtype", dtype), ("btype", btype))
               if v is not None})

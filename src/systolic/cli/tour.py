@@ -162,7 +162,8 @@ def _counts(rng) -> tuple[str, str, bool]:
 
 
 def run_tour(seed: int = 0) -> list[Step]:
-    rng = np.random.default_rng(seed)
+    from .inputs import seeded_rng
+    rng = seeded_rng(seed)
     steps = []
     for engine, fn in (("AMX", _amx_int8), ("AMX", _amx_bf16), ("AMX native", _amx_native), ("XMX", _xmx),
                        ("XMX", _xmx_exact), ("vISA", _visa), ("compiler", _compiler), ("counters", _counts)):

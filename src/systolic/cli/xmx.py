@@ -71,10 +71,8 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
     from ..xmx.models import get_model
     from ..xmx.rules import canonical_precision, check, ops_per_chan, precision_class
     from .. import types as T
-    from ..errors import InvalidValue
-    if seed < 0:
-        raise InvalidValue("--seed must be a non-negative integer", rule="numpy SeedSequence takes entropy >= 0",
-                           values={"seed": seed})
+    from .inputs import seeded_rng
+    rng = seeded_rng(seed)              # before any work: a negative seed is an InvalidValue, not numpy's error
     g = GRF(platform)
     P = g.platform
     gb = g.grf_bytes
@@ -84,7 +82,6 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
     # every DPAS rule (rc 1..8, legal types, precisions on this platform) before any operand is built
     check(P, exec_size=None, sd=8, rc=rc, dst_type=dt, src0_type=None, src1_precision=p1, src2_precision=p2,
           dst=96 * gb, src0=None if null_src0 else 64 * gb, src1=32 * gb, src2=0)
-    rng = np.random.default_rng(seed)
     k = 8 * ops_per_chan(p1, p2)
     n = P.exec_size
     a, p2 = _random_logical(rng, p2, (rc, k))

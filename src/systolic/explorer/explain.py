@@ -13,8 +13,7 @@ built-ins, SYCL joint_matrix_mad (its DPAS/TMUL sequence) and AMX-COMPLEX / AMX-
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..cli.inputs import seeded_rng
 from ..errors import InvalidValue
 from . import explain_lowered as X
 from .explain_lowered import format_steps
@@ -41,7 +40,7 @@ def explain(layer: str, row: int, col: int, *, seed: int = 0, model=None, a=None
 def _explain(layer, row, col, seed, model, a, b, c, opts):
     layer = {"xmx": "dpas", "joint_matrix": "sycl", "cl": "opencl", "tile": "amx"}.get(str(layer).lower(),
                                                                                      str(layer).lower())
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed, "seed")     # a non-negative integer (numpy's SeedSequence), else InvalidValue
     row, col = int(row), int(col)
     if layer == "dpas":
         return _explain_dpas(row, col, rng, model, a, b, c, opts)
