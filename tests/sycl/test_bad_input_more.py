@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from systolic.cli import cli
-from systolic.errors import UnsupportedCombination
+from systolic.errors import InvalidValue, UnsupportedCombination
 from systolic.sycl import matrix as jm
 
 
@@ -62,3 +62,51 @@ def test_cli_layout_detail_sycl_refuses_undeclared_shape():
     # the command prints it as "error: ..." (systolic.cli.main); here the typed exception itself
     assert r.exit_code == 1 and isinstance(r.exception, UnsupportedCombination)
     assert "joint_matrix<bf16, use::a, 8, 4000000" in str(r.exception) and "cols=0x3d0900" in str(r.exception)
+
+
+# ------------------------------------------------- finding 14: float -> integer out of range is refused
+
+def _fill_int32(value):
+    from systolic import sycl
+    out = np.zeros((8, 16), np.int32)
+
+    def k(item):
+        sg = item.get_sub_group()
+        c = jm.joint_matrix(sg, np.int32, jm.use.accumulator, 8, 16)
+        jm.joint_matrix_fill(sg, c, value)
+        jm.joint_matrix_store(sg, c, sycl.ptr(out), 16, jm.layout.row_major)
+    sycl.queue("pvc").parallel_for(sycl.nd_range((1, 16), (1, 16)), k).wait()
+    return out
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 2.0 ** 40, 2.0 ** 31, -2.0 ** 31 - 1])
+def test_fill_int32_refuses_undefined_float_conversion(value):
+    # C++ [conv.fpint] p1: undefined if the truncated value cannot be represented (int32: [-2**31, 2**31 - 1])
+    with pytest.raises(InvalidValue, match="has no sint32 value") as ei:
+        _fill_int32(value)
+    e = ei.value
+    assert e.values["type"] == "sint32"
+    assert e.values["value"] == value or (value != value and e.values["value"] != e.values["value"])
+    assert "[conv.fpint]" in e.rule and "[-2147483648, 2147483647]" in e.rule
+
+
+@pytest.mark.parametrize("value, expect", [(1.5, 1), (-1.5, -1), (2147483647.9, 2147483647),
+                                           (-2147483648.9, -2147483648),
+                                           (2 ** 40 + 7, 7), (2 ** 70 + 5, 5), (-(2 ** 31) - 1, 2 ** 31 - 1)])
+def test_fill_int32_defined_conversions(value, expect):
+    # floats truncate toward zero; integers of any width wrap modulo 2**32 ([conv.integral], exact ints here)
+    assert (_fill_int32(value) == expect).all()
+
+
+def test_convert_refuses_half_and_bfloat16_out_of_range():
+    import ml_dtypes
+
+    from systolic.sycl.matrix_core import convert, type_info
+    with pytest.raises(InvalidValue, match="has no sint8 value") as ei:
+        convert(np.array([1.0, 128.0], dtype=ml_dtypes.bfloat16), type_info(np.int8))
+    assert ei.value.values == {"value": 128.0, "type": "sint8", "count": 1}
+    with pytest.raises(InvalidValue, match="has no uint8 value") as ei:
+        convert(np.array([-1.0, 0.5], dtype=np.float16), type_info(np.uint8))
+    assert ei.value.values == {"value": -1.0, "type": "uint8", "count": 1}
+    # -0.9 truncates to 0: defined
+    assert convert(np.array([-0.9], dtype=np.float16), type_info(np.uint8)).tolist() == [0]

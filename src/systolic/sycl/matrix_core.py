@@ -433,7 +433,9 @@ def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
     storage element type, ``joint_matrix_apply`` assigns to a ``T&``, ``joint_matrix_copy`` converts elementwise.
 
     * integer targets: an integer wraps modulo 2**bits (C++ [conv.integral]); a float truncates toward zero
-      ([conv.fpint]; out of range is undefined in C++: it wraps too, NaN and inf give 0);
+      ([conv.fpint]). A float whose truncated value the target cannot represent (NaN, inf, 2.0**40 for int32)
+      is undefined behaviour in C++ ([conv.fpint] p1): it raises :class:`InvalidValue` naming the value, as the
+      project refuses undefined behaviour elsewhere rather than guess a result (the tile compiler's LLVM rules);
     * float targets: the value becomes a ``float`` first (RNE; out of range -> +-inf quietly, as on an IEEE host),
       because ``sycl::half`` and ``bfloat16`` are constructed from ``float`` only and tf32 is stored as float;
       then RNE to half / bfloat16. Conversions: :func:`systolic.types.convert`.
@@ -443,7 +445,17 @@ def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
         return v
     floating = v.dtype.kind == "f" or (v.dtype.kind == "V" and "float" in v.dtype.name)    # ml_dtypes floats
     if ti.dtype.kind in "iu":
-        return T.convert(v, ti.prec, "rtz", wrap=True) if floating else v.astype(ti.dtype)
+        if not floating:
+            if v.dtype.kind == "O" and all(isinstance(x, (int, np.integer)) for x in v.flat):
+                # Python ints beyond 64 bits: [conv.integral] is modular for any source width (exact here)
+                m, half = 1 << ti.bits, 1 << (ti.bits - 1)
+                w = [int(x) % m for x in v.flat]
+                if ti.dtype.kind == "i":
+                    w = [x - m if x >= half else x for x in w]
+                return np.array(w, dtype=ti.dtype).reshape(v.shape)
+            return v.astype(ti.dtype)
+        _check_fpint(v, ti)
+        return T.convert(v, ti.prec, "rtz")
     if v.dtype == np.float32:
         f = v
     elif floating and v.dtype.itemsize < 4:     # half, bfloat16, fp8: widen exactly (a numpy / ml_dtypes cast)
@@ -454,6 +466,23 @@ def convert(values: np.ndarray, ti: TypeInfo) -> np.ndarray:
         return f
     # bfloat16: NaN as ml_dtypes gives it (the default quiet NaN with the sign)
     return T.convert(f, ti.prec, nan="canonical" if ti.prec == "bf16" else "quiet")
+
+
+def _check_fpint(v: np.ndarray, ti: TypeInfo) -> None:
+    """C++ [conv.fpint] p1: a float converts to an integer type by truncation, and "the behavior is undefined if
+    the truncated value cannot be represented in the destination type" (NaN and infinities included)."""
+    f = v.astype(np.float64)        # exact for every float element type here (half, bfloat16, float, double)
+    info = np.iinfo(ti.dtype)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(f)
+        bad = ~np.isfinite(f) | (t < info.min) | (t > info.max)
+    if bad.any():
+        x = float(f[bad].flat[0])
+        raise InvalidValue(f"{x!r} has no {ti.name} value: a float whose truncated value the integer type cannot "
+                           "hold is undefined behaviour in C++, refused",
+                           rule=f"C++ [conv.fpint] p1 (float -> {ti.name} truncates; {ti.name} holds "
+                                f"[{info.min}, {info.max}])",
+                           values={"value": x, "type": ti.name, "count": int(bad.sum())})
 
 
 # ------------------------------------------------------------------------------------- apply
