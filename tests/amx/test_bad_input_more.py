@@ -92,3 +92,52 @@ def test_transfer_largest_i64_stride_is_a_memory_fault_not_an_error():
     with pytest.raises(MemoryFault) as e:
         m.tileloadd(1, np.zeros(4096, np.uint8), 0, 2 ** 63 - 1)
     assert e.value.row == 1
+
+
+# ------------------------------------------------------------------ finding 15: GEMMs beyond memory
+import tracemalloc  # noqa: E402
+
+import ml_dtypes  # noqa: E402
+
+from systolic.amx import gemm as amx_gemm  # noqa: E402
+from systolic.amx import matmul  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", [np.int8, ml_dtypes.bfloat16])
+def test_matmul_huge_broadcast_refused_before_allocating(dtype):
+    n = 1 << 18                        # 2^36 results: at least 1 TiB of arrays on any path, more than any host here
+    a = np.broadcast_to(np.ones((1, 1), dtype), (n, n))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidValue) as e:
+            matmul(a, a)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20                              # refused before anything of that size was allocated
+    v = e.value.values
+    assert (v["M"], v["K"], v["N"]) == (n, n, n)
+    assert v["bytes"] >= 16 * n * n > v["budget"]
+    assert "fit memory" in e.value.rule and "GiB" in str(e.value)
+
+
+def test_matmul_budget_counts_the_path_bytes(monkeypatch):
+    # a 16 x 32 by 32 x 8 int8 GEMM materialises at least 4 * (16*32 + 32*8) + 16 * 16*8 = 5120 bytes
+    monkeypatch.setattr(amx_gemm, "memory_budget", lambda: 5119)
+    a, b = np.ones((16, 32), np.int8), np.ones((32, 8), np.int8)
+    with pytest.raises(InvalidValue) as e:
+        matmul(a, b)
+    assert e.value.values == {"M": 16, "K": 32, "N": 8, "bytes": 5120, "budget": 5119}
+    monkeypatch.setattr(amx_gemm, "memory_budget", lambda: 5120)
+    assert (matmul(a, b) == 32).all()
+
+
+@pytest.mark.parametrize("inner,dtype", [("_int8", np.int8), ("_float", ml_dtypes.bfloat16)])
+def test_matmul_memory_error_while_computing_is_typed(monkeypatch, inner, dtype):
+    def boom(*args, **kw):
+        raise MemoryError("Unable to allocate 256. GiB")
+    monkeypatch.setattr(amx_gemm, inner, boom)
+    with pytest.raises(InvalidValue) as e:
+        matmul(np.ones((4, 8), dtype), np.ones((8, 2), dtype))
+    assert e.value.values == {"M": 4, "K": 8, "N": 2}
+    assert "out of memory" in str(e.value) and "256. GiB" in str(e.value)
