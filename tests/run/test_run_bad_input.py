@@ -74,3 +74,72 @@ def test_visa_in_from_an_empty_npy_names_the_header_line(tmp_path):
         run_file(p)
     assert ei.value.values["line"] == 1 and ei.value.values["bytes"] == 0
     assert "cannot load --in V1 from" in str(ei.value)
+
+
+# ---- Python programs: what main returns and raises ---------------------------------------------------------------
+
+def _program(tmp_path, body: str, name: str = "prog.py") -> Path:
+    p = tmp_path / name
+    p.write_text('"""A program."""\nimport numpy as np\nDEVICE = "spr"\n' + body)
+    return p
+
+
+@pytest.mark.parametrize("expr, dtype", [
+    ("np.array([1], 'm8[D]')", "timedelta64[D]"),       # was: TypeError in float(timedelta)
+    ("np.zeros(3, 'V4')", "|V4"),                       # was: ValueError converting b'\\x00...' to float
+    ("np.zeros(2, [('a', 'i4')])", "[('a', '<i4')]"),
+])
+def test_results_that_are_not_numbers_are_refused(tmp_path, expr, dtype):
+    p = _program(tmp_path, f"def main(device):\n    return {{'result': {expr}, 'oracle': {expr}}}\n")
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert ei.value.values == {"result": dtype}
+    assert ei.value.rule == "program protocol: main() returns numpy arrays of numbers"
+
+
+def test_complex_results_are_compared_and_shown_with_both_parts(tmp_path):
+    import warnings
+    p = _program(tmp_path, "def main(device):\n    return {'result': np.array([1+2j]), 'oracle': np.array([1+3j])}\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # was: ComplexWarning, and "result 1.0 vs oracle 1.0"
+        rep = run_file(p)
+    first = rep["checks"][0]["first_mismatch"]
+    assert rep["verdict"] == "MISMATCH" and first["result"] == 1 + 2j and first["oracle"] == 1 + 3j
+    # complex128 = (real, imag) float64 little-endian: 1.0 = 0x3ff0..., 2.0 = 0x4000..., 3.0 = 0x4008...
+    assert first["result_bits"] == "0x40000000000000003ff0000000000000"
+    assert first["oracle_bits"] == "0x40080000000000003ff0000000000000"
+    from systolic.cli.run import _check_lines
+    assert "result (1+2j)" in _check_lines(rep["checks"][0]) and "oracle (1+3j)" in _check_lines(rep["checks"][0])
+
+
+def test_extras_with_other_keys_and_markup_render(tmp_path):
+    from rich.console import Console
+
+    from systolic.cli.run import render
+    p = _program(tmp_path,
+                 "def main(device):\n    return {'result': np.zeros(2), 'oracle': np.zeros(2), 1: 2, None: 3,"
+                 " 'note': '[/red] stays text'}\n")
+    rep = run_file(p)
+    assert rep["extras"] == {"1": 2, "None": 3, "note": "[/red] stays text"}
+    con = Console(record=True, width=200)
+    render(rep, con)                                    # was: NotRenderableError (int key), MarkupError ([/red])
+    out = con.export_text()
+    assert "[/red] stays text" in out and "│ None " in out
+
+
+@pytest.mark.parametrize("body, exc, when", [
+    ("class E(BaseException):\n    pass\ndef main(device):\n    raise E('boom')\n", "E", "in main"),
+    ("def main(device):\n    raise GeneratorExit\n", "GeneratorExit", "in main"),
+    ("raise GeneratorExit\ndef main(device):\n    pass\n", "GeneratorExit", "while it was imported"),
+])
+def test_base_exceptions_of_the_program_are_program_errors(tmp_path, body, exc, when):
+    with pytest.raises(ProgramError) as ei:
+        run_file(_program(tmp_path, body))
+    assert ei.value.values["exception"] == exc and f"raised {exc}" in str(ei.value) and when in str(ei.value)
+
+
+def test_keyboard_interrupt_is_not_swallowed(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        run_file(_program(tmp_path, "def main(device):\n    raise KeyboardInterrupt\n"))
+    with pytest.raises(KeyboardInterrupt):
+        run_file(_program(tmp_path, "raise KeyboardInterrupt\n", "p2.py"))

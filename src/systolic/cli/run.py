@@ -47,24 +47,26 @@ def _check_lines(c: dict) -> str:
 
 
 def render(rep: dict, console) -> None:
-    """Print the report as rich tables."""
+    """Print the report as rich tables. Text that comes from the program (its docstring, notes, extra keys and
+    values, names) is escaped: a '[/bold]' in it is shown, not read as rich markup."""
+    from rich.markup import escape
     from rich.table import Table
-    t = Table(title=f"systolic run {rep['program']}", show_header=False, title_justify="left")
+    t = Table(title=escape(f"systolic run {rep['program']}"), show_header=False, title_justify="left")
     t.add_column("what", style="bold")
     t.add_column("value", overflow="fold")
     written = f" written against {', '.join(rep['models'])}" if rep.get("models") else ""
-    t.add_row("program", f"{rep['title']}\n[dim]{rep['kind']} program{written}[/]")
+    t.add_row("program", f"{escape(rep['title'])}\n[dim]{rep['kind']} program{escape(written)}[/]")
     dev = rep["device"]
     extra = ""
     if rep["devices"]:
-        extra = f"\n[dim]supports: {', '.join(rep['devices'])} (--device)[/]"
-    t.add_row("device", f"{dev['name']}: {dev['summary']}{extra}")
-    t.add_row("verdict", _verdict_text(rep) + "".join("\n" + _check_lines(c) for c in rep["checks"]))
+        extra = f"\n[dim]supports: {escape(', '.join(rep['devices']))} (--device)[/]"
+    t.add_row("device", escape(f"{dev['name']}: {dev['summary']}") + extra)
+    t.add_row("verdict", _verdict_text(rep) + "".join("\n" + escape(_check_lines(c)) for c in rep["checks"]))
     s = rep["seconds"]
     t.add_row("wall time", f"{s['run']:.3f} s running ({s['total']:.3f} s with loading and checking)")
     for k, v in rep["extras"].items():
-        if v not in (None, ""):
-            t.add_row(k, str(v))
+        if v is not None and v != "":
+            t.add_row(escape(str(k)), escape(str(v)))
     console.print(t)
 
     ins = rep["instructions"]

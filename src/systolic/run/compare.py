@@ -19,8 +19,10 @@ def as_array(x, what: str) -> np.ndarray:
         raise ProgramError(f"{what} must be a numpy array", rule="program protocol: main() returns numpy arrays",
                            values={what: type(x).__name__})
     a = np.asarray(x)
-    if a.dtype.hasobject or a.dtype.kind in "OUSM" or (a.dtype.kind == "V" and a.dtype.fields is not None):
-        raise ProgramError(f"{what} must hold numbers (bool, integer or float elements)",
+    # numbers: bool, integers, floats (ml_dtypes' too: kind "V" with their own scalar type) and complex. Not
+    # objects, strings, datetimes, timedeltas, nor raw or structured void data (scalar type np.void)
+    if a.dtype.hasobject or a.dtype.kind in "OUSMm" or a.dtype.type is np.void:
+        raise ProgramError(f"{what} must hold numbers (bool, integer, float or complex elements)",
                            rule="program protocol: main() returns numpy arrays of numbers",
                            values={what: str(a.dtype)})
     return a
@@ -32,6 +34,8 @@ def _scalar(a: np.ndarray, idx) -> object:
         return bool(v)
     if a.dtype.kind in "iu":
         return int(v)
+    if a.dtype.kind == "c":
+        return complex(v)          # both parts: float() would drop the imaginary one (and warn)
     return float(v)  # also ml_dtypes (bfloat16, float8, int4: kind "V"), whose scalars convert exactly
 
 

@@ -56,18 +56,26 @@ def load(path: Path):
     except SystolicError:              # already typed, names its own rule
         sys.modules.pop(name, None)
         raise
-    except Exception as exc:           # a bug in the program: one `error:` line naming it (--traceback shows all)
-        sys.modules.pop(name, None)
-        raise _raised(exc, path, "while it was imported") from exc
-    except BaseException:              # KeyboardInterrupt and the like stay what they are
+    except KeyboardInterrupt:          # the user's Ctrl-C stays what it is
         sys.modules.pop(name, None)
         raise
+    except BaseException as exc:       # a bug in the program, also a BaseException of its own or GeneratorExit:
+        sys.modules.pop(name, None)    # one `error:` line naming it (--traceback shows all)
+        raise _raised(exc, path, "while it was imported") from exc
     finally:
         try:
             sys.path.remove(here)
         except ValueError:
             pass
     return mod
+
+
+def _text(v) -> str:
+    """``repr(v)`` for the report, or the type's name when the program's own ``__repr__`` raises."""
+    try:
+        return repr(v)
+    except Exception:                  # noqa: BLE001 - the program's code, not ours
+        return f"<{type(v).__name__} object (its repr raised)>"
 
 
 def _exited(exc: SystemExit, path: Path, when: str) -> ProgramError:
@@ -77,7 +85,8 @@ def _exited(exc: SystemExit, path: Path, when: str) -> ProgramError:
 
 
 def _raised(exc: BaseException, path: Path, when: str) -> ProgramError:
-    return ProgramError(f"the program {path.name} raised {type(exc).__name__}: {exc} {when}",
+    text = str(exc)
+    return ProgramError(f"the program {path.name} raised {type(exc).__name__}{': ' + text if text else ''} {when}",
                         rule='program protocol: main() returns {"result", "oracle"} without raising',
                         values={"file": str(path), "exception": type(exc).__name__})
 
@@ -153,9 +162,9 @@ def run(path: Path, device: str | None = None) -> dict:
             out = mod.main(dev)
         except SystemExit as exc:
             raise _exited(exc, path, "in main") from exc
-        except SystolicError:
+        except (SystolicError, KeyboardInterrupt):     # typed already / the user's Ctrl-C: unchanged
             raise
-        except Exception as exc:
+        except BaseException as exc:   # any other exception of the program (BaseException subclasses included)
             raise _raised(exc, path, "in main") from exc
         t2 = time.perf_counter()
     if not isinstance(out, dict):
@@ -169,7 +178,8 @@ def run(path: Path, device: str | None = None) -> dict:
                            values={"keys": sorted(map(str, out))})
     result = as_array(out["result"], "result")
     oracle = as_array(out["oracle"], "oracle")
-    extras = {k: v for k, v in out.items() if k not in ("result", "oracle")}
+    # extra keys are text in the report (a dict may have non-string keys: 1, None, tuples)
+    extras = {k if isinstance(k, str) else repr(k): v for k, v in out.items() if k not in ("result", "oracle")}
     sg = extras.get("sub_group_size")
     return {"kind": "python", "title": doc.splitlines()[0], "description": doc, "device": dev,
             "default_device": default, "devices": list(devices) if devices is not None else None,
@@ -177,5 +187,5 @@ def run(path: Path, device: str | None = None) -> dict:
             "models": models_used(mod),
             "checks": [compare("result", result, oracle)], "recorder": rec,
             "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},
-            "extras": {k: (v if isinstance(v, (str, int, float, bool)) or v is None else repr(v))
+            "extras": {k: (v if isinstance(v, (str, int, float, bool)) or v is None else _text(v))
                        for k, v in extras.items() if not isinstance(v, np.ndarray) and k != "sub_group_size"}}
