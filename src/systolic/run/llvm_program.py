@@ -73,7 +73,7 @@ def gemm_int8(memory: dict, c_name: str, spec: str, line: int) -> tuple[np.ndarr
     """(C's oracle values, a function reading C after the run): ``C + A @ B`` for ``gemm-int8 A=@A:s8 B=@B:u8 M=
     N= K= [lda=] [ldb=] [ldc=]`` (A row-major, lda bytes per row, default K; B VNNI-packed as AMX reads it:
     K/4 rows of ldb bytes, default 4N, byte 4n + j of row r holding B[4r + j][n]; C int32 row-major, ldc bytes
-    per row, default 4N)."""
+    per row, default 4N). Rows never overlap: lda >= K, ldb >= 4N, ldc >= 4N, else a ProgramError."""
     words = spec.split()
     if not words or words[0] != "gemm-int8":
         raise ProgramError("an IR oracle is 'gemm-int8 A=@A:s8 B=@B:s8 M=.. N=.. K=..'",
