@@ -14,13 +14,18 @@ Definitions (used by the table, the JSON and the plot):
 * ``rel``: normwise: ``max|x - ref| / max|ref|`` (max_rel) and ``mean|x - ref| / mean|ref|`` (mean_rel);
 * ``top1``: share of rows (last dimension = classes) whose argmax equals the reference's; ``topk``: mean share of
   the reference's k largest entries found among the run's k largest; ``accuracy`` when ``targets`` is given;
-* ``gemms`` / ``fallbacks``: GEMMs run on the engine, ops run natively under ``fallback="native"``.
+* ``gemms`` / ``fallbacks``: GEMMs run on the engine, ops run natively under ``fallback="native"``;
+* ``nonfinite``: elements where the reference or the run is NaN or infinite. A run's NaN/inf that the reference
+  does not share counts as an infinite error; a NaN/inf both share has no error to measure and is left out of the
+  ulp and rel statistics (not counted as a match), so a layer whose elements are all non-finite reports NaN
+  statistics, never 0.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,10 +47,11 @@ class LayerStats:
     mean_ulp: float
     max_rel: float
     mean_rel: float
+    nonfinite: int = 0      # elements where the reference or the run is NaN/inf (see the module docstring)
 
     def as_dict(self) -> dict:
         return {"layer": self.layer, "max_ulp": self.max_ulp, "mean_ulp": self.mean_ulp,
-                "max_rel": self.max_rel, "mean_rel": self.mean_rel}
+                "max_rel": self.max_rel, "mean_rel": self.mean_rel, "nonfinite": self.nonfinite}
 
 
 @dataclass
@@ -85,6 +91,9 @@ class CompareReport:
         lines = []
         w = max([len(s.layer) for r in self.runs for s in r.layers] + [8])
         head = f"  {'layer':<{w}}  {'max ulp':>10}  {'mean ulp':>10}  {'max rel':>9}  {'mean rel':>9}"
+        nf = any(s.nonfinite for r in self.runs for s in r.layers)     # the column shows only when it matters
+        if nf:
+            head += f"  {'non-finite':>10}"
         if self.reference_accuracy is not None:
             lines.append(f"reference float64: accuracy {self.reference_accuracy:.4f}")
         for r in self.runs:
@@ -95,7 +104,7 @@ class CompareReport:
             lines.append(head)
             for s in r.layers:
                 lines.append(f"  {s.layer:<{w}}  {s.max_ulp:>10.4g}  {s.mean_ulp:>10.4g}  {s.max_rel:>9.3e}  "
-                             f"{s.mean_rel:>9.3e}")
+                             f"{s.mean_rel:>9.3e}" + (f"  {s.nonfinite:>10}" if nf else ""))
         return "\n".join(lines)
 
     __str__ = table
@@ -169,21 +178,28 @@ def _run(model, inputs):
 def _stats(name, x: np.ndarray, r: np.ndarray) -> LayerStats:
     if x.shape != r.shape:
         raise InvalidValue("a layer's output changed shape under emulation", values={"layer": name})
-    d = np.abs(x - r)
+    with np.errstate(invalid="ignore"):     # inf - inf: NaN, handled below with the other non-finite elements
+        d = np.abs(x - r)
     fin = np.abs(r[np.isfinite(r)])
     floor = max(float(fin.max()) * 2.0 ** -10 if fin.size else 0.0, float(_TINY))
     unit = np.spacing(np.maximum(np.abs(r), floor).astype(np.float32)).astype(np.float64)
     ulp = d / unit
     bad = ~np.isfinite(x) | ~np.isfinite(r)
-    if bad.any():                            # a NaN/inf that the reference does not share counts as infinite
+    nonfinite = int(bad.sum())
+    if nonfinite:
         same = (np.isnan(x) & np.isnan(r)) | (x == r)
-        ulp = np.where(bad & ~same, np.inf, np.where(bad, 0.0, ulp))
-        d = np.where(bad & ~same, np.inf, np.where(bad, 0.0, d))
+        # a NaN/inf that the reference does not share is an infinite error; one both share has no error to
+        # measure: it leaves the statistics (counting it as 0 would read as a perfect match)
+        keep = ~(bad & same)
+        ulp = np.where(bad, np.inf, ulp)[keep]
+        d = np.where(bad, np.inf, d)[keep]
+        if not d.size and x.size:
+            return LayerStats(name, np.nan, np.nan, np.nan, np.nan, nonfinite)
     ar = np.abs(np.where(np.isfinite(r), r, 0.0))
     maxr, meanr = (float(ar.max()), float(ar.mean())) if ar.size else (0.0, 0.0)
     return LayerStats(name, float(ulp.max()) if ulp.size else 0.0, float(ulp.mean()) if ulp.size else 0.0,
                       float(d.max() / maxr) if maxr else float(d.max() if d.size else 0.0),
-                      float(d.mean() / meanr) if meanr else float(d.mean() if d.size else 0.0))
+                      float(d.mean() / meanr) if meanr else float(d.mean() if d.size else 0.0), nonfinite)
 
 
 def _agreement(x: torch.Tensor, r: torch.Tensor, k: int) -> tuple[float, float]:
@@ -205,10 +221,23 @@ def compare(model: torch.nn.Module, inputs, engines=("amx:spr",), *, k: int = 5,
     or :class:`~systolic.torch.engines.Engine` objects; ``options`` apply to every engine (``fallback=``...);
     ``include_fp32`` adds plain fp32 PyTorch as a row; ``targets``: class labels for an accuracy column.
     The model is used in eval mode and is not changed (the fp64 reference runs on a deep copy).
+    Bad arguments (a model that is not an ``nn.Module``, ``k < 1``, a malformed engine entry or option, targets
+    that are not one integer label per output row) raise :class:`~systolic.errors.InvalidValue` naming them.
     """
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidValue("compare runs a torch.nn.Module", rule="compare(model: torch.nn.Module, inputs, ...)",
+                           values={"model": type(model).__name__})
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
+    if not isinstance(inputs, (tuple, list)):
+        raise InvalidValue("inputs is a tensor or a tuple of the model's arguments",
+                           rule="compare(model, inputs: Tensor | tuple, ...)", values={"inputs": type(inputs).__name__})
     inputs = tuple(inputs)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidValue("k must be a positive integer (top-k agreement)", rule="k >= 1", values={"k": k})
+    if isinstance(engines, (str, Engine)):
+        engines = (engines,)
+    engines = [_engine_entry(e, options) for e in engines]
     model.eval()
     ref_model = copy.deepcopy(model).to(torch.float64)
     ref_in = tuple(t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
@@ -216,11 +245,12 @@ def compare(model: torch.nn.Module, inputs, engines=("amx:spr",), *, k: int = 5,
     ref = _run(ref_model, ref_in)
     names = list(ref)
 
+    labels = None if targets is None else _labels(targets, ref["<output>"])
+
     def accuracy(out):
-        if targets is None:
+        if labels is None:
             return None
-        return float((out.reshape(-1, out.shape[-1]).argmax(-1).cpu() == torch.as_tensor(targets).reshape(-1))
-                     .double().mean())
+        return float((out.reshape(-1, out.shape[-1]).argmax(-1).cpu() == labels).double().mean())
 
     runs = []
     specs = (["fp32"] if include_fp32 else []) + list(engines)
@@ -228,7 +258,7 @@ def compare(model: torch.nn.Module, inputs, engines=("amx:spr",), *, k: int = 5,
         if spec == "fp32":
             outs, label, mode = _run(model, inputs), "fp32 (plain torch)", None
         else:
-            name, opts = (spec if isinstance(spec, tuple) else (spec, {}))
+            name, opts = spec
             opts = {**options, **opts}
             mode_opts = {k2: opts.pop(k2) for k2 in ("fallback", "bias", "conv_k_order") if k2 in opts}
             eng = name if isinstance(name, Engine) else parse_engine(name, **opts)
@@ -242,3 +272,38 @@ def compare(model: torch.nn.Module, inputs, engines=("amx:spr",), *, k: int = 5,
                              gemms=mode.gemms if mode else 0, ops=dict(mode.counts) if mode else {},
                              fallbacks=dict(mode.fallbacks) if mode else {}))
     return CompareReport(runs, accuracy(ref["<output>"]))
+
+
+_ENGINE_OPTIONS = ("precision", "model", "weight_scales", "backend", "fallback", "bias", "conv_k_order")
+
+
+def _engine_entry(e, options: dict):
+    """One ``engines`` entry as ``(name or Engine, {options})``, its shape and option names checked."""
+    if isinstance(e, tuple):
+        if len(e) != 2 or not isinstance(e[1], Mapping):
+            raise InvalidValue("an engines entry is a name, an Engine or a (name, {options}) pair",
+                               rule="engines=['amx:spr', ('xmx:dg2', {'precision': 'int8'}), ...]",
+                               values={"engines entry": repr(e)[:80]})
+        name, opts = e[0], dict(e[1])
+    else:
+        name, opts = e, {}
+    unknown = sorted((set(opts) | set(options)) - set(_ENGINE_OPTIONS))
+    if unknown:
+        raise InvalidValue("unknown engine option(s)", rule="options: " + ", ".join(_ENGINE_OPTIONS),
+                           values={"options": unknown})
+    return name, opts
+
+
+def _labels(targets, out: torch.Tensor) -> torch.Tensor:
+    """``targets`` as one integer class label per output row (the rows ``top1`` counts)."""
+    rows = out.reshape(-1, out.shape[-1]).shape[0] if out.dim() else 1
+    try:
+        t = torch.as_tensor(targets)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InvalidValue("targets are integer class labels", rule="one integer label per output row",
+                           values={"targets": repr(targets)[:80], "error": str(exc)[:80]}) from None
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool or t.numel() != rows:
+        raise InvalidValue("targets are integer class labels, one per output row",
+                           rule="one integer label per output row",
+                           values={"dtype": str(t.dtype), "labels": t.numel(), "rows": rows})
+    return t.reshape(-1).cpu()

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves, tree_map
 
 from systolic.errors import InvalidValue, UnsupportedOperation
 from systolic.torch.engines import FLOAT_DTYPES, Engine, parse_engine
@@ -74,10 +75,20 @@ class _SdpaMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func is F.scaled_dot_product_attention:
+        if func is F.scaled_dot_product_attention and not _any_meta(args, kwargs):
             self.owner.counts["scaled_dot_product_attention"] += 1
             return _sdpa(self.owner, *args, **kwargs)[0]
+        # meta tensors: torch's own SDPA, whose ATen ops the dispatch mode then refuses (or runs natively with
+        # fallback="native"), as for every other op on tensors without values
         return func(*args, **kwargs)
+
+
+def _tensors(args, kwargs):
+    return [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+
+
+def _any_meta(args, kwargs) -> bool:
+    return any(t.device.type == "meta" for t in _tensors(args, kwargs))
 
 
 def _sdpa(mode, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
@@ -92,17 +103,20 @@ def _sdpa(mode, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
         raise UnsupportedOperation("scaled_dot_product_attention with dropout is not modelled (random, training)",
                                    rule="dropout_p == 0 under emulate", values={"op": "scaled_dot_product_attention",
                                                                                 "dropout_p": dropout_p})
-    L, S, E = query.size(-2), key.size(-2), query.size(-1)
-    sc = 1.0 / math.sqrt(E) if scale is None else scale
+    L, S, E, Ev = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
+    sc = (1.0 / math.sqrt(E) if E else math.inf) if scale is None else scale
     if enable_gqa and key.dim() >= 3 and key.size(-3) != query.size(-3):
         rep = query.size(-3) // key.size(-3)
         key = key.repeat_interleave(rep, dim=-3)
         value = value.repeat_interleave(rep, dim=-3)
     batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    q = query.expand(*batch, L, E).reshape(-1, L, E)
-    k = key.expand(*batch, S, E).reshape(-1, S, E)
-    v = value.expand(*batch, S, value.size(-1)).reshape(-1, S, value.size(-1))
-    scores = torch.stack([mode.gemm(q[i], k[i].t(), b_is_weight=False) for i in range(q.size(0))]) * sc
+    nb = math.prod(batch)       # explicit: reshape(-1, ...) cannot infer it when a length is 0
+    q = query.expand(*batch, L, E).reshape(nb, L, E)
+    k = key.expand(*batch, S, E).reshape(nb, S, E)
+    v = value.expand(*batch, S, Ev).reshape(nb, S, Ev)
+    scores = _stack([mode.gemm(q[i], k[i].t(), b_is_weight=False) for i in range(nb)], (0, L, S), query.device)
+    if E:   # E == 0: the scores are empty sums, exactly 0 (torch scales Q and K, which have no elements, by it)
+        scores = scores * sc
     scores = scores.reshape(*batch, L, S)
     if is_causal:
         keep = torch.ones(L, S, dtype=torch.bool, device=query.device).tril(diagonal=0)
@@ -112,10 +126,14 @@ def _sdpa(mode, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask.to(torch.float32)
-    p = torch.softmax(scores, dim=-1).reshape(-1, L, S)
-    out = torch.stack([mode.gemm(p[i], v[i], b_is_weight=False) for i in range(p.size(0))])
-    out = out.reshape(*batch, L, value.size(-1)).to(query.dtype)
+    p = torch.softmax(scores, dim=-1).reshape(nb, L, S)
+    out = _stack([mode.gemm(p[i], v[i], b_is_weight=False) for i in range(nb)], (0, L, Ev), query.device)
+    out = out.reshape(*batch, L, Ev).to(query.dtype)
     return out, torch.logsumexp(scores, dim=-1)
+
+
+def _stack(items, empty_shape, device):
+    return torch.stack(items) if items else torch.empty(empty_shape, dtype=torch.float32, device=device)
 
 
 def _flash_cpu(mode, query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
@@ -180,10 +198,13 @@ class EmulateMode(TorchDispatchMode):
             if _is_matrix_op(func):
                 return self._unsupported(func, name, args, kwargs, "this matrix op is not modelled")
             return func(*args, **kwargs)
-        why = self._check_operands(name, args)
+        why = self._check_operands(name, args, kwargs)
         if why:
             return self._unsupported(func, name, args, kwargs, why)
-        out = kwargs.pop("out", None)
+        out = kwargs.get("out")
+        if out is not None:
+            _torch_checks(func, args, kwargs)
+        kwargs.pop("out", None)
         result = handler(self, *args, **kwargs)
         self.counts["scaled_dot_product_attention" if name.startswith("_scaled_dot") else name.rstrip("_")] += 1
         if name.endswith("_"):                          # in-place form: self is the first argument
@@ -193,7 +214,9 @@ class EmulateMode(TorchDispatchMode):
             return out.copy_(result)
         return result
 
-    def _check_operands(self, name, args) -> str | None:
+    def _check_operands(self, name, args, kwargs=None) -> str | None:
+        if _any_meta(args, kwargs or {}):
+            return "meta tensors carry no values to compute on (fallback='native' runs torch's meta kernel)"
         ts = [a for a in args if isinstance(a, torch.Tensor)]
         for t in ts:
             if t.dtype not in FLOAT_DTYPES:
@@ -238,6 +261,18 @@ class EmulateMode(TorchDispatchMode):
             bb = bias.to(torch.float32).to(acc.device)
             acc = acc + (bb if beta == 1 else bb * beta)
         return acc
+
+
+def _torch_checks(func, args, kwargs) -> None:
+    """torch's own argument checks of ``func`` (its meta kernel on meta copies of the arguments): an ``out=``
+    tensor of another dtype is refused with torch's error, as plain torch refuses it, instead of being filled by
+    a silent cast. An op without a meta kernel is not checked here."""
+    def meta(x):
+        return x.to("meta") if isinstance(x, torch.Tensor) else x
+    try:
+        func(*tree_map(meta, args), **tree_map(meta, kwargs))
+    except NotImplementedError:
+        pass
 
 
 def _out_dtype(*ts):

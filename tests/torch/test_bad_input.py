@@ -1,0 +1,140 @@
+"""Bad input to systolic.torch found by the bad-input audit.
+
+Oracles: plain PyTorch (what it returns for empty attention, that it refuses an ``out=`` tensor of another
+dtype), and hand-made arrays for compare's statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import systolic.torch as st  # noqa: E402
+from systolic.errors import InvalidValue, UnsupportedOperation  # noqa: E402
+
+
+# ------------------------------------------------- emulate: empty attention, out= dtypes, meta tensors
+
+@pytest.mark.parametrize("qs, ks, vs", [((1, 2, 0, 8), (1, 2, 0, 8), (1, 2, 0, 8)),    # L = S = 0 (audit)
+                                        ((1, 2, 0, 8), (1, 2, 4, 8), (1, 2, 4, 8)),    # L = 0
+                                        ((1, 2, 4, 8), (1, 2, 0, 8), (1, 2, 0, 8)),    # S = 0: zeros
+                                        ((0, 2, 4, 8), (0, 2, 4, 8), (0, 2, 4, 8)),    # no batch
+                                        ((1, 2, 4, 0), (1, 2, 4, 0), (1, 2, 4, 8))])   # E = 0: mean of V
+def test_sdpa_empty_matches_plain_torch(qs, ks, vs):
+    q, k = torch.ones(qs), torch.ones(ks)
+    v = torch.arange(float(np.prod(vs))).reshape(vs)      # small integers: exact in bf16 and their means too
+    want = F.scaled_dot_product_attention(q, k, v)
+    with st.emulate("amx:spr"):
+        got = F.scaled_dot_product_attention(q, k, v)
+    assert got.shape == want.shape and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda o: torch.addmm(torch.ones(4, 3), torch.ones(4, 8), torch.ones(8, 3), out=o(4, 3)),
+    lambda o: torch.mm(torch.ones(4, 8), torch.ones(8, 3), out=o(4, 3)),
+    lambda o: torch.bmm(torch.ones(2, 4, 8), torch.ones(2, 8, 3), out=o(2, 4, 3)),
+    lambda o: torch.mv(torch.ones(4, 8), torch.ones(8), out=o(4)),
+])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float64])
+def test_out_of_another_dtype_is_refused_as_torch_does(call, dtype):
+    def out(*shape):
+        return torch.empty(*shape, dtype=dtype)
+    with pytest.raises(RuntimeError) as plain:
+        call(out)
+    with st.emulate("amx:spr"), pytest.raises(RuntimeError, match="dtype") as emu:
+        call(out)
+    assert type(emu.value) is type(plain.value)
+    assert str(dtype).split(".")[-1] in str(emu.value)
+
+
+def test_out_of_the_right_dtype_still_works():
+    o = torch.empty(4, 3)
+    with st.emulate("amx:spr"):
+        r = torch.addmm(torch.ones(4, 3), torch.ones(4, 8), torch.ones(8, 3), out=o)
+    assert r is o and (o == 9).all()
+
+
+@pytest.mark.parametrize("fn, op", [
+    (lambda: torch.ones(4, 8, device="meta") @ torch.ones(8, 3, device="meta"), "mm"),
+    (lambda: F.linear(torch.ones(4, 8, device="meta"), torch.ones(3, 8, device="meta"),
+                      torch.ones(3, device="meta")), "addmm"),
+    (lambda: F.conv2d(torch.ones(1, 2, 5, 5, device="meta"), torch.ones(3, 2, 3, 3, device="meta")), "convolution"),
+])
+def test_meta_tensors_follow_the_fallback_rule(fn, op):
+    with st.emulate("amx:spr"), pytest.raises(UnsupportedOperation, match="meta tensors carry no values") as ei:
+        fn()
+    assert ei.value.values["op"] == op
+    want = fn()                                                 # plain torch: shapes only
+    with st.emulate("amx:spr", fallback="native") as m:
+        got = fn()
+    assert got.device.type == "meta" and got.shape == want.shape and m.fallbacks[op] == 1 and m.gemms == 0
+
+
+def test_meta_sdpa_follows_the_fallback_rule():
+    q = torch.ones(1, 2, 4, 8, device="meta")
+    with st.emulate("amx:spr"), pytest.raises(UnsupportedOperation, match="meta tensors"):
+        F.scaled_dot_product_attention(q, q, q)
+    with st.emulate("amx:spr", fallback="native") as m:
+        got = F.scaled_dot_product_attention(q, q, q)
+    assert got.shape == (1, 2, 4, 8) and got.device.type == "meta" and sum(m.fallbacks.values()) >= 1
+
+
+# ------------------------------------------------- compare: typed argument errors
+
+_X = torch.ones(4, 8)
+
+
+@pytest.mark.parametrize("kwargs, key, value", [
+    (dict(model="x"), "model", "str"),
+    (dict(k=-1), "k", -1),
+    (dict(k=0), "k", 0),
+    (dict(k=True), "k", True),
+    (dict(engines=[("xmx:pvc", "str")]), "engines entry", "('xmx:pvc', 'str')"),
+    (dict(engines=[("xmx:pvc",)]), "engines entry", "('xmx:pvc',)"),
+    (dict(engines=[("xmx:pvc", {"precison": "fp16"})]), "options", ["precison"]),
+    (dict(targets=[0, 1, 2, 0, 1]), "labels", 5),                     # 4 output rows
+    (dict(targets=[0.0, 1.0, 2.0, 0.0]), "dtype", "torch.float32"),
+])
+def test_compare_arguments_are_typed(kwargs, key, value):
+    model = kwargs.pop("model", torch.nn.Linear(8, 3))
+    with pytest.raises(InvalidValue) as ei:
+        st.compare(model, _X, **kwargs)
+    assert ei.value.values[key] == value
+
+
+def test_compare_targets_not_labels():
+    with pytest.raises(InvalidValue, match="targets are integer class labels") as ei:
+        st.compare(torch.nn.Linear(8, 3), _X, targets=["nope"])
+    assert ei.value.values["targets"] == "['nope']"
+
+
+# ------------------------------------------------- compare: NaN/inf are reported, never a perfect match
+
+def test_stats_shared_nan_is_not_a_match():
+    from systolic.torch.compare import _stats
+    r = np.array([np.nan, np.nan])
+    s = _stats("l", r.copy(), r)
+    assert np.isnan(s.max_ulp) and np.isnan(s.mean_ulp) and np.isnan(s.max_rel) and s.nonfinite == 2
+
+
+def test_stats_nonfinite_counted_and_left_out():
+    from systolic.torch.compare import _stats
+    r = np.array([1.0, 2.0, np.nan, np.inf, 4.0])
+    x = np.array([1.0 + 2.0 ** -23, 2.0, np.nan, np.inf, np.nan])   # 1 ulp, exact, shared, shared, new NaN
+    s = _stats("l", x, r)
+    assert s.nonfinite == 3                     # both shared elements and the new NaN
+    assert s.max_ulp == np.inf                  # the NaN the reference does not have
+    assert s.mean_ulp == np.inf
+    s2 = _stats("l", x[:4], r[:4])              # only shared non-finite: measured over the finite elements
+    assert s2.nonfinite == 2 and s2.max_ulp == 1.0 and s2.mean_ulp == 0.5
+
+
+def test_compare_nan_input_reports_it():
+    rep = st.compare(torch.nn.Linear(8, 3), torch.full((4, 8), float("nan")), engines=["amx:spr"])
+    for run in rep.runs:
+        (out,) = run.layers
+        assert out.nonfinite == 12 and np.isnan(out.max_ulp)
+    assert "non-finite" in rep.table() and rep.as_dict()["runs"][0]["layers"][0]["nonfinite"] == 12
