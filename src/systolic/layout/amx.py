@@ -23,6 +23,14 @@ ROWS = 16
 BYTES_PER_ROW = 64
 
 
+def _dims(**dims) -> None:
+    """Matrix dimensions are integers: "16" or 16.0 would be coerced silently by int() and 16.5 truncated."""
+    for name, v in dims.items():
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InvalidValue(f"the tile dimension {name} must be an integer, not {type(v).__name__}",
+                               rule="AMX tile layouts: M, N, K are integers", values={name: v})
+
+
 def _fits(rows: int, colsb: int, what: str) -> None:
     if not (1 <= rows <= ROWS and 1 <= colsb <= BYTES_PER_ROW):
         raise InvalidValue(f"{what} does not fit a tile", rule="palette 1: at most 16 rows of 64 bytes",
@@ -52,11 +60,13 @@ def _row_major(operand: str, label: str, rows: int, cols: int, col_name: str, el
 
 def tile_a(m: int, k: int, element: str, bits: int, **params) -> Layout:
     """A (M x K) in the src1 tile: row m, byte k * bits / 8."""
+    _dims(m=m, k=k)
     return _row_major("a", "A (src1 tile)", m, k, "K", element, bits, params)
 
 
 def tile_b(k: int, n: int, element: str, bits: int, **params) -> Layout:
     """B (K x N) in the src2 tile, VNNI: row k // per, byte 4n + (k % per) * bytes."""
+    _dims(k=k, n=n)
     if 32 % bits:
         raise InvalidValue("element width must divide 32", values={"bits": bits})
     per = 32 // bits
@@ -74,4 +84,5 @@ def tile_b(k: int, n: int, element: str, bits: int, **params) -> Layout:
 
 def tile_c(m: int, n: int, element: str, bits: int, **params) -> Layout:
     """C/D (M x N) in the dst tile: row m, byte n * bits / 8."""
+    _dims(m=m, n=n)
     return _row_major("c", "C (dst tile)", m, n, "N", element, bits, params)

@@ -35,6 +35,26 @@ from ..errors import InvalidValue
 __all__ = ["Layout"]
 
 
+def _image_bytes(image) -> np.ndarray:
+    """A flat image as uint8: bytes-like objects as they are, integer arrays only when every value is a byte
+    (converting 256 or -1 to uint8 would wrap silently)."""
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        return np.frombuffer(image, dtype=np.uint8)
+    try:
+        a = np.asarray(image)
+    except (TypeError, ValueError) as e:
+        raise InvalidValue(f"an image is bytes or an array of byte values ({e})", rule="gather(image): uint8 bytes",
+                           values={"type": type(image).__name__}) from None
+    if a.dtype == np.uint8:
+        return a.reshape(-1)
+    if a.dtype.kind not in "iu" or (a.size and (int(a.min()) < 0 or int(a.max()) > 255)):
+        raise InvalidValue("an image is bytes or an array of byte values (integers 0..255)",
+                           rule="gather(image): uint8 bytes",
+                           values={"dtype": str(a.dtype), **({"min": int(a.min()), "max": int(a.max())}
+                                                             if a.dtype.kind in "iu" and a.size else {})})
+    return a.astype(np.uint8).reshape(-1)
+
+
 @dataclass(frozen=True, eq=False)
 class Layout:
     """The map of one operand: logical element (row, col) <-> (holder coordinates, bit offset).
@@ -82,6 +102,7 @@ class Layout:
     def where(self, row: int, col: int) -> dict:
         """Element (row, col) -> its holder: ``{holder names..., "bits": (lo, hi)}`` (hi inclusive)."""
         self._check_element(row, col)
+        row, col = int(row), int(col)
         h = self.index[row, col]
         if np.any(h < 0):
             return {"row": row, "col": col, "held": False}
@@ -211,6 +232,14 @@ class Layout:
         if v.shape != self.shape:
             raise InvalidValue("element bits must have the layout's shape", rule=f"{self.rows} x {self.cols}",
                                values={"shape": v.shape})
+        if v.dtype.kind not in "biu":
+            # bit patterns are integers; a float or an object would be converted (truncated) or fail bare
+            raise InvalidValue("element bits are an integer array (raw bit patterns)",
+                               rule="scatter(bits): an integer array", values={"dtype": str(v.dtype)})
+        if nbytes is not None and (isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, np.integer))
+                                   or nbytes < 0):
+            raise InvalidValue("nbytes is a non-negative integer", rule="scatter(nbytes=): an integer >= 0",
+                               values={"nbytes": nbytes})
         v = v.astype(np.uint64) & np.uint64((1 << self.element_bits) - 1)
         total = self.image_bits() if nbytes is None else 8 * int(nbytes)
         flat = np.zeros(total, dtype=np.uint8)
@@ -227,7 +256,7 @@ class Layout:
 
     def gather(self, image) -> np.ndarray:
         """The operand's flat image (uint8) -> raw element bits (uint32, rows x cols; 0 where not held)."""
-        img = np.asarray(image, dtype=np.uint8).reshape(-1)
+        img = _image_bytes(image)
         flat = np.unpackbits(img, bitorder="little")
         pos = self.linear_bits()
         out = np.zeros(self.shape, dtype=np.uint64)
@@ -275,6 +304,11 @@ class Layout:
                 "elements": [dict(d, bits=list(d["bits"])) if "bits" in d else d for d in self.records()]}
 
     def _check_element(self, row: int, col: int) -> None:
+        for name, v in (("row", row), ("col", col)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                # a float or a bool would index numpy arrays by accident (True is 1) or fail there bare
+                raise InvalidValue(f"element coordinates are integers, not {type(v).__name__}",
+                                   rule="row and col are integers", values={name: v})
         if not (0 <= row < self.rows and 0 <= col < self.cols):
             raise InvalidValue(f"element ({row}, {col}) is outside the {self.rows} x {self.cols} matrix",
                                rule=f"{self.layer} {self.operand} is {self.rows} x {self.cols}",
