@@ -149,7 +149,11 @@ _BY_DTYPE: dict[np.dtype, ElementType] = {}
 
 def from_dtype(dtype) -> ElementType:
     """The element type of a numpy / ml_dtypes dtype."""
-    dt = np.dtype(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="from_dtype: a numpy or ml_dtypes dtype",
+                           values={"dtype": repr(dtype)}) from None
     t = _BY_DTYPE.get(dt)
     if t is not None:
         return t
@@ -157,7 +161,8 @@ def from_dtype(dtype) -> ElementType:
         if t.dtype is not None and t.dtype == dt:
             _BY_DTYPE[dt] = t
             return t
-    raise InvalidValue(f"no systolic element type for dtype {dt}", values={"dtype": str(dt)})
+    raise InvalidValue(f"no systolic element type for dtype {dt}",
+                       rule="from_dtype: the dtypes of systolic.types.all_types()", values={"dtype": str(dt)})
 
 
 def _fmt(t: str | ElementType) -> F.FloatFormat:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import MutableMapping
 from fractions import Fraction
 
 import numpy as np
@@ -152,6 +153,31 @@ class _Operands:
         self.grf.write(self.dst + r * s.row_bytes(t), np.array(bits, dtype={4: "<u4", 2: "<u2"}[nb]))
 
 
+def _check_trace(trace, s: DpasShape, opcode: str = "dpas") -> None:
+    """The ``trace=`` hook names one channel of D: a dict with integer ``row`` in 0..RC-1 and ``col`` in
+    0..exec_size-1 (DPASW: and ``eu`` 0 or 1, default 0). A key missing, of the wrong type or out of range would
+    otherwise fail bare inside the loop or, worse, record nothing without a word."""
+    if trace is None:
+        return
+    rule = (f"trace: a dict with row in 0..{s.rc - 1} and col in 0..{s.exec_size - 1}"
+            + (", eu 0 or 1 (the fused EU pair, DPASW.md)" if opcode == "dpasw" else ""))
+    if not isinstance(trace, MutableMapping):
+        raise InvalidValue(f"{opcode} trace must be a dict the channel's steps are recorded into", rule=rule,
+                           values={"trace": type(trace).__name__})
+    limits = {"row": s.rc, "col": s.exec_size}
+    if opcode == "dpasw":
+        limits["eu"] = 2
+    for key, limit in limits.items():
+        if key not in trace:
+            if key == "eu":
+                continue                             # default 0
+            raise InvalidValue(f"{opcode} trace needs {key!r}", rule=rule, values={"missing": key})
+        v = trace[key]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= v < limit:
+            raise InvalidValue(f"{opcode} trace {key}={v!r} is not an integer in 0..{limit - 1}", rule=rule,
+                               values={key: v, "limit": limit})
+
+
 def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel, trace: dict | None = None) -> None:
     """visa-DPAS.md "Semantics", step by step.
 
@@ -229,6 +255,7 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
         grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
         platform=platform, model=model)
+    _check_trace(trace, s)
     _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl, trace)
     counters.count_dpas(s, "spec")
     return s
@@ -288,6 +315,7 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
     s = check(P, opcode="dpasw", exec_size=exec_size, sd=sd, rc=rc, dst_type=dst_type, src0_type=src0_type,
               src1_precision=src1_precision, src2_precision=src2_precision, dst=dst, src0=src0, src1=src1,
               src2=src2)
+    _check_trace(trace, s, "dpasw")
     eu0, eu1 = dpasw_split(s)
     gb = grf.grf_bytes
     for g in (grf, pair):

@@ -94,7 +94,18 @@ class GRF:
 
     def view(self, offset: int, dtype, count: int) -> np.ndarray:
         """A writable view of ``count`` elements of ``dtype`` at byte ``offset`` (unaligned offsets allowed)."""
-        dt = np.dtype(dtype)
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="GRF.view dtype: a numeric numpy dtype",
+                               values={"dtype": repr(dtype)}) from None
+        if dt.hasobject or dt.itemsize == 0 or dt.kind in "USMm":
+            # registers hold raw bits of numeric elements, as GRF.write accepts them
+            raise InvalidValue(f"register bytes cannot be viewed as {dt}", rule="GRF.view dtype: a numeric numpy dtype",
+                               values={"dtype": str(dt)})
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise InvalidValue("GRF.view count is a non-negative integer", rule="GRF.view count: an integer >= 0",
+                               values={"count": count})
         self.check(offset, dt.itemsize * int(count), "view")
         return self.data[offset:offset + dt.itemsize * int(count)].view(dt)
 
