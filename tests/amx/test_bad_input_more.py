@@ -114,7 +114,7 @@ def test_matmul_huge_broadcast_refused_before_allocating(dtype):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 1 << 20                              # refused before anything of that size was allocated
+    assert peak < 64 << 20       # refused before anything of that size (>= 2^36 bytes) was allocated; imports aside
     v = e.value.values
     assert (v["M"], v["K"], v["N"]) == (n, n, n)
     assert v["bytes"] >= 16 * n * n > v["budget"]
