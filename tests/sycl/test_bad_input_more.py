@@ -110,3 +110,47 @@ def test_convert_refuses_half_and_bfloat16_out_of_range():
     assert ei.value.values == {"value": -1.0, "type": "uint8", "count": 1}
     # -0.9 truncates to 0: defined
     assert convert(np.array([-0.9], dtype=np.float16), type_info(np.uint8)).tolist() == [0]
+
+
+# ------------------------------------------------- finding 13: launch limits and host memory
+
+def _noop(item):
+    return None
+
+
+@pytest.mark.parametrize("dev, local", [("pvc", (2048,)), ("pvc", (1 << 16,)), ("dg2", (1032,)),
+                                        ("pvc", (64, 32))])
+def test_gpu_work_group_is_at_most_1024(dev, local):
+    # intel/compute-runtime device_caps.cpp: maxWorkGroupSize = std::min(maxWS, 1024u)
+    from systolic import sycl
+    with pytest.raises(UnsupportedCombination, match="max_work_group_size 1024") as ei:
+        sycl.queue(dev).parallel_for(sycl.nd_range(local, local), _noop)
+    assert ei.value.values["work_group_size"] == int(np.prod(local)) and ei.value.values["max"] == 1024
+    assert "compute-runtime" in ei.value.rule
+
+
+def test_gpu_work_group_of_1024_runs():
+    from systolic import sycl
+    seen = []
+    sycl.queue("pvc").parallel_for(sycl.nd_range((1024,), (1024,)), lambda it: seen.append(1)).wait()
+    assert seen
+
+
+def test_parallel_for_needs_a_kernel():
+    from systolic import sycl
+    with pytest.raises(InvalidValue, match="parallel_for runs a kernel") as ei:
+        sycl.queue("pvc").parallel_for(sycl.nd_range((16,), (16,)), None)
+    assert ei.value.values == {"kernel": "NoneType"}
+
+
+def test_huge_nd_range_and_allocation_are_typed():
+    # 2**48 work-items need 2 PiB of ids, 2**50 floats 4 PiB: beyond any 48-bit address space, so the allocation
+    # fails at once whatever the host's overcommit policy (nothing is allocated)
+    from systolic import sycl
+    q = sycl.queue("spr")
+    with pytest.raises(InvalidValue, match="does not fit in this host's memory") as ei:
+        q.parallel_for(sycl.nd_range((1 << 48,), (1,)), _noop)
+    assert ei.value.values["global"] == (1 << 48,)
+    with pytest.raises(InvalidValue, match="malloc_shared cannot allocate") as ei:
+        q.malloc_shared(1 << 50, np.float32)
+    assert ei.value.values == {"count": 1 << 50, "bytes": 1 << 52} and "nullptr" in ei.value.rule

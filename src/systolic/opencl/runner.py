@@ -31,7 +31,7 @@ from collections import deque
 
 import numpy as np
 
-from ..errors import DivergentCollective, InvalidValue
+from ..errors import DivergentCollective, InvalidValue, UnsupportedCombination
 from ..xmx.platform import get_platform
 from .blockio import GlobalPtr
 from .subgroup import SubGroup, _tls, _uniform, current, require_converged  # noqa: F401  (re-exported)
@@ -43,6 +43,13 @@ __all__ = ["run", "current", "where", "barrier", "collective", "get_sub_group_lo
 
 CLK_LOCAL_MEM_FENCE = 1
 CLK_GLOBAL_MEM_FENCE = 2
+
+#: the most work-items a work-group may have on an Intel GPU: intel/compute-runtime
+#: shared/source/device/device_caps.cpp sets ``deviceInfo.maxWorkGroupSize = std::min(maxWS, 1024u)`` for every
+#: device it drives (maxWS, threads per (dual) sub-slice x the minimal SIMD width, may be lower still; a kernel
+#: compiled for the large register file gets fewer threads, so less again). clEnqueueNDRangeKernel refuses a
+#: larger local size (CL_INVALID_WORK_GROUP_SIZE).
+MAX_WORK_GROUP_SIZE = 1024
 
 def _ctx(fn: str) -> SubGroup:
     c = current()
@@ -201,6 +208,13 @@ def run(kernel, global_size, local_size, args=(), *, platform=None, sub_group_si
     """
     from greenlet import greenlet
 
+    if not callable(kernel):
+        raise InvalidValue("run needs a kernel: a Python function run once per sub-group",
+                           rule="run(kernel, global_size, local_size, args=())",
+                           values={"kernel": type(kernel).__name__})
+    if not isinstance(args, (tuple, list)):
+        raise InvalidValue("args is a tuple of the kernel's arguments", rule="run(kernel, global_size, local_size, "
+                           "args=(...))", values={"args": type(args).__name__})
     P = get_platform(platform)
     G, dim = _sizes(global_size, "global_size")
     L, ldim = _sizes(local_size, "local_size")
@@ -216,9 +230,22 @@ def run(kernel, global_size, local_size, args=(), *, platform=None, sub_group_si
                            f"{list(P.subgroup_sizes)}", values={"sub_group_size": S})
     args = tuple(GlobalPtr(a) if isinstance(a, np.ndarray) else a for a in args)
     wg = L[0] * L[1] * L[2]
+    if wg > MAX_WORK_GROUP_SIZE:
+        raise UnsupportedCombination(f"a work-group of {wg} work-items exceeds {P.name}'s maximum of "
+                                     f"{MAX_WORK_GROUP_SIZE} (CL_INVALID_WORK_GROUP_SIZE)",
+                                     rule="intel/compute-runtime device_caps.cpp: maxWorkGroupSize = "
+                                          "min(threads x SIMD, 1024)",
+                                     values={"local_size": L[:dim], "work_group_size": wg,
+                                             "max": MAX_WORK_GROUP_SIZE})
     nsg = -(-wg // S)
     groups = [G[d] // L[d] for d in range(3)]
-    for gz, gy, gx in itertools.product(range(groups[2]), range(groups[1]), range(groups[0])):
+    try:
+        order = itertools.product(range(groups[2]), range(groups[1]), range(groups[0]))
+    except MemoryError:     # product() holds each range as a tuple: a global size this emulator cannot hold
+        raise InvalidValue("the ND-range has more work-groups than this host can enumerate",
+                           rule="the runner holds the work-group ids of each dimension in host memory",
+                           values={"global_size": G[:dim], "local_size": L[:dim], "groups": groups[:dim]}) from None
+    for gz, gy, gx in order:
         ctxs = []
         for sg in range(nsg):
             lin = sg * S + np.arange(S)

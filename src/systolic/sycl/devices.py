@@ -20,7 +20,14 @@ from types import MappingProxyType
 
 from ..errors import InvalidValue
 
-__all__ = ["DEVICES", "Combination", "Device", "devices", "get_device", "matrix_type"]
+__all__ = ["DEVICES", "GPU_MAX_WORK_GROUP_SIZE", "Combination", "Device", "devices", "get_device", "matrix_type"]
+
+#: ``info::device::max_work_group_size`` of the Intel GPUs here is at most 1024: intel/compute-runtime
+#: shared/source/device/device_caps.cpp sets ``deviceInfo.maxWorkGroupSize = std::min(maxWS, 1024u)`` for every
+#: device it drives (maxWS, threads per (dual) sub-slice x the minimal SIMD width, may be lower still; a kernel in
+#: large-GRF mode gets fewer threads, so less again). A larger work-group is a launch error on silicon.
+#: AMX devices run on the CPU runtime, whose limit is not modelled.
+GPU_MAX_WORK_GROUP_SIZE = 1024
 
 
 class matrix_type:
@@ -131,6 +138,12 @@ class Device:
     description: str
     combinations: tuple[Combination, ...]
     source: str = "intel/llvm sycl/source/detail/device_info.hpp"
+
+    @property
+    def max_work_group_size(self) -> int | None:
+        """The largest work-group a launch may have (:data:`GPU_MAX_WORK_GROUP_SIZE` on GPUs; None: not
+        modelled)."""
+        return GPU_MAX_WORK_GROUP_SIZE if self.kind == "gpu" else None
 
     def as_dict(self) -> dict:
         return {"name": self.name, "architecture": self.architecture, "kind": self.kind, "backend": self.backend,

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..errors import InvalidValue, MemoryFault
+from ..errors import InvalidValue, MemoryFault, UnsupportedCombination
 from . import simt
 from .devices import Device, get_device
 from .simt import USMPtrLike, Varying
@@ -247,7 +247,13 @@ class queue:
         n = operator.index(count) if not isinstance(count, bool) else -1
         if n < 0:
             raise InvalidValue("malloc_shared needs a non-negative element count", values={"count": count})
-        return USMPtr(np.zeros(n, dtype=storage_dtype(dtype)))
+        dt = storage_dtype(dtype)
+        try:
+            return USMPtr(np.zeros(n, dtype=dt))
+        except MemoryError:     # SYCL 2020 returns nullptr here; a Python caller gets the reason instead
+            raise InvalidValue(f"malloc_shared cannot allocate {n} elements of {dt} on this host",
+                               rule="SYCL 2020 malloc_shared: nullptr when the allocation cannot be made",
+                               values={"count": n, "bytes": n * dt.itemsize}) from None
 
     malloc_device = malloc_shared
 
@@ -256,6 +262,9 @@ class queue:
         if not isinstance(ndr, nd_range):
             raise InvalidValue("parallel_for takes an nd_range (joint_matrix needs sub-groups)",
                                values={"range": type(ndr).__name__})
+        if not callable(kernel):
+            raise InvalidValue("parallel_for runs a kernel: a callable taking the nd_item",
+                               rule="parallel_for(nd_range, kernel(item))", values={"kernel": type(kernel).__name__})
         rec = self._device.record
         sg = rec.sub_group_size
         wg = ndr.local_range.size()
@@ -263,7 +272,19 @@ class queue:
             raise InvalidValue(f"the work-group size {wg} is not a multiple of {rec.name}'s sub-group size {sg}",
                                rule="reqd_sub_group_size divides the work-group size",
                                values={"local": tuple(ndr.local_range), "sub_group_size": sg})
-        launch = simt.Launch(self, tuple(ndr.global_range), tuple(ndr.local_range), sg)
+        mx = rec.max_work_group_size
+        if mx is not None and wg > mx:
+            raise UnsupportedCombination(f"a work-group of {wg} work-items exceeds {rec.name}'s "
+                                         f"max_work_group_size {mx} (errc::nd_range)",
+                                         rule="intel/compute-runtime device_caps.cpp: maxWorkGroupSize = "
+                                              "min(threads x SIMD, 1024)",
+                                         values={"local": tuple(ndr.local_range), "work_group_size": wg, "max": mx})
+        try:
+            launch = simt.Launch(self, tuple(ndr.global_range), tuple(ndr.local_range), sg)
+        except MemoryError:     # the emulator keeps ids per work-item: an ND-range this host cannot hold
+            raise InvalidValue(f"the ND-range of {ndr.global_range.size()} work-items does not fit in this host's "
+                               "memory", rule="the emulator holds per-work-item ids in host memory",
+                               values={"global": tuple(ndr.global_range), "local": tuple(ndr.local_range)}) from None
         if rec.backend == "amx" and self.amx == "compiled":
             from .lower_amx_compiled import run_compiled
             with simt.launched(launch):
