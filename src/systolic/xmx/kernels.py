@@ -217,7 +217,13 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
     acc = np.zeros((m, n)) if c is None else np.asarray(c, dtype=np.float64)
     step = ops_per_chan if model.name == "stage" else 1
     if native is None:
-        native = model.name in ("stage", "sequential") and not model.ftz_result and k % step == 0 and m * n >= 64
+        native = model.name in ("stage", "sequential") and not model.ftz_result and k % step == 0
+        if native and m * n < 64 and k < 4096:
+            # a small output: the numpy chain costs ~0.1 ms per step of K, the first compiled call ~0.3 s of JIT;
+            # numpy only while it is the cheaper one (the kernel not compiled yet and K short). Before, m * n < 64
+            # always took numpy: a 1 x 65536 by 65536 x 1 bf16 GEMM spent 3.8 s in 32768 Python steps
+            from . import native as NT
+            native = NT.ready()
         if native:
             from . import native as NT
             native = NT.available()

@@ -313,6 +313,11 @@ def _kernel(T: int):
     return _compiled(("checked", T), "error", build)
 
 
+def ready() -> bool:
+    """Whether the checked kernel is already compiled in this process (so using it costs no JIT time)."""
+    return _CACHE.get(("checked", 1)) is not None
+
+
 def available() -> bool:
     """Whether the compiled kernel can run here (llvmlite present and able to JIT for this CPU)."""
     if os.environ.get("SYSTOLIC_NO_NATIVE"):
