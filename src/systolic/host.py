@@ -15,8 +15,10 @@ import os
 import platform
 from dataclasses import dataclass, field
 
+from .errors import InvalidValue
+
 __all__ = ["AMX_FLAGS", "cpu_flags", "amx_features", "request_tile_permission", "TilePermission", "llvm_version",
-           "optional_libraries", "summary"]
+           "optional_libraries", "summary", "memory_budget", "refuse_beyond_memory", "out_of_memory"]
 
 #: /proc/cpuinfo flag -> our feature name
 AMX_FLAGS = {
@@ -141,3 +143,40 @@ def summary() -> dict:
         "llvm": llvm_version(),
         "optional_libraries": optional_libraries(),
     }
+
+
+# ------------------------------------------------------------------ memory: refuse a GEMM that cannot fit
+
+def memory_budget() -> int | None:
+    """Bytes this process can allocate at most: physical memory, or RLIMIT_AS when lower (None: unknown)."""
+    limits = []
+    try:
+        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            limits.append(soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def refuse_beyond_memory(engine: str, M: int, K: int, N: int, nbytes: int) -> None:
+    """InvalidValue, before anything is allocated, when a GEMM's arrays (``nbytes``, a lower bound of what its
+    path allocates) cannot fit this process's memory: inputs may be ``np.broadcast_to`` views of one element,
+    so the shapes alone say how much the path will materialise. A bare MemoryError names neither M, K, N."""
+    budget = memory_budget()
+    if budget is not None and nbytes > budget:
+        raise InvalidValue(f"{engine}: a {M} x {K} by {K} x {N} GEMM needs at least {nbytes / 2**30:.1f} GiB of "
+                           f"arrays, more than this process can allocate ({budget / 2**30:.1f} GiB)",
+                           rule="the GEMM's arrays fit memory (physical memory, or RLIMIT_AS when lower)",
+                           values={"M": M, "K": K, "N": N, "bytes": nbytes, "budget": budget})
+
+
+def out_of_memory(engine: str, M: int, K: int, N: int, err: MemoryError) -> InvalidValue:
+    """The typed error for a MemoryError met while computing (the estimate above is only a lower bound)."""
+    return InvalidValue(f"{engine}: out of memory computing a {M} x {K} by {K} x {N} GEMM ({err})",
+                        rule="the GEMM's arrays fit memory", values={"M": M, "K": K, "N": N})

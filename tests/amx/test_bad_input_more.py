@@ -99,6 +99,7 @@ import tracemalloc  # noqa: E402
 
 import ml_dtypes  # noqa: E402
 
+from systolic import host  # noqa: E402
 from systolic.amx import gemm as amx_gemm  # noqa: E402
 from systolic.amx import matmul  # noqa: E402
 
@@ -123,12 +124,12 @@ def test_matmul_huge_broadcast_refused_before_allocating(dtype):
 
 def test_matmul_budget_counts_the_path_bytes(monkeypatch):
     # a 16 x 32 by 32 x 8 int8 GEMM materialises at least 4 * (16*32 + 32*8) + 16 * 16*8 = 5120 bytes
-    monkeypatch.setattr(amx_gemm, "memory_budget", lambda: 5119)
+    monkeypatch.setattr(host, "memory_budget", lambda: 5119)
     a, b = np.ones((16, 32), np.int8), np.ones((32, 8), np.int8)
     with pytest.raises(InvalidValue) as e:
         matmul(a, b)
     assert e.value.values == {"M": 16, "K": 32, "N": 8, "bytes": 5120, "budget": 5119}
-    monkeypatch.setattr(amx_gemm, "memory_budget", lambda: 5120)
+    monkeypatch.setattr(host, "memory_budget", lambda: 5120)
     assert (matmul(a, b) == 32).all()
 
 

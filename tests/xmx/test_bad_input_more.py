@@ -8,6 +8,7 @@ import pytest
 
 from systolic import xmx
 from systolic.errors import InvalidValue
+from systolic import host
 from systolic.xmx import gemm as xmx_gemm
 
 
@@ -35,12 +36,12 @@ def test_matmul_huge_broadcast_refused_before_allocating(dtype):
     (ml_dtypes.bfloat16, 8 * (8 * 32 + 32 * 16) + 32 * 8 * 16),     # and two for bf16 (16 each)
 ])
 def test_matmul_budget_counts_the_path_bytes(monkeypatch, dtype, need):
-    monkeypatch.setattr(xmx_gemm, "memory_budget", lambda: need - 1)
+    monkeypatch.setattr(host, "memory_budget", lambda: need - 1)
     a, b = np.ones((8, 32), dtype), np.ones((32, 16), dtype)
     with pytest.raises(InvalidValue) as e:
         xmx.matmul(a, b)
     assert e.value.values == {"M": 8, "K": 32, "N": 16, "bytes": need, "budget": need - 1}
-    monkeypatch.setattr(xmx_gemm, "memory_budget", lambda: need)
+    monkeypatch.setattr(host, "memory_budget", lambda: need)
     assert (np.asarray(xmx.matmul(a, b)) == 32).all()
 
 

@@ -36,10 +36,11 @@ import numpy as np
 
 from .. import backend_registry, counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue
+from ..host import out_of_memory, refuse_beyond_memory
 from . import fp_x86 as fp
 from .cpu import get_cpu
 
-__all__ = ["matmul", "mnemonic_for", "check_arguments", "memory_budget", "refuse_beyond_memory"]
+__all__ = ["matmul", "mnemonic_for", "check_arguments"]
 
 TILE_ROWS = 16
 TILE_BYTES = 64
@@ -51,41 +52,6 @@ _INT = {(np.dtype(np.int8), np.dtype(np.int8)): "tdpbssd", (np.dtype(np.int8), n
 def _bf16():
     import ml_dtypes
     return np.dtype(ml_dtypes.bfloat16)
-
-
-def memory_budget() -> int | None:
-    """Bytes this process can allocate at most: physical memory, or RLIMIT_AS when lower (None: unknown)."""
-    limits = []
-    try:
-        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        pass
-    try:
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if soft != resource.RLIM_INFINITY:
-            limits.append(soft)
-    except (ImportError, OSError, ValueError):
-        pass
-    return min(limits) if limits else None
-
-
-def refuse_beyond_memory(engine: str, M: int, K: int, N: int, nbytes: int) -> None:
-    """InvalidValue, before anything is allocated, when a GEMM's arrays (``nbytes``, a lower bound of what its
-    path allocates) cannot fit this process's memory: inputs may be ``np.broadcast_to`` views of one element,
-    so the shapes alone say how much the path will materialise. A bare MemoryError names neither M, K, N."""
-    budget = memory_budget()
-    if budget is not None and nbytes > budget:
-        raise InvalidValue(f"{engine}: a {M} x {K} by {K} x {N} GEMM needs at least {nbytes / 2**30:.1f} GiB of "
-                           f"arrays, more than this process can allocate ({budget / 2**30:.1f} GiB)",
-                           rule="the GEMM's arrays fit memory (physical memory, or RLIMIT_AS when lower)",
-                           values={"M": M, "K": K, "N": N, "bytes": nbytes, "budget": budget})
-
-
-def out_of_memory(engine: str, M: int, K: int, N: int, err: MemoryError) -> InvalidValue:
-    """The typed error for a MemoryError met while computing (the estimate above is only a lower bound)."""
-    return InvalidValue(f"{engine}: out of memory computing a {M} x {K} by {K} x {N} GEMM ({err})",
-                        rule="the GEMM's arrays fit memory", values={"M": M, "K": K, "N": N})
 
 
 def mnemonic_for(a_dtype, b_dtype) -> str:
