@@ -32,7 +32,7 @@ from collections import deque
 import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue, UnsupportedCombination
-from ..xmx.platform import get_platform
+from ..xmx.platform import MAX_WORK_GROUP_SIZE, get_platform
 from .blockio import GlobalPtr
 from .subgroup import SubGroup, _tls, _uniform, current, require_converged  # noqa: F401  (re-exported)
 
@@ -44,12 +44,6 @@ __all__ = ["run", "current", "where", "barrier", "collective", "get_sub_group_lo
 CLK_LOCAL_MEM_FENCE = 1
 CLK_GLOBAL_MEM_FENCE = 2
 
-#: the most work-items a work-group may have on an Intel GPU: intel/compute-runtime
-#: shared/source/device/device_caps.cpp sets ``deviceInfo.maxWorkGroupSize = std::min(maxWS, 1024u)`` for every
-#: device it drives (maxWS, threads per (dual) sub-slice x the minimal SIMD width, may be lower still; a kernel
-#: compiled for the large register file gets fewer threads, so less again). clEnqueueNDRangeKernel refuses a
-#: larger local size (CL_INVALID_WORK_GROUP_SIZE).
-MAX_WORK_GROUP_SIZE = 1024
 
 def _ctx(fn: str) -> SubGroup:
     c = current()

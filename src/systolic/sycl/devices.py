@@ -19,15 +19,13 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 
 from ..errors import InvalidValue
+from ..xmx.platform import MAX_WORK_GROUP_SIZE
 
 __all__ = ["DEVICES", "GPU_MAX_WORK_GROUP_SIZE", "Combination", "Device", "devices", "get_device", "matrix_type"]
 
-#: ``info::device::max_work_group_size`` of the Intel GPUs here is at most 1024: intel/compute-runtime
-#: shared/source/device/device_caps.cpp sets ``deviceInfo.maxWorkGroupSize = std::min(maxWS, 1024u)`` for every
-#: device it drives (maxWS, threads per (dual) sub-slice x the minimal SIMD width, may be lower still; a kernel in
-#: large-GRF mode gets fewer threads, so less again). A larger work-group is a launch error on silicon.
-#: AMX devices run on the CPU runtime, whose limit is not modelled.
-GPU_MAX_WORK_GROUP_SIZE = 1024
+#: ``info::device::max_work_group_size`` of the Intel GPUs here (xmx.platform.MAX_WORK_GROUP_SIZE, from
+#: intel/compute-runtime); AMX devices run on the CPU runtime, whose limit is not modelled
+GPU_MAX_WORK_GROUP_SIZE = MAX_WORK_GROUP_SIZE
 
 
 class matrix_type:

@@ -33,7 +33,8 @@ from typing import Mapping
 
 from ..errors import InvalidValue
 
-__all__ = ["Platform", "PLATFORMS", "get_platform", "platform_names", "INT_PRECISIONS", "FLOAT_PRECISIONS"]
+__all__ = ["Platform", "PLATFORMS", "get_platform", "platform_names", "INT_PRECISIONS", "FLOAT_PRECISIONS",
+           "MAX_WORK_GROUP_SIZE"]
 
 #: integer DPAS precisions (visa-DPAS.md precision table; u1/s1 are encodable but no platform takes them)
 INT_PRECISIONS = ("u2", "s2", "u4", "s4", "u8", "s8")
@@ -43,6 +44,14 @@ FLOAT_PRECISIONS = ("bf16", "fp16", "tf32", "bf8", "hf8", "e2m1")
 _XEHP_PREC = frozenset(INT_PRECISIONS + ("bf16", "fp16"))
 _PVC_PREC = frozenset(INT_PRECISIONS + ("bf16", "fp16", "tf32"))
 _XE3P_PREC = frozenset(INT_PRECISIONS + FLOAT_PRECISIONS)
+
+
+#: the most work-items a work-group may have on these GPUs: intel/compute-runtime
+#: shared/source/device/device_caps.cpp sets ``deviceInfo.maxWorkGroupSize = std::min(maxWS, 1024u)`` for every
+#: device it drives (maxWS, threads per (dual) sub-slice x the minimal SIMD width, may be lower still; a kernel
+#: compiled for the large register file gets fewer threads, so less again). A larger work-group is a launch error
+#: (SYCL's nd_range check, OpenCL's CL_INVALID_WORK_GROUP_SIZE).
+MAX_WORK_GROUP_SIZE = 1024
 
 
 @dataclass(frozen=True)
