@@ -119,6 +119,11 @@ def test_fmt_and_region():
     assert r.exit_code != 0 and "rule 6" in str(r.exception)
     r = invoke("region", "(0,0)<0>", "-n", "8")
     assert r.exit_code != 0
+    for t in ("v", "bool"):                       # types no general operand has (the library's one check)
+        r = invoke("region", "(0,0)<1>", "-t", t, "-n", "8")
+        assert r.exit_code != 0 and "may not have type" in str(r.exception)
+    r = invoke("region", "(0,0)<1>", "-n", "3")
+    assert r.exit_code != 0 and "execution size" in str(r.exception)
 
 
 def test_trace_and_large_grf():

@@ -6,7 +6,6 @@ Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, `
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -161,30 +160,9 @@ def region_cmd(spec, tname, exec_size, platform, as_json):
     from ..visa import regions
     from ..visa.isa import vtype
     from ..xmx.platform import get_platform
-    m = re.fullmatch(r"\s*(?:\w+)?\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*<\s*([^>]*)>\s*", spec)
-    if not m:
-        raise InvalidValue("SPEC is (row,col)<VertStride;Width,HorzStride> or (row,col)<HorzStride>",
-                           values={"spec": spec})
-    row, col, body = int(m.group(1)), int(m.group(2)), m.group(3)
     t = vtype(tname)
     gb = get_platform(platform).grf_bytes
-    regions.check_column_offset(col, t.size, gb)
-    try:
-        nums = [int(x) for x in re.split(r"[;,]", body)]
-    except ValueError:
-        raise InvalidValue("region values must be integers", values={"region": body}) from None
-    if len(nums) == 1:
-        regions.check_dst_region(nums[0])
-        idx = regions.dest_element_indices(row, col, nums[0], exec_size, t.size, gb)
-    elif len(nums) == 3 and ";" in body:
-        regions.check_src_region(*nums, exec_size)
-        idx = regions.source_element_indices(row, col, *nums, exec_size, t.size, gb)
-    else:
-        raise InvalidValue("region is <HorzStride> or <VertStride;Width,HorzStride>", values={"region": body})
-    addrs = [i * t.size for i in idx]
-    regions.check_two_grfs(addrs, t.size, gb)
-    rows = [{"channel": c, "element": e, "byte": a, "grf": a // gb, "subreg_byte": a % gb}
-            for c, (e, a) in enumerate(zip(idx, addrs))]
+    rows = regions.region_elements(spec, tname, exec_size, gb)
     if as_json:
         emit_json(rows)
         return
