@@ -86,3 +86,21 @@ def test_amx_tile_dimensions_are_integers(fn, args, bad):
 
 def test_amx_tile_integer_dimensions_still_work():
     assert LA.tile_a(np.int64(16), 32, "bf16", 16).shape == (16, 32)
+
+
+@pytest.mark.parametrize("opts", [dict(m="16"), dict(m=16.0), dict(n=True), dict(k="32")])
+def test_resolve_amx_shape_options_are_integers(opts):
+    """resolve() passes shape options as given: a string, float or bool is refused (int() had coerced them)."""
+    from systolic.explorer.resolve import resolve
+    with pytest.raises(InvalidValue, match="must be an integer") as e:
+        resolve("amx", "a", **opts)
+    assert e.value.rule == "layout shape options are integers"
+
+
+def test_resolve_dpas_rc_and_sycl_shape_are_integers():
+    from systolic.explorer.resolve import resolve
+    with pytest.raises(InvalidValue, match="rc must be an integer"):
+        resolve("dpas", "dst", rc="8")
+    with pytest.raises(InvalidValue, match="rows must be an integer"):
+        resolve("sycl", "a", device="pvc", type="bf16", rows=8.0, cols=16)
+    assert resolve("amx", "a", m=np.int64(16)).params["M"] == 16

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 from .. import types as T
 from ..errors import BackendUnavailable, InvalidValue
 from ..layout import Layout
@@ -53,9 +55,9 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     ta, tb, tc = TMUL_TYPES[mn]
     ta, tb, tc = T.get(ta).name, T.get(tb).name, T.get(tc).name
     ba = T.get(ta).bits
-    m = 16 if m is None else int(m)
-    n = 16 if n is None else int(n)
-    k = 512 // ba if k is None else int(k)
+    m = 16 if m is None else _whole("m", m)
+    n = 16 if n is None else _whole("n", n)
+    k = 512 // ba if k is None else _whole("k", k)
     op = {"src1": "a", "src2": "b", "dst": "c", "d": "c", "acc": "c"}.get(str(operand).lower(), str(operand).lower())
     params = dict(instruction=mn, M=m, N=n, K=k)
     if op == "a":
@@ -65,6 +67,14 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     if op == "c":
         return LA.tile_c(m, n, tc, T.get(tc).bits, **params)
     raise InvalidValue("AMX operand is a (src1), b (src2) or c (dst)", values={"operand": operand})
+
+
+def _whole(name: str, v) -> int:
+    """A shape option as given: an integer (numpy's too), never a string, float or bool coerced by int()."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise InvalidValue(f"{name} must be an integer", rule="layout shape options are integers",
+                           values={name: repr(v)[:40]})
+    return int(v)
 
 
 def _import(module: str, layer: str):
@@ -89,7 +99,7 @@ def resolve(layer: str, operand: str, **opts) -> Layout:
         known = {"platform", "precision", "src2_precision", "rc", "dst_type"}
         _no_extra(layer, o, known)
         return layout(o.get("platform", "dg2" if layer == "dpasw" else "pvc"), operand,
-                      o.get("precision", "bf16"), o.get("src2_precision"), rc=int(o.get("rc", 8)),
+                      o.get("precision", "bf16"), o.get("src2_precision"), rc=_whole("rc", o.get("rc", 8)),
                       dst_type=o.get("dst_type"), opcode=layer)
     if layer == "amx":
         _no_extra(layer, o, {"instruction", "m", "n", "k"})
@@ -109,7 +119,8 @@ def resolve(layer: str, operand: str, **opts) -> Layout:
         if req not in o:
             raise InvalidValue(f"the sycl layer needs --{req}", rule="joint_matrix<T, use, Rows, Cols, layout>",
                                values={"missing": req})
-    return mod.layout(o["device"], o["type"], use, int(o["rows"]), int(o["cols"]), o.get("layout"))
+    return mod.layout(o["device"], o["type"], use, _whole("rows", o["rows"]), _whole("cols", o["cols"]),
+                      o.get("layout"))
 
 
 def _no_extra(layer: str, o: dict, known: set) -> None:
