@@ -164,10 +164,17 @@ def memory_budget() -> int | None:
     return min(limits) if limits else None
 
 
+#: GEMMs whose arrays need fewer bytes than this are not checked against the budget (it costs ~2 us a call, and a
+#: MemoryError there is still re-raised typed by out_of_memory)
+CHECK_FROM_BYTES = 1 << 30
+
+
 def refuse_beyond_memory(engine: str, M: int, K: int, N: int, nbytes: int) -> None:
     """InvalidValue, before anything is allocated, when a GEMM's arrays (``nbytes``, a lower bound of what its
     path allocates) cannot fit this process's memory: inputs may be ``np.broadcast_to`` views of one element,
     so the shapes alone say how much the path will materialise. A bare MemoryError names neither M, K, N."""
+    if nbytes < CHECK_FROM_BYTES:
+        return
     budget = memory_budget()
     if budget is not None and nbytes > budget:
         raise InvalidValue(f"{engine}: a {M} x {K} by {K} x {N} GEMM needs at least {nbytes / 2**30:.1f} GiB of "

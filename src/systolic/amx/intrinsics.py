@@ -227,14 +227,8 @@ class Tile:
         hold whole elements of ``dtype`` (else InvalidValue)."""
         if self.image is None:
             raise InvalidValue("a traced tile has no data; run the compiled function instead")
-        try:
-            dt = np.dtype(dtype)
-        except TypeError:
-            raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="Tile.numpy dtype",
-                               values={"dtype": repr(dtype)}) from None
-        if dt.hasobject or dt.itemsize == 0:
-            raise InvalidValue(f"a tile's bytes cannot be viewed as {dt}", rule="Tile.numpy dtype",
-                               values={"dtype": str(dt)})
+        from .machine import tile_view_dtype
+        dt = tile_view_dtype(dtype, "Tile.numpy dtype")
         r, c = min(self.rows & 0xFF, 16), min(self.colsb, 64)
         if c % dt.itemsize:
             raise InvalidValue(f"a row of {c} bytes does not hold whole {dt} elements ({dt.itemsize} bytes each)",

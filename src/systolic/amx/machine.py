@@ -59,6 +59,18 @@ def _int(v, what: str) -> int:
     return int(v)
 
 
+def tile_view_dtype(dtype, rule: str) -> np.dtype:
+    """``dtype`` as a numpy dtype that tile bytes can be viewed as (numeric, fixed size), else InvalidValue under
+    ``rule`` (TileMachine.read_tile and the intrinsics' Tile.numpy)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule=rule, values={"dtype": repr(dtype)}) from None
+    if dt.hasobject or dt.itemsize == 0:
+        raise InvalidValue(f"tile bytes cannot be viewed as {dt}", rule=rule, values={"dtype": str(dt)})
+    return dt
+
+
 class TileMachine:
     """An AMX unit driven instruction by instruction.
 
@@ -369,17 +381,6 @@ class TileMachine:
                                values={"tile": t})
         return t
 
-    @staticmethod
-    def _element_dtype(dtype) -> np.dtype:
-        try:
-            dt = np.dtype(dtype)
-        except TypeError:
-            raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="read_tile dtype: a numeric numpy dtype",
-                               values={"dtype": repr(dtype)}) from None
-        if dt.hasobject or dt.itemsize == 0:
-            raise InvalidValue(f"tile bytes cannot be viewed as {dt}", rule="read_tile dtype: a numeric numpy dtype",
-                               values={"dtype": str(dt)})
-        return dt
 
     def tile_bytes(self, tmm: int) -> np.ndarray:
         """A copy of the configured rows x colsb bytes of tile ``tmm``."""
@@ -390,7 +391,7 @@ class TileMachine:
     def read_tile(self, tmm: int, dtype) -> np.ndarray:
         """Tile ``tmm``'s configured rows viewed as ``dtype`` elements (e.g. np.int32, np.float32, bfloat16)."""
         b = np.ascontiguousarray(self.tile_bytes(tmm))
-        dt = self._element_dtype(dtype)
+        dt = tile_view_dtype(dtype, "read_tile dtype: a numeric numpy dtype")
         if b.shape[1] % dt.itemsize:
             raise InvalidValue("colsb is not a multiple of the element size",
                                values={"colsb": b.shape[1], "itemsize": dt.itemsize})

@@ -96,7 +96,7 @@ class Engine:
         """x rounded to the engine's input type: RNE (``Tensor.to``), as oneDNN and the GPU runtimes convert;
         tf32 stays float32 here and the XMX engine rounds it (RNE, systolic.xmx.gemm._tf32_rne). float64
         tensors are rounded once from their exact values (:func:`_exact_input`)."""
-        if x.dtype == torch.float64:
+        if x.dtype == torch.float64 and self.precision in ("bf16", "fp16", "tf32"):
             return _exact_input(x, self.precision)
         if self.precision == "bf16":
             return x.to(torch.bfloat16).contiguous()
