@@ -224,3 +224,21 @@ def test_explain_seed_argument_is_checked(seed):
 def test_a_large_seed_still_works():
     from systolic.explorer.explain import explain
     assert explain("dpas", 0, 0, seed=2 ** 80)["consistent"]
+
+
+def test_source_files_are_read_to_a_bound(tmp_path, monkeypatch):
+    """A source larger than the bound, or endless (/dev/zero), is refused once the bound is passed, not read
+    forever; a file of exactly the bound is read."""
+    from systolic.cli import inputs
+    monkeypatch.setattr(inputs, "MAX_SOURCE_BYTES", 1024)
+    big = tmp_path / "big.ll"
+    big.write_text("; x\n" * 257)                               # 1028 bytes
+    with pytest.raises(InvalidValue, match="larger than 1024 bytes") as e:
+        inputs.read_text(big)
+    assert e.value.rule == "source files are at most 1024 bytes"
+    if Path("/dev/zero").exists():
+        with pytest.raises(InvalidValue, match="or endless"):
+            inputs.read_text("/dev/zero")
+    ok = tmp_path / "ok.ll"
+    ok.write_text("; x\n" * 256)                                # 1024 bytes
+    assert inputs.read_text(ok) == "; x\n" * 256

@@ -24,6 +24,11 @@ __all__ = ["read_text", "load_npy", "write_output", "make_dir", "seeded_rng", "c
 _BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
 
+#: the largest source file read whole (a device such as /dev/zero, or a data file given by mistake, would
+#: otherwise be read without end or fill memory; assembly and LLVM IR programs are far smaller)
+MAX_SOURCE_BYTES = 64 << 20
+
+
 def read_text(path: str | os.PathLike, what: str = "source file") -> str:
     """The file's text, decoded as UTF-8 (the encoding of LLVM IR and vISA assembly files).
 
@@ -32,10 +37,14 @@ def read_text(path: str | os.PathLike, what: str = "source file") -> str:
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as e:
         raise InvalidValue(f"cannot read {what} {str(p)!r}: {e.strerror or e}", rule=f"the {what} is a readable file",
                            values={"path": str(p)}) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise InvalidValue(f"{what} {str(p)!r} is larger than {MAX_SOURCE_BYTES} bytes (or endless)",
+                           rule=f"source files are at most {MAX_SOURCE_BYTES} bytes", values={"path": str(p)})
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
