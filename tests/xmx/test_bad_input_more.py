@@ -1,6 +1,5 @@
 """Bad input to the XMX Python API (audit findings 15, 16): typed errors naming the rule and the values."""
 
-import tracemalloc
 
 import ml_dtypes
 import numpy as np
@@ -8,57 +7,10 @@ import pytest
 
 from systolic import xmx
 from systolic.errors import InvalidValue
-from systolic import host
 from systolic.xmx import gemm as xmx_gemm
 
 
 # ------------------------------------------------------------------ finding 15: GEMMs beyond memory
-@pytest.mark.parametrize("dtype", [np.int8, ml_dtypes.bfloat16])
-def test_matmul_huge_broadcast_refused_before_allocating(dtype):
-    n = 1 << 18                        # 2^36 results: at least 768 GiB of arrays, more than any host here
-    a = np.broadcast_to(np.ones((1, 1), dtype), (n, n))
-    tracemalloc.start()
-    try:
-        with pytest.raises(InvalidValue) as e:
-            xmx.matmul(a, a)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 64 << 20       # refused before anything of that size (>= 2^36 bytes) was allocated; imports aside
-    v = e.value.values
-    assert (v["M"], v["K"], v["N"]) == (n, n, n)
-    assert v["bytes"] >= 12 * n * n > v["budget"]
-    assert "fit memory" in e.value.rule and "GiB" in str(e.value)
-
-
-@pytest.mark.parametrize("dtype", [np.int8, ml_dtypes.bfloat16, np.float16])
-@pytest.mark.parametrize("with_c", [False, True])
-def test_matmul_memory_bound_is_a_lower_bound(monkeypatch, dtype, with_c):
-    """What the guard charges a GEMM never exceeds what the path really allocates (tracemalloc peak of a real
-    call), so it cannot refuse a GEMM that would fit; and a budget below the charge refuses it."""
-    seen = []
-    real = host.refuse_beyond_memory
-    monkeypatch.setattr(host, "CHECK_FROM_BYTES", 0)
-    monkeypatch.setattr(xmx_gemm, "refuse_beyond_memory", lambda *a: (seen.append(a[-1]), real(*a))[1])
-    rng = np.random.default_rng(3)
-    m, k, n = 256, 64, 256
-    a = rng.integers(-3, 4, (m, k)).astype(dtype)
-    b = rng.integers(-3, 4, (k, n)).astype(dtype)
-    c = (np.zeros((m, n), np.int32 if dtype == np.int8 else np.float32)) if with_c else None
-    xmx.matmul(a, b, c)                                   # warm-up: imports and caches are not the GEMM's
-    seen.clear()
-    tracemalloc.start()
-    try:
-        xmx.matmul(a, b, c)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert seen and seen[0] <= peak, (seen, peak)
-    monkeypatch.setattr(host, "memory_budget", lambda: seen[0] - 1)
-    with pytest.raises(InvalidValue, match="fit memory"):
-        xmx.matmul(a, b, c)
-
-
 @pytest.mark.parametrize("dtype", [np.int8, ml_dtypes.bfloat16])
 def test_matmul_memory_error_while_computing_is_typed(monkeypatch, dtype):
     def boom(*args, **kw):
