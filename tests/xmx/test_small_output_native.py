@@ -35,3 +35,29 @@ def test_small_output_long_k_uses_the_compiled_kernel_same_bits(monkeypatch, m, 
     monkeypatch.setenv("SYSTOLIC_NO_NATIVE", "1")                 # the numpy chain, the path taken before
     want = np.asarray(xmx.matmul(a, b)).view(np.uint32)
     assert np.array_equal(got, want)
+
+
+def test_small_output_short_k_takes_the_kernel_once_it_is_compiled(monkeypatch):
+    """With K short, a small output takes the numpy chain until the kernel its path uses is compiled (its JIT
+    would cost more than the chain); after a larger GEMM of the same shape family compiled it, the kernel."""
+    a, b = _operands(1, 256, 1, seed=7)
+    calls = []
+    real = NT.fast_mma
+    monkeypatch.setattr(NT, "fast_mma", lambda *args, **kw: calls.append(1) or real(*args, **kw))
+    xmx.matmul(np.ones((8, 256), a.dtype), np.ones((256, 8), b.dtype))    # M * N = 64: compiles the kernel
+    assert NT.ready(2, 256)
+    calls.clear()
+    got = np.asarray(xmx.matmul(a, b)).view(np.uint32)
+    assert calls, "the kernel was compiled, yet the small GEMM took the numpy chain"
+    # "sequential" runs another kernel (the binary32 FMA chain); not compiled (its cache entry taken out for
+    # this test): the numpy chain, no JIT
+    monkeypatch.delitem(NT._CACHE, ("fma32", NT.SR, NT.SVN), raising=False)
+    assert not NT.ready(1, 256)
+    seq = []
+    real32 = NT.fma32_mma
+    monkeypatch.setattr(NT, "fma32_mma", lambda *args, **kw: seq.append(1) or real32(*args, **kw))
+    got2 = np.asarray(xmx.matmul(a, b, model="sequential")).view(np.uint32)
+    assert not seq
+    monkeypatch.setenv("SYSTOLIC_NO_NATIVE", "1")
+    assert np.array_equal(got, np.asarray(xmx.matmul(a, b)).view(np.uint32))
+    assert np.array_equal(got2, np.asarray(xmx.matmul(a, b, model="sequential")).view(np.uint32))

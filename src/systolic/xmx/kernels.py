@@ -223,7 +223,7 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
             # numpy only while it is the cheaper one (the kernel not compiled yet and K short). Before, m * n < 64
             # always took numpy: a 1 x 65536 by 65536 x 1 bf16 GEMM spent 3.8 s in 32768 Python steps
             from . import native as NT
-            native = NT.ready()
+            native = NT.ready(step, k)
         if native:
             from . import native as NT
             native = NT.available()

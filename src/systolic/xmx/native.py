@@ -313,9 +313,12 @@ def _kernel(T: int):
     return _compiled(("checked", T), "error", build)
 
 
-def ready() -> bool:
-    """Whether the checked kernel is already compiled in this process (so using it costs no JIT time)."""
-    return _CACHE.get(("checked", 1)) is not None
+def ready(T: int, k: int) -> bool:
+    """Whether the kernel a GEMM of ``k`` products with ``T`` per stage runs first -- the binary32 FMA chain
+    (T = 1, :func:`fma32_mma`) or the unchecked kernel (:func:`fast_mma`) -- is already compiled in this process,
+    so that using it costs no JIT time."""
+    key = ("fma32", SR, SVN) if T == 1 else ("fast", T, FR, FVN, _record_every(k, T))
+    return _CACHE.get(key) is not None
 
 
 def available() -> bool:
@@ -650,6 +653,11 @@ def _elem_lsb(x32: np.ndarray, sig_bits: int) -> np.ndarray:
     return np.where((u == 0) | (E == 255), np.int16(2 * _BIG), lsb).astype(np.int16)
 
 
+def _record_every(k: int, T: int) -> int:
+    """fast_mma's default S: record |x| every 4 stages where the stage count allows, else 2, else 1."""
+    return next(s for s in (4, 2, 1) if (k // T) % s == 0)
+
+
 def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bits: tuple[int, int] = (24, 24),
              threads: int | None = None, R: int = FR, V: int = FVN, S: int | None = None):
     """Run the unchecked kernel and the proof's test: returns (acc float32 M x N, flag bool M x N).
@@ -667,7 +675,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     """
     m, k = a32.shape
     if S is None:
-        S = next(s for s in (4, 2, 1) if (k // T) % s == 0)
+        S = _record_every(k, T)
     fn = _fast_kernel(T, R, V, S)
     if fn is None:
         raise RuntimeError("native kernel unavailable: " + str(_STATE.get("fast_error", _STATE.get("error"))))
