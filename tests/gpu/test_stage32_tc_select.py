@@ -98,5 +98,6 @@ def test_tc_mode_takes_ordinary_operands_and_refuses_the_rest():
 def test_stage32_kernel_names_and_block_rows():
     assert stage32_kernel((2, 2, 4, 0, 8)) == ("xmx_stage32<2, 2, 4, 0, 8>", 64)
     assert stage32_kernel((1, 1, 8, 1, 8)) == ("xmx_stage32<1, 1, 8, 1, 8>", 128)
+    assert stage32_kernel((2, 2, 4, 0, 0, 2)) == ("xmx_stage32<2, 2, 4, 0, 0, 2>", 64)     # NB: tiles per barrier
     assert stage32_kernel((4, 2, 0, 0, 0), 1) == ("xmx_stage32tc<4, 2, 1>", 64)
     assert any(v[2] == 0 for v in STAGE32_VARIANTS)            # a tensor-core variant is compiled and measured

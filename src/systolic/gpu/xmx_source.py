@@ -156,24 +156,36 @@ extern "C" __global__ void xmx_stats_b(const float* __restrict__ B, int2* __rest
 
 // The K loop the fp32-pipe kernels share: per tile of F_BK, each thread fetches one float4 of A (row ar of
 // the block, k ak..ak+3) and one of B (row bk, columns bc..bc+3) from global memory, zero outside the
-// matrices, one tile ahead; store(buf, ra, rb) puts them into shared buffer buf in the kernel's arrangement
-// and compute(cur) consumes buffer cur. Double-buffered: one __syncthreads per tile.
-template <class Store, class Compute>
+// matrices, one step ahead; a step is NB tiles. store(buf, i, ra, rb) puts tile i of a step into shared buffer
+// buf in the kernel's arrangement and compute(cur) consumes buffer cur's NB tiles. Double-buffered: one
+// __syncthreads per step, so NB > 1 trades NB - 1 float4 pairs of registers for fewer barriers (a warp held up
+// by a rare redo makes the others of its block wait there). Tiles past ntiles are zeros (x + 0 + 0 = x).
+template <int NB, class Store, class Compute>
 __device__ __forceinline__ void stream_tiles(const float* Ap, const float* Bp, bool a_ok, bool b_ok, int ldb,
                                              int ntiles, Store store, Compute compute) {
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-    float4 ra = a_ok ? *(const float4*)Ap : zero;
-    float4 rb = b_ok ? *(const float4*)Bp : zero;
-    store(0, ra, rb);
-    __syncthreads();
-    for (int t = 0; t < ntiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < ntiles) {
-            ra = a_ok ? *(const float4*)(Ap + (t + 1) * F_BK) : zero;
-            rb = b_ok ? *(const float4*)(Bp + (long long)(t + 1) * F_BK * ldb) : zero;
+    float4 ra[NB], rb[NB];
+    auto fetch = [&](int t0) {
+        #pragma unroll
+        for (int i = 0; i < NB; ++i) {
+            const int t = t0 + i;
+            ra[i] = a_ok && t < ntiles ? *(const float4*)(Ap + t * F_BK) : zero;
+            rb[i] = b_ok && t < ntiles ? *(const float4*)(Bp + (long long)t * F_BK * ldb) : zero;
         }
+    };
+    const int nsteps = (ntiles + NB - 1) / NB;
+    fetch(0);
+    #pragma unroll
+    for (int i = 0; i < NB; ++i) store(0, i, ra[i], rb[i]);
+    __syncthreads();
+    for (int t = 0; t < nsteps; ++t) {
+        const int cur = t & 1;
+        if (t + 1 < nsteps) fetch((t + 1) * NB);
         compute(cur);
-        if (t + 1 < ntiles) store(cur ^ 1, ra, rb);
+        if (t + 1 < nsteps) {
+            #pragma unroll
+            for (int i = 0; i < NB; ++i) store(cur ^ 1, i, ra[i], rb[i]);
+        }
         __syncthreads();
     }
 }
@@ -202,7 +214,7 @@ xmx_fma32(const float* __restrict__ A, const float* __restrict__ B, const float*
             acc[i][j] = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
         }
     }
-    auto store = [&](int buf, float4 ra, float4 rb) {
+    auto store = [&](int buf, int, float4 ra, float4 rb) {
         As[buf][ak + 0][ar] = ra.x; As[buf][ak + 1][ar] = ra.y; As[buf][ak + 2][ar] = ra.z; As[buf][ak + 3][ar] = ra.w;
         *(float4*)&Bs[buf][bk][bc] = rb;
     };
@@ -220,7 +232,7 @@ xmx_fma32(const float* __restrict__ A, const float* __restrict__ B, const float*
                 for (int j = 0; j < 8; ++j) acc[i][j] = fma_rn(a[i], b[j], acc[i][j]);
         }
     };
-    stream_tiles(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
+    stream_tiles<1>(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         int r = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
@@ -535,12 +547,12 @@ __device__ __forceinline__ void redo_picked(const float (&x)[8], float (&l)[8], 
     }
 }
 
-template <int U, int MINB, int R, int P, int FX>
+template <int U, int MINB, int R, int P, int FX, int NB = 1>
 __global__ void __launch_bounds__(256, MINB)
 xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ C,
             u32* __restrict__ D, unsigned char* __restrict__ F, int M, int N, int kp, int ldb) {
-    __shared__ __align__(16) float As[2][F_BK][F_BM];
-    __shared__ __align__(16) float Bs[2][F_BK][F_BN];
+    __shared__ __align__(16) float As[2][NB * F_BK][F_BM];
+    __shared__ __align__(16) float Bs[2][NB * F_BK][F_BN];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int bm = blockIdx.y * (16 * R), bn = blockIdx.x * F_BN;   // R rows per thread: 16 R rows per block
     const int ar = tid / 2, ak = (tid % 2) * 4;
@@ -563,16 +575,17 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
             acc[i][j] = (C != nullptr && r < M && c < N) ? C[(long long)r * N + c] : 0.0f;
         }
     }
-    auto store = [&](int buf, float4 ra, float4 rb) {
+    auto store = [&](int buf, int t, float4 ra, float4 rb) {
+        const int k0 = t * F_BK;
         if (aload) {
-            As[buf][ak + 0][ar] = ra.x; As[buf][ak + 1][ar] = ra.y; As[buf][ak + 2][ar] = ra.z;
-            As[buf][ak + 3][ar] = ra.w;
+            As[buf][k0 + ak + 0][ar] = ra.x; As[buf][k0 + ak + 1][ar] = ra.y; As[buf][k0 + ak + 2][ar] = ra.z;
+            As[buf][k0 + ak + 3][ar] = ra.w;
         }
-        *(float4*)&Bs[buf][bk][bc] = rb;
+        *(float4*)&Bs[buf][k0 + bk][bc] = rb;
     };
     auto compute = [&](int cur) {
         #pragma unroll U
-        for (int s = 0; s < F_BK / 2; ++s) {
+        for (int s = 0; s < NB * F_BK / 2; ++s) {
             float a0[R], a1[R], b0[8], b1[8];
             if (R == 2) {
                 *(float2*)&a0[0] = *(const float2*)&As[cur][2 * s][ty * 2];
@@ -627,7 +640,7 @@ xmx_stage32(const float* __restrict__ A, const float* __restrict__ B, const floa
             }
         }
     };
-    stream_tiles(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
+    stream_tiles<NB>(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
     #pragma unroll
     for (int i = 0; i < R; ++i) {
         int r = bm + S32_ROW(i);
@@ -718,7 +731,7 @@ xmx_stage32tc(const float* __restrict__ A, const float* __restrict__ B, const fl
     #pragma unroll
     for (int e = 0; e < 8; ++e) (&Aw[0][0][0][0][0][0])[tid * 8 + e] = 0u;   // the zeros stay (t != s)
     __syncthreads();                                   // the zeros, before any tile lands over them
-    auto store = [&](int buf, float4 ra, float4 rb) {
+    auto store = [&](int buf, int, float4 ra, float4 rb) {
         if (aload) {
             const float v[4] = {ra.x, ra.y, ra.z, ra.w};
             #pragma unroll
@@ -774,7 +787,7 @@ xmx_stage32tc(const float* __restrict__ A, const float* __restrict__ B, const fl
             }
         }
     };
-    stream_tiles(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
+    stream_tiles<1>(Ap, Bp, arow_ok, bcol_ok, ldb, kp / F_BK, store, compute);
     #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const int r = bm + wm * 32 + (i >> 1) * 16 + (i & 1) * 8 + g;
@@ -859,30 +872,31 @@ STAGE_VARIANT = (8, 1)
 #: the variants compiled for T = 2 (benchmarks time them); T = 4 and 8 get STAGE_VARIANT only
 STAGE_VARIANTS = ((8, 1), (8, 2), (-1, 1), (-1, 2))
 
-#: the fp32-pipe stage kernel's variants (U: unroll of its four stages per tile, MINB: blocks per SM asked of
-#: the compiler, R: rows of outputs per thread, 8, 4 or 2: blocks of 16 R x 128, or 0: xmx_stage32tc, the first
+#: the fp32-pipe stage kernel's variants (U: unroll of its stages per step, MINB: blocks per SM asked of the
+#: compiler, R: rows of outputs per thread, 8, 4 or 2: blocks of 16 R x 128, or 0: xmx_stage32tc, the first
 #: products from the tensor cores, 4 x 8 outputs per thread in 64 x 128 blocks; P: software pipelining by a
 #: row, FX: outputs per test and redo group, 8 or 4, or 0: a test per row, then only the outputs whose bounds
-#: differ are redone, picked by selects, redo_picked; xmx_stage32tc always does so) and the one used for T = 2
-#: operands of at most STAGE32_MAX_SIG significant bits (bf16: about 0.08% of stages redone; fp16's 11 bits:
-#: 2%, where the binary64 kernel is faster). H100, 8192^3 bf16: 97.3 ms against 129 ms
-#: (benchmarks/results/gpu_xmx.md). The FX = 0 and tensor-core variants are not yet measured on a GPU; their
-#: SASS predicts fewer issued instructions per warp-row and stage (benchmarks/results/gpu_xmx.md, fifth session).
-STAGE32_VARIANTS = ((2, 2, 4, 0, 8), (2, 2, 4, 0, 4), (1, 1, 8, 1, 8), (2, 2, 4, 0, 0), (4, 2, 4, 0, 0),
-                    (4, 2, 0, 0, 0), (2, 2, 0, 0, 0))
-STAGE32_VARIANT = (2, 2, 4, 0, 8)
+#: differ are redone, picked by selects, redo_picked; xmx_stage32tc always does so; an optional sixth, NB:
+#: tiles of F_BK per barrier, default 1) and the one used for T = 2 operands of at most STAGE32_MAX_SIG
+#: significant bits (bf16: about 0.08% of stages redone; fp16's 11 bits: 2%, where the binary64 kernel is
+#: faster). H100, bf16, kernel alone (benchmarks/bench_gpu_stage_variants.py, sixth session): the default
+#: 91.9 ms at 8192^3 and 12.24 ms at 4096^3; the former default (2, 2, 4, 0, 8) 94.4 and 12.57; the
+#: tensor-core variant 102.1 and 14.17 (benchmarks/results/gpu_xmx.md).
+STAGE32_VARIANTS = ((2, 2, 4, 0, 0, 2), (2, 2, 4, 0, 8), (2, 2, 4, 0, 8, 2), (4, 2, 4, 0, 0), (2, 2, 2, 0, 8, 3),
+                    (4, 2, 0, 0, 0))
+STAGE32_VARIANT = (2, 2, 4, 0, 0, 2)
 #: the FMUL variant taken where a tensor-core variant is chosen but its operand conditions fail
-STAGE32_PLAIN = (2, 2, 4, 0, 8)
+STAGE32_PLAIN = (2, 2, 4, 0, 0, 2)
 STAGE32_MAX_SIG = 8
 
 
 def stage32_kernel(variant, mode: int = 0) -> tuple[str, int]:
     """The C++ name of a fp32-pipe stage variant and the rows of its blocks (128 columns each); ``mode``: the
     tensor-core kernel's operand type, 0 bf16, 1 fp16."""
-    u, mb, r, p, fx = variant
+    u, mb, r, p, fx, *nb = variant
     if r == 0:
         return f"xmx_stage32tc<{u}, {mb}, {mode}>", 64
-    return f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}>", 16 * r
+    return f"xmx_stage32<{u}, {mb}, {r}, {p}, {fx}{''.join(f', {x}' for x in nb)}>", 16 * r
 
 
 def _stage32_names(variant) -> tuple[str, ...]:
