@@ -442,8 +442,9 @@ xmx_stage(const float* __restrict__ A, const float* __restrict__ B, const float*
 // bf16 data, 2% of fp16 ones: only when p0 + p1 is inexact in binary32 and the interval straddles a rounding
 // midpoint) the stage is recomputed exactly by sum3_rn, still on the FP32 pipe. Zero results (the zero-sign
 // rule) and non-finite ones are flagged; the caller recomputes those with xmx_stage_robust.
-// Four stages per tile of BK = 8; 256 threads of R x 8 outputs (a 16 R x 128 tile; R = 8 is xmx_fma32's layout);
-// the certificate's test is shared by the eight outputs of a row, so that the rare redo costs one branch per row.
+// Four stages per tile of BK = 8, NB tiles per barrier; 256 threads of R x 8 outputs (a 16 R x 128 tile; R = 8 is
+// xmx_fma32's layout); the certificate's test is shared by the eight outputs of a row, so that the rare redo
+// costs one branch per row.
 __device__ __forceinline__ float mul_rn(float a, float b) {
     float d; asm("mul.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d;
 }
