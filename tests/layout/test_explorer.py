@@ -139,13 +139,3 @@ def test_cli_errors(capsys):
     with pytest.raises(SystemExit) as e:
         main(["layout", "where", "dpas", "b", "99", "0"])
     assert e.value.code == 1 and "error:" in capsys.readouterr().err
-
-
-def test_docs_example_runs():
-    import re
-    from pathlib import Path
-    text = (Path(__file__).resolve().parents[2] / "docs" / "layouts.md").read_text()
-    code = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert code
-    for block in code:
-        exec(compile(block, "docs/layouts.md", "exec"), {})
