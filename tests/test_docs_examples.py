@@ -74,13 +74,16 @@ def _commands(page: Path) -> list[Command]:
                 continue
             lex = shlex.shlex(text, posix=True, punctuation_chars="|")
             lex.whitespace_split = True
-            toks, segs = list(lex), [[]]
-            for t in toks:
-                if t == "|":
-                    segs.append([])
+            chain: list[list[list[str]]] = [[[]]]    # commands joined by && or ;, each a pipeline of segments
+            for t in lex:
+                if t in ("&&", ";"):
+                    chain.append([[]])
+                elif t == "|":
+                    chain[-1].append([])
                 else:
-                    segs[-1].append(t)
-            cmds.append(Command(page.name, b.line + i, text.strip(), [] if prompt else None, segs))
+                    chain[-1][-1].append(t)
+            for segs in chain:
+                cmds.append(Command(page.name, b.line + i, text.strip(), [] if prompt else None, segs))
     return cmds
 
 
@@ -104,9 +107,13 @@ def _check_verb_and_options(args: list[str], where: str) -> None:
         cmd, i = sub, i + 1
     names = {"--help", "-h"}
     for p in cmd.params:
+        if not isinstance(p, click.Option):
+            continue
         names.update(p.opts)
         names.update(p.secondary_opts)
     for t in args[i:]:
+        if "$(" in t or "`" in t:
+            break                                     # the rest belongs to the substituted command
         t = t.strip("[]")
         if t.startswith("-") and not re.fullmatch(r"-\d[\d.e+-]*", t):
             assert t.split("=")[0] in names, (
@@ -137,6 +144,8 @@ def _synopsis(cmd: Command) -> str | None:
         return "optional parts in [...]"
     if any("..." in t for t in toks):
         return "a '...' placeholder"
+    if any("$(" in t or "`" in t for t in toks):
+        return "a shell command substitution"         # runs another program first: not ours to run
     if any(seg[:1] not in (["sed"], ["grep"]) for seg in cmd.segments[1:]):
         return "'|' alternatives"
     return None
@@ -166,14 +175,15 @@ def scratch(tmp_path, monkeypatch):
 
 
 PY_PAGES = [p for p in DOCS if _python_blocks(p)]
-SH_PAGES = [p for p in DOCS if any(_cli_args(c) is not None for c in _commands(p))]
+#: README.md's Python is tests/test_readme.py's; its command lines are checked here with the pages'
+SH_PAGES = [p for p in [*DOCS, ROOT / "README.md"] if any(_cli_args(c) is not None for c in _commands(p))]
 
 
 def test_pages_found():
     """The parametrisation below is not empty by accident (a moved docs folder, a broken fence parser)."""
     names = {p.name for p in PY_PAGES}
     assert {"amx.md", "xmx.md", "layouts.md", "sycl.md", "opencl.md", "visa.md"} <= names
-    assert {"layouts.md", "run.md"} <= {p.name for p in SH_PAGES}
+    assert {"layouts.md", "run.md", "visa.md", "README.md"} <= {p.name for p in SH_PAGES}
 
 
 @pytest.mark.parametrize("page", PY_PAGES, ids=lambda p: p.name)
@@ -204,7 +214,7 @@ def test_shell_examples(page, scratch):
         args = _cli_args(cmd)
         if args is None:
             continue                                 # pip, python scripts: not ours to run
-        where = f"docs/{page.name}:{cmd.line}"
+        where = f"{page.relative_to(ROOT)}:{cmd.line}"
         _check_verb_and_options(args, where)
         if _synopsis(cmd):
             continue
