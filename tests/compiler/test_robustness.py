@@ -216,6 +216,10 @@ def test_run_argument_errors():
         mod.run("api", 1, 8, 32, memory={"nobuf": np.zeros(1024, np.uint8)})
     with pytest.raises(InvalidValue, match="unknown backend"):
         mod.run("api", 1, 8, 32, memory=mem, backend="gpu")
+    with pytest.raises(InvalidValue, match="memory must be a mapping"):
+        mod.run("api", 1, 8, 32, memory={...})            # a set (docs/compiler.md once wrote this)
+    with pytest.raises(InvalidValue, match="memory must be a mapping"):
+        mod.run_eager("api", 1, 8, 32, memory=[("buf", np.zeros(1024, np.uint8))])
 
 
 def test_tile_load_outside_memory_is_a_memory_fault():

@@ -24,7 +24,7 @@ from . import cfg, lower as lower_mod, regalloc, shapes, tileconfig
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
 from .printer import print_module
-from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing
+from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing, memory_arrays
 
 __all__ = ["compile_ir", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
 
@@ -134,7 +134,7 @@ class CompiledModule:
             raise AmxUnavailable(f"systolic.amx.native is not available: {exc}") from None
         require_native()
         # 1. the emulator first, on copies: any #GP/#UD/fault is raised here, never as SIGILL/SIGSEGV
-        copies = {k: v.copy() for k, v in (memory or {}).items()}
+        copies = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in memory_arrays(memory).items()}
         self.run(function, *args, memory=copies, backend="emulator", cpu=cpu, max_steps=max_steps)
         # 2. the real arrays, bound to the JIT's external globals
         return self._jit_call(function, args, memory)

@@ -18,6 +18,7 @@ is the reference the compiled program is compared with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,6 +92,18 @@ def _ub(msg: str, **values) -> InvalidValue:
     return InvalidValue(msg, rule="LLVM LangRef: undefined behaviour is refused, not guessed", values=values)
 
 
+def memory_arrays(memory) -> dict:
+    """``memory=`` of Module.run / run_eager as a dict (None: no arrays given); anything but a mapping is an
+    InvalidValue, not whatever ``dict()`` makes of it."""
+    if memory is None:
+        return {}
+    if not isinstance(memory, Mapping):
+        raise InvalidValue(f"memory must be a mapping of global names to uint8 arrays, not a "
+                           f"{type(memory).__name__}", rule="module.run: memory={global_name: uint8 array}",
+                           values={"type": type(memory).__name__})
+    return dict(memory)
+
+
 class Runner:
     """Execute functions of a module (compiled: ``mode="machine"``; uncompiled: ``mode="eager"``)."""
 
@@ -104,7 +117,7 @@ class Runner:
 
     # ------------------------------------------------------------------ memory
     def bind_memory(self, memory: dict[str, np.ndarray] | None) -> None:
-        memory = dict(memory or {})
+        memory = memory_arrays(memory)
         for name in memory:
             if name not in self.module.globals:
                 raise InvalidValue(f"memory given for @{name}, which is not a global of the IR",
