@@ -3,7 +3,8 @@ tests/test_readme.py runs).
 
 * Python: a page's ```python blocks run in order in one namespace (a reader pasting the page into one session),
   in a scratch directory that sees the checkout's files (``open("examples/...")`` works; files the examples
-  write land in the scratch directory).
+  write land in the scratch directory). A block that is a whole ``systolic run`` program (module docstring,
+  ``DEVICE``, ``main(device)``) is also saved as a file and run as ``systolic run`` runs it: bit-identical.
 * Shell: every line of a ```sh / ```bash / ```console block (or of a bare block of ``systolic ...`` lines) that
   invokes the ``systolic`` CLI runs through click's CliRunner and must exit 0 without a traceback; where a
   ```console block shows the output (``$ `` lines followed by output lines), the output must be the one shown,
@@ -170,6 +171,12 @@ def _missing_inputs(args: list[str], cwd: Path) -> list[str]:
     return absent
 
 
+def _is_run_program(text: str) -> bool:
+    """A block that is a whole `systolic run` program: a module docstring, DEVICE and main(device)."""
+    return (text.lstrip().startswith('"""') and re.search(r"^DEVICE\s*=", text, re.M) is not None
+            and re.search(r"^def main\(device", text, re.M) is not None)
+
+
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
     """A working directory that sees the checkout's top-level files and folders (read through links), where
@@ -210,6 +217,12 @@ def test_python_examples(page, scratch):
             if not skipped:
                 raise
             skipped.append(f"{where}: uses a name of a skipped block ({e})")
+            continue
+        if _is_run_program(b.text):                  # a program for `systolic run` (docs/run.md)
+            prog = scratch / f"{page.stem}_{b.line}.py"
+            prog.write_text(b.text)
+            from systolic.run import run_file
+            assert run_file(str(prog))["verdict"] == "bit-identical", f"{where}: systolic run {prog.name}"
     if skipped:
         pytest.skip("; ".join(skipped))
 
