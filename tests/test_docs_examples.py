@@ -217,6 +217,20 @@ def test_pages_found():
     assert {"layouts.md", "run.md", "visa.md", "README.md"} <= {p.name for p in SH_PAGES}
 
 
+def test_inline_commands_name_real_verbs_and_options():
+    """Prose names commands too (`systolic amx cpus [--json]`): each verb exists and has the options named."""
+    spans = 0
+    for page in [*DOCS, ROOT / "README.md"]:
+        text = page.read_text()
+        for m in re.finditer(r"(?<!`)`(systolic [^`]+)`(?!`)", text):
+            line = text.count("\n", 0, m.start()) + 1
+            words = m.group(1).split()
+            args = words[1:words.index("...")] if "..." in words else words[1:]
+            _check_verb_and_options(args, f"{page.relative_to(ROOT)}:{line}")
+            spans += 1
+    assert spans >= 20
+
+
 def test_command_lines_are_fenced():
     """An indented code block is not parsed here: a ``systolic`` line in one would go unchecked."""
     for page in [*DOCS, ROOT / "README.md"]:
