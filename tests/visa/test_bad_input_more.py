@@ -119,3 +119,94 @@ def test_addr_add_text_refuses_what_it_would_drop(operand, key, value):
         asm.parse(src)
     assert ei.value.values == {key: value}
     assert ei.value.message.startswith("5:")
+
+
+# ------------------------------------------------- DPAS/DPASW operands (visa-DPAS.md; visa-operands.md Raw Operands)
+# The audit's programs: A (64 D = 256 bytes), B and D (128 D = 512 bytes), all GRF-aligned; on PVC (64-byte GRF,
+# exec size 16) dpas.s8.s8.8.8 reads A as 8 rows of 8 * 4 = 32 bytes (256 bytes), B as 8 GRFs (512 bytes) and
+# writes D as 8 rows of 16 * 4 = 64 bytes (512 bytes): sizes worked out by hand from visa-DPAS.md "Semantics".
+_DPAS_HEAD = (".version 3.6\n.kernel k\n.decl A v_type=G type=d num_elts=64 align=GRF\n"
+              ".decl B v_type=G type=d num_elts=128 align=GRF\n.decl D v_type=G type=d num_elts=128 align=GRF\n"
+              "mov (M1, 16) A(0,0)<1> 0x01010101:d\nmov (M1, 16) B(0,0)<1> 0x01010101:d\n")
+# DG2 (32-byte GRF, exec size 8): dpas(w).s8.s8.8.8 reads A as 8 rows of 32 bytes = 8 GRFs; DPASW.md splits them
+# 4 + 4 between the fused pair, so each EU reads 4 GRFs = 128 bytes of its own Src2; D is 8 rows of 8 * 4 bytes.
+_DG2_HEAD = (".version 3.6\n.kernel k\n.decl A v_type=G type=d num_elts={na} align=GRF\n"
+             ".decl B v_type=G type=d num_elts=64 align=GRF\n.decl D v_type=G type=d num_elts=64 align=GRF\n")
+
+
+def _dpas_text(src2, op="dpas", head=_DPAS_HEAD, n=16):
+    return head + f"{op}.s8.s8.8.8 (M1, {n}) D.0 %null.0 B.0 {src2}\n"
+
+
+def test_dpas_clean_program_still_runs():
+    # only the first 16 dwords of A and B hold 0x01010101 (the rest is zero): A rows 0 and 1 (32 bytes each) are
+    # all ones; B's GRF 0 is depth 0 = K rows 0..3 (4 s8 per dword channel). So D rows 0, 1 = 4 and the rest 0.
+    from systolic.visa import run_text
+    d = run_text(_dpas_text("A(0,0)"), platform="pvc", inputs={}).read("D").reshape(8, 16)
+    assert d[0].tolist() == [4] * 16 and d[1].tolist() == [4] * 16 and not d[2:].any()
+
+
+@pytest.mark.parametrize("mod, name", [("(-)", "neg"), ("(abs)", "abs"), ("(-abs)", "neg_abs")])
+def test_dpas_src2_modifier_refused(mod, name):
+    """visa-DPAS.md "Source Modifier: false": the modifier was parsed and dropped (D came out 4)."""
+    from systolic.visa import asm, run_text
+    for run in (lambda t: asm.parse(t), lambda t: run_text(t, platform="pvc", inputs={})):
+        with pytest.raises(IllegalInstruction, match="Src2 takes no source modifier") as ei:
+            run(_dpas_text(f"{mod}A(0,0)"))
+        assert ei.value.values == {"opcode": "dpas", "modifier": name} and "Source Modifier: false" in ei.value.rule
+        assert ei.value.message.startswith("8:")
+    with pytest.raises(IllegalInstruction, match="Src2 takes no source modifier"):
+        asm.parse(_dpas_text(f"{mod}A(0,0)", "dpasw", _DG2_HEAD.format(na=64), 8))
+
+
+@pytest.mark.parametrize("region", ["<1;1,0>", "<0;1,0>", "<8;8,1>", "<1,0>"])
+def test_dpas_src2_region_refused(region):
+    """visa-DPAS.md Notes "Register region: No": a written region was accepted and ignored."""
+    from systolic.visa import asm
+    with pytest.raises(IllegalInstruction, match="Src2 takes no register region") as ei:
+        asm.parse(_dpas_text(f"A(0,0){region}"))
+    assert "Register region: No" in ei.value.rule and ei.value.values["opcode"] == "dpas"
+
+
+def _dpas_record(**src2):
+    """The audit's dpas as records, Src2 replaced (a Program built without the assembler)."""
+    from dataclasses import replace
+
+    from systolic.visa import asm
+    p = asm.parse(_dpas_text("A(0,0)"))
+    i = p.instructions[-1]
+    p.instructions[-1] = replace(i, srcs=i.srcs[:2] + (replace(i.srcs[2], **src2),))
+    return p
+
+
+@pytest.mark.parametrize("src2, match", [({"modifier": "neg"}, "no source modifier"),
+                                         ({"vstride": 0, "width": 1, "hstride": 0}, "no register region"),
+                                         ({"hstride": 2}, "no register region")])
+def test_dpas_src2_rules_hold_for_every_consumer(src2, match):
+    """Run, encode and decode read the same check: records built by hand, and bytes with the modifier bits set."""
+    from systolic.visa import encoding
+    from systolic.visa.interp import Machine
+    p = _dpas_record(**src2)
+    with pytest.raises(IllegalInstruction, match=match):
+        Machine(p, "pvc").run()
+    with pytest.raises(IllegalInstruction, match=match):
+        encoding.encode_instruction(p.instructions[-1], p)
+    # bytes: opcode 0x83, exec byte, three raw operands (ud id + uw offset = 6 bytes each), then Src2's tag byte
+    clean = bytearray(encoding.encode_instruction(_dpas_record().instructions[-1], p))
+    assert clean[0] == 0x83 and clean[20] == 0x00           # general operand, no modifier
+    assert encoding.decode_program(bytes(clean), p)[0].srcs[2].modifier == "none"
+    clean[20] = 2 << 3                                       # modifier bits 3-5 = 2 (neg)
+    with pytest.raises(IllegalInstruction, match="no source modifier"):
+        encoding.decode_program(bytes(clean), p)
+
+
+def test_dpas_sat_refused_on_records():
+    from dataclasses import replace
+
+    from systolic.visa import encoding
+    from systolic.visa.interp import Machine
+    p = _dpas_record()
+    p.instructions[-1] = replace(p.instructions[-1], sat=True)
+    for f in (lambda: Machine(p, "pvc").run(), lambda: encoding.encode_instruction(p.instructions[-1], p)):
+        with pytest.raises(IllegalInstruction, match="does not support .sat"):
+            f()

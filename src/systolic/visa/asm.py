@@ -491,7 +491,7 @@ class _Parser:
             raise c.error("row and column offsets must be >= 0", ncol, row=row, col=col_)
         if c.peek() == "<":
             vs, w, hs = self.region(c, dst, False)
-            if not dst:
+            if not dst and not allow_noregion:  # (DPAS Src2 takes no region at all: check_dpas_operands says so)
                 check_src_region(vs, w, hs, exec_size)
         elif allow_noregion:
             vs, w, hs = None, None, 1

@@ -273,6 +273,7 @@ def encode_instruction(inst, prog) -> bytes:
     ``.sat`` is the destination's modifier (SAT = 4, as IGC stores it); ``&V[off]`` (ADDR_ADD src0) is
     the general operand ``V(0, off / sizeof(type))<0;1,0>`` (ADDR_ADD.md notes).
     """
+    program.check_instruction(inst)     # the static rules the assembler, the decoder and the interpreter apply
     o = isa.opcode(inst.op)
     out = bytearray([o.value])
     srcs = list(inst.srcs)

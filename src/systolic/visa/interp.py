@@ -28,7 +28,7 @@ from .isa import MaskControl, TYPES, VisaType
 from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
                        PredicateOperand, RawOperand)
 from .predication import PredControl, evaluate_chen
-from .program import Instruction, Program, located
+from .program import Instruction, Program, check_instruction, located
 from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,
                       check_two_grfs, dest_element_indices, source_element_indices)
 from .values import variable_bytes
@@ -336,6 +336,9 @@ class Machine:
                              "shr", "asr", "cmp"})
 
     def _step(self, inst: Instruction) -> None:
+        # the static rules the assembler and the decoder apply, again here: a Program built from records
+        # (not parsed) runs under the same rules as one that was parsed or decoded
+        check_instruction(inst)
         op = inst.op
         self._check6 = self.two_grf_rule == "spec" or op not in self._IGC_SPLITS
         if op in ("dpas", "dpasw"):

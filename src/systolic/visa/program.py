@@ -11,14 +11,45 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalInstruction, SystolicError
 from .isa import MaskControl, Opcode, opcode
-from .operands import AddressOfOperand, GeneralOperand, ImmediateOperand, IndirectOperand
+from .operands import (AddressOfOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
+                       RawOperand)
 from .predication import PredControl
 from .regions import check_dst_region, check_src_region
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
-__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "located"]
+__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "check_dpas_operands", "located"]
 
 RULE_ADDR_OF = "ADDR_ADD.md notes (a general Src0 is the variable's byte address; its region must be <0;1,0>)"
+RULE_DPAS_MOD = "visa-DPAS.md: Properties (Source Modifier: false; IGC IsaVerification: modifier not allowed for dpas)"
+RULE_DPAS_REGION = "visa-DPAS.md: Notes (Register region: No)"
+RULE_DPAS_FORMAT = "visa-DPAS.md: Format (raw Dst, Src0, Src1; Src2 operand class general)"
+
+
+def check_dpas_operands(inst: "Instruction") -> None:
+    """DPAS/DPASW operands (visa-DPAS.md): Dst, Src0 and Src1 are raw operands (which take no modifier:
+    visa-operands.md "Raw Operands", and their records have no field for one), Src2 is a general operand
+    with no source modifier ("Source Modifier: false") and no register region ("Register region: No";
+    a Src2 written without a region is ``vstride = width = None``). ``.sat`` is refused by the opcode's
+    saturation column before this runs. Their footprints need the register layout: the interpreter checks
+    them (:meth:`systolic.visa.interp.Machine._dpas`)."""
+    names = ("dst", "src0", "src1", "src2")
+    ops = (inst.dst, *inst.srcs)
+    if len(ops) != 4:
+        raise IllegalInstruction(f"{inst.op} takes Dst, Src0, Src1 and Src2", rule=RULE_DPAS_FORMAT,
+                                 values={"operands": len(ops)})
+    for name, op in zip(names, ops):
+        want = GeneralOperand if name == "src2" else RawOperand
+        if type(op) is not want:
+            raise IllegalInstruction(f"{inst.op} {name} must be a {want.cls} operand", rule=RULE_DPAS_FORMAT,
+                                     values={"operand": name, "class": getattr(op, "cls", type(op).__name__)})
+    s2 = ops[3]
+    if s2.modifier != "none":
+        raise IllegalInstruction(f"{inst.op} Src2 takes no source modifier", rule=RULE_DPAS_MOD,
+                                 values={"opcode": inst.op, "modifier": s2.modifier})
+    if s2.vstride is not None or s2.width is not None or s2.hstride not in (None, 1):
+        raise IllegalInstruction(f"{inst.op} Src2 takes no register region", rule=RULE_DPAS_REGION,
+                                 values={"opcode": inst.op,
+                                         "region": f"<{s2.vstride};{s2.width},{s2.hstride}>"})
 
 
 def check_address_of(op: GeneralOperand) -> None:
@@ -153,7 +184,7 @@ def check_instruction(inst: Instruction) -> None:
     format row has a Pred field, ``.sat`` only where the page allows it, operand classes of the page,
     source modifiers by kind (visa-operands.md "Vector Operands": "not" only in and/not/or/xor,
     arithmetic ones in arithmetic, shift and move instructions), region rules 1-5, no multi-address
-    destination.
+    destination, and the DPAS/DPASW operand rules of :func:`check_dpas_operands`.
     """
     o = inst.opcode
     doc = f"instructions/{o.doc}"
@@ -171,6 +202,7 @@ def check_instruction(inst: Instruction) -> None:
         raise IllegalInstruction(f"{inst.op} does not support .sat", rule=f"{doc}: Saturation",
                                  values={"opcode": inst.op})
     if inst.op in ("dpas", "dpasw"):
+        check_dpas_operands(inst)
         return
     classes = [("dst", inst.dst, o.dst_classes)] + [(f"src{i}", s, o.src_classes) for i, s in enumerate(inst.srcs)]
     for where, op, allowed in classes:
