@@ -210,3 +210,78 @@ def test_dpas_sat_refused_on_records():
     for f in (lambda: Machine(p, "pvc").run(), lambda: encoding.encode_instruction(p.instructions[-1], p)):
         with pytest.raises(IllegalInstruction, match="does not support .sat"):
             f()
+
+
+def _oob(text, platform="pvc"):
+    from systolic.visa import run_text
+    with pytest.raises(IllegalInstruction) as ei:
+        run_text(text, platform=platform, inputs={})
+    return ei.value
+
+
+def test_dpas_dst_may_not_overwrite_the_next_variable():
+    """The audit's repro: D of one GRF, E after it; the 8-row Dst wrote 4 into E."""
+    from systolic.visa import asm
+    from systolic.visa.interp import Machine
+    head = _DPAS_HEAD.replace(".decl D v_type=G type=d num_elts=128 align=GRF\n",
+                              ".decl D v_type=G type=d num_elts=16 align=GRF\n"
+                              ".decl E v_type=G type=d num_elts=16 align=GRF\n") + "mov (M1, 16) E(0,0)<1> 0x7:d\n"
+    p = asm.parse(_dpas_text("A(0,0)", head=head))
+    m = Machine(p, "pvc")
+    for inst in p.instructions[:-1]:
+        m.step(inst)
+    with pytest.raises(IllegalInstruction, match="dpas Dst reaches past its variable D") as ei:
+        m.step(p.instructions[-1])
+    assert ei.value.values == {"operand": "Dst", "variable": "D", "offset": 0, "bytes": 512, "end": 512, "size": 64}
+    assert "Raw Operands" in ei.value.rule and ei.value.message.startswith("10:1: ")
+    assert m.read("E").tolist() == [7] * 16
+
+
+@pytest.mark.parametrize("dst, src1, values", [
+    ("D.64", "B.0", {"operand": "Dst", "variable": "D", "offset": 64, "bytes": 512, "end": 576, "size": 512}),
+    ("D.0", "B.64", {"operand": "Src1", "variable": "B", "offset": 64, "bytes": 512, "end": 576, "size": 512}),
+])
+def test_dpas_raw_operands_stay_in_their_variable(dst, src1, values):
+    e = _oob(_DPAS_HEAD + f"dpas.s8.s8.8.8 (M1, 16) {dst} %null.0 {src1} A(0,0)\n")
+    assert e.values == values and "Raw Operands" in e.rule
+
+
+def test_dpas_src0_stays_in_its_variable():
+    head = _DPAS_HEAD + ".decl C v_type=G type=d num_elts=64 align=GRF\n"     # 256 bytes: 4 of the 8 rows
+    e = _oob(head + "dpas.s8.s8.8.8 (M1, 16) D.0 C.0 B.0 A(0,0)\n")
+    assert e.values == {"operand": "Src0", "variable": "C", "offset": 0, "bytes": 512, "end": 512, "size": 256}
+    # rc=4: 4 rows of 64 bytes fit C exactly
+    from systolic.visa import run_text
+    run_text(head + "dpas.s8.s8.8.4 (M1, 16) D.0 C.0 B.0 A(0,0)\n", platform="pvc", inputs={})
+
+
+def test_dpas_src2_stays_in_its_variable():
+    # A(1,0): byte 64 + 256 bytes read > 256
+    e = _oob(_dpas_text("A(1,0)"))
+    assert e.values == {"operand": "Src2", "variable": "A", "offset": 64, "bytes": 256, "end": 320, "size": 256}
+    # A(0,8): column 8 * 4 = byte 32 (the Src2 alignment), + 256 > 256
+    e = _oob(_dpas_text("A(0,8)"))
+    assert e.values["operand"] == "Src2" and e.values["end"] == 288
+
+
+@pytest.mark.parametrize("col", [16, 200])
+def test_dpas_src2_column_offset_may_not_cross_the_grf(col):
+    e = _oob(_dpas_text(f"A(0,{col})"))
+    assert e.values == {"col_offset": col, "type_size": 4, "grf_bytes": 64}
+    assert "column offset may not cross the GRF boundary" in e.rule
+
+
+def test_dpasw_src2_footprint_is_each_eus_half():
+    """DPASW on DG2: each EU reads 4 GRFs (128 bytes) of its own Src2; DPAS reads all 8 (256 bytes)."""
+    from systolic.visa import run_text
+    run_text(_dpas_text("A(0,0)", "dpasw", _DG2_HEAD.format(na=32), 8), platform="dg2", inputs={})
+    run_text(_dpas_text("A(4,0)", "dpasw", _DG2_HEAD.format(na=64), 8), platform="dg2", inputs={})
+    e = _oob(_dpas_text("A(5,0)", "dpasw", _DG2_HEAD.format(na=64), 8), "dg2")
+    assert e.values == {"operand": "Src2", "variable": "A", "offset": 160, "bytes": 128, "end": 288, "size": 256}
+    assert e.message.startswith("6:1: dpasw Src2")
+    e = _oob(_dpas_text("A(0,0)", "dpas", _DG2_HEAD.format(na=32), 8), "dg2")
+    assert e.values == {"operand": "Src2", "variable": "A", "offset": 0, "bytes": 256, "end": 256, "size": 128}
+    e = _oob(_dpas_text("A(0,0)", "dpasw", _DG2_HEAD.format(na=64).replace("num_elts=64 align=GRF\n.decl D",
+                                                                            "num_elts=32 align=GRF\n.decl D"), 8),
+             "dg2")
+    assert e.values == {"operand": "Src1", "variable": "B", "offset": 0, "bytes": 256, "end": 256, "size": 128}

@@ -43,6 +43,11 @@ DTYPES = {"ud": np.uint32, "d": np.int32, "uw": np.uint16, "w": np.int16, "ub": 
 
 _W, _UW, _F = TYPES["w"], TYPES["uw"], TYPES["f"]
 
+RULE_RAW_OOB = ("visa-operands.md: Raw Operands (\"The behavior is undefined if a raw operand attempts to access "
+                "an out-of-bound data element in the variable\")")
+RULE_SRC2_OOB = ("visa-operands.md: Region-based Addressing (out-of-bound data element) / visa-DPAS.md: Src2 "
+                 "reads SD * OPS_PER_CHAN elements per row, RC rows")
+
 
 class Machine:
     """One thread: GRF, address and predicate variables, the execution mask EM.
@@ -641,13 +646,19 @@ class Machine:
                 self.addr[av.id][dst.offset + i] = (a[i] + int(b[i])) & 0xFFFF
 
     def _dpas(self, inst: Instruction) -> None:
+        """DPAS/DPASW on this thread's GRF, after checking every operand's footprint against its own variable.
+
+        The footprints are those of :class:`systolic.xmx.rules.DpasShape` (G4_IR ``computeRightBound``): Dst
+        and Src0 ``rc`` packed rows, Src1 ``src1_grfs`` GRFs, Src2 ``src2_bytes`` (for DPASW the part each EU
+        reads from its own Src2, :func:`systolic.xmx.dpas.dpasw_split`). A raw operand reaching past its
+        variable is undefined (visa-operands.md "Raw Operands"), and so is a Src2 past its general variable
+        (visa-operands.md "Region-based Addressing"); both are refused, as every other instruction's are.
+        """
         import importlib
         X = importlib.import_module("systolic.xmx.dpas")
+        rules = importlib.import_module("systolic.xmx.rules")
         d, s0, s1, s2 = inst.dst, *inst.srcs
-        if not (isinstance(d, RawOperand) and isinstance(s0, RawOperand) and isinstance(s1, RawOperand)
-                and isinstance(s2, GeneralOperand)):
-            raise IllegalInstruction("dpas takes raw Dst, Src0, Src1 and a general Src2", rule="visa-DPAS.md: Format",
-                                     values={"operands": [type(o).__name__ for o in (d, s0, s1, s2)]})
+        gb = self.grf.grf_bytes
 
         def raw(op: RawOperand):
             var, base = self._var_base(op.id)
@@ -659,20 +670,37 @@ class Machine:
 
         dvar, daddr = raw(d)
         if s0.id == 0:
-            s0addr, s0type = None, None
+            s0var, s0addr, s0type = None, None, None
         else:
             s0var, s0addr = raw(s0)
             s0type = s0var.type.name
         s1var, s1addr = raw(s1)
         s2var, s2base = self._var_base(s2.id)
-        s2addr = s2base + s2.row * self.grf.grf_bytes + s2.col * s2var.type.size
         for v, what in ((s1var, "Src1"), (s2var, "Src2")):
             if v.type.name not in ("d", "ud"):
                 raise IllegalInstruction(f"DPAS {what} must have type D or UD", rule=f"visa-DPAS.md: {what}",
                                          values={"type": v.type.name})
+        check_column_offset(s2.col, s2var.type.size, gb)
+        s2off = s2.row * gb + s2.col * s2var.type.size
+        s2addr = s2base + s2off
         kw = dict(dst=daddr, src0=s0addr, src1=s1addr, src2=s2addr, dst_type=dvar.type.name, src0_type=s0type,
                   src1_precision=inst.dpas.w, src2_precision=inst.dpas.a, sd=inst.dpas.sd, rc=inst.dpas.rc,
-                  exec_size=inst.exec_size, platform=self.platform, model=self.dpas_model)
+                  exec_size=inst.exec_size)
+        shape = rules.check(self.platform, opcode=inst.op, **kw)
+        src2_bytes = shape.src2_bytes
+        if inst.op == "dpasw":
+            src2_bytes = min(src2_bytes, X.dpasw_split(shape)[0] * gb)  # EU0's part; EU1's is never larger
+        feet = [("Dst", d, dvar, d.offset, shape.rc * shape.row_bytes(shape.dst_type), RULE_RAW_OOB),
+                ("Src1", s1, s1var, s1.offset, shape.src1_grfs * gb, RULE_RAW_OOB),
+                ("Src2", s2, s2var, s2off, src2_bytes, RULE_SRC2_OOB)]
+        if s0var is not None:
+            feet.insert(1, ("Src0", s0, s0var, s0.offset, shape.rc * shape.row_bytes(shape.src0_type), RULE_RAW_OOB))
+        for what, _op, var, off, nbytes, rule in feet:
+            if off + nbytes > var.size:
+                raise IllegalInstruction(f"{inst.op} {what} reaches past its variable {var.name}", rule=rule,
+                                         values={"operand": what, "variable": var.name, "offset": off,
+                                                 "bytes": nbytes, "end": off + nbytes, "size": var.size})
+        kw.update(platform=self.platform, model=self.dpas_model)
         if inst.op == "dpas":
             if self.fast_dpas:
                 importlib.import_module("systolic.xmx.kernels").dpas_fast(self.grf, **kw)
