@@ -285,3 +285,38 @@ def test_dpasw_src2_footprint_is_each_eus_half():
                                                                             "num_elts=32 align=GRF\n.decl D"), 8),
              "dg2")
     assert e.values == {"operand": "Src1", "variable": "B", "offset": 0, "bytes": 256, "end": 256, "size": 128}
+
+
+# ------------------------------------------------- BOOL immediates (visa-operands.md "Immediate Operands")
+_BOOL_IMM = ".version 3.6\n.kernel k\n.decl D v_type=G type=d num_elts=16 align=GRF\nmov (M1, 1) D(0,0)<1> 0x1:bool\n"
+
+
+def test_bool_immediate_refused_at_check():
+    """It had crashed run with a bare KeyError (alu.decode_value); encode refused it. One check for both now."""
+    from systolic.visa import asm, encoding, run_text
+    from systolic.visa.interp import Machine
+    from systolic.visa.isa import TYPES
+    from systolic.visa.operands import ImmediateOperand
+    for f in (lambda: asm.parse(_BOOL_IMM), lambda: run_text(_BOOL_IMM, platform="pvc", inputs={})):
+        with pytest.raises(IllegalInstruction, match="any type except BOOL") as ei:
+            f()
+        assert ei.value.values == {"type": "bool"} and "Immediate Operands" in ei.value.rule
+    from dataclasses import replace
+    p = asm.parse(_BOOL_IMM.replace("0x1:bool", "0x1:d"))
+    p.instructions[0] = replace(p.instructions[0], srcs=(ImmediateOperand(TYPES["bool"], 1),))
+    for f in (lambda: Machine(p, "pvc").run(), lambda: encoding.encode_instruction(p.instructions[0], p)):
+        with pytest.raises(IllegalInstruction, match="any type except BOOL"):
+            f()
+
+
+def test_cli_bool_immediate_exits_1(tmp_path, capsys):
+    from systolic.cli import main
+    f = tmp_path / "b.visa"
+    f.write_text(_BOOL_IMM)
+    for verb in ("run", "encode"):
+        with pytest.raises(SystemExit) as e:
+            main(["visa", verb, str(f)])
+        assert e.value.code == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {f}:4:1: an immediate constant may have any type except BOOL"), err
+        assert "Traceback" not in err

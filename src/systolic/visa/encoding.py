@@ -128,9 +128,7 @@ def encode_operand(op) -> bytes:
         return struct.pack("<BHBhBH", _tag("indirect", op.modifier), op.id, op.addr_offset, op.indirect_offset,
                            op.type.code, encode_region(op.vstride, op.width, op.hstride))
     if isinstance(op, ImmediateOperand):
-        if op.type.kind == "bool":
-            raise IllegalInstruction("an immediate constant may have any type except BOOL",
-                                     rule="visa-operands.md: Immediate Operands", values={"type": op.type.name})
+        program.check_immediate_type(op.type)
         _check_range("low", op.low, 0, 0xFFFFFFFF, "visa-operands.md: const_opnd.low (ud)")
         wide = op.type.name in ("df", "q", "uq")
         if wide:

@@ -17,12 +17,22 @@ from .predication import PredControl
 from .regions import check_dst_region, check_src_region
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
-__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "check_dpas_operands", "located"]
+__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "check_immediate_type", "check_dpas_operands",
+           "located"]
 
 RULE_ADDR_OF = "ADDR_ADD.md notes (a general Src0 is the variable's byte address; its region must be <0;1,0>)"
+RULE_IMM_TYPE = "visa-operands.md: Immediate Operands (\"An immediate constant may have any type except BOOL\")"
 RULE_DPAS_MOD = "visa-DPAS.md: Properties (Source Modifier: false; IGC IsaVerification: modifier not allowed for dpas)"
 RULE_DPAS_REGION = "visa-DPAS.md: Notes (Register region: No)"
 RULE_DPAS_FORMAT = "visa-DPAS.md: Format (raw Dst, Src0, Src1; Src2 operand class general)"
+
+
+def check_immediate_type(t) -> None:
+    """An immediate constant has any type but BOOL (visa-operands.md "Immediate Operands"); the one copy of
+    the rule, read by the static checks and the encoder."""
+    if t.kind == "bool":
+        raise IllegalInstruction("an immediate constant may have any type except BOOL", rule=RULE_IMM_TYPE,
+                                 values={"type": t.name})
 
 
 def check_dpas_operands(inst: "Instruction") -> None:
@@ -184,7 +194,7 @@ def check_instruction(inst: Instruction) -> None:
     format row has a Pred field, ``.sat`` only where the page allows it, operand classes of the page,
     source modifiers by kind (visa-operands.md "Vector Operands": "not" only in and/not/or/xor,
     arithmetic ones in arithmetic, shift and move instructions), region rules 1-5, no multi-address
-    destination, and the DPAS/DPASW operand rules of :func:`check_dpas_operands`.
+    destination, no BOOL immediate, and the DPAS/DPASW operand rules of :func:`check_dpas_operands`.
     """
     o = inst.opcode
     doc = f"instructions/{o.doc}"
@@ -210,6 +220,8 @@ def check_instruction(inst: Instruction) -> None:
         if cls not in allowed:
             raise IllegalInstruction(f"{inst.op} {where} may not be a {cls} operand", rule=f"{doc}: operand class",
                                      values={"operand": where, "class": cls, "allowed": list(allowed)})
+        if isinstance(op, ImmediateOperand):
+            check_immediate_type(op.type)
         mod = getattr(op, "modifier", "none")
         if mod != "none":
             if isinstance(op, ImmediateOperand):
