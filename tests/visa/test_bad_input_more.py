@@ -320,3 +320,46 @@ def test_cli_bool_immediate_exits_1(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith(f"error: {f}:4:1: an immediate constant may have any type except BOOL"), err
         assert "Traceback" not in err
+
+
+# ------------------------------------------------- address-operand width (visa-operands.md "Address Operands")
+_ADDR_W = (".version 3.6\n.kernel k\n.decl S v_type=G type=d num_elts=64 align=GRF\n.decl A0 v_type=A num_elts=4\n"
+           ".decl A1 v_type=A num_elts=8\naddr_add (M1, 4) A0(0) &S 0x76543210:v\n"
+           "addr_add (M1, 8) A1(0) A0(0)<{w}> 0x0:uw\n")
+
+
+@pytest.mark.parametrize("w", [3, 0, 5, 32])
+def test_address_width_is_an_execution_size_below_32(w):
+    from systolic.visa import asm, run_text
+    for f in (lambda: asm.parse(_ADDR_W.format(w=w)), lambda: run_text(_ADDR_W.format(w=w), platform="pvc")):
+        with pytest.raises(IllegalInstruction, match="address operand width") as ei:
+            f()
+        assert ei.value.values == {"width": w} and "except that 32 is not allowed" in ei.value.rule
+        assert ei.value.message.startswith("7:")
+
+
+def test_address_width_one_rule_for_run_and_encode():
+    from dataclasses import replace
+
+    from systolic.visa import asm, encoding, run_text
+    from systolic.visa.interp import Machine
+    for w in (1, 2, 4):
+        run_text(_ADDR_W.format(w=w), platform="pvc")
+    p = asm.parse(_ADDR_W.format(w=4))
+    i = p.instructions[1]
+    p.instructions[1] = replace(i, srcs=(replace(i.srcs[0], width=3),) + i.srcs[1:])
+    errs = []
+    for f in (lambda: Machine(p, "pvc").run(), lambda: encoding.encode_instruction(p.instructions[1], p),
+              lambda: encoding.encode_operand(p.instructions[1].srcs[0])):
+        with pytest.raises(IllegalInstruction, match="address operand width") as ei:
+            f()
+        errs.append((ei.value.rule, ei.value.values))
+    assert errs[0] == errs[1] == errs[2] and errs[0][1] == {"width": 3}
+    # a width byte holding the code of 32 (5) decodes to a refusal under the same rule
+    good = bytearray(encoding.encode_instruction(asm.parse(_ADDR_W.format(w=4)).instructions[1], p))
+    # addr_add 0x28 | exec | dst tag + uw id + ub offset + ub width | src0 tag, uw id, ub offset, ub width code
+    assert good[0] == 0x28 and good[7] == 0x01 and good[11] == 2     # address operand; width 4 -> code 2
+    good[11] = 5
+    with pytest.raises(IllegalInstruction, match="address operand width") as ei:
+        encoding.decode_program(bytes(good), p)
+    assert ei.value.values == {"width": 32} and ei.value.rule == errs[0][0]

@@ -110,9 +110,7 @@ def encode_operand(op) -> bytes:
     if isinstance(op, AddressOperand):
         _check_range("id", op.id, 0, 0xFFFF, "visa-operands.md: addr_opnd.id (uw)")
         _check_range("offset", op.offset, 0, 255, "visa-operands.md: addr_opnd.offset (ub)")
-        if op.width not in (1, 2, 4, 8, 16):
-            raise IllegalInstruction("address operand width must be an execution size other than 32",
-                                     rule="visa-operands.md: Address Operands (width)", values={"width": op.width})
+        program.check_address_width(op.width)
         return struct.pack("<BHBB", _tag("address", op.modifier), op.id, op.offset, exec_size_code(op.width))
     if isinstance(op, PredicateOperand):
         return struct.pack("<BH", _tag("predicate", op.modifier), op.pred.encode())
@@ -173,9 +171,10 @@ def decode_operand(r: Reader):
         return GeneralOperand(vid, row, col, *decode_region(region), modifier=mod)
     if cls == "address":
         aid, off, wcode = r.take("H", "addr_opnd.id"), r.take("B", "addr_opnd.offset"), r.take("B", "addr_opnd.width")
-        if wcode not in EXEC_SIZES or EXEC_SIZES[wcode] == 32:
-            raise IllegalInstruction("address operand width code is not an execution size 1..16",
-                                     rule="visa-operands.md: Address Operands (width)", values={"width": wcode})
+        if wcode not in EXEC_SIZES:
+            raise IllegalInstruction("address operand width code is not an execution size code",
+                                     rule=program.RULE_ADDR_WIDTH, values={"width_code": wcode})
+        program.check_address_width(EXEC_SIZES[wcode])
         return AddressOperand(aid, off, EXEC_SIZES[wcode])
     if cls == "predicate":
         return PredicateOperand(PredControl.decode(r.take("H", "pred_opnd.val")))

@@ -11,20 +11,30 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalInstruction, SystolicError
 from .isa import MaskControl, Opcode, opcode
-from .operands import (AddressOfOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
+from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
                        RawOperand)
 from .predication import PredControl
 from .regions import check_dst_region, check_src_region
 from .variables import NULL_VAR, AddressVar, GeneralVar, PredicateVar
 
-__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "check_immediate_type", "check_dpas_operands",
-           "located"]
+__all__ = ["DpasInfo", "Instruction", "Program", "check_address_of", "check_address_width", "check_immediate_type",
+           "check_dpas_operands", "located"]
 
 RULE_ADDR_OF = "ADDR_ADD.md notes (a general Src0 is the variable's byte address; its region must be <0;1,0>)"
+RULE_ADDR_WIDTH = ("visa-operands.md: Address Operands (width: \"the same of those for execution size, "
+                   "except that 32 is not allowed\")")
 RULE_IMM_TYPE = "visa-operands.md: Immediate Operands (\"An immediate constant may have any type except BOOL\")"
 RULE_DPAS_MOD = "visa-DPAS.md: Properties (Source Modifier: false; IGC IsaVerification: modifier not allowed for dpas)"
 RULE_DPAS_REGION = "visa-DPAS.md: Notes (Register region: No)"
 RULE_DPAS_FORMAT = "visa-DPAS.md: Format (raw Dst, Src0, Src1; Src2 operand class general)"
+
+
+def check_address_width(width) -> None:
+    """An address operand's width is an execution size other than 32: 1, 2, 4, 8 or 16 (visa-operands.md
+    "Address Operands"). The one copy of the rule: the static checks, the encoder and the decoder call it."""
+    if isinstance(width, bool) or width not in (1, 2, 4, 8, 16):
+        raise IllegalInstruction("address operand width must be an execution size other than 32 (1, 2, 4, 8, 16)",
+                                 rule=RULE_ADDR_WIDTH, values={"width": width})
 
 
 def check_immediate_type(t) -> None:
@@ -194,7 +204,8 @@ def check_instruction(inst: Instruction) -> None:
     format row has a Pred field, ``.sat`` only where the page allows it, operand classes of the page,
     source modifiers by kind (visa-operands.md "Vector Operands": "not" only in and/not/or/xor,
     arithmetic ones in arithmetic, shift and move instructions), region rules 1-5, no multi-address
-    destination, no BOOL immediate, and the DPAS/DPASW operand rules of :func:`check_dpas_operands`.
+    destination, no BOOL immediate, address-operand widths 1..16 (:func:`check_address_width`), and the
+    DPAS/DPASW operand rules of :func:`check_dpas_operands`.
     """
     o = inst.opcode
     doc = f"instructions/{o.doc}"
@@ -222,6 +233,8 @@ def check_instruction(inst: Instruction) -> None:
                                      values={"operand": where, "class": cls, "allowed": list(allowed)})
         if isinstance(op, ImmediateOperand):
             check_immediate_type(op.type)
+        elif isinstance(op, AddressOperand):
+            check_address_width(op.width)
         mod = getattr(op, "modifier", "none")
         if mod != "none":
             if isinstance(op, ImmediateOperand):
