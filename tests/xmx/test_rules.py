@@ -254,3 +254,23 @@ def test_float_c_beyond_2_53_must_be_an_fp32_value():
         with pytest.raises(InvalidValue, match="exact fp32"):
             matmul(a, b, c_with(np.longdouble(1) + np.longdouble(2) ** -60, np.longdouble))
         assert float(matmul(a, b, c_with(np.longdouble(1.5), np.longdouble))[0, 0]) == 1.5
+
+
+# the audit's wording findings: each refusal says the rule that actually refuses
+@pytest.mark.parametrize("p", ["u1", "s1"])
+def test_one_bit_precisions_are_listed_but_not_modelled(p):
+    """visa-DPAS.md's precision table lists u1/s1: the refusal is "no modelled platform", not "not a precision"."""
+    with pytest.raises(IllegalInstruction) as e:
+        _call("pvc", src1_precision=p, src2_precision=p)
+    assert "not a DPAS operand precision" not in str(e.value)
+    assert e.value.message == f"no modelled platform takes the 1-bit DPAS precision {p}"
+    assert "lists u1/s1" in e.value.rule and e.value.values == {"precision": p}
+
+
+@pytest.mark.parametrize("what", ["dst_type", "src0_type"])
+def test_df_accumulator_is_listed_but_not_implemented(what):
+    """visa-DPAS.md: Dst/Src0 "Must have type D,UD,F,BF,HF,DF": DF is listed, but no DF DPAS exists."""
+    with pytest.raises(IllegalInstruction) as e:
+        _call("pvc", **{what: "df"})
+    assert "lists DF" in e.value.rule and "must have type D,UD,F,BF,HF" not in e.value.rule
+    assert e.value.values == {what.split("_")[0]: "df"}

@@ -32,6 +32,13 @@ def canonical_precision(p) -> str:
         name = T.get(p).name
     except InvalidValue:
         name = str(p)
+    if name in ("u1", "s1"):
+        # the precision table lists u1/s1 (and they encode), but no platform modelled here takes them
+        # (systolic.xmx.platform: INT_PRECISIONS)
+        raise IllegalInstruction(f"no modelled platform takes the 1-bit DPAS precision {name}",
+                                 rule="visa-DPAS.md precision table lists u1/s1; no modelled platform "
+                                      "(xmx.platform INT_PRECISIONS) takes 1-bit precisions",
+                                 values={"precision": p})
     if name not in INT_PRECISIONS + FLOAT_PRECISIONS:
         raise IllegalInstruction(f"{p!r} is not a DPAS operand precision",
                                  rule="visa-DPAS.md precision table (u2/s2/u4/s4/u8/s8/bf/hf/tf32/bf8/hf8/e2m1)",
@@ -45,6 +52,11 @@ def canonical_acc_type(t, what: str) -> str:
         name = T.get(t).name
     except InvalidValue:
         name = str(t)
+    if name == "fp64":
+        raise IllegalInstruction(f"no platform implements a DF DPAS {what}",
+                                 rule="visa-DPAS.md lists DF for Dst/Src0, but neither a platform nor IGC "
+                                      "implements a DF DPAS (modelled here: D, UD, F, BF, HF)",
+                                 values={what: t})
     if name not in ACC_TYPES:
         raise IllegalInstruction(f"DPAS {what} must have type D, UD, F, BF or HF",
                                  rule="visa-DPAS.md: Dst/Src0 must have type D,UD,F,BF,HF", values={what: t})
