@@ -148,3 +148,22 @@ def test_cli_devices_and_combinations(capsys):
     with pytest.raises(SystemExit) as ei:
         main(["sycl", "combinations", "nosuch"])
     assert ei.value.code == 1 and "error:" in capsys.readouterr().err
+
+
+def test_2021_feature_test_macro():
+    """The seed: an implementation "must predefine the macro SYCL_EXT_ONEAPI_MATRIX"; 1 = initial AMX version."""
+    assert m21.SYCL_EXT_ONEAPI_MATRIX == 1 and "SYCL_EXT_ONEAPI_MATRIX" in m21.__all__
+    assert "SYCL_EXT_ONEAPI_MATRIX" in m21.__doc__
+
+
+def test_2021_declaration_refusal_speaks_the_2021_api():
+    """spr's AMX has no fp16: the refusal names matrix_layout, not today's use::/layout:: (the 2021 API has neither)."""
+    q = sycl.queue("spr")
+    with pytest.raises(UnsupportedCombination) as e:
+        q.parallel_for(sycl.nd_range((1, 1), (1, 1)),
+                       lambda it: m21.joint_matrix(it.get_sub_group(), np.float16, 4, 8))
+    msg = str(e.value)
+    assert "use::" not in msg and "layout::row_major" not in msg.replace("matrix_layout::row_major", "")
+    assert "joint_matrix<sub_group, fp16, 4, 8, matrix_layout::row_major>" in e.value.message
+    assert e.value.values == {"device": "spr", "type": "fp16", "rows": 4, "cols": 8, "layout": "row_major"}
+    assert "bf16, fp32, sint32, sint8, uint8" in e.value.rule

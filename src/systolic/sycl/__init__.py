@@ -5,7 +5,8 @@
   control flow diverges) and the group-operation checks;
 * :mod:`~systolic.sycl.devices`: devices by architecture and their matrix combinations, as data;
 * :mod:`~systolic.sycl.matrix`: today's ``sycl_ext_oneapi_matrix`` + ``sycl_ext_intel_matrix`` API;
-* :mod:`~systolic.sycl.matrix_2021`: the first revision (2021, AMX), as the seed text writes it;
+* :mod:`~systolic.sycl.matrix_2021`: the first revision (2021, AMX), as the seed text writes it; its feature-test
+  macro is ``matrix_2021.SYCL_EXT_ONEAPI_MATRIX`` (1: "Initial extension implementation on AMX");
 * :mod:`~systolic.sycl.lower_xmx`, :mod:`~systolic.sycl.lower_amx`: joint_matrix_mad on DPAS / AMX tiles.
 """
 

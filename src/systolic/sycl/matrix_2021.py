@@ -15,6 +15,11 @@ Source: ``/work/shared/specs/sycl_ext_intel_matrix-2021-amx.md`` (``sycl::ext::i
 A matrix here holds the block of elements exactly as it lies in memory (Rows x Cols as declared); the layout
 says how to read the logical operand from it: ``packed_b`` is the VNNI image of a K x N B (K/vf rows of
 N*vf), ``packed_a`` the VNNI image of a column-major A (K/vf rows of M*vf), ``col_major`` the transpose.
+
+Feature-test macro: "an implementation supporting this extension must predefine the macro
+SYCL_EXT_ONEAPI_MATRIX" with value 1, "Initial extension implementation on AMX. Base features are supported"
+(the seed's table, SYCL 2020 section 6.3.3 "Feature test macros"): :data:`SYCL_EXT_ONEAPI_MATRIX` below,
+the module constant a Python program tests in place of ``#if defined(SYCL_EXT_ONEAPI_MATRIX)``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,12 @@ from ..errors import InvalidValue, UnsupportedCombination
 from . import matrix_core as core
 from .matrix_core import JointMatrix
 
-__all__ = ["joint_matrix", "joint_matrix_load", "joint_matrix_mad", "joint_matrix_store", "matrix_layout"]
+__all__ = ["SYCL_EXT_ONEAPI_MATRIX", "joint_matrix", "joint_matrix_load", "joint_matrix_mad", "joint_matrix_store",
+           "matrix_layout"]
+
+#: the extension's feature-test macro: 1 = "Initial extension implementation on AMX. Base features are
+#: supported." (sycl_ext_intel_matrix-2021-amx.md, the macro's value table)
+SYCL_EXT_ONEAPI_MATRIX = 1
 
 
 class matrix_layout(Enum):
@@ -61,9 +71,22 @@ def _ml(layout) -> str:
 
 def joint_matrix(sg, T, rows, cols, layout=matrix_layout.row_major) -> JointMatrix:
     """``joint_matrix<sub_group, T, rows, cols, layout> m(sg)`` (rows/cols as declared: VNNI sizes when packed)."""
-    _sg(sg, "joint_matrix")
-    m = JointMatrix(sg, T, "accumulator", rows, cols, "row_major", anysize=True)
-    m.tag = _ml(layout)
+    rec = _sg(sg, "joint_matrix").device.get_device().record
+    lay = _ml(layout)
+    try:
+        # the 2021 revision has no use: a matrix is held as an accumulator-like block of any size
+        m = JointMatrix(sg, T, "accumulator", rows, cols, "row_major", anysize=True)
+    except UnsupportedCombination as e:
+        # the declaration check words its refusal in today's API (use::..., layout::...); say it in the 2021 API's
+        t = e.values.get("type", T)
+        types = sorted({x for c in rec.combinations for x in c.types()})
+        raise UnsupportedCombination(
+            f"{rec.name} AMX multiplies and accumulates no {t}: "
+            f"joint_matrix<sub_group, {t}, {rows}, {cols}, matrix_layout::{lay}> cannot be declared",
+            rule="seed: any size, but A(int8) B(int8, packed_b) C(int32), or A(bf16) B(bf16, packed_b) C(float) "
+                 f"(and what the device's AMX multiplies); {rec.name} element types: {', '.join(types)}",
+            values={"device": rec.name, "type": t, "rows": rows, "cols": cols, "layout": lay}) from None
+    m.tag = lay
     return m
 
 
