@@ -200,6 +200,27 @@ def test_dpas_src2_rules_hold_for_every_consumer(src2, match):
         encoding.decode_program(bytes(clean), p)
 
 
+@pytest.mark.parametrize("region", [(1, 1, 0), (0, 1, 0)])
+def test_dpas_src2_region_bits_from_igc_decode(region):
+    """IGC writes DPAS Src2's record with its source helper's default region word (<1;1,0>, <0;1,0> for a uniform
+    variable: CISABuilder.cpp GetSourceOperand) and prints Src2 without one: the bits are don't-care ("Register
+    region: No"), so such bytes decode to the region-less Src2 and run as the clean program does."""
+    import struct
+
+    from systolic.visa import encoding
+    from systolic.visa.interp import Machine
+    p = _dpas_record()
+    clean = encoding.encode_instruction(p.instructions[-1], p)
+    igc = bytearray(clean)
+    assert struct.unpack_from("<H", igc, 27)[0] == encoding.encode_region(None, None, 1)   # Src2's region word
+    struct.pack_into("<H", igc, 27, encoding.encode_region(*region))
+    got = encoding.decode_program(bytes(igc), p)[0]
+    assert got == encoding.decode_program(clean, p)[0] == p.instructions[-1]
+    p.instructions[-1] = got
+    d = Machine(p, "pvc").run().read("D").reshape(8, 16)
+    assert d[0].tolist() == [4] * 16 and d[1].tolist() == [4] * 16 and not d[2:].any()
+
+
 def test_dpas_sat_refused_on_records():
     from dataclasses import replace
 

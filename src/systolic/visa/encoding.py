@@ -21,6 +21,8 @@ are the little-endian UD of ``DpasInfoToUI32`` (Common_ISA_util.h).
 
 from __future__ import annotations
 
+import dataclasses
+
 import struct
 from dataclasses import dataclass, field
 
@@ -361,6 +363,13 @@ def decode_instruction(r: Reader, prog):
                 program.check_address_of(s)     # the bits AddressOfOperand has no room for must be canonical
                 t = prog.gvar(s.id).type
                 s = AddressOfOperand(s.id, s.row * 0 + s.col * t.size) if s.row == 0 else s
+            if name in ("dpas", "dpasw") and f == "src2" and isinstance(s, GeneralOperand):
+                # DPAS Src2 has no register region (visa-DPAS.md "Register region: No"), yet its record keeps
+                # the general operand's region word, and IGC fills it with whatever its source-operand helper
+                # defaults to (<1;1,0>, or <0;1,0> for a uniform variable: CISABuilder.cpp GetSourceOperand);
+                # its disassembler prints Src2 without one (IsaDisassembly.cpp, showRegion = false). The bits
+                # are don't-care: dropped here, as IGC's text does, so IGC's binaries decode.
+                s = dataclasses.replace(s, vstride=None, width=None, hstride=1)
             srcs.append(s)
         elif f == "rdst":
             dst = decode_raw(r)
