@@ -257,8 +257,9 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
         chunk = max(1, (1 << 22) // max(1, k))
         for s0 in range(0, rows.size, chunk):
             r, cc = rows[s0:s0 + chunk], cols[s0:s0 + chunk]
-            ar = a[r].astype(np.float64)
-            bc = b[:, cc].astype(np.float64)
+            with np.errstate(invalid="ignore"):      # NaN inputs widen to NaN: the intended value, no warning
+                ar = a[r].astype(np.float64)
+                bc = b[:, cc].astype(np.float64)
             bits[r, cc] = _chain(lambda kk: ar[:, kk] * bc[kk], acc0[r, cc], k, ops_per_chan, k_per_instr, model)
         return bits
 
