@@ -80,9 +80,12 @@ class _Allocator:
         self.stats = {"spilled": [], "copies": 0, "copies_eliminated": 0, "rounds": 0}
 
     # ------------------------------------------------------------------ helpers
-    def new_slot(self, prefix: str) -> Instr:
+    def new_slot(self, prefix: str, insert: bool = True) -> Instr:
+        """A 1024-byte stack slot; its alloca goes first in the entry block unless the caller is still walking
+        that block (then it inserts the slot itself once done)."""
         slot = Instr("alloca", PTR, [], name=self.f.fresh(prefix), alloc_type=ArrayType(1024, I8), align=64)
-        self.f.entry.insert(0, slot)
+        if insert:
+            self.f.entry.insert(0, slot)
         return slot
 
     def shape(self, v) -> Shape:
@@ -442,7 +445,8 @@ class _Allocator:
                         self.stats["copies_eliminated"] += 1
                         continue
                     if self.copy_slot is None:
-                        self.copy_slot = self.new_slot("tilecopy")
+                        # not inserted yet: this loop may be walking (and rebuilding) the entry block itself
+                        self.copy_slot = self.new_slot("tilecopy", insert=False)
                     out.append(_m("TILESTORED", [src], [self.copy_slot, ConstantInt(I64, 64)], copy=True))
                     out.append(_m("TILELOADD", [dst], [self.copy_slot, ConstantInt(I64, 64)], copy=True))
                     continue
@@ -474,6 +478,8 @@ class _Allocator:
             b.instrs = []
             for ins in out:
                 b.append(ins)
+        if self.copy_slot is not None:
+            f.entry.insert(0, self.copy_slot)
         f.meta["machine"] = True
 
 
