@@ -159,7 +159,7 @@ def test_apply_coordinates_are_logical():
         s = it.get_sub_group()
         B = jm.joint_matrix(s, BF, jm.use.b, 16, 16, jm.layout.ext_intel_packed)
         jm.joint_matrix_apply(s, B, lambda x, r, c: r * 16 + c)
-        jm.joint_matrix_store(s, B, mem, 32, jm.layout.ext_intel_packed)
+        jm.joint_matrix_store(s, B, mem, 32)       # Intel's store of b: the declared (packed) layout
     q.parallel_for(sycl.nd_range((1, 16), (1, 16)), kernel)
     packed = np.asarray(mem).astype(np.float64).reshape(8, 32)
     for k in range(16):

@@ -41,7 +41,7 @@ def test_layout_and_joint_matrix_share_one_check():
     def k(item):
         sg = item.get_sub_group()
         try:
-            jm.joint_matrix(sg, "bf16", jm.use.a, 64, 16)
+            jm.joint_matrix(sg, "bf16", jm.use.a, 64, 16, jm.layout.row_major)
         except UnsupportedCombination as exc:
             seen.append(exc)
     sycl.queue("pvc").parallel_for(sycl.nd_range((16,), (16,)), k).wait()

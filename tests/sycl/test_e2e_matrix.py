@@ -337,7 +337,7 @@ def test_down_convert(device, rng):
         a = jm.joint_matrix(sg, BF16.type, jm.use.a, tm, tn, jm.layout.row_major)
         jm.joint_matrix_load(sg, c, pC, tn, jm.layout.row_major)
         jm.joint_matrix_copy(sg, c, a)
-        jm.joint_matrix_store(sg, a, pA, tn, jm.layout.row_major)
+        jm.joint_matrix_store(sg, a, pA, tn)       # Intel's store of a: the declared layout
 
     try:
         q.parallel_for(sycl.nd_range((1, sg_size), (1, sg_size)), kernel).wait()
@@ -498,7 +498,8 @@ def _run_tiles(device, use, body, *, t="bf16", init=None):
             m = jm.joint_matrix(sg, jm_type(te), u, rows, cols, L)
         off = (sx * rows // vf) * Ccols * vf + sy // sg_size * cols * vf
         body(sg, m, it, mem + off, Ccols * vf)
-        jm.joint_matrix_store(sg, m, mem + off, Ccols * vf, L)
+        # an accumulator's store takes the layout; a and b are stored in their declared one (no argument)
+        jm.joint_matrix_store(sg, m, mem + off, Ccols * vf, *((L,) if use == "accumulator" else ()))
 
     q.parallel_for(sycl.nd_range((2, 2 * sg_size), (1, sg_size)), kernel).wait()
     return read(mem, img_shape), (rows, cols, te, vf)
@@ -553,7 +554,7 @@ def test_element_wise_types(device, t, use):
             jm.joint_matrix_fill(sg, m, int(l) if integer else l)
             rr = int(r) if integer else r
             jm.joint_matrix_apply(sg, m, lambda x, f=f, rr=rr: f(x, rr))
-            jm.joint_matrix_store(sg, m, mem + i * size, cols * vf, L)
+            jm.joint_matrix_store(sg, m, mem + i * size, cols * vf, *((L,) if use == "accumulator" else ()))
 
     q.parallel_for(sycl.nd_range((1, sg_size), (1, sg_size)), kernel).wait()
     got = read(mem, (len(ops), size)).astype(np.float64)

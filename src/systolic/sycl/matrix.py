@@ -42,6 +42,7 @@ __all__ = [
     "matrix_params",
     "matrix_type",
     "precision",
+    "round_to_tf32",
     "use",
 ]
 
@@ -117,9 +118,30 @@ def _one_value(v: np.ndarray) -> bool:
     return bool((raw == raw[0]).all())
 
 
+#: sycl_ext_oneapi_matrix, "Fill (Initialization)"
+RULE_FILL = ("sycl_ext_oneapi_matrix, Fill (Initialization): \"Note that the value type `Tv` must be convertible to "
+             "the matrix elements type `T`\" (a number: integer, bool or floating point)")
+
+
+def _fill_values(raw, nsg: int, ti, name: str) -> np.ndarray:
+    """The fill value(s), one per sub-group, if they are numbers (C++ converts only arithmetic types to T);
+    else InvalidValue naming the value. A complex value has no implicit conversion to T either (numpy's cast
+    would drop the imaginary part)."""
+    a = None if raw is None or isinstance(raw, (str, bytes, list, tuple, dict, set)) else np.asarray(raw)
+    ok = a is not None and (a.ndim == 0 or a.shape == (nsg,)) and (
+        a.dtype.kind in "biuf" or str(a.dtype) in core.NUMERIC_EXTRA or
+        (a.dtype.kind == "O" and all(isinstance(x, int) for x in a.flat)))      # Python ints past 64 bits
+    if not ok:
+        shown = raw if a is None or a.ndim == 0 else a.reshape(-1)[0]
+        raise InvalidValue(f"{name}: {shown!r} ({type(shown).__name__}) is not convertible to the matrix's "
+                           f"element type {ti.name}", rule=RULE_FILL,
+                           values={"value": repr(shown)[:60], "type": type(shown).__name__, "T": ti.name})
+    return np.broadcast_to(a, (nsg,))
+
+
 def _fill_impl(b, *, checked=False):
     mg = b.args[0]
-    v = np.broadcast_to(np.asarray(b.args[1]), (b.nsg,))
+    v = _fill_values(b.args[1], b.nsg, mg.spec.t, b.name)
     if not checked and mg.obj is not None and mg.spec.map.params["slice_length"] * b.launch.sg_size == \
             mg.spec.rows * mg.spec.cols and (v.size == 0 or _one_value(v)):
         # every slot of every work-item's slice holds an element: one value for all of them
@@ -153,24 +175,49 @@ def joint_matrix_fill_checked(sg, m, v, height, width, x, y) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ load / store
+#: sycl_ext_oneapi_matrix, "Load" (the overload taking a layout) and sycl_ext_intel_matrix, "Additional Store
+#: Operations" (the store of a and b: ``joint_matrix_store(g, res, dest, stride)``, no layout)
+RULE_LOAD_LAYOUT = ("sycl_ext_oneapi_matrix, Load: \"The first overload that takes memory layout as an argument is "
+                    "only available for a `joint_matrix` type that used the default value `layout::dynamic`. The "
+                    "second overload without a memory layout must not be used with a `joint_matrix` type that has "
+                    "`layout::dynamic`\"")
+RULE_STORE_AB = ("sycl_ext_intel_matrix, Additional Store Operations: the store of matrix `a` and `b` is "
+                 "joint_matrix_store(g, res, dest, stride): no layout argument (the declared `Layout` is used)")
+RULE_STORE_ACC = ("sycl_ext_oneapi_matrix, Store: joint_matrix_store(g, res, dest, stride, layout Layout) of a "
+                  "`use::accumulator` matrix; \"`Layout` determines whether the data is being written in a row "
+                  "(`row_major`), column major (`col_major`) fashion\"; sycl_ext_intel_matrix, Packed Layout "
+                  "Format: ext_intel_packed \"may not be used with the accumulator matrix\"")
+
+
 def _mem_layout(spec, lay, name):
+    """The memory layout of a load/store of ``spec``.
+
+    An accumulator (declared ``layout::dynamic``) takes the layout as an argument (row_major or col_major). A and
+    B use their declared layout and take **no** layout argument, not even one equal to the declaration: the
+    oneapi text makes the overload with a layout argument "only available for a `joint_matrix` type that used
+    the default value `layout::dynamic`" (in C++ such a call does not compile), and the Intel store of a and b
+    has no layout parameter. An argument that differed from the declaration used to override it silently."""
+    store = "store" in name
     if spec.use == "accumulator":
         if lay is None:
             raise InvalidValue(f"{name} of an accumulator needs a layout (row_major or col_major)",
-                               rule="sycl_ext_oneapi_matrix: accumulator load/store take layout")
+                               rule=RULE_STORE_ACC if store else RULE_LOAD_LAYOUT,
+                               values={"use": spec.use, "layout": None})
         s = core._lay(lay)
         if s not in ("row_major", "col_major"):
             raise UnsupportedCombination(f"an accumulator is loaded/stored row_major or col_major, not {s}",
-                                         values={"layout": s})
+                                         rule=RULE_STORE_ACC, values={"layout": s})
         return s
-    s = spec.layout if lay is None else core._lay(lay)
-    if s == "dynamic":
-        raise InvalidValue(f"{name}: a {spec.use} matrix with layout::dynamic needs an explicit layout")
-    if s == "ext_intel_packed" and spec.use == "a":
-        raise UnsupportedCombination("ext_intel_packed (VNNI) applies to matrix B",
-                                     rule="sycl_ext_intel_matrix: layout::ext_intel_packed for use::b",
-                                     values={"use": spec.use})
-    return s
+    if lay is not None:
+        given = core._lay(lay)
+        raise InvalidValue(f"{name}: a use::{spec.use} matrix takes no layout argument (it was declared "
+                           f"layout::{spec.layout}; a layout argument is for accumulators)",
+                           rule=RULE_STORE_AB if store else RULE_LOAD_LAYOUT,
+                           values={"use": spec.use, "declared": spec.layout, "given": given})
+    if spec.layout == "dynamic":        # refused at declaration; kept for matrices built by other paths
+        raise InvalidValue(f"{name}: a {spec.use} matrix with layout::dynamic has no memory layout",
+                           rule=RULE_LOAD_LAYOUT, values={"use": spec.use, "declared": spec.layout})
+    return spec.layout
 
 
 def _memory_operands(b, lay, checked):
@@ -179,12 +226,34 @@ def _memory_operands(b, lay, checked):
     spec = mg.spec
     s = _mem_layout(spec, lay, b.name)
     if mem.dtype != spec.t.dtype:
-        raise InvalidValue(f"{b.name}: the pointer's element type {mem.dtype} is not the matrix's {spec.t.dtype}",
-                           values={"pointer": str(mem.dtype), "matrix": str(spec.t.dtype)})
+        _refuse_pointer_type(b.name, spec, mem.dtype)
     core.check_size_t(b.name, stride=stride)
     stride = np.broadcast_to(np.asarray(stride, dtype=np.int64), (b.nsg,))
     core.check_stride(stride, spec, s, b.name, _row_length(b, checked))
     return mg, mem, offs, stride, spec, s
+
+
+#: the pointer's element type is the matrix's storage type (a tf32 matrix's is float)
+RULE_LOAD_TYPE = ("sycl_ext_oneapi_matrix, Load: \"Only available when std::is_same_v<T1, std::remove_const_t<T2>>\"; "
+                  "Support for Machine Learning Types: T2 \"must either be the storage format type that corresponds "
+                  "to the abstract type T1\" or its const version")
+RULE_STORE_TYPE = ("sycl_ext_oneapi_matrix, Store: \"T1 must be the same as T2\" (for precision::tf32, T2 is its "
+                   "storage type float); sycl_ext_intel_matrix, Additional Store Operations: the matrix's T")
+
+
+def _refuse_pointer_type(name, spec, ptype) -> None:
+    """A load/store through a pointer of another element type. No conversion is modelled for stores either:
+    the oneapi text says "T1 must be the same as T2" and the DPC++ headers read (intel/llvm
+    ``matrix-unified.hpp``: ``multi_ptr<T, ...>`` of the matrix's own ``T``) take only that; converting stores
+    (test-e2e ``joint_matrix_store_diff_types``) come with an unmerged change (intel/llvm PR #21398) whose
+    conversion is not published. ``joint_matrix_copy`` into an accumulator of the pointer's type converts
+    (nearest even) where the device has one (docs/sycl.md)."""
+    store = "store" in name
+    hint = ("; convert with joint_matrix_copy into an accumulator of that type, then store"
+            if store and spec.use == "accumulator" else "")
+    raise InvalidValue(f"{name}: the pointer's element type {ptype} is not the matrix's {spec.t.dtype}{hint}",
+                       rule=RULE_STORE_TYPE if store else RULE_LOAD_TYPE,
+                       values={"pointer": str(ptype), "matrix": str(spec.t.dtype)})
 
 
 def _load_impl(b, *, lay=None, checked=False):
@@ -298,14 +367,45 @@ def _ptr(p):
     return p
 
 
+#: sycl_ext_oneapi_matrix, "Prefetch"
+RULE_PREFETCH = ("sycl_ext_oneapi_matrix, Prefetch: template <size_t Rows, size_t Cols, ...> "
+                 "joint_matrix_prefetch(Group g, T* ptr, size_t stride, layout Layout, Properties properties = {})")
+
+
 def _prefetch_impl(b):
-    return None
+    """Checks only: a cache hint has no effect on values. Rows, Cols and the stride are ``size_t``; ``Layout``
+    is one of the ``layout`` values (the C++ signature has no default for it)."""
+    _p, rows, cols, stride, lay = b.args
+    core.check_size_t(b.name, rows=rows, cols=cols, stride=stride)
+    if lay is None or getattr(lay, "value", lay) not in ("row_major", "col_major", "dynamic", "ext_intel_packed"):
+        raise InvalidValue(f"{b.name}: {lay!r} is not a layout", rule=RULE_PREFETCH + "; layout::row_major, "
+                           "col_major, dynamic, ext_intel_packed", values={"layout": repr(lay)})
 
 
 def joint_matrix_prefetch(sg, ptr, rows, cols, stride, layout=None) -> None:
-    """A cache hint: no effect on values (checked like the other group operations)."""
+    """A cache hint: no effect on values. ``joint_matrix_prefetch<Rows, Cols>(sg, ptr, stride, Layout)`` is
+    ``joint_matrix_prefetch(sg, ptr, Rows, Cols, stride, Layout)``; the arguments are checked as in the other
+    group operations (size_t values non-negative integers, the layout a ``layout`` value)."""
     L = _sg(sg, "joint_matrix_prefetch")
-    L.collective("joint_matrix_prefetch", _prefetch_impl, sg, (_ptr(ptr), rows, cols, stride))
+    L.collective("joint_matrix_prefetch", _prefetch_impl, sg, (_ptr(ptr), rows, cols, stride, layout))
+
+
+def round_to_tf32(elem):
+    """``float round_to_tf32(float elem)`` (sycl_ext_oneapi_matrix, "Rounding TF32 values"): ``elem`` as a
+    float rounded to TF32 (10 fraction bits) "to nearest even (RTE)", returned as a float (the low 13 fraction
+    bits zero; NaN stays NaN, values past TF32's largest finite one round to +-inf as in float, denormals round
+    like other values). ``elem`` is converted to float first, as the C++ parameter does. Scalars give a
+    ``np.float32``, arrays an array. The rounding is :func:`systolic.types.round_to_tf32` (OpenCL's
+    ``intel_convert_tfloat32_as_float`` calls the same)."""
+    from .. import types as T
+    a = None if elem is None or isinstance(elem, (str, bytes)) else np.asarray(elem)
+    if a is None or not (a.dtype.kind in "biuf" or str(a.dtype) in core.NUMERIC_EXTRA):
+        raise InvalidValue(f"round_to_tf32 takes a float, not {elem!r}",
+                           rule="sycl_ext_oneapi_matrix, Rounding TF32 values: float round_to_tf32(float elem)",
+                           values={"elem": repr(elem)[:60], "type": type(elem).__name__})
+    f = a if a.dtype == np.float32 else core.convert(a, core.type_info(np.float32))
+    out = T.round_to_tf32(f)
+    return out[()] if out.ndim == 0 else out
 
 
 # ------------------------------------------------------------------------------------------------ mad
@@ -471,10 +571,12 @@ class matrix_params:
         find_combination(rec, *names, M, N, K)
         self.M, self.N, self.K = int(M), int(N), int(K)
 
-    def joint_matrix_a(self, sg, layout=layout.row_major):
+    # ``joint_matrix_a<Group, Layout>`` / ``joint_matrix_b<Group, Layout>``: the layout is a required argument
+    # (A and B have no default layout: sycl_ext_oneapi_matrix, Matrix Layout)
+    def joint_matrix_a(self, sg, layout):
         return joint_matrix(sg, self.Ta, use.a, self.M, self.K, layout)
 
-    def joint_matrix_b(self, sg, layout=layout.row_major):
+    def joint_matrix_b(self, sg, layout):
         return joint_matrix(sg, self.Tb, use.b, self.K, self.N, layout)
 
     def joint_matrix_c(self, sg):

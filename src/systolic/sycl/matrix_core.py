@@ -16,13 +16,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import types as T
-from ..errors import InvalidValue, MemoryFault, UnsupportedCombination
+from ..errors import (
+    InvalidValue,
+    MemoryFault,
+    UnsupportedCombination,
+    UnsupportedOperation,
+)
 from ..layout import Layout
 from ..layout.joint_matrix import slice_layout
 from .devices import Device, get_device
-from .simt import Divergence, JointMatrixLike, PerItem, USMPtrLike, Varying, current_launch
+from .simt import (
+    Divergence,
+    JointMatrixLike,
+    PerItem,
+    USMPtrLike,
+    Varying,
+    current_launch,
+)
 
-__all__ = ["JointMatrix", "MatrixGroup", "Spec", "TypeInfo", "layout", "tf32", "type_info"]
+__all__ = ["JointMatrix", "MatrixGroup", "Spec", "TypeInfo", "declared_layout", "layout", "tf32", "type_info"]
 
 
 class tf32:
@@ -117,11 +129,14 @@ def layout(device, T_, use, rows: int, cols: int, layout=None) -> Layout:
     a :class:`~systolic.layout.Layout` with holder ("work_item", "index").
 
     Raises :class:`UnsupportedCombination` (the device's combinations, the rows and cols given) for a declaration
-    ``joint_matrix`` itself refuses."""
+    ``joint_matrix`` itself refuses. The map is the same for every memory layout of the operand, so ``layout``
+    is not checked against the declaration rules here (:func:`declared_layout` does that for ``joint_matrix``)."""
     rec = get_device(device.record if hasattr(device, "record") else device)
     for v, n in ((rows, "rows"), (cols, "cols")):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
             raise InvalidValue(f"{n} must be a positive integer", values={n: v})
+    # the register map does not depend on the memory layout: any layout name is taken (only recorded in the
+    # map's params); joint_matrix(...) applies the declaration rules of the layout (declared_layout)
     lay = "dynamic" if layout is None else _lay(layout)
     # the same declaration rule joint_matrix(...) enforces: only the shapes of the device's combinations have a
     # layout (this also bounds rows and cols, so no request builds a huge map)
@@ -181,6 +196,50 @@ def _dim_ok(v, mx, fixed) -> bool:
     return v == fixed if fixed else 1 <= v <= mx
 
 
+#: sycl_ext_oneapi_matrix, "Matrix Layout" (and sycl_ext_intel_matrix's ``layout::ext_intel_packed``)
+RULE_LAYOUT_AB = ("sycl_ext_oneapi_matrix, Matrix Layout: \"The A and B matrices can be either `layout::row_major` "
+                  "or `layout::col_major` (but not `layout::dynamic`)\"; sycl_ext_intel_matrix, New Layout Type: "
+                  "`layout::ext_intel_packed`")
+RULE_LAYOUT_NO_DEFAULT = ("sycl_ext_oneapi_matrix, Matrix Layout: \"When `Use` has any other value, there is no "
+                          "default for `Layout`, and the application must specify one explicitly\"")
+RULE_LAYOUT_ACC = ("sycl_ext_oneapi_matrix, Matrix Layout: \"The C and D matrices must be `layout::dynamic`\" ... "
+                   "\"it is invalid to specify any other value for `Layout`\"")
+RULE_PACKED_A = ("sycl_ext_intel_matrix, Packed Layout Format: \"This layout applies only to the A and B "
+                 "matrices\"; packed A is not modelled (docs/sycl.md, What is not modelled)")
+
+
+def declared_layout(use: str, layout) -> str:
+    """The ``Layout`` template argument of a ``joint_matrix<Group, T, use, Rows, Cols, Layout>`` (today's API).
+
+    sycl_ext_oneapi_matrix, "Matrix Layout": the accumulator's layout is ``layout::dynamic`` (its default; "it is
+    invalid to specify any other value"); A and B take ``row_major`` or ``col_major`` "but not
+    ``layout::dynamic``", and "there is no default for ``Layout``" for them; sycl_ext_intel_matrix adds
+    ``ext_intel_packed`` for A and B. Packed A is refused (:class:`UnsupportedOperation`): IGC's joint_matrix
+    built-ins (``IBiF_matrix.cl``) load a packed-memory operand only for B (``_PackedB_PackedB``; A comes from
+    row- or column-major memory), so there is no lowering of it to model."""
+    if use == "accumulator":
+        lay = "dynamic" if layout is None else _lay(layout)
+        if lay != "dynamic":
+            raise InvalidValue(f"an accumulator's layout is layout::dynamic, not layout::{lay}",
+                               rule=RULE_LAYOUT_ACC, values={"use": use, "layout": lay})
+        return lay
+    if layout is None:
+        raise InvalidValue(f"joint_matrix of use::{use} has no default layout: give layout.row_major, "
+                           "layout.col_major or layout.ext_intel_packed", rule=RULE_LAYOUT_NO_DEFAULT,
+                           values={"use": use, "layout": None})
+    lay = _lay(layout)
+    if lay not in ("row_major", "col_major", "ext_intel_packed"):
+        raise InvalidValue(f"a use::{use} matrix is row_major, col_major or ext_intel_packed, not {lay}"
+                           + (" (layout::dynamic is the accumulator's)" if lay == "dynamic" else
+                              " (a 2021 matrix_layout name: systolic.sycl.matrix_2021)"),
+                           rule=RULE_LAYOUT_AB, values={"use": use, "layout": lay})
+    if lay == "ext_intel_packed" and use == "a":
+        raise UnsupportedOperation("joint_matrix<..., use::a, ..., layout::ext_intel_packed>: packed A is not "
+                                   "modelled (IGC's joint_matrix built-ins load packed memory for B only)",
+                                   rule=RULE_PACKED_A, values={"use": use, "layout": lay})
+    return lay
+
+
 class JointMatrix(JointMatrixLike):
     """``joint_matrix<sub_group, T, use, Rows, Cols, Layout>``: the slices of the work-items it was declared by."""
 
@@ -190,16 +249,14 @@ class JointMatrix(JointMatrixLike):
         L = sg.launch
         rec = L.device.get_device().record
         u = _use(use)
-        lay = ("dynamic" if u == "accumulator" else "row_major") if layout is None else _lay(layout)
+        # the 2021 revision (anysize) has its own matrix_layout rules (matrix_2021 checks them)
+        lay = _lay(layout) if anysize else declared_layout(u, layout)
         for v, n in ((rows, "rows"), (cols, "cols")):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise InvalidValue(f"joint_matrix {n} must be a positive integer (a template argument)",
                                    values={n: v})
         self.spec = Spec(rec, type_info(T_), u, int(rows), int(cols), lay)
         _check_declaration(self.spec, anysize)
-        if u == "accumulator" and lay not in ("dynamic", "row_major", "col_major"):
-            raise UnsupportedCombination("an accumulator's layout is dynamic (or row/col major)",
-                                         values={"layout": lay})
         self.launch = L
         n = L.n_items if sg._wi is None else 1
         length = self.spec.map.params["slice_length"]

@@ -197,8 +197,11 @@ class device:
         return self.record.name
 
     def get_info(self, what: str):
-        """``get_info<...>()``: "matrix_combinations", "sub_group_sizes", "name", "architecture", "backend"."""
+        """``get_info<...>()``: "matrix_combinations", "sub_group_sizes", "name", "architecture", "backend",
+        and Intel's ``ext::intel::experimental::info::device::matrix::numtiles`` ("numtiles")."""
         key = str(what).split("::")[-1]
+        if key == "numtiles":
+            return self._numtiles()
         if key == "matrix_combinations":
             return list(self.record.combinations)
         if key == "sub_group_sizes":
@@ -206,8 +209,19 @@ class device:
         if key in ("name", "architecture", "backend", "kind", "engine", "description"):
             return getattr(self.record, key)
         raise InvalidValue(f"unknown device info {what!r}",
-                           rule="matrix_combinations, sub_group_sizes, name, architecture, backend, kind, engine",
+                           rule="matrix_combinations, sub_group_sizes, name, architecture, backend, kind, engine, "
+                                "numtiles",
                            values={"info": what})
+
+    def _numtiles(self) -> int:
+        """sycl_ext_intel_matrix, New Device Information Descriptor, ``matrix::numtiles``: "If the matrix hardware
+        in the device has separate storage (register files or tiles) from the rest of the processing units (e.g.
+        Intel AMX), returns the number of tiles. For other devices, returns 0." AMX: the tile names of palette 1
+        (CPUID 1DH, the CPU model of :mod:`systolic.amx`); XMX works on the GRF: 0."""
+        if self.record.backend != "amx":
+            return 0
+        from ..amx import get_cpu
+        return int(get_cpu(self.record.engine).palette(1).max_names)
 
     def __repr__(self) -> str:
         return f"device({self.record.name})"
