@@ -415,6 +415,139 @@ def test_calls_with_rejected_shapes_fault_like_the_hardware():
         mod.run("f", 4, memory={"buf": buf})
 
 
+# a tile whose row count changes every iteration: i+1 rows of 16 bytes from A + 64 i to C + 1024 i. As traced
+# before, the store recomputes its shape operand (%v16) after the load; a store configures nothing (it uses its
+# tile's shape; X86PreTileConfig collects shapes from tile definitions only), so one configuration in the loop
+LOOPSHAPE = """
+@A = global [8192 x i8] zeroinitializer, align 64
+@C = global [8192 x i8] zeroinitializer, align 64
+
+define void @loopshape(i16 %n) {
+entry:
+  %v1 = sext i16 %n to i32
+  br label %loop.header2
+loop.header2:
+  %i5 = phi i32 [ 0, %entry ], [ %v17, %loop.body3 ]
+  %v6 = icmp slt i32 %i5, %v1
+  br i1 %v6, label %loop.body3, label %loop.exit4
+loop.body3:
+  %v7 = add i32 %i5, 1
+  %v8 = mul i32 %i5, 64
+  %v9 = sext i32 %v8 to i64
+  %v10 = getelementptr inbounds i8, ptr @A, i64 %v9
+  %v11 = trunc i32 %v7 to i16
+  %v12 = call x86_amx @llvm.x86.tileloadd64.internal(i16 %v11, i16 16, ptr %v10, i64 64)
+  %v13 = mul i32 %i5, 1024
+  %v14 = sext i32 %v13 to i64
+  %v15 = getelementptr inbounds i8, ptr @C, i64 %v14
+  %v16 = trunc i32 %v7 to i16
+  call void @llvm.x86.tilestored64.internal(i16 %v16, i16 16, ptr %v15, i64 64, x86_amx %v12)
+  %v17 = add nsw i32 %i5, 1
+  br label %loop.header2
+loop.exit4:
+  ret void
+}
+"""
+
+
+def loopshape(n, A, C):
+    from systolic.amx import intrinsics as I
+    from systolic.compiler.tracing import for_range
+
+    def body(i):
+        t = I.Tile(i + 1, 16)
+        I.tile_loadd(t, A + i * 64, 64)
+        I.tile_stored(C + i * 1024, 64, t)
+    for_range(0, n, body)
+
+
+def _loopshape_bytes(A: np.ndarray, n: int) -> np.ndarray:
+    """The byte oracle: iteration i copies rows r < i+1 (16 bytes each, stride 64) from A + 64 i to C + 1024 i."""
+    C = np.zeros(8192, np.uint8)
+    for i in range(n):
+        for r in range(i + 1):
+            for c in range(16):
+                C[1024 * i + 64 * r + c] = A[64 * i + 64 * r + c]
+    return C
+
+
+@pytest.mark.parametrize("source", ["traced", "ir"])
+def test_a_shape_that_changes_every_iteration_is_configured_once_in_the_loop(source):
+    from systolic.compiler import compile_module
+    from systolic.compiler.tracing import trace
+    if source == "traced":
+        mod = compile_module(trace(loopshape, scalars={"n": "i16"}, buffers={"A": 8192, "C": 8192}))
+    else:
+        mod = compile_ir(LOOPSHAPE + DECL)
+    f = mod.machine.functions["loopshape"]
+    cfgs = [i for i in f.instructions() if i.opcode == "LDTILECFG"]
+    assert len(cfgs) == 1 and cfgs[0].block.name.startswith("loop.body")
+    assert mod.info["loopshape"]["spilled"] == []
+    A = np.random.default_rng(2).integers(0, 256, 8192, dtype=np.uint8)
+    for n in (0, 1, 5, 8):
+        C1, C2 = np.zeros(8192, np.uint8), np.zeros(8192, np.uint8)
+        mod.run("loopshape", n, memory={"A": A.copy(), "C": C1})
+        mod.run_eager("loopshape", n, memory={"A": A.copy(), "C": C2})
+        want = _loopshape_bytes(A, n)
+        assert np.array_equal(C1, want) and np.array_equal(C2, want)
+
+
+def test_a_traced_i32_shape_is_one_value_and_one_configuration():
+    """Tile(n, 16) with an i32 n: the tracer truncates n once, where the tile is created, and every intrinsic
+    reuses that value (before: a new trunc per intrinsic gave a second LDTILECFG and a spill around it)."""
+    from systolic.amx import intrinsics as I
+    from systolic.compiler import compile_module
+    from systolic.compiler.tracing import trace
+
+    def k(n, A, C):
+        a, b, c = I.Tile(n, 16), I.Tile(4, 16), I.Tile(n, 16)
+        I.tile_loadd(a, A, 64)
+        I.tile_loadd(b, A + 1024, 64)
+        I.tile_dpbssd(c, a, b)
+        I.tile_stored(C, 64, c)
+
+    module = trace(k, scalars={"n": "i32"}, buffers={"A": 2048, "C": 1024})
+    assert [i.opcode for i in module.functions["k"].instructions()].count("trunc") == 1
+    mod = compile_module(module)
+    assert mod.emit("machine").count("LDTILECFG") == 1 and mod.info["k"]["spilled"] == []
+    A = np.random.default_rng(3).integers(0, 256, 2048, dtype=np.uint8)
+    for n in (1, 16):
+        C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
+        mod.run("k", n, memory={"A": A.copy(), "C": C1})
+        mod.run_eager("k", n, memory={"A": A.copy(), "C": C2})
+        a = A[:1024].reshape(16, 64)[:n, :16].astype(np.int8).astype(np.int64)
+        b = A[1024:].reshape(16, 64)[:4, :16].astype(np.int8).astype(np.int64)
+        want = np.zeros((16, 64), np.uint8)
+        want[:n, :16] = np.array([[sum(int(a[m, 4 * kk + q]) * int(b[kk, 4 * j + q])
+                                       for kk in range(4) for q in range(4)) for j in range(4)]
+                                  for m in range(n)], np.int32).view(np.uint8)
+        assert np.array_equal(C1.reshape(16, 64), want) and np.array_equal(C1, C2)
+
+
+def test_a_traced_i32_shape_written_on_both_branches_is_one_shape_at_the_phi():
+    """Both branches load Tile(n, 16) (i32 n); the phi joins two tiles of the one shape value cast where the tile
+    was created (before: a trunc per branch, refused as "conflicting tile shapes")."""
+    from systolic.amx import intrinsics as I
+    from systolic.compiler import compile_module
+    from systolic.compiler.tracing import if_, trace
+
+    def k(n, c, A, C):
+        t = I.Tile(n, 16)
+        if_(c != 0, lambda: I.tile_loadd(t, A, 64), lambda: I.tile_loadd(t, A + 64, 64))
+        I.tile_stored(C, 64, t)
+
+    mod = compile_module(trace(k, scalars={"n": "i32", "c": "i32"}, buffers={"A": 2048, "C": 1024}))
+    assert mod.emit("machine").count("LDTILECFG") == 1
+    A = np.random.default_rng(4).integers(0, 256, 2048, dtype=np.uint8)
+    for n, c in ((3, 0), (16, 1)):
+        C1 = np.zeros(1024, np.uint8)
+        mod.run("k", n, c, memory={"A": A.copy(), "C": C1})
+        want = np.zeros((16, 64), np.uint8)
+        src = A[(0 if c else 64):][:1024].reshape(16, 64)
+        want[:n, :16] = src[:n, :16]
+        assert np.array_equal(C1.reshape(16, 64), want)
+
+
 # ------------------------------------------------------------------------------------------- regalloc
 def test_more_than_eight_shapes_is_a_compile_error():
     body = "\n".join(f"  %t{i} = call x86_amx @llvm.x86.tileloadd64.internal(i16 {i + 1}, i16 64, ptr %p, i64 64)"
@@ -424,6 +557,26 @@ def test_more_than_eight_shapes_is_a_compile_error():
     text = f"define void @f(ptr %p) {{\nentry:\n{body}\n{stores}\n  ret void\n}}"
     with pytest.raises(CompileError, match="9 different tile shapes"):
         compile_ir(text + DECL)
+
+
+def test_three_tmul_shape_classes_of_three_tiles_need_nine_tiles_and_are_refused():
+    """Each TMUL's C, A and B share one shape (4x16, 8x32, 16x64): an instruction needs its three tiles at once
+    and a tile keeps one shape per configuration, so 3 + 3 + 3 = 9 tiles of 8 (LLVM: "ran out of registers")."""
+    from systolic.amx import intrinsics as I
+    from systolic.compiler import compile_module
+    from systolic.compiler.tracing import trace
+
+    def k(A, C):
+        for rows in (4, 8, 16):
+            c, a, b = (I.Tile(rows, 4 * rows) for _ in range(3))
+            I.tile_loadd(a, A, 64)
+            I.tile_loadd(b, A, 64)
+            I.tile_dpbssd(c, a, b)
+            I.tile_stored(C, 64, c)
+
+    with pytest.raises(CompileError, match="need 9 tiles") as ei:
+        compile_module(trace(k, buffers={"A": 1024, "C": 1024}))
+    assert ei.value.values["need"] == [3, 3, 3] and ei.value.rule and ei.value.location == "@k"
 
 
 def test_spills_reload_with_the_same_shape_at_stride_64_and_each_tile_keeps_one_shape():

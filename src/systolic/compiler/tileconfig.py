@@ -30,22 +30,32 @@ __all__ = ["place_config", "RULE"]
 RULE = "seed section 8 / X86PreTileConfig: ldtilecfg dominates every tile instruction and follows the shape defs"
 
 
+def _own_shape_operands(ins: Instr) -> list:
+    """The shape operands that configure a tile: those of an instruction that defines one. A store's are not:
+    it stores with its tile's shape (the shape of the tile's definition). LLVM's X86PreTileConfig collects
+    shapes only from tile definitions ("PTILESTOREDV is the only exception that doesn't def a AMX
+    register"), so a store whose shape value is recomputed after the load needs no later configuration."""
+    if ins.opcode == "PTILESTOREDV":
+        return []
+    return list(ins.operands[:3 if ins.opcode.startswith("PTDP") else 2])
+
+
 def _shape_defs(f: Function) -> list[Instr]:
     defs: dict[int, Instr] = {}
     for ins in f.instructions():
         if is_pseudo(ins.opcode):
-            for v in ins.operands[:3 if ins.opcode.startswith("PTDP") else 2]:
+            for v in _own_shape_operands(ins):
                 if isinstance(v, Instr):
                     defs[id(v)] = v
     return list(defs.values())
 
 
 def _needs(f: Function, t: Instr) -> list[Instr]:
-    """The shape values (instructions) the configuration must hold when tile instruction ``t`` runs: its own
-    shape operands and the shapes of the tiles it reads."""
+    """The shape values (instructions) the configuration must hold when tile instruction ``t`` runs: the shape
+    operands of a tile definition and the shapes of the tiles it reads."""
     shapes = f.meta.get("shapes", {})
     dot = t.opcode.startswith("PTDP")
-    vals = list(t.operands[:3 if dot else 2])
+    vals = _own_shape_operands(t)
     tiles = t.operands[3:6] if dot else (t.operands[4:5] if t.opcode == "PTILESTOREDV" else [])
     for v in tiles:
         sh = shapes.get(id(v))

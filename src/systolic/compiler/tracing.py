@@ -149,6 +149,11 @@ class Tracer:
         self.block = fn.add_block("entry")
         self.tiles: list = []
         self.scope_starts: list[int] = []
+        # casts already emitted where they dominate the current point: (id(value), type) -> (value, cast).
+        # Reusing them gives every tile of one traced shape the same SSA shape value (one shape class, one
+        # configuration point before the first tile instruction) instead of a new cast per intrinsic
+        self.casts: dict[tuple[int, str], tuple[Value, Value]] = {}
+        self.cast_log: list[tuple[int, str]] = []
 
     def emit(self, ins: Instr) -> Instr:
         if ins.type != VOID and ins.name is None:
@@ -160,6 +165,7 @@ class Tracer:
 
     def register(self, tile) -> None:
         self.tiles.append(tile)
+        self.shape(tile)  # cast the shape where the tile is created: it dominates every use of the tile
 
     # ------------------------------------------------------------------ values
     def coerce(self, x, ty: IntType) -> Value:
@@ -169,10 +175,17 @@ class Tracer:
             v = x.v
             if v.type == ty:
                 return v
+            key = (id(v), str(ty))
+            hit = self.casts.get(key)
+            if hit is not None and hit[0] is v:
+                return hit[1]
             if v.type == I1:
-                return self.emit(Instr("zext", ty, [v]))
-            op = "sext" if v.type.bits < ty.bits else "trunc"
-            return self.emit(Instr(op, ty, [v]))
+                cast = self.emit(Instr("zext", ty, [v]))
+            else:
+                cast = self.emit(Instr("sext" if v.type.bits < ty.bits else "trunc", ty, [v]))
+            self.casts[key] = (v, cast)
+            self.cast_log.append(key)
+            return cast
         if isinstance(x, (bool, np.bool_)):
             return ConstantInt(ty, int(x))
         if isinstance(x, (int, np.integer)):
@@ -235,13 +248,18 @@ class Tracer:
                                                      [I16, I16, I16, X86_AMX, X86_AMX, X86_AMX])))
 
     # ------------------------------------------------------------------ control flow
-    def _open_scope(self) -> int:
-        return len(self.tiles)
+    def _open_scope(self) -> tuple[int, int]:
+        return len(self.tiles), len(self.cast_log)
 
-    def _close_scope(self, start: int) -> None:
-        for t in self.tiles[start:]:
+    def _close_scope(self, start: tuple[int, int]) -> None:
+        tiles, casts = start
+        for t in self.tiles[tiles:]:
             t.value = _Dead
-        del self.tiles[start:]
+        del self.tiles[tiles:]
+        # casts emitted inside a branch or loop body do not dominate what follows it
+        for key in self.cast_log[casts:]:
+            self.casts.pop(key, None)
+        del self.cast_log[casts:]
 
     def if_(self, cond, then, else_) -> None:
         c = cond.v if isinstance(cond, Scalar) else None
