@@ -292,8 +292,9 @@ def test_packed_a_is_refused_at_declaration(dev):
                                                      (8.0, 32, 32, "rows"), (8, 32, 1.5, "stride")])
 def test_prefetch_sizes_are_size_t(rows, cols, stride, bad):
     p = sycl.ptr(np.zeros(1024, np.int8))
-    with pytest.raises(InvalidValue, match=f"{bad} must be a non-negative integer"):
+    with pytest.raises(InvalidValue, match=f"{bad} must be a non-negative integer") as ei:
         _on("pvc", lambda sg: jm.joint_matrix_prefetch(sg, p, rows, cols, stride, jm.layout.row_major))
+    assert "Prefetch" in ei.value.rule and "size_t stride" in ei.value.rule
 
 
 @pytest.mark.parametrize("lay", ["bogus", None, 3])

@@ -104,7 +104,9 @@ def _mat(m, name, what="matrix"):
 
 
 def joint_matrix(sg, T, use, rows, cols, layout=None) -> JointMatrix:
-    """Declare ``joint_matrix<sub_group, T, use, rows, cols, layout>`` (contents zero)."""
+    """Declare ``joint_matrix<sub_group, T, use, rows, cols, layout>`` (contents zero). ``layout``: an
+    accumulator's is ``layout.dynamic`` (the default); a and b name ``row_major``, ``col_major`` or
+    ``ext_intel_packed`` (b only here) - :func:`systolic.sycl.matrix_core.declared_layout`."""
     _sg(sg, "joint_matrix")
     return JointMatrix(sg, T, use, rows, cols, layout)
 
@@ -321,7 +323,8 @@ def joint_matrix_load(sg, m, ptr, stride, layout=None) -> None:
 
 
 def joint_matrix_store(sg, m, ptr, stride, layout=None) -> None:
-    """Store ``m`` to ``ptr`` (Intel: a and b matrices too)."""
+    """Store ``m`` to ``ptr``: an accumulator in ``layout`` (row_major or col_major); Intel's store of a and b
+    matrices takes no layout (they are written in their declared one)."""
     L = _sg(sg, "joint_matrix_store")
     L.collective("joint_matrix_store", _store_impl, sg, (_mat(m, "store"), _ptr(ptr), stride), lay=layout)
 
@@ -376,7 +379,7 @@ def _prefetch_impl(b):
     """Checks only: a cache hint has no effect on values. Rows, Cols and the stride are ``size_t``; ``Layout``
     is one of the ``layout`` values (the C++ signature has no default for it)."""
     _p, rows, cols, stride, lay = b.args
-    core.check_size_t(b.name, rows=rows, cols=cols, stride=stride)
+    core.check_size_t(b.name, _rule=RULE_PREFETCH + " (size_t: integers >= 0)", rows=rows, cols=cols, stride=stride)
     if lay is None or getattr(lay, "value", lay) not in ("row_major", "col_major", "dynamic", "ext_intel_packed"):
         raise InvalidValue(f"{b.name}: {lay!r} is not a layout", rule=RULE_PREFETCH + "; layout::row_major, "
                            "col_major, dynamic, ext_intel_packed", values={"layout": repr(lay)})

@@ -427,14 +427,16 @@ def mem_index(spec: Spec, offs: np.ndarray, stride, lay: str) -> np.ndarray:
     return off + mr[None] * st + mc[None]
 
 
-def check_size_t(name: str, **args) -> None:
+def check_size_t(name: str, *, _rule: str | None = None, **args) -> None:
     """Arguments declared ``size_t`` in intel/llvm (sycl/ext/oneapi/matrix/matrix-intel.hpp: the stride, and the
-    checked forms' ``Height, Width, CoordX, CoordY``): integers >= 0 (a negative one has no size_t value)."""
+    checked forms' ``Height, Width, CoordX, CoordY``; ``joint_matrix_prefetch``'s ``Rows, Cols, stride``):
+    integers >= 0 (a negative one has no size_t value). ``_rule``: the rule to name, if not the checked forms'."""
     for arg, v in args.items():
         a = np.asarray(v)
         if a.dtype.kind not in "iu" or (a.size and int(a.min()) < 0):
             raise InvalidValue(f"{name}: {arg} must be a non-negative integer",
-                               rule="sycl_ext_intel_matrix: stride, height, width, x, y are size_t (integers >= 0)",
+                               rule=_rule or "sycl_ext_intel_matrix: stride, height, width, x, y are size_t "
+                                             "(integers >= 0)",
                                values={arg: a.tolist()[:4] if a.ndim else a.item()})
 
 
