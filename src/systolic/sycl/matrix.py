@@ -355,7 +355,8 @@ def joint_matrix_load_checked(sg, m, ptr, stride, *args, layout=None) -> None:
 def joint_matrix_store_checked(sg, m, ptr, stride, *args, layout=None) -> None:
     """Store the tile at row ``x``, column ``y`` of the ``height x width`` matrix; outside elements dropped.
 
-    ``(sg, m, ptr, stride, layout, height, width, x, y)`` (SYCL's order) or the layout by keyword."""
+    ``(sg, m, ptr, stride, layout, height, width, x, y)`` (SYCL's order) or the layout by keyword, for an
+    accumulator; a and b take no layout: ``(sg, m, ptr, stride, height, width, x, y)``."""
     L = _sg(sg, "joint_matrix_store_checked")
     (h, w, x, y), lay = _checked_args("joint_matrix_store_checked", args, layout)
     L.collective("joint_matrix_store_checked", _store_impl, sg,
