@@ -478,8 +478,9 @@ def _cpu_elements(cp, av, bv, cv, d, hidx, n, kp, ops, kd, mdl):
     chunk = max(1, (1 << 22) // max(1, kp))
     for s0 in range(0, hidx.size, chunk):
         r, c = rows[s0:s0 + chunk], cols[s0:s0 + chunk]
-        ar = av[cp.asarray(r)].get().astype(np.float64)
-        bc = bv[:, cp.asarray(c)].get().astype(np.float64)
-        acc0 = np.zeros(r.size) if cv is None else cv[cp.asarray(r), cp.asarray(c)].get().astype(np.float64)
+        with np.errstate(invalid="ignore"):  # signalling NaNs widen to NaNs: intended, no warning
+            ar = av[cp.asarray(r)].get().astype(np.float64)
+            bc = bv[:, cp.asarray(c)].get().astype(np.float64)
+            acc0 = np.zeros(r.size) if cv is None else cv[cp.asarray(r), cp.asarray(c)].get().astype(np.float64)
         bits = KN._chain(lambda kk: ar[:, kk] * bc[kk], acc0, kp, ops, kd, mdl)
         d[cp.asarray(r), cp.asarray(c)] = cp.asarray(bits.astype(np.uint32))

@@ -111,7 +111,8 @@ def _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_
     if kp != k:
         av = np.concatenate([av, np.zeros((m, kp - k), dtype=av.dtype)], axis=1)
         bv = np.concatenate([bv, np.zeros((kp - k, n), dtype=bv.dtype)], axis=0)
-    cv = None if c is None else check_float_c(c, m, n).astype(np.float64)
+    with np.errstate(invalid="ignore"):     # a signalling NaN in C widens to a NaN: intended, no warning
+        cv = None if c is None else check_float_c(c, m, n).astype(np.float64)
     tally()
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)

@@ -626,7 +626,8 @@ def _line_stats(x: np.ndarray, sig_bits: int, axis: int):
     top = u.max(axis=axis)
     E = (low >> np.uint32(23)).astype(np.int64)
     lsb = np.where(low == 0, _BIG, np.maximum(E, 1) - 126 - sig_bits)
-    return lsb, top.view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):     # a signalling NaN widens to a NaN: intended, no warning
+        return lsb, top.view(np.float32).astype(np.float64)
 
 
 #: K elements per chunk of the kernel's test (statistics of A and B per chunk: a tiny element lowers L only for
@@ -681,7 +682,8 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         raise RuntimeError("native kernel unavailable: " + str(_STATE.get("fast_error", _STATE.get("error"))))
     n = b32.shape[1]
     zero_c = c is None  # C = +0 everywhere: no conversion, no test of C's granularity
-    c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
+    with np.errstate(invalid="ignore"):         # a signalling NaN in C widens to a NaN: intended
+        c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
     W = FV * V
@@ -694,7 +696,8 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
 
     def prep_a():  # A widened to binary64, and its per-chunk statistics
         A = np.empty((mp, k))
-        A[:m] = a32
+        with np.errstate(invalid="ignore"):  # signalling NaNs widen to NaNs (numpy's cast may flag them)
+            A[:m] = a32
         A[m:] = 0
         la, ma = _line_stats(a32.reshape(m, nch, kc), sig_bits[0], 2)  # M x nch
         RAC = np.zeros((mp, nch))
@@ -705,12 +708,13 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
 
     def prep_b():  # B packed into panels of W columns, and its per-chunk statistics
         Bp = np.empty((panels, k, W))
-        if npn == n:
-            Bp[:] = b32.reshape(k, panels, W).transpose(1, 0, 2)
-        else:
-            Bpad = np.zeros((k, npn))
-            Bpad[:, :n] = b32
-            Bp[:] = Bpad.reshape(k, panels, W).transpose(1, 0, 2)
+        with np.errstate(invalid="ignore"):  # as in prep_a
+            if npn == n:
+                Bp[:] = b32.reshape(k, panels, W).transpose(1, 0, 2)
+            else:
+                Bpad = np.zeros((k, npn))
+                Bpad[:, :n] = b32
+                Bp[:] = Bpad.reshape(k, panels, W).transpose(1, 0, 2)
         lb, mb = _line_stats(b32.reshape(nch, kc, n), sig_bits[1], 1)  # nch x N
         RBC = np.zeros((nch, npn))
         RBC[:, :n] = np.ldexp(1.0, np.clip(lb, -_BIG, _BIG).astype(np.int32))
@@ -899,7 +903,8 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
     m, k = a32.shape
     n = b32.shape[1]
     zero_c = c is None
-    c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
+    with np.errstate(invalid="ignore"):         # a signalling NaN in C widens to a NaN: intended
+        c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
     W = SV * V
