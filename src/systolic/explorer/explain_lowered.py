@@ -30,7 +30,7 @@ from .explain_single import (
     _where,
     dpas_report,
 )
-from .resolve import amx_layout, resolve
+from .resolve import amx_layout, resolve, sycl_accumulator_default
 
 __all__ = ["explain_dpasw", "explain_opencl_split", "explain_sycl", "explain_amx_complex", "explain_amx_fp8",
            "Bits"]
@@ -144,8 +144,7 @@ def explain_sycl(row, col, rng, model, a, b, c, opts) -> dict:
     o = dict(opts)
     dev = get_device(o.pop("device", "pvc"))
     ta_n, ta = _sycl_type(o.pop("type", "bf16"))
-    acc_default = "sint32" if ta in ("s8", "u8") else "fp32"
-    tc_n, tc = _sycl_type(o.pop("ctype", acc_default))
+    tc_n, tc = _sycl_type(o.pop("ctype", sycl_accumulator_default(ta_n)))
     td_n, td = _sycl_type(o.pop("dtype", tc_n))
     tb_n, tb = _sycl_type(o.pop("btype", ta_n))
     b_layout = o.pop("layout", "row_major")

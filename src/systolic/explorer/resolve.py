@@ -144,9 +144,22 @@ def mma_layouts(layer: str, **opts) -> dict[str, Layout]:
             shape = {"A": (m, kk), "B": (kk, n), "C": (m, n)}[key]
             o.update(rows=shape[0], cols=shape[1], use=op)
             if key == "C":
-                o["type"] = ct or "fp32"
+                o["type"] = ct or sycl_accumulator_default(o.get("type", "bf16"))
                 o.pop("layout", None)
             out[key] = resolve(layer, op, **o)
         else:
             out[key] = resolve(layer, op, **opts)
+    if layer == "sycl":
+        # one MMA: the three operands must be one of the device's combinations (each alone may exist in another)
+        from ..sycl import matrix as jm
+        t = opts.get("type", "bf16")
+        ct = opts.get("ctype") or sycl_accumulator_default(t)
+        jm.find_combination(opts.get("device", "pvc"), t, t, ct, ct, out["A"].rows, out["C"].cols, out["A"].cols)
     return out
+
+
+def sycl_accumulator_default(t) -> str:
+    """The accumulator type a joint_matrix MMA of A/B type ``t`` takes when none is named: int32 for 8-bit
+    integers (intel/llvm's combinations have no integer x integer -> float), fp32 otherwise."""
+    from ..sycl.matrix_core import type_info
+    return "sint32" if type_info(t).name in ("sint8", "uint8") else "fp32"

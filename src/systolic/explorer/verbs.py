@@ -31,12 +31,13 @@ def _py(v):
 
 def where(L: Layout, row: int, col: int) -> dict:
     """Element (row, col) -> its holder, bit range, image byte and (for register operands) SIMD lane."""
-    w = L.where(int(row), int(col))
+    w = L.where(row, col)                   # checks that both are integers inside the matrix (no coercion)
+    row, col = int(row), int(col)
     if "unit_strides" in L.params and w.get("held", True):
         pos = int(L.linear_bits()[row, col])
         w["image_bit"] = pos
         w["image_byte"] = pos // 8
-    s = L.lane_of(int(row), int(col)) if w.get("held", True) else None
+    s = L.lane_of(row, col) if w.get("held", True) else None
     if s is not None:
         # the sub-group (SIMD) view; a holder coordinate of the same name keeps its own value
         for k in ("lane", "component", "bits_in_component"):

@@ -30,8 +30,18 @@ _SHORT = {"grf": "r", "dword": "d", "eu": "eu", "tile_row": "row", "byte": "B", 
           "component": "c", "index": "i", "lane": "L", "sub_group": "sg"}
 
 
+#: the views a table or picture labels its cells by: the holder's coordinates, or the SIMD lane and component
+VIEWS = ("holder", "lane")
+
+
+def check_view(view) -> None:
+    if view not in VIEWS:
+        raise InvalidValue(f"unknown view {view!r}", rule="view is " + " or ".join(VIEWS), values={"view": view})
+
+
 def cell_label(L: Layout, row: int, col: int, view: str = "holder") -> str:
     """Short label of an element's holder: ``r3.d5@16`` (GRF 3, dword 5, bit 16) or, view="lane", ``L5.c3``."""
+    check_view(view)
     if view == "lane":
         s = L.lane_of(row, col)
         if s is None:
@@ -149,6 +159,7 @@ def _legend(L: Layout, view: str) -> str:
 
 def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> str:
     """One operand's layout as an SVG document (text)."""
+    check_view(view)
     if view == "lane" and L.lanes() is None:
         view = "holder"
     mx, my = 40, 46
