@@ -27,7 +27,7 @@ from collections import Counter
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 from torch.utils._pytree import tree_leaves, tree_map
 
 from systolic.errors import InvalidValue, UnsupportedOperation
@@ -195,6 +195,9 @@ class EmulateMode(TorchDispatchMode):
         name = _op_name(func)
         handler = _HANDLERS.get(name)
         if handler is None:
+            r = self._decompose(func, args, kwargs)
+            if r is not NotImplemented:
+                return r
             if _is_matrix_op(func):
                 return self._unsupported(func, name, args, kwargs, "this matrix op is not modelled")
             return func(*args, **kwargs)
@@ -213,6 +216,23 @@ class EmulateMode(TorchDispatchMode):
             out.resize_(result.shape)
             return out.copy_(result)
         return result
+
+    def _decompose(self, func, args, kwargs):
+        """An op with a CompositeImplicitAutograd kernel, run as that kernel (the ops it is made of come back
+        here); NotImplemented for any other op.
+
+        Outside ``torch.inference_mode()`` the Autograd dispatch keys run these decompositions before the Python
+        mode sees anything (``nn.Linear`` arrives as ``addmm``); under inference mode those keys are off and the
+        mode receives ``aten.linear``/``conv2d``/``matmul``/``einsum`` themselves. Decomposing them here gives the
+        same ATen ops, hence the same GEMMs, in both cases. Only this dispatch mode is pushed again around the
+        decomposition (``with self`` would re-enter the SDPA function mode and the no_grad state too)."""
+        if not torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
+            return NotImplemented
+        _push_mode(self)
+        try:
+            return func.decompose(*args, **kwargs)
+        finally:
+            _pop_mode()
 
     def _check_operands(self, name, args, kwargs=None) -> str | None:
         if _any_meta(args, kwargs or {}):
