@@ -126,7 +126,10 @@ def _sdpa(mode, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask.to(torch.float32)
-    p = torch.softmax(scores, dim=-1).reshape(nb, L, S)
+    # a row whose every score is -inf (fully masked) gets probabilities 0, not NaN: PyTorch's _safe_softmax
+    # (math and CPU flash backends, torch >= 2.5) makes such rows of the output 0
+    p = torch.softmax(scores, dim=-1)
+    p = p.masked_fill((scores == float("-inf")).all(dim=-1, keepdim=True), 0.0).reshape(nb, L, S)
     out = _stack([mode.gemm(p[i], v[i], b_is_weight=False) for i in range(nb)], (0, L, Ev), query.device)
     out = out.reshape(*batch, L, Ev).to(query.dtype)
     return out, torch.logsumexp(scores, dim=-1)
