@@ -138,3 +138,36 @@ def test_compare_nan_input_reports_it():
         (out,) = run.layers
         assert out.nonfinite == 12 and np.isnan(out.max_ulp)
     assert "non-finite" in rep.table() and rep.as_dict()["runs"][0]["layers"][0]["nonfinite"] == 12
+
+
+# ------------------------------------------------- operands of different dtypes: torch's own error
+
+_f, _b, _h = torch.float32, torch.bfloat16, torch.float16
+
+
+def _t(*shape, dt=_f):
+    return torch.ones(*shape).to(dt)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: F.linear(_t(4, 8), _t(3, 8, dt=_b)),
+    lambda: F.linear(_t(4, 8), _t(3, 8), _t(3, dt=_b)),
+    lambda: torch.mm(_t(2, 3), _t(3, 2, dt=_b)),
+    lambda: torch.bmm(_t(2, 3, 4, dt=_h), _t(2, 4, 5)),
+    lambda: torch.baddbmm(_t(2, 3, 5, dt=_h), _t(2, 3, 4), _t(2, 4, 5)),
+    lambda: torch.mv(_t(2, 3), _t(3, dt=_h)),
+    lambda: torch.dot(_t(3), _t(3, dt=_h)),
+    lambda: _t(4, 8) @ _t(2, 8, 3, dt=_b),
+    lambda: F.conv2d(_t(1, 2, 4, 4), _t(3, 2, 3, 3, dt=_b)),
+    lambda: F.conv2d(_t(1, 2, 4, 4), _t(3, 2, 3, 3), _t(3, dt=_b)),
+    lambda: _t(4, 3, dt=_b).addmm_(_t(4, 8), _t(8, 3)),
+    lambda: F.scaled_dot_product_attention(_t(1, 2, 3, 4), _t(1, 2, 3, 4, dt=_b), _t(1, 2, 3, 4)),
+], ids=["linear", "linear-bias", "mm", "bmm", "baddbmm", "mv", "dot", "matmul", "conv2d", "conv2d-bias", "addmm_", "sdpa"])
+def test_mixed_dtypes_raise_torchs_error(call):
+    with pytest.raises(RuntimeError) as plain:
+        call()
+    with st.emulate("amx:spr") as mode, pytest.raises(RuntimeError) as emu:
+        call()
+    assert type(emu.value) is type(plain.value) and str(emu.value) == str(plain.value)
+    assert mode.gemms == 0
+

@@ -27,7 +27,7 @@ from collections import Counter
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes, _pop_mode, _push_mode
 from torch.utils._pytree import tree_leaves, tree_map
 
 from systolic.errors import InvalidValue, UnsupportedOperation
@@ -76,11 +76,44 @@ class _SdpaMode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is F.scaled_dot_product_attention and not _any_meta(args, kwargs):
-            self.owner.counts["scaled_dot_product_attention"] += 1
-            return _sdpa(self.owner, *args, **kwargs)[0]
+            mode, name = self.owner, "scaled_dot_product_attention"
+            _sdpa_torch_checks(args, kwargs)
+            why = mode._check_operands(name, args[:3], {}) or _dropout_why(_sdpa_arg(args, kwargs, 4, "dropout_p"))
+            if why:
+                return mode._unsupported(_native(func), name, args, kwargs, why)
+            mode.counts[name] += 1
+            return _sdpa(mode, *args, **kwargs)[0]
         # meta tensors: torch's own SDPA, whose ATen ops the dispatch mode then refuses (or runs natively with
         # fallback="native"), as for every other op on tensors without values
         return func(*args, **kwargs)
+
+
+def _sdpa_arg(args, kwargs, i, key, default=0.0):
+    return args[i] if len(args) > i else kwargs.get(key, default)
+
+
+def _dropout_why(p) -> str | None:
+    return f"dropout_p = {p} > 0 is not modelled (random, training)" if p else None
+
+
+def _native(func):
+    """func run in plain torch: the dispatch modes off (else the dispatch mode would emulate the ATen ops that
+    F.scaled_dot_product_attention reaches, e.g. the CPU flash kernel, at the engine's precision)."""
+    def run(*args, **kwargs):
+        with _disable_current_modes():
+            return func(*args, **kwargs)
+    return run
+
+
+def _sdpa_torch_checks(args, kwargs) -> None:
+    """PyTorch's own argument checks of F.scaled_dot_product_attention, run on meta copies of the arguments with
+    the dispatch modes off: query/key/value of different dtypes, an attn_mask of a third dtype, an attn_mask together
+    with is_causal=True (refused by the math reference; the docs: "An error is thrown if both attn_mask and is_causal
+    are set"), shapes that do not match raise torch's RuntimeError, as in plain torch."""
+    def meta(x):
+        return x.to("meta") if isinstance(x, torch.Tensor) else x
+    with _disable_current_modes():
+        F.scaled_dot_product_attention(*tree_map(meta, args), **tree_map(meta, kwargs))
 
 
 def _tensors(args, kwargs):
@@ -99,10 +132,7 @@ def _sdpa(mode, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
     probabilities P go into the second GEMM in the engine's input type (rounded RNE, as a kernel converts P to
     bf16/fp16); the output is rounded to the query's dtype.
     """
-    if dropout_p:
-        raise UnsupportedOperation("scaled_dot_product_attention with dropout is not modelled (random, training)",
-                                   rule="dropout_p == 0 under emulate", values={"op": "scaled_dot_product_attention",
-                                                                                "dropout_p": dropout_p})
+    assert not dropout_p, "callers route dropout_p > 0 to the fallback rule (EmulateMode._unsupported)"
     L, S, E, Ev = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
     sc = (1.0 / math.sqrt(E) if E else math.inf) if scale is None else scale
     if enable_gqa and key.dim() >= 3 and key.size(-3) != query.size(-3):
@@ -204,6 +234,7 @@ class EmulateMode(TorchDispatchMode):
             if _is_matrix_op(func):
                 return self._unsupported(func, name, args, kwargs, "this matrix op is not modelled")
             return func(*args, **kwargs)
+        _same_dtype_check(func, name, args, kwargs)
         why = self._check_operands(name, args, kwargs)
         if why:
             return self._unsupported(func, name, args, kwargs, why)
@@ -247,6 +278,8 @@ class EmulateMode(TorchDispatchMode):
                         f"and integer GEMMs are not modelled)")
             if t.is_sparse or t.layout != torch.strided:
                 return f"layout {t.layout} is not modelled"
+        if name.startswith("_scaled_dot_product"):       # the CPU flash op: (q, k, v, dropout_p, is_causal, ...)
+            return _dropout_why(args[3] if len(args) > 3 else 0.0)
         return None
 
     def _unsupported(self, func, name, args, kwargs, why):
@@ -284,6 +317,23 @@ class EmulateMode(TorchDispatchMode):
             bb = bias.to(torch.float32).to(acc.device)
             acc = acc + (bb if beta == 1 else bb * beta)
         return acc
+
+
+def _same_dtype_check(func, name, args, kwargs) -> None:
+    """Operands of different dtypes (F.linear(float32, bfloat16), bmm(float16, float32), a bf16 ``self`` of
+    ``addmm_`` with float32 matrices): PyTorch's own kernel decides, so the error is torch's RuntimeError
+    ("expected m1 and m2 to have the same dtype", ...), as without emulate. The meta kernels do not check dtypes,
+    so the op itself runs once in plain torch on these operands (an in-place op on a copy of ``self``); should
+    torch accept the mix, emulation goes on."""
+    ts = [a for a in args if isinstance(a, torch.Tensor)]
+    if len({t.dtype for t in ts}) <= 1:
+        return
+    a = list(args)
+    if name.endswith("_"):
+        a[0] = a[0].clone()
+    kw = {k: v for k, v in kwargs.items() if k != "out"}
+    func = getattr(func.overloadpacket, "default", func) if "out" in kwargs else func
+    func(*a, **kw)
 
 
 def _torch_checks(func, args, kwargs) -> None:
