@@ -137,6 +137,25 @@ def test_conv2d_im2col(eng, groups, stride, padding, dilation):
     _same(y, e)
 
 
+@pytest.mark.parametrize("order", ["chw", "hwc"])
+def test_conv2d_weight_that_cannot_be_viewed(eng, order):
+    """A weight view whose (OC, C*KH*KW) form is not a view (kh and kw transposed): the same GEMM as its copy."""
+    name, opts = eng
+    x, w = _r(2, 4, 6, 5, seed=36), _r(6, 2, 3, 3, seed=37).transpose(2, 3)
+    assert not w.is_contiguous()
+    with st.emulate(name, conv_k_order=order, **opts):
+        y = F.conv2d(x, w, groups=2)
+    outs = []
+    for g in range(2):
+        a, oh, ow = _im2col(_np(x)[:, 2 * g:2 * g + 2], 3, 3, (1, 1), (0, 0), (1, 1))   # columns (c, i, j)
+        b = np.ascontiguousarray(_np(w)[3 * g:3 * g + 3])                               # (o, c, i, j)
+        if order == "hwc":                                                              # columns (i, j, c)
+            a = a.reshape(-1, 2, 3, 3).transpose(0, 2, 3, 1).reshape(a.shape[0], -1)
+            b = b.transpose(0, 2, 3, 1)
+        outs.append(gemm(name, opts, a, b.reshape(3, -1).T))
+    _same(y, np.concatenate(outs, axis=1).reshape(2, oh, ow, 6).transpose(0, 3, 1, 2))
+
+
 def test_sdpa_two_gemms(eng):
     name, opts = eng
     q, k, v = _r(1, 2, 5, 16, seed=21), _r(1, 2, 6, 16, seed=22), _r(1, 2, 6, 8, seed=23)

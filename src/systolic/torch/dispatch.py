@@ -411,9 +411,9 @@ def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output
     OH = (H + 2 * padding[0] - dilation[0] * (KH - 1) - 1) // stride[0] + 1
     OW = (W + 2 * padding[1] - dilation[1] * (KW - 1) - 1) // stride[1] + 1
     L = cols.shape[-1]
-    cols = cols.view(N, groups, Cg, KH * KW, L)
+    cols = cols.reshape(N, groups, Cg, KH * KW, L)
     OCg = OC // groups
-    wg = w.view(groups, OCg, Cg, KH * KW)
+    wg = w.reshape(groups, OCg, Cg, KH * KW)            # reshape: a weight view need not be viewable
     if mode.conv_k_order == "hwc":
         cols = cols.transpose(2, 3)
         wg = wg.transpose(2, 3)
