@@ -171,3 +171,21 @@ def test_mixed_dtypes_raise_torchs_error(call):
     assert type(emu.value) is type(plain.value) and str(emu.value) == str(plain.value)
     assert mode.gemms == 0
 
+
+
+# ------------------------------------------------- int8 with an empty K: zeros, as plain torch
+
+@pytest.mark.parametrize("engine", ["amx:spr", "xmx:dg2"])
+@pytest.mark.parametrize("weight_scales", ["channel", "tensor"])
+@pytest.mark.parametrize("call", [
+    lambda: torch.mm(torch.randn(3, 0), torch.randn(0, 4)),
+    lambda: torch.addmm(torch.arange(4.0), torch.randn(3, 0), torch.randn(0, 4)),
+    lambda: F.linear(torch.randn(2, 0), torch.randn(5, 0), torch.arange(5.0)),
+    lambda: torch.bmm(torch.randn(2, 3, 0), torch.randn(2, 0, 4)),
+    lambda: torch.mv(torch.randn(3, 0), torch.randn(0)),
+], ids=["mm", "addmm", "linear", "bmm", "mv"])
+def test_int8_empty_k_gives_torchs_zeros(call, engine, weight_scales):
+    want = call()
+    with st.emulate(engine, precision="int8", weight_scales=weight_scales):
+        got = call()
+    assert got.shape == want.shape and got.dtype == want.dtype and torch.equal(got, want)

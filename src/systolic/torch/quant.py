@@ -33,6 +33,10 @@ def symmetric_scale(x: torch.Tensor, dim: int | None = None) -> torch.Tensor:
     ax = x.detach().to(torch.float32).abs()
     if dim is None:
         m = ax.amax() if ax.numel() else torch.zeros((), dtype=torch.float32)
+    elif ax.size(dim) == 0:     # an empty K: amax has nothing to reduce; the scale is 1, as for an all-zero slice
+        shape = list(ax.shape)
+        shape[dim] = 1
+        m = torch.zeros(shape, dtype=torch.float32)
     else:
         m = ax.amax(dim=dim, keepdim=True)
     if not torch.isfinite(m).all():
