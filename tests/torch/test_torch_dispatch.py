@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import systolic.torch as st
 from systolic.errors import UnsupportedOperation
-from torch_oracle import ENGINES, IDS, addmm, gemm
+from torch_oracle import ENGINES, IDS, addmm, gemm, scale
 
 pytestmark = pytest.mark.parametrize("eng", ENGINES, ids=IDS)
 
@@ -132,7 +132,7 @@ def test_conv2d_im2col(eng, groups, stride, padding, dilation):
     for g in range(groups):
         a, oh, ow = _im2col(_np(x)[:, g * cg:(g + 1) * cg], 3, 2, stride, padding, dilation)
         b = _np(w)[g * ocg:(g + 1) * ocg].reshape(ocg, -1).T
-        outs.append(addmm(name, opts, _np(bias)[g * ocg:(g + 1) * ocg], a, b))
+        outs.append(addmm(name, opts, _np(bias)[g * ocg:(g + 1) * ocg], a, b, a_scale=scale(_np(x))))
     e = np.concatenate(outs, axis=1).reshape(2, oh, ow, 6).transpose(0, 3, 1, 2)
     _same(y, e)
 
@@ -152,7 +152,7 @@ def test_conv2d_weight_that_cannot_be_viewed(eng, order):
         if order == "hwc":                                                              # columns (i, j, c)
             a = a.reshape(-1, 2, 3, 3).transpose(0, 2, 3, 1).reshape(a.shape[0], -1)
             b = b.transpose(0, 2, 3, 1)
-        outs.append(gemm(name, opts, a, b.reshape(3, -1).T))
+        outs.append(gemm(name, opts, a, b.reshape(3, -1).T, a_scale=scale(_np(x))))
     _same(y, np.concatenate(outs, axis=1).reshape(2, oh, ow, 6).transpose(0, 3, 1, 2))
 
 

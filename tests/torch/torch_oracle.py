@@ -43,30 +43,37 @@ def _to_input(x, p):
     return x
 
 
-def _quant(x, axis=None):
+def scale(x, axis=None):
+    """max|x| / 127 in fp32 over the tensor or along axis (kept); 1 where that is 0."""
     x = np.asarray(x, np.float32)
     m = np.abs(x).max(axis=axis, keepdims=axis is not None) if x.size else np.float32(0)
     s = (np.float32(m) if axis is None else m.astype(np.float32)) / np.float32(127)
-    s = np.where(s == 0, np.float32(1), s).astype(np.float32)
+    return np.where(s == 0, np.float32(1), s).astype(np.float32)
+
+
+def _quant(x, axis=None, s=None):
+    x = np.asarray(x, np.float32)
+    s = scale(x, axis) if s is None else s
     q = np.clip(np.rint(x / s), -127, 127).astype(np.int8)
     return q, s
 
 
-def gemm(name, opts, a, b, c=None, *, weight=True) -> np.ndarray:
-    """``c + a @ b`` (float32 numpy) as the engine computes it on the converted / quantised operands."""
+def gemm(name, opts, a, b, c=None, *, weight=True, a_scale=None) -> np.ndarray:
+    """``c + a @ b`` (float32 numpy) as the engine computes it on the converted / quantised operands; int8:
+    ``a_scale`` is the activation scale when ``a`` is part of a larger activation tensor (a conv's im2col)."""
     p = opts["precision"]
     if p == "int8":
         assert c is None
-        qa, sa = _quant(a)
+        qa, sa = _quant(a, s=a_scale)
         qb, sb = _quant(b, axis=0 if weight else None)
         acc = _engine(name, opts, qa, qb)
         return acc.astype(np.float32) * (np.float32(sa) * sb).astype(np.float32)
     return _engine(name, opts, _to_input(a, p), _to_input(b, p), c)
 
 
-def addmm(name, opts, bias, a, b, *, weight=True, beta=1.0, alpha=1.0):
+def addmm(name, opts, bias, a, b, *, weight=True, beta=1.0, alpha=1.0, a_scale=None):
     """The epilogue form: fp32 GEMM, then alpha, then + beta * bias in fp32."""
-    acc = gemm(name, opts, a, b, weight=weight)
+    acc = gemm(name, opts, a, b, weight=weight, a_scale=a_scale)
     if alpha != 1:
         acc = (acc * np.float32(alpha)).astype(np.float32)
     if bias is not None and beta != 0:

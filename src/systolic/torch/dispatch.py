@@ -31,6 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 from torch.utils._pytree import tree_leaves, tree_map
 
 from systolic.errors import InvalidValue, UnsupportedOperation
+from systolic.torch import quant
 from systolic.torch.engines import FLOAT_DTYPES, Engine, parse_engine
 
 __all__ = ["emulate", "EmulateMode", "HANDLED_OPS"]
@@ -295,14 +296,15 @@ class EmulateMode(TorchDispatchMode):
                                    values={"op": name, "shapes": shapes, "dtypes": dtypes})
 
     # ------------------------------------------------------------------ GEMMs
-    def gemm(self, a, b, c=None, *, b_is_weight=True) -> torch.Tensor:
-        """One 2-D GEMM on the engine, float32 result (counted)."""
+    def gemm(self, a, b, c=None, *, b_is_weight=True, a_scale=None) -> torch.Tensor:
+        """One 2-D GEMM on the engine, float32 result (counted); ``a_scale``: int8 activation scale given by the
+        caller (a convolution's, over its whole input)."""
         self.gemms += 1
         if a.device != b.device:
             raise InvalidValue("GEMM operands on different devices", values={"a": str(a.device), "b": str(b.device)})
-        return self.engine.gemm(a, b, c, b_is_weight=b_is_weight)
+        return self.engine.gemm(a, b, c, b_is_weight=b_is_weight, a_scale=a_scale)
 
-    def addmm2d(self, bias, a, b, beta=1, alpha=1, *, b_is_weight=True) -> torch.Tensor:
+    def addmm2d(self, bias, a, b, beta=1, alpha=1, *, b_is_weight=True, a_scale=None) -> torch.Tensor:
         """``beta * bias + alpha * (a @ b)`` in fp32: the engine's GEMM, then the epilogue (or bias as the
         initial accumulator with ``bias="accumulator"``, when beta == alpha == 1 and the precision is float)."""
         M, N = a.shape[0], b.shape[1]
@@ -310,7 +312,7 @@ class EmulateMode(TorchDispatchMode):
                 and self.engine.precision != "int8"):
             c = bias.to(torch.float32).expand(M, N).contiguous()
             return self.gemm(a, b, c, b_is_weight=b_is_weight)
-        acc = self.gemm(a, b, b_is_weight=b_is_weight)
+        acc = self.gemm(a, b, b_is_weight=b_is_weight, a_scale=a_scale)
         if alpha != 1:
             acc = acc * alpha
         if bias is not None and beta != 0:
@@ -360,9 +362,22 @@ def _addmm(mode, bias, a, b, *, beta=1, alpha=1):
     return mode.addmm2d(bias, a, b, beta, alpha).to(_out_dtype(a, b))
 
 
+def _broadcast_weight(a, b) -> bool:
+    """B is one matrix repeated over the batch (stride 0), A is not: a weight, as ``nn.Linear`` on a
+    non-contiguous 3-D input hands it to bmm (torch.matmul expands the weight instead of folding the batch). The
+    batch is then folded into one GEMM with B as the weight, the GEMM the contiguous input gets (int8: per-channel
+    weight scales and one activation scale for the whole input, not per-tensor scales per batch element; float:
+    the rows of a GEMM do not depend on each other, so the bits are those of the per-batch GEMMs)."""
+    return b.dim() == 3 and b.size(0) > 0 and b.stride(0) == 0 and not (a.dim() == 3 and a.stride(0) == 0
+                                                                         and a.size(0) > 1)
+
+
 def _bmm(mode, a, b):
     if a.dim() != 3 or b.dim() != 3 or a.size(0) != b.size(0):
         raise InvalidValue("bmm needs (B, M, K) and (B, K, N)", values={"a": tuple(a.shape), "b": tuple(b.shape)})
+    if _broadcast_weight(a, b):
+        B, M, K = a.shape
+        return mode.gemm(a.reshape(B * M, K), b[0]).reshape(B, M, b.size(2)).to(_out_dtype(a, b))
     outs = [mode.gemm(a[i], b[i], b_is_weight=False) for i in range(a.size(0))]
     r = torch.stack(outs) if outs else torch.empty(0, a.size(1), b.size(2))
     return r.to(_out_dtype(a, b))
@@ -371,6 +386,10 @@ def _bmm(mode, a, b):
 def _baddbmm(mode, bias, a, b, *, beta=1, alpha=1):
     B, M, N = a.size(0), a.size(1), b.size(2)
     bias_b = bias.expand(B, M, N) if bias is not None else None
+    if _broadcast_weight(a, b):                                       # see _bmm
+        r = mode.addmm2d(None if bias_b is None else bias_b.reshape(B * M, N), a.reshape(B * M, a.size(2)), b[0],
+                         beta, alpha)
+        return r.reshape(B, M, N).to(_out_dtype(a, b))
     outs = [mode.addmm2d(None if bias_b is None else bias_b[i], a[i], b[i], beta, alpha, b_is_weight=False)
             for i in range(B)]
     r = torch.stack(outs) if outs else torch.empty(0, M, N)
@@ -414,6 +433,9 @@ def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output
     cols = cols.reshape(N, groups, Cg, KH * KW, L)
     OCg = OC // groups
     wg = w.reshape(groups, OCg, Cg, KH * KW)            # reshape: a weight view need not be viewable
+    # int8: one activation scale over the whole input (the recipe's per-tensor scale), shared by every group; the
+    # im2col matrix of a group (or of a strided conv, which skips pixels) would give another
+    sa = quant.symmetric_scale(x) if mode.engine.precision == "int8" else None
     if mode.conv_k_order == "hwc":
         cols = cols.transpose(2, 3)
         wg = wg.transpose(2, 3)
@@ -422,7 +444,7 @@ def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output
         a = cols[:, g].reshape(N, Cg * KH * KW, L).transpose(1, 2).reshape(N * L, Cg * KH * KW)
         b = wg[g].reshape(OCg, Cg * KH * KW).t()
         bg = None if bias is None else bias[g * OCg:(g + 1) * OCg]
-        outs.append(mode.addmm2d(bg, a, b))
+        outs.append(mode.addmm2d(bg, a, b, a_scale=sa))
     y = torch.cat(outs, dim=1) if groups > 1 else outs[0]               # (N * L, OC)
     y = y.view(N, OH, OW, OC).permute(0, 3, 1, 2).contiguous().to(_out_dtype(x, w))
     return y[0] if unbatched else y

@@ -75,7 +75,7 @@ class Engine:
 
     # ------------------------------------------------------------------ one GEMM
     def gemm(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *,
-             b_is_weight: bool = True) -> torch.Tensor:
+             b_is_weight: bool = True, a_scale: torch.Tensor | None = None) -> torch.Tensor:
         """``c + a @ b`` for 2-D float tensors a (M, K), b (K, N), as this engine computes it; float32 result.
 
         Float precisions: a and b are rounded to the engine's input type (RNE, as ``Tensor.to`` does), ``c``
@@ -87,7 +87,8 @@ class Engine:
                 raise UnsupportedOperation("an int8 GEMM cannot start its int32 accumulator at a float value",
                                            rule="int8: bias is added after dequantisation",
                                            values={"engine": self.name})
-            return quant.int8_gemm(self, a, b, per_channel=b_is_weight and self.weight_scales == "channel")
+            return quant.int8_gemm(self, a, b, per_channel=b_is_weight and self.weight_scales == "channel",
+                                   a_scale=a_scale)
         a_in, b_in = self.to_input(a), self.to_input(b)
         c_in = None if c is None else c.to(torch.float32).contiguous()
         return self.raw(a_in, b_in, c_in)

@@ -16,7 +16,10 @@ observer; activations with one symmetric per-tensor scale computed at run time, 
 Differences from torch.ao's own dynamic quantisation (a modelling choice, stated): torch.ao quantises
 activations asymmetrically to uint8 with a zero point (and ``reduce_range`` on x86); here both sides are
 symmetric int8, which is what the AMX TDPBSSD and the XMX s8 x s8 DPAS take without a zero-point correction.
-A GEMM whose both operands are activations (``bmm``: attention) uses per-tensor scales on both sides.
+A GEMM whose both operands are activations (``bmm``: attention) uses per-tensor scales on both sides, per batch
+element; a ``bmm`` whose B is one matrix broadcast over the batch (stride 0: what ``nn.Linear`` on a
+non-contiguous 3-D input becomes) is one GEMM with B as the weight, as for the contiguous input. A convolution's
+activation scale is taken over its whole input tensor, once, and shared by every group.
 """
 
 from __future__ import annotations
@@ -56,9 +59,14 @@ def quantize(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.clamp_(-QMAX, QMAX).to(torch.int8)
 
 
-def int8_gemm(engine, a: torch.Tensor, b: torch.Tensor, *, per_channel: bool) -> torch.Tensor:
-    """``a @ b`` by the recipe above on ``engine`` (a :class:`systolic.torch.engines.Engine`); fp32 result."""
-    sa = symmetric_scale(a)
+def int8_gemm(engine, a: torch.Tensor, b: torch.Tensor, *, per_channel: bool,
+              a_scale: torch.Tensor | None = None) -> torch.Tensor:
+    """``a @ b`` by the recipe above on ``engine`` (a :class:`systolic.torch.engines.Engine`); fp32 result.
+
+    ``a_scale``: the activation scale when ``a`` is only part of the activation tensor (a convolution's im2col
+    matrix of one group, which also misses the pixels a stride skips): the caller computes it once over the whole
+    tensor, so every group and every pixel share the one per-tensor scale of the recipe."""
+    sa = symmetric_scale(a) if a_scale is None else a_scale
     sb = symmetric_scale(b, dim=0) if per_channel else symmetric_scale(b)
     qa, qb = quantize(a, sa), quantize(b, sb)
     acc = engine.raw(qa.contiguous(), qb.contiguous())
