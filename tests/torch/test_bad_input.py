@@ -189,3 +189,32 @@ def test_int8_empty_k_gives_torchs_zeros(call, engine, weight_scales):
     with st.emulate(engine, precision="int8", weight_scales=weight_scales):
         got = call()
     assert got.shape == want.shape and got.dtype == want.dtype and torch.equal(got, want)
+
+
+# ------------------------------------------------- conv2d output memory format: torch's
+
+_CL = torch.channels_last
+
+
+@pytest.mark.parametrize("xf, wf", [(_CL, None), (None, _CL), (_CL, _CL), (None, None)])
+@pytest.mark.parametrize("xshape", [(2, 3, 6, 5), (3, 6, 5), (2, 1, 6, 5)], ids=["nchw", "unbatched", "c1"])
+def test_conv2d_output_strides_are_torchs(xf, wf, xshape):
+    x, w = torch.randn(xshape), torch.randn(4, xshape[-3], 3, 3)
+    if xf is not None and x.dim() == 4:
+        x = x.to(memory_format=xf)
+    if wf is not None:
+        w = w.to(memory_format=wf)
+    want = F.conv2d(x, w)
+    with st.emulate("amx:spr"):
+        got = F.conv2d(x, w)
+    assert got.shape == want.shape and got.stride() == want.stride()
+
+
+# ------------------------------------------------- compare leaves the model's training flags as they were
+
+def test_compare_restores_training_flags():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 2)).train()
+    model[2].eval()
+    before = [m.training for m in model.modules()]
+    st.compare(model, torch.randn(5, 4), engines=["amx:spr"])
+    assert [m.training for m in model.modules()] == before == [True, True, True, False]

@@ -238,40 +238,46 @@ def compare(model: torch.nn.Module, inputs, engines=("amx:spr",), *, k: int = 5,
     if isinstance(engines, (str, Engine)):
         engines = (engines,)
     engines = [_engine_entry(e, options) for e in engines]
+    # eval mode for the runs; every module's own training flag is put back afterwards (the model is not changed)
+    flags = [(m, m.training) for m in model.modules()]
     model.eval()
-    ref_model = copy.deepcopy(model).to(torch.float64)
-    ref_in = tuple(t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-                   for t in inputs)
-    ref = _run(ref_model, ref_in)
-    names = list(ref)
+    try:
+        ref_model = copy.deepcopy(model).to(torch.float64)
+        ref_in = tuple(t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                       for t in inputs)
+        ref = _run(ref_model, ref_in)
+        names = list(ref)
 
-    labels = None if targets is None else _labels(targets, ref["<output>"])
+        labels = None if targets is None else _labels(targets, ref["<output>"])
 
-    def accuracy(out):
-        if labels is None:
-            return None
-        return float((out.reshape(-1, out.shape[-1]).argmax(-1).cpu() == labels).double().mean())
+        def accuracy(out):
+            if labels is None:
+                return None
+            return float((out.reshape(-1, out.shape[-1]).argmax(-1).cpu() == labels).double().mean())
 
-    runs = []
-    specs = (["fp32"] if include_fp32 else []) + list(engines)
-    for spec in specs:
-        if spec == "fp32":
-            outs, label, mode = _run(model, inputs), "fp32 (plain torch)", None
-        else:
-            name, opts = spec
-            opts = {**options, **opts}
-            mode_opts = {k2: opts.pop(k2) for k2 in ("fallback", "bias", "conv_k_order") if k2 in opts}
-            eng = name if isinstance(name, Engine) else parse_engine(name, **opts)
-            mode = emulate(eng, **mode_opts)
-            with mode:
-                outs = _run(model, inputs)
-            label = eng.name
-        layers = [_stats(n, outs[n].numpy(), ref[n].numpy()) for n in names if n in outs]
-        t1, tk = _agreement(outs["<output>"], ref["<output>"], k)
-        runs.append(RunStats(label, layers, t1, tk, k, accuracy(outs["<output>"]),
-                             gemms=mode.gemms if mode else 0, ops=dict(mode.counts) if mode else {},
-                             fallbacks=dict(mode.fallbacks) if mode else {}))
-    return CompareReport(runs, accuracy(ref["<output>"]))
+        runs = []
+        specs = (["fp32"] if include_fp32 else []) + list(engines)
+        for spec in specs:
+            if spec == "fp32":
+                outs, label, mode = _run(model, inputs), "fp32 (plain torch)", None
+            else:
+                name, opts = spec
+                opts = {**options, **opts}
+                mode_opts = {k2: opts.pop(k2) for k2 in ("fallback", "bias", "conv_k_order") if k2 in opts}
+                eng = name if isinstance(name, Engine) else parse_engine(name, **opts)
+                mode = emulate(eng, **mode_opts)
+                with mode:
+                    outs = _run(model, inputs)
+                label = eng.name
+            layers = [_stats(n, outs[n].numpy(), ref[n].numpy()) for n in names if n in outs]
+            t1, tk = _agreement(outs["<output>"], ref["<output>"], k)
+            runs.append(RunStats(label, layers, t1, tk, k, accuracy(outs["<output>"]),
+                                 gemms=mode.gemms if mode else 0, ops=dict(mode.counts) if mode else {},
+                                 fallbacks=dict(mode.fallbacks) if mode else {}))
+        return CompareReport(runs, accuracy(ref["<output>"]))
+    finally:
+        for m, training in flags:
+            m.training = training
 
 
 _ENGINE_OPTIONS = ("precision", "model", "weight_scales", "backend", "fallback", "bias", "conv_k_order")

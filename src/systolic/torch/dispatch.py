@@ -446,8 +446,22 @@ def _convolution(mode, x, w, bias, stride, padding, dilation, transposed, output
         bg = None if bias is None else bias[g * OCg:(g + 1) * OCg]
         outs.append(mode.addmm2d(bg, a, b, a_scale=sa))
     y = torch.cat(outs, dim=1) if groups > 1 else outs[0]               # (N * L, OC)
-    y = y.view(N, OH, OW, OC).permute(0, 3, 1, 2).contiguous().to(_out_dtype(x, w))
+    # the output's memory format is torch's: channels_last when the input or the weight suggests it (ATen's
+    # _determine_backend_memory_format for the CPU kernels), else contiguous NCHW; the values do not depend on it
+    fmt = (torch.channels_last if torch.channels_last in (_suggest_memory_format(x), _suggest_memory_format(w))
+           else torch.contiguous_format)
+    y = y.view(N, OH, OW, OC).permute(0, 3, 1, 2).contiguous(memory_format=fmt).to(_out_dtype(x, w))
     return y[0] if unbatched else y
+
+
+def _suggest_memory_format(t: torch.Tensor):
+    """``Tensor.suggest_memory_format()`` (C++ only; torch._prims_common has the Python equivalent)."""
+    try:
+        from torch._prims_common import suggest_memory_format
+    except ImportError:                     # an older torch: NHWC strides that are not also NCHW-contiguous
+        return (torch.channels_last if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
+                and not t.is_contiguous() else torch.contiguous_format)
+    return suggest_memory_format(t)
 
 
 _HANDLERS = {"mm": _mm, "addmm": _addmm, "addmm_": _addmm, "bmm": _bmm, "baddbmm": _baddbmm,
