@@ -88,6 +88,23 @@ def test_bmm_baddbmm_strided(eng):
                        for i in range(3)]))
 
 
+def test_bmm_broadcast_weight(eng):
+    """bmm with B broadcast over the batch (stride 0), as nn.Linear on a non-contiguous 3-D input reaches it: float
+    engines give the per-batch GEMMs' bits (rows are independent); int8 quantises it as the weight of one GEMM."""
+    name, opts = eng
+    lin = torch.nn.Linear(24, 11).requires_grad_(False)
+    x = _r(5, 3, 24, seed=38).transpose(0, 1)                      # (3, 5, 24), non-contiguous
+    with st.emulate(name, **opts) as mode:
+        y = lin(x)
+    assert mode.counts["bmm"] == 1
+    w, b = _np(lin.weight).T, _np(lin.bias)
+    if opts["precision"] == "int8":
+        e = gemm(name, opts, _np(x).reshape(15, 24), w).reshape(3, 5, 11)
+    else:
+        e = np.stack([gemm(name, opts, _np(x[i]), w) for i in range(3)])
+    _same(y, (e + b).astype(np.float32))
+
+
 def test_matmul_shapes(eng):
     name, opts = eng
     x4, y4 = _r(2, 3, 5, 16, seed=12), _r(2, 3, 16, 7, seed=13)
