@@ -2,7 +2,8 @@
 
 What reaches the mode are ATen ops after PyTorch's own decompositions (``nn.Linear``/``F.linear`` arrive as
 ``addmm``/``mm`` on a transposed weight view, ``torch.matmul``/``einsum`` as ``mm``/``bmm``/``mv``/``dot`` on views,
-``F.conv2d`` as ``convolution``). Each handled op is lowered to 2-D GEMMs and each GEMM runs on the engine
+``F.conv2d`` as ``convolution``; under ``torch.inference_mode()``, where PyTorch skips those decompositions, the mode
+runs them itself: :meth:`EmulateMode._decompose`). Each handled op is lowered to 2-D GEMMs and each GEMM runs on the engine
 (:class:`systolic.torch.engines.Engine`): the engine sees exactly the values a framework would hand its kernel
 (inputs rounded RNE to bf16/fp16, tf32 by the engine, or quantised to int8), accumulates in fp32/int32 as the
 instruction does, and the epilogue (alpha/beta, bias, dequantisation) runs in fp32. Every other op (activations,
@@ -13,7 +14,8 @@ GEMMs (``Q K^T`` and ``P V``) with fp32 scale, mask and softmax between them, th
 and the GPU flash kernels compute (P rounded to the engine's input type before the second GEMM). The fused
 attention ATen kernels, RNN kernels, quantized and oneDNN-specific GEMMs are *not* modelled: they raise
 :class:`systolic.errors.UnsupportedOperation` naming the op, or, with ``fallback="native"``, run in plain
-PyTorch and are counted (:attr:`EmulateMode.fallbacks`).
+PyTorch and are counted (:attr:`EmulateMode.fallbacks`). Arguments PyTorch refuses (operands of different dtypes,
+an attention mask with ``is_causal=True``...) raise PyTorch's own RuntimeError.
 
 Gradients are not emulated: the context runs its body under ``torch.no_grad()``.
 """
