@@ -143,3 +143,26 @@ def test_keyboard_interrupt_is_not_swallowed(tmp_path):
         run_file(_program(tmp_path, "def main(device):\n    raise KeyboardInterrupt\n"))
     with pytest.raises(KeyboardInterrupt):
         run_file(_program(tmp_path, "raise KeyboardInterrupt\n", "p2.py"))
+
+
+# ---- expect lines: each one is a claim -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("second", ["V1[0:2] = 0 1", "V1[1:3] = 1 2", "V1 = " + " ".join(["0"] * 16)])
+def test_overlapping_expect_lines_are_refused_naming_both(tmp_path, second):
+    # was: the second line overwrote the first in the expected array, so the wrong first line (5 6) went
+    # unchecked and the verdict was bit-identical
+    src = (ROOT / "examples" / "visa" / "simd_add.visa").read_text()
+    p = tmp_path / "prog.visa"
+    p.write_text("// systolic-run: expect V1[0:2] = 5 6\n" + f"// systolic-run: expect {second}\n" + src)
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert ei.value.rule == "systolic-run expect: the lines of one variable cover disjoint elements"
+    assert ei.value.values["line"] == 2 and ei.value.values["other_line"] == 1
+
+
+def test_disjoint_expect_lines_are_each_checked(tmp_path):
+    src = (ROOT / "examples" / "visa" / "simd_add.visa").read_text()
+    p = tmp_path / "prog.visa"
+    p.write_text("// systolic-run: expect V1[0:2] = 5 6\n// systolic-run: expect V1[2:4] = 2 3\n" + src)
+    rep = run_file(p)
+    assert rep["verdict"] == "MISMATCH" and rep["checks"][0]["first_mismatch"]["index"] == [0]

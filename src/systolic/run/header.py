@@ -197,6 +197,7 @@ def check_expects(expects: list[Expect], read) -> list[dict]:
         actual = np.asarray(read(name, typ)).reshape(-1)
         want = np.zeros_like(actual)
         mask = np.zeros(actual.size, dtype=bool)
+        owner = np.zeros(actual.size, dtype=np.int64)      # the line that claims each element (0: none yet)
         for e in es:
             lo = 0 if e.lo is None else e.lo
             hi = (lo + len(e.values) if e.lo is not None else actual.size) if e.hi is None else e.hi
@@ -209,8 +210,15 @@ def check_expects(expects: list[Expect], read) -> list[dict]:
                 raise ProgramError(f"{text} lists {len(e.values)} values for {hi - lo} elements",
                                    rule="systolic-run expect: one value per element of the slice",
                                    values={"line": e.line})
+            if mask[lo:hi].any():
+                # every line is a claim: a later line must not overwrite (and so hide) an earlier one's values
+                first = int(owner[lo:hi][mask[lo:hi]][0])
+                raise ProgramError(f"{text} (line {e.line}) covers elements that line {first} already expects",
+                                   rule="systolic-run expect: the lines of one variable cover disjoint elements",
+                                   values={"line": e.line, "other_line": first, "variable": e.name})
             want[lo:hi] = typed_values(e.values, actual.dtype, e.line, text)
             mask[lo:hi] = True
+            owner[lo:hi] = e.line
         idx = np.flatnonzero(mask)
         c = compare(name if len(idx) == actual.size else f"{name} ({len(idx)} of {actual.size} elements)",
                     actual[idx], want[idx])
