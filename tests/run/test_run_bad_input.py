@@ -166,3 +166,39 @@ def test_disjoint_expect_lines_are_each_checked(tmp_path):
     p.write_text("// systolic-run: expect V1[0:2] = 5 6\n// systolic-run: expect V1[2:4] = 2 3\n" + src)
     rep = run_file(p)
     assert rep["verdict"] == "MISMATCH" and rep["checks"][0]["first_mismatch"]["index"] == [0]
+
+
+# ---- a check must compare something, against an independent oracle ------------------------------------------------
+
+def test_a_check_of_zero_elements_is_unchecked(tmp_path):
+    # was: "bit-identical" (and "0 elements bit-identical") though nothing was compared
+    p = _program(tmp_path, "def main(device):\n    return {'result': np.zeros((0, 3)), 'oracle': np.zeros((0, 3))}\n")
+    rep = run_file(p)
+    assert rep["verdict"] == "unchecked" and rep["checks"][0]["ok"] is None
+    from systolic.cli.run import _check_lines
+    assert "nothing was compared" in _check_lines(rep["checks"][0])
+
+
+def test_an_empty_ir_oracle_is_unchecked(tmp_path):
+    text = IR.read_text().replace(ORACLE, "; systolic-run: oracle @C = gemm-int8 A=@A:s8 B=@B:u8 M=0 N=0 K=0")
+    p = tmp_path / "prog.ll"
+    p.write_text(text)
+    rep = run_file(p)
+    assert rep["verdict"] == "unchecked" and rep["checks"][0]["elements"] == 0
+
+
+def test_a_mismatch_beside_an_empty_check_is_still_a_mismatch(tmp_path):
+    text = IR.read_text().replace(ORACLE, "; systolic-run: oracle @C = gemm-int8 A=@A:s8 B=@B:u8 M=0 N=0 K=0\n"
+                                  "; systolic-run: expect @C:i32[0:1] = 123456789")
+    p = tmp_path / "prog.ll"
+    p.write_text(text)
+    assert run_file(p)["verdict"] == "MISMATCH"
+
+
+@pytest.mark.parametrize("ret", ["{'result': a, 'oracle': a}", "{'result': a, 'oracle': a[:]}",
+                                 "{'result': a[1:], 'oracle': a[:-1]}"])
+def test_result_and_oracle_sharing_memory_are_refused(tmp_path, ret):
+    p = _program(tmp_path, f"def main(device):\n    a = np.arange(4)\n    return {ret}\n")
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert ei.value.rule == "program protocol: the oracle is computed independently (its own array)"

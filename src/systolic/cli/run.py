@@ -28,6 +28,8 @@ def _verdict_text(rep: dict) -> str:
     if v == "bit-identical":
         return "[green]bit-identical[/] to the oracle"
     if v == "unchecked":
+        if rep["checks"]:
+            return "[yellow]not checked[/] (a check holds no element: nothing was compared)"
         return "[yellow]not checked[/] (the program declares no oracle)"
     return "[bold red]MISMATCH[/]"
 
@@ -35,6 +37,8 @@ def _verdict_text(rep: dict) -> str:
 def _check_lines(c: dict) -> str:
     shape = " x ".join(map(str, c["shape"])) or "scalar"
     head = f"{c['name']} ({shape} {c['dtype']})"
+    if c["ok"] is None:
+        return f"{head}: {c['reason']}"
     if c["ok"]:
         return f"{head}: {c['elements']} elements bit-identical"
     if "reason" in c:

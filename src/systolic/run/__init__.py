@@ -65,7 +65,13 @@ def run_file(path: str | Path, device: str | None = None, *, function: str | Non
         from .visa_program import run
         raw = run(p, device)
     checks = raw["checks"]
-    verdict = "unchecked" if not checks else ("bit-identical" if all(c["ok"] for c in checks) else "MISMATCH")
+    # a check of zero elements (ok None) compared nothing: the run is then "unchecked" unless another check differs
+    if any(c["ok"] is False for c in checks):
+        verdict = "MISMATCH"
+    elif not checks or any(c["ok"] is None for c in checks):
+        verdict = "unchecked"
+    else:
+        verdict = "bit-identical"
     ins = report.instructions(raw.pop("recorder"))
     return {"program": str(p), "kind": kind, "models": raw.get("models") or [], "title": raw["title"],
             "description": raw["description"],

@@ -47,7 +47,10 @@ def _bits(a: np.ndarray, idx) -> str:
 
 
 def compare(name: str, result: np.ndarray, oracle: np.ndarray) -> dict:
-    """``{"name", "ok", "shape", "dtype", "elements", "mismatches", "first_mismatch"?, "reason"?}``."""
+    """``{"name", "ok", "shape", "dtype", "elements", "mismatches", "first_mismatch"?, "reason"?}``.
+
+    ``ok`` is None when the arrays agree in shape and dtype but hold no element: nothing was compared, so the
+    check proves nothing (the report's verdict is then "unchecked", never "bit-identical")."""
     out = {"name": name, "shape": list(result.shape), "dtype": str(result.dtype), "elements": int(result.size)}
     if result.shape != oracle.shape:
         return {**out, "ok": False, "mismatches": None,
@@ -56,7 +59,7 @@ def compare(name: str, result: np.ndarray, oracle: np.ndarray) -> dict:
         return {**out, "ok": False, "mismatches": None,
                 "reason": f"dtype {result.dtype} differs from the oracle's {oracle.dtype} (compared bit for bit)"}
     if result.size == 0:
-        return {**out, "ok": True, "mismatches": 0}
+        return {**out, "ok": None, "mismatches": 0, "reason": "no elements: nothing was compared"}
     isz = result.dtype.itemsize
     rb = np.ascontiguousarray(result).view(np.uint8).reshape(result.size, isz)
     ob = np.ascontiguousarray(oracle).view(np.uint8).reshape(oracle.size, isz)

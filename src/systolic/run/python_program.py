@@ -178,6 +178,11 @@ def run(path: Path, device: str | None = None) -> dict:
                            values={"keys": sorted(map(str, out))})
     result = as_array(out["result"], "result")
     oracle = as_array(out["oracle"], "oracle")
+    if np.shares_memory(result, oracle):
+        # the same buffer (or a view of it) compared with itself always agrees: that oracle proves nothing
+        raise ProgramError("result and oracle share memory, so the oracle is not independent of the result",
+                           rule="program protocol: the oracle is computed independently (its own array)",
+                           values={"result": str(result.dtype), "oracle": str(oracle.dtype)})
     # extra keys are text in the report (a dict may have non-string keys: 1, None, tuples)
     extras = {k if isinstance(k, str) else repr(k): v for k, v in out.items() if k not in ("result", "oracle")}
     sg = extras.get("sub_group_size")
