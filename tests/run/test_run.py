@@ -420,3 +420,33 @@ def test_exception_in_main_is_one_error_line(tmp_path, capsys):
         main(["run", str(p), "--traceback"])
     err = capsys.readouterr().err
     assert "Traceback" in err and "IndexError" in err and "error: " in err
+
+
+# --- stdout is the report's; --traceback shows typed errors too -------------------------------------------------
+
+_PRINTS = '"""Prints."""\nimport numpy as np\nDEVICE = "pvc"\nprint("hello at import")\n' \
+          'def main(d):\n    print("hello in main")\n    return {"result": np.zeros(2), "oracle": np.zeros(2)}\n'
+
+
+def test_json_stays_json_when_the_program_prints(tmp_path, capsys):
+    p = _write(tmp_path, "talk.py", _PRINTS)
+    main(["run", str(p), "--json"])
+    out, err = capsys.readouterr()
+    assert json.loads(out)["verdict"] == "bit-identical"          # was: "hello at import\nhello in main\n{..."
+    assert "hello at import" in err and "hello in main" in err
+
+
+_TYPED_IN_MAIN = '"""Raises a typed error."""\nDEVICE = "pvc"\ndef main(d):\n' \
+                 '    from systolic.errors import InvalidValue\n    raise InvalidValue("bad thing", rule="r1")\n'
+
+
+def test_traceback_of_a_typed_error_raised_by_the_program(tmp_path, capsys):
+    p = _write(tmp_path, "typed.py", _TYPED_IN_MAIN)
+    with pytest.raises(SystemExit):
+        main(["run", str(p), "--traceback"])
+    err = capsys.readouterr().err
+    # was: only the error line (the typed error passes through with no __cause__)
+    assert "Traceback" in err and "typed.py" in err and "InvalidValue" in err and "error: " in err
+    with pytest.raises(SystemExit):
+        main(["run", str(p)])
+    assert "Traceback" not in capsys.readouterr().err

@@ -123,14 +123,20 @@ def render(rep: dict, console) -> None:
 def command(file, device, function, args, mems, as_json, show_traceback):
     """Run FILE (a .py program, an .ll LLVM IR file with AMX, a .visa kernel) on an emulated device; report the
     verdict against its oracle, the instruction counts and the layouts involved. Exit status 1 on a mismatch."""
-    from ..errors import ProgramError
+    import contextlib
+
+    from ..errors import SystolicError
     from ..run import run_file
     try:
-        rep = run_file(file, device, function=function, args=args, mems=mems)
-    except ProgramError as e:
-        if show_traceback and e.__cause__ is not None:
+        # stdout carries the report (the JSON of --json must stay JSON): what the program prints goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            rep = run_file(file, device, function=function, args=args, mems=mems)
+    except SystolicError as e:
+        if show_traceback:
             import traceback
-            traceback.print_exception(e.__cause__, file=sys.stderr)
+            # the program's own exception when it was wrapped; else the typed error itself (one the program
+            # raised and that passed through unchanged, or a broken rule found by systolic run)
+            traceback.print_exception(e.__cause__ if e.__cause__ is not None else e, file=sys.stderr)
         raise
     if as_json:
         emit_json(rep)
