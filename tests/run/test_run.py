@@ -450,3 +450,18 @@ def test_traceback_of_a_typed_error_raised_by_the_program(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["run", str(p)])
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_json_writes_non_finite_floats_as_strings(tmp_path, capsys):
+    p = _write(tmp_path, "nan.py", '"""NaN result."""\nimport numpy as np\nDEVICE = "pvc"\ndef main(d):\n'
+               '    return {"result": np.array([np.nan, 1.0]), "oracle": np.array([0.0, 1.0]),\n'
+               '            "peak": float("inf"), "low": float("-inf")}\n')
+    with pytest.raises(SystemExit):
+        main(["run", str(p), "--json"])
+    out = capsys.readouterr().out
+
+    def refuse(name):                               # RFC 8259 has no NaN/Infinity literals
+        raise ValueError(f"bare {name} in the JSON")
+    rep = json.loads(out, parse_constant=refuse)    # was: bare NaN / Infinity / -Infinity
+    assert rep["checks"][0]["first_mismatch"]["result"] == "NaN"
+    assert rep["extras"]["peak"] == "Infinity" and rep["extras"]["low"] == "-Infinity"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import math
 import sys
 
 import click
@@ -57,9 +58,21 @@ class _Lazy(click.Group):
         return importlib.import_module(mod).group
 
 
+def _finite_json(v):
+    """``v`` with every non-finite float written as the string "NaN", "Infinity" or "-Infinity": RFC 8259 JSON
+    has no such numbers (json.dumps would write bare NaN/Infinity, which strict parsers refuse)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, dict):
+        return {k: _finite_json(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite_json(x) for x in v]
+    return v
+
+
 def emit_json(obj) -> None:
-    """Print ``obj`` as JSON (the ``--json`` form of data verbs)."""
-    click.echo(json.dumps(obj, indent=2, default=str))
+    """Print ``obj`` as JSON (the ``--json`` form of data verbs; non-finite floats as strings, see _finite_json)."""
+    click.echo(json.dumps(_finite_json(obj), indent=2, default=str))
 
 
 @click.group(cls=_Lazy, context_settings={"help_option_names": ["-h", "--help"]})
