@@ -202,3 +202,16 @@ def test_result_and_oracle_sharing_memory_are_refused(tmp_path, ret):
     with pytest.raises(ProgramError) as ei:
         run_file(p)
     assert ei.value.rule == "program protocol: the oracle is computed independently (its own array)"
+
+
+@pytest.mark.parametrize("value", ["1e40", "0.1"])
+def test_a_bad_fill_value_names_the_fill_directive(tmp_path, value):
+    text = IR.read_text().replace("; systolic-run: fill @A = random 1", f"; systolic-run: fill @A:f32 = {value}")
+    line = 1 + text.splitlines().index(f"; systolic-run: fill @A:f32 = {value}")
+    p = tmp_path / "prog.ll"
+    p.write_text(text)
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    # was: "the expected values ..." under the rule of the expect directive
+    assert ei.value.rule == "systolic-run fill: every value is exact in the variable's type"
+    assert "values of fill" in str(ei.value) and ei.value.values["line"] == line

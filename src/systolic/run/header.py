@@ -86,8 +86,9 @@ def _err(msg: str, line: int, text: str, rule: str = "systolic-run header (docs/
     return ProgramError(msg, rule=rule, values={"line": line, "directive": text.strip()[:80]})
 
 
-def parse_values(text: str, line: int) -> list:
-    """Numbers separated by spaces or commas: integers (decimal, 0x...) or floats (incl. inf, nan)."""
+def parse_values(text: str, line: int, directive: str = "expect") -> list:
+    """Numbers separated by spaces or commas: integers (decimal, 0x...) or floats (incl. inf, nan); errors name
+    ``directive`` (``expect`` or ``fill``)."""
     out = []
     for tok in re.split(r"[\s,]+", text.strip()):
         if not tok:
@@ -102,12 +103,13 @@ def parse_values(text: str, line: int) -> list:
         except ValueError:
             raise _err(f"{tok!r} is not a number", line, text) from None
     if not out:
-        raise _err("expect lists no values", line, text)
+        raise _err(f"{directive} lists no values", line, text)
     return out
 
 
-def typed_values(values: list, dtype, line: int, text: str) -> np.ndarray:
-    """The values as an array of ``dtype``, each exactly representable (else a ProgramError names it)."""
+def typed_values(values: list, dtype, line: int, text: str, directive: str = "expect") -> np.ndarray:
+    """The values as an array of ``dtype``, each exactly representable (else a ProgramError names it and the
+    ``directive``, ``expect`` or ``fill``)."""
     dt = np.dtype(dtype)
     with np.errstate(all="ignore"):
         try:
@@ -121,8 +123,9 @@ def typed_values(values: list, dtype, line: int, text: str) -> np.ndarray:
                 arr = None
                 break
     if arr is None:
-        raise _err(f"the expected values are not all exactly representable as {dt}", line, text,
-                   rule="systolic-run expect: every value is exact in the variable's type")
+        what = "expected values" if directive == "expect" else f"values of {directive}"
+        raise _err(f"the {what} are not all exactly representable as {dt}", line, text,
+                   rule=f"systolic-run {directive}: every value is exact in the variable's type")
     return arr
 
 

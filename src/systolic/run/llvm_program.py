@@ -62,7 +62,7 @@ def _fill(memory: dict, name_tok: str, spec: str, line: int, base: Path) -> None
         if typ is None:
             raise ProgramError("a literal fill names the element type: fill @NAME:TYPE = v0 v1 ...",
                                rule="systolic-run fill", values={"line": line})
-        data = typed_values(parse_values(spec, line), TYPES[typ], line, spec).view(np.uint8).reshape(-1)
+        data = typed_values(parse_values(spec, line, "fill"), TYPES[typ], line, spec, "fill").view(np.uint8).reshape(-1)
     if data.size > dst.size:
         raise ProgramError(f"fill gives {data.size} bytes for @{name}, which has {dst.size}",
                            rule="systolic-run fill: the data fits the global", values={"line": line})
