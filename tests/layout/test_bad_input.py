@@ -104,3 +104,22 @@ def test_resolve_dpas_rc_and_sycl_shape_are_integers():
     with pytest.raises(InvalidValue, match="rows must be an integer"):
         resolve("sycl", "a", device="pvc", type="bf16", rows=8.0, cols=16)
     assert resolve("amx", "a", m=np.int64(16)).params["M"] == 16
+
+
+# ---- AMX A tiles of a TMUL instruction: colsb % 4 == 0 (SDM TDPBSSD exceptions: #UD; REFERENCE.md section 6) -------
+
+@pytest.mark.parametrize("mn, k, colsb", [("tdpbssd", 3, 3), ("tdpbuud", 5, 5), ("tdpbf16ps", 3, 6),
+                                          ("tdpfp16ps", 1, 2)])
+def test_amx_a_tile_of_an_instruction_needs_whole_dwords(mn, k, colsb):
+    from systolic.explorer import resolve
+    with pytest.raises(InvalidValue) as e:      # was: accepted (the B operand of the same K is refused)
+        resolve("amx", "a", instruction=mn, k=k)
+    assert e.value.rule == "TMUL: every tile's colsb is a multiple of 4 (else #UD)"
+    assert e.value.values == {"instruction": mn, "K": k, "colsb": colsb}
+
+
+def test_amx_a_tile_without_an_instruction_keeps_any_colsb():
+    # a bare tile (no TMUL named) is a tile row of colsb bytes; loads are checked by the machine
+    assert LA.tile_a(16, 3, "s8", 8).params["colsb"] == 3
+    from systolic.explorer import resolve
+    assert resolve("amx", "a", instruction="tdpbssd", k=4).params["colsb"] == 4

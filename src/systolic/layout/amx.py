@@ -50,6 +50,14 @@ def _row_major(operand: str, label: str, rows: int, cols: int, col_name: str, el
     """A or C/D: tile row r holds logical row r, element c at bit ``c * bits`` of it."""
     colsb = cols * bits // 8
     _fits(rows, colsb, label[0])
+    if params.get("instruction") is not None and (cols * bits) % 32:
+        # an operand of a TMUL instruction: TDP*/TMUL raise #UD when a tile's colsb is not a whole number of
+        # dwords (SDM TDPBSSD "Exceptions"; REFERENCE.md section 6), as the B operand's VNNI rule already says
+        raise InvalidValue(f"{label} of {params['instruction']}: {cols} {element} elements are {cols * bits / 8:g} "
+                           "bytes per row, not a multiple of 4",
+                           rule="TMUL: every tile's colsb is a multiple of 4 (else #UD)",
+                           values={"instruction": params["instruction"], col_name: cols,
+                                   "colsb": colsb if (cols * bits) % 8 == 0 else cols * bits / 8})
     rr, cc = _grid(rows, cols)
     pos = cc * bits
     idx = np.stack([rr, pos // 8], axis=-1)
