@@ -465,3 +465,44 @@ def test_json_writes_non_finite_floats_as_strings(tmp_path, capsys):
     rep = json.loads(out, parse_constant=refuse)    # was: bare NaN / Infinity / -Infinity
     assert rep["checks"][0]["first_mismatch"]["result"] == "NaN"
     assert rep["extras"]["peak"] == "Infinity" and rep["extras"]["low"] == "-Infinity"
+
+
+# --- sibling modules: importable in main, never shared between programs of different directories ----------------
+
+_SIBLING = '"""Imports a sibling in main."""\nDEVICE = "pvc"\ndef main(d):\n    import sib_helper_mod\n' \
+           '    return {"result": sib_helper_mod.f(), "oracle": sib_helper_mod.g()}\n'
+
+
+def test_sibling_module_imported_in_main_is_the_programs_own(tmp_path):
+    import sys
+    reps = []
+    for i, value in ((1, 7), (2, 9)):
+        d = tmp_path / f"dir{i}"
+        d.mkdir()
+        (d / "sib_helper_mod.py").write_text(
+            f"import numpy as np\ndef f():\n    return np.array([{value}])\ndef g():\n    return np.array([{value}])\n")
+        _write(d, "prog.py", _SIBLING)
+        reps.append(run_file(d / "prog.py"))      # was: ProgramError 'No module named sib_helper_mod' (in main)
+    assert [r["verdict"] for r in reps] == ["bit-identical", "bit-identical"]
+    assert "sib_helper_mod" not in sys.modules and str(tmp_path / "dir2") not in sys.path
+
+
+def test_sibling_of_another_directory_is_not_reused(tmp_path):
+    # the first directory's module must not answer the second program's import (it returns a mismatching pair)
+    for i, (f, g) in ((1, (1, 1)), (2, (2, 3))):
+        d = tmp_path / f"dir{i}"
+        d.mkdir()
+        (d / "sib_helper_mod.py").write_text(
+            f"import numpy as np\ndef f():\n    return np.array([{f}])\ndef g():\n    return np.array([{g}])\n")
+        _write(d, "prog.py", _SIBLING)
+    assert run_file(tmp_path / "dir1" / "prog.py")["verdict"] == "bit-identical"
+    assert run_file(tmp_path / "dir2" / "prog.py")["verdict"] == "MISMATCH"
+
+
+def test_import_error_in_main_follows_the_import_rule(tmp_path):
+    p = _write(tmp_path, "imp.py", '"""Imports in main."""\nDEVICE = "pvc"\ndef main(d):\n'
+               '    import no_such_module_xyz\n')
+    with pytest.raises(ProgramError) as ei:
+        run_file(p)
+    assert ei.value.rule == "program protocol: the program imports (systolic and its dependencies)"
+    assert "no_such_module_xyz" in str(ei.value)

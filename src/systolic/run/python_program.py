@@ -14,6 +14,7 @@ Each broken clause raises :class:`systolic.errors.ProgramError` naming it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import itertools
@@ -32,24 +33,50 @@ __all__ = ["load", "run"]
 _ids = itertools.count()
 
 
+@contextlib.contextmanager
+def program_dir(path: Path):
+    """The program's directory first on ``sys.path`` while it imports and while ``main`` runs (a sibling module
+    may be imported in either); afterwards the directory leaves ``sys.path`` and the sibling modules the program
+    imported leave ``sys.modules``, so a later program from another directory imports its own siblings."""
+    here = str(path.resolve().parent)
+    before = set(sys.modules)
+    sys.path.insert(0, here)
+    try:
+        yield
+    finally:
+        try:
+            sys.path.remove(here)
+        except ValueError:
+            pass
+        for mod_name in [m for m in sys.modules if m not in before]:
+            top = mod_name.partition(".")[0]
+            if top in before:            # a submodule of a package loaded before the run: not the program's
+                continue
+            f = getattr(sys.modules[mod_name], "__file__", None)
+            try:
+                inside = f is not None and Path(f).resolve().is_relative_to(here) and (
+                    Path(here, top + ".py").exists() or Path(here, top).is_dir())
+            except (OSError, ValueError, TypeError):
+                inside = False
+            if inside and not mod_name.startswith("systolic_program_"):
+                sys.modules.pop(mod_name, None)
+
+
 def load(path: Path):
-    """Import the program file as a fresh module (its directory first on ``sys.path`` while it imports)."""
+    """Import the program file as a fresh module (call it inside :func:`program_dir`, which puts its directory
+    first on ``sys.path``)."""
     name = f"systolic_program_{next(_ids)}_{path.stem.replace('-', '_')}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ProgramError("cannot import the program file", rule="program protocol: a Python file",
                            values={"file": str(path)})
     mod = importlib.util.module_from_spec(spec)
-    here = str(path.resolve().parent)
-    sys.path.insert(0, here)
     sys.modules[name] = mod            # as an import would: dataclasses, pickling and typing look it up there
     try:
         spec.loader.exec_module(mod)
     except ImportError as exc:         # e.g. a programming-model layer this installation lacks
         sys.modules.pop(name, None)
-        raise ProgramError(f"the program cannot import what it needs: {exc}",
-                           rule="program protocol: the program imports (systolic and its dependencies)",
-                           values={"file": str(path)}) from exc
+        raise _cannot_import(exc, path) from exc
     except SystemExit as exc:          # sys.exit() at import: no result, so never a silent exit status 0
         sys.modules.pop(name, None)
         raise _exited(exc, path, "while it was imported") from exc
@@ -62,12 +89,13 @@ def load(path: Path):
     except BaseException as exc:       # a bug in the program, also a BaseException of its own or GeneratorExit:
         sys.modules.pop(name, None)    # one `error:` line naming it (--traceback shows all)
         raise _raised(exc, path, "while it was imported") from exc
-    finally:
-        try:
-            sys.path.remove(here)
-        except ValueError:
-            pass
     return mod
+
+
+def _cannot_import(exc: ImportError, path: Path) -> ProgramError:
+    return ProgramError(f"the program cannot import what it needs: {exc}",
+                        rule="program protocol: the program imports (systolic and its dependencies)",
+                        values={"file": str(path)})
 
 
 def _text(v) -> str:
@@ -152,21 +180,24 @@ def check_protocol(mod, path: Path) -> tuple[str, str, tuple[str, ...] | None]:
 def run(path: Path, device: str | None = None) -> dict:
     """Load, check and run the program; the raw material of a report (see :func:`systolic.run.run_file`)."""
     t0 = time.perf_counter()
-    mod = load(path)
-    doc, default, devices = check_protocol(mod, path)
-    dev = pick_device(device, default, devices)
     from .. import counters
-    with counters.recording() as rec:
-        t1 = time.perf_counter()
-        try:
-            out = mod.main(dev)
-        except SystemExit as exc:
-            raise _exited(exc, path, "in main") from exc
-        except (SystolicError, KeyboardInterrupt):     # typed already / the user's Ctrl-C: unchanged
-            raise
-        except BaseException as exc:   # any other exception of the program (BaseException subclasses included)
-            raise _raised(exc, path, "in main") from exc
-        t2 = time.perf_counter()
+    with program_dir(path):
+        mod = load(path)
+        doc, default, devices = check_protocol(mod, path)
+        dev = pick_device(device, default, devices)
+        with counters.recording() as rec:
+            t1 = time.perf_counter()
+            try:
+                out = mod.main(dev)
+            except SystemExit as exc:
+                raise _exited(exc, path, "in main") from exc
+            except (SystolicError, KeyboardInterrupt):     # typed already / the user's Ctrl-C: unchanged
+                raise
+            except ImportError as exc:  # an import inside main: the same rule as one at the top of the file
+                raise _cannot_import(exc, path) from exc
+            except BaseException as exc:   # any other exception of the program (BaseException subclasses too)
+                raise _raised(exc, path, "in main") from exc
+            t2 = time.perf_counter()
     if not isinstance(out, dict):
         raise ProgramError("main must return a dict", rule='program protocol: main() returns {"result", "oracle"}',
                            values={"returned": type(out).__name__})
