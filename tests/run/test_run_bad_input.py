@@ -215,3 +215,42 @@ def test_a_bad_fill_value_names_the_fill_directive(tmp_path, value):
     # was: "the expected values ..." under the rule of the expect directive
     assert ei.value.rule == "systolic-run fill: every value is exact in the variable's type"
     assert "values of fill" in str(ei.value) and ei.value.values["line"] == line
+
+
+# ---- a time limit: a program that never returns ends with an error naming the limit -------------------------------
+
+@pytest.mark.parametrize("body", ["def main(device):\n    while True:\n        pass\n",
+                                  # a program's own `except Exception` must not swallow the limit
+                                  "def main(device):\n    while True:\n        try:\n            while True:\n"
+                                  "                pass\n        except Exception:\n            pass\n",
+                                  "while True:\n    pass\ndef main(device):\n    pass\n"])
+def test_a_program_that_never_returns_hits_the_time_limit(tmp_path, body):
+    import signal
+    import time
+    p = _program(tmp_path, body)
+    t0 = time.monotonic()
+    with pytest.raises(ProgramError) as ei:            # was: a hang (no limit at all)
+        run_file(p, timeout=0.3)
+    assert time.monotonic() - t0 < 10
+    assert ei.value.rule == "systolic run --timeout SECONDS: the program finishes within the limit"
+    assert ei.value.values["timeout"] == 0.3 and "0.3 s" in str(ei.value)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)     # the timer is off again
+
+
+def test_the_cli_timeout_option(tmp_path, capsys):
+    from systolic.cli import main
+    p = _program(tmp_path, "def main(device):\n    while True:\n        pass\n")
+    with pytest.raises(SystemExit) as ei:
+        main(["run", str(p), "--timeout", "0.2"])
+    assert ei.value.code == 1 and "time limit of 0.2 s" in capsys.readouterr().err
+    ok = _program(tmp_path, "def main(device):\n    return {'result': np.zeros(1), 'oracle': np.zeros(1)}\n", "ok.py")
+    main(["run", str(ok), "--timeout", "0", "--json"])           # 0: no limit
+    assert '"bit-identical"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), "5", True])
+def test_a_bad_time_limit_is_refused(tmp_path, bad):
+    p = _program(tmp_path, "def main(device):\n    return {'result': np.zeros(1), 'oracle': np.zeros(1)}\n")
+    with pytest.raises(ProgramError) as ei:
+        run_file(p, timeout=bad)
+    assert ei.value.rule == "systolic run --timeout SECONDS: >= 0"

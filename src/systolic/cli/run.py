@@ -117,10 +117,13 @@ def render(rep: dict, console) -> None:
 @click.option("--arg", "args", multiple=True, help=".ll only: an argument, integer or @global[+offset] (repeatable; "
                                                     "replaces the header's args).")
 @click.option("--mem", "mems", multiple=True, help=".ll only: NAME=file.npy, initial bytes of global @NAME.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=600.0, show_default=True,
+              help="Seconds the program may take to load and run (0: no limit); past it, an error naming the "
+                   "limit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--traceback", "show_traceback", is_flag=True,
               help="When the program itself raises, also print its Python traceback (stderr).")
-def command(file, device, function, args, mems, as_json, show_traceback):
+def command(file, device, function, args, mems, timeout, as_json, show_traceback):
     """Run FILE (a .py program, an .ll LLVM IR file with AMX, a .visa kernel) on an emulated device; report the
     verdict against its oracle, the instruction counts and the layouts involved. Exit status 1 on a mismatch."""
     import contextlib
@@ -130,7 +133,7 @@ def command(file, device, function, args, mems, as_json, show_traceback):
     try:
         # stdout carries the report (the JSON of --json must stay JSON): what the program prints goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
-            rep = run_file(file, device, function=function, args=args, mems=mems)
+            rep = run_file(file, device, function=function, args=args, mems=mems, timeout=timeout)
     except SystolicError as e:
         if show_traceback:
             import traceback

@@ -20,6 +20,7 @@ oracle (bit-identical or the first differing element), the wall time, the instru
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..errors import ProgramError
@@ -41,11 +42,28 @@ def kind_of(path: str | Path) -> str:
 
 
 def run_file(path: str | Path, device: str | None = None, *, function: str | None = None,
-             args: tuple[str, ...] = (), mems: tuple[str, ...] = ()) -> dict:
+             args: tuple[str, ...] = (), mems: tuple[str, ...] = (), timeout: float | None = None) -> dict:
     """Run the program in ``path`` on ``device`` (default: the one the program declares) and report it.
 
     ``function``/``args``/``mems``: for ``.ll`` files only, as ``systolic amx run``'s --function/--arg/--mem.
+    ``timeout``: seconds of wall time for loading and running the program (None or 0: no limit; enforced on the
+    main thread where ``signal.setitimer`` exists, see :mod:`systolic.run.deadline`); past it, a ProgramError.
     """
+    from .deadline import Deadline, limit
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout < 0):
+        raise ProgramError("the time limit is a number of seconds >= 0 (0: none)",
+                           rule="systolic run --timeout SECONDS: >= 0", values={"timeout": repr(timeout)})
+    try:
+        with limit(timeout):
+            return _run_file(path, device, function, args, mems)
+    except Deadline:
+        raise ProgramError(f"the program {Path(path).name} did not finish within the time limit of {timeout:g} s",
+                           rule="systolic run --timeout SECONDS: the program finishes within the limit",
+                           values={"file": str(path), "timeout": timeout}) from None
+
+
+def _run_file(path, device, function, args, mems) -> dict:
     from . import devices, report
     p = Path(path)
     kind = kind_of(p)

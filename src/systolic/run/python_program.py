@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import ProgramError, SystolicError
 from .compare import as_array, compare
+from .deadline import Deadline
 from .header import pick_device
 
 __all__ = ["load", "run"]
@@ -83,7 +84,7 @@ def load(path: Path):
     except SystolicError:              # already typed, names its own rule
         sys.modules.pop(name, None)
         raise
-    except KeyboardInterrupt:          # the user's Ctrl-C stays what it is
+    except (KeyboardInterrupt, Deadline):   # the user's Ctrl-C / the time limit stay what they are
         sys.modules.pop(name, None)
         raise
     except BaseException as exc:       # a bug in the program, also a BaseException of its own or GeneratorExit:
@@ -191,7 +192,7 @@ def run(path: Path, device: str | None = None) -> dict:
                 out = mod.main(dev)
             except SystemExit as exc:
                 raise _exited(exc, path, "in main") from exc
-            except (SystolicError, KeyboardInterrupt):     # typed already / the user's Ctrl-C: unchanged
+            except (SystolicError, KeyboardInterrupt, Deadline):   # typed / Ctrl-C / the time limit: unchanged
                 raise
             except ImportError as exc:  # an import inside main: the same rule as one at the top of the file
                 raise _cannot_import(exc, path) from exc
