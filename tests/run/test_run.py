@@ -506,3 +506,30 @@ def test_import_error_in_main_follows_the_import_rule(tmp_path):
         run_file(p)
     assert ei.value.rule == "program protocol: the program imports (systolic and its dependencies)"
     assert "no_such_module_xyz" in str(ei.value)
+
+
+_OS_EXIT_IN_MAIN = '"""Exits hard."""\nimport os\nDEVICE = "pvc"\ndef main(d):\n    os._exit(0)\n'
+_OS_EXIT_AT_IMPORT = '"""Exits hard."""\nfrom os import _exit\nDEVICE = "pvc"\n_exit(3)\ndef main(d):\n    pass\n'
+
+
+@pytest.mark.parametrize("text, when, code", [(_OS_EXIT_IN_MAIN, "in main", 0),
+                                              (_OS_EXIT_AT_IMPORT, "while it was imported", 3)])
+def test_os_exit_is_a_program_error(tmp_path, text, when, code):
+    import os
+    real = os._exit
+    p = _write(tmp_path, "hard.py", text)
+    with pytest.raises(ProgramError) as ei:          # was: the process ended, status 0, no report
+        run_file(p)
+    assert f"os._exit({code})" in str(ei.value) and when in str(ei.value) and "no os._exit" in ei.value.rule
+    assert os._exit is real
+
+
+def test_a_forked_child_still_exits(tmp_path):
+    import multiprocessing
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here")
+    p = _write(tmp_path, "fork.py", '"""Forks."""\nimport multiprocessing\nimport numpy as np\nDEVICE = "pvc"\n'
+               'def main(d):\n    ctx = multiprocessing.get_context("fork")\n    pr = ctx.Process(target=int)\n'
+               '    pr.start()\n    pr.join(30)\n'
+               '    return {"result": np.array([pr.exitcode]), "oracle": np.array([0])}\n')
+    assert run_file(p)["verdict"] == "bit-identical"

@@ -18,6 +18,7 @@ import contextlib
 import importlib.util
 import inspect
 import itertools
+import os
 import sys
 import time
 from pathlib import Path
@@ -63,6 +64,38 @@ def program_dir(path: Path):
                 sys.modules.pop(mod_name, None)
 
 
+class _OsExit(BaseException):
+    """``os._exit(code)`` called by the program in this process (see :func:`no_os_exit`)."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def no_os_exit():
+    """While the program runs, ``os._exit`` in this process raises instead of ending it with no report (and an exit
+    status of the program's choosing); a forked child (multiprocessing) still exits with the real ``os._exit``."""
+    real, pid = os._exit, os.getpid()
+
+    def guarded(code):
+        if os.getpid() != pid:
+            real(code)
+        raise _OsExit(code)
+
+    os._exit = guarded
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
+def _os_exited(exc: _OsExit, path: Path, when: str) -> ProgramError:
+    return ProgramError(f"the program {path.name} called os._exit({exc.code!r}) {when}, before main returned a "
+                        "result", rule='program protocol: main() returns {"result", "oracle"} (no sys.exit, '
+                        'no os._exit)', values={"file": str(path), "exit_status": exc.code})
+
+
 def load(path: Path):
     """Import the program file as a fresh module (call it inside :func:`program_dir`, which puts its directory
     first on ``sys.path``)."""
@@ -81,6 +114,9 @@ def load(path: Path):
     except SystemExit as exc:          # sys.exit() at import: no result, so never a silent exit status 0
         sys.modules.pop(name, None)
         raise _exited(exc, path, "while it was imported") from exc
+    except _OsExit as exc:
+        sys.modules.pop(name, None)
+        raise _os_exited(exc, path, "while it was imported") from None
     except SystolicError:              # already typed, names its own rule
         sys.modules.pop(name, None)
         raise
@@ -182,7 +218,7 @@ def run(path: Path, device: str | None = None) -> dict:
     """Load, check and run the program; the raw material of a report (see :func:`systolic.run.run_file`)."""
     t0 = time.perf_counter()
     from .. import counters
-    with program_dir(path):
+    with program_dir(path), no_os_exit():
         mod = load(path)
         doc, default, devices = check_protocol(mod, path)
         dev = pick_device(device, default, devices)
@@ -192,6 +228,8 @@ def run(path: Path, device: str | None = None) -> dict:
                 out = mod.main(dev)
             except SystemExit as exc:
                 raise _exited(exc, path, "in main") from exc
+            except _OsExit as exc:
+                raise _os_exited(exc, path, "in main") from None
             except (SystolicError, KeyboardInterrupt, Deadline):   # typed / Ctrl-C / the time limit: unchanged
                 raise
             except ImportError as exc:  # an import inside main: the same rule as one at the top of the file
