@@ -13,10 +13,9 @@ built-ins, SYCL joint_matrix_mad (its DPAS/TMUL sequence) and AMX-COMPLEX / AMX-
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..cli.inputs import seeded_rng
 from ..errors import InvalidValue
+from ..layout.core import check_coordinates
 from . import explain_lowered as X
 from .explain_lowered import format_steps
 from .explain_single import _explain_amx, _explain_dpas, dpas_report  # noqa: F401  (dpas_report: re-export)
@@ -43,10 +42,7 @@ def _explain(layer, row, col, seed, model, a, b, c, opts):
     layer = {"xmx": "dpas", "joint_matrix": "sycl", "cl": "opencl", "tile": "amx"}.get(str(layer).lower(),
                                                                                      str(layer).lower())
     rng = seeded_rng(seed, "seed")     # a non-negative integer (numpy's SeedSequence), else InvalidValue
-    for name, v in (("row", row), ("col", col)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):   # 1.5 or True, not coerced
-            raise InvalidValue(f"element coordinates are integers, not {type(v).__name__}",
-                               rule="row and col are integers", values={name: v})
+    check_coordinates(row, col)                  # 1.5 or True is refused, not coerced
     row, col = int(row), int(col)
     if layer == "dpas":
         return _explain_dpas(row, col, rng, model, a, b, c, opts)

@@ -55,6 +55,15 @@ def _image_bytes(image) -> np.ndarray:
     return a.astype(np.uint8).reshape(-1)
 
 
+def check_coordinates(row, col) -> None:
+    """Element coordinates are integers (not bools): a float or a bool would index numpy arrays by accident
+    (True is 1, 1.9 truncates) or fail there bare."""
+    for name, v in (("row", row), ("col", col)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InvalidValue(f"element coordinates are integers, not {type(v).__name__}",
+                               rule="row and col are integers", values={name: v})
+
+
 @dataclass(frozen=True, eq=False)
 class Layout:
     """The map of one operand: logical element (row, col) <-> (holder coordinates, bit offset).
@@ -304,11 +313,7 @@ class Layout:
                 "elements": [dict(d, bits=list(d["bits"])) if "bits" in d else d for d in self.records()]}
 
     def _check_element(self, row: int, col: int) -> None:
-        for name, v in (("row", row), ("col", col)):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                # a float or a bool would index numpy arrays by accident (True is 1) or fail there bare
-                raise InvalidValue(f"element coordinates are integers, not {type(v).__name__}",
-                                   rule="row and col are integers", values={name: v})
+        check_coordinates(row, col)
         if not (0 <= row < self.rows and 0 <= col < self.cols):
             raise InvalidValue(f"element ({row}, {col}) is outside the {self.rows} x {self.cols} matrix",
                                rule=f"{self.layer} {self.operand} is {self.rows} x {self.cols}",
