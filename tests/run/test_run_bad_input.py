@@ -254,3 +254,23 @@ def test_a_bad_time_limit_is_refused(tmp_path, bad):
     with pytest.raises(ProgramError) as ei:
         run_file(p, timeout=bad)
     assert ei.value.rule == "systolic run --timeout SECONDS: >= 0"
+
+
+def test_deadline_gives_an_outer_alarm_only_what_is_left():
+    """A timer pending before the run gets back its remaining time, not the time it had at the start."""
+    import signal
+    import time
+
+    from systolic.run.deadline import limit
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers here")
+    old = signal.signal(signal.SIGALRM, lambda *a: None)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 5.0)
+        with limit(30):
+            time.sleep(0.3)
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 4.0 < left < 4.8
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

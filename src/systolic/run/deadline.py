@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 
 __all__ = ["Deadline", "limit"]
 
@@ -32,10 +33,12 @@ def limit(seconds: float | None):
 
     old_handler = signal.signal(signal.SIGALRM, _expired)
     old_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_handler)
         if old_timer[0]:                       # someone else's alarm was pending: give it back what is left
-            signal.setitimer(signal.ITIMER_REAL, *old_timer)
+            left = max(old_timer[0] - (time.monotonic() - start), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, old_timer[1])
