@@ -22,6 +22,7 @@ Gradients are not emulated: the context runs its body under ``torch.no_grad()``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -263,7 +264,7 @@ class EmulateMode(TorchDispatchMode):
         mode receives ``aten.linear``/``conv2d``/``matmul``/``einsum`` themselves. Decomposing them here gives the
         same ATen ops, hence the same GEMMs, in both cases. Only this dispatch mode is pushed again around the
         decomposition (``with self`` would re-enter the SDPA function mode and the no_grad state too)."""
-        if not torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
+        if not _is_composite_implicit(func):
             return NotImplemented
         _push_mode(self)
         try:
@@ -321,6 +322,13 @@ class EmulateMode(TorchDispatchMode):
             bb = bias.to(torch.float32).to(acc.device)
             acc = acc + (bb if beta == 1 else bb * beta)
         return acc
+
+
+@functools.cache
+def _is_composite_implicit(func) -> bool:
+    """Whether ``func`` (an OpOverload) has a CompositeImplicitAutograd kernel; asked for every unhandled op
+    (relu, add...), so answered once per op (the registry lookup costs ~5 us)."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
 
 
 def _same_dtype_check(func, name, args, kwargs) -> None:

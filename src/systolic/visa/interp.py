@@ -348,14 +348,7 @@ class Machine:
         self._check6 = self.two_grf_rule == "spec" or op not in self._IGC_SPLITS
         if op in ("dpas", "dpasw"):
             return self._dpas(inst)
-        n = inst.exec_size
-        if n not in (1, 2, 4, 8, 16, 32):
-            raise IllegalInstruction("execution size must be 1, 2, 4, 8, 16 or 32",
-                                     rule="instructions/*.md: Exec_size", values={"exec_size": n})
-        if inst.mask.offset + n > 32:
-            raise IllegalInstruction("mask control offset + execution size exceeds 32 channels",
-                                     rule="visa-operands.md: Predication (ChEn is a 32-bit mask)",
-                                     values={"mask": inst.mask.name, "exec_size": n})
+        n = inst.exec_size                  # its range and mask offset: check_instruction, above
         if op == "mov" and inst.srcs and isinstance(inst.srcs[0], PredicateOperand):
             return self._mov_from_predicate(inst)
         if op == "sel":
