@@ -114,10 +114,30 @@ def _sdpa_torch_checks(args, kwargs) -> None:
     the dispatch modes off: query/key/value of different dtypes, an attn_mask of a third dtype, an attn_mask together
     with is_causal=True (refused by the math reference; the docs: "An error is thrown if both attn_mask and is_causal
     are set"), shapes that do not match raise torch's RuntimeError, as in plain torch."""
+    key = _signature(args, kwargs)
+    if key in _SDPA_CHECKED:
+        return                                   # the checks depend only on shapes, dtypes and flags: ~2 ms each
+
     def meta(x):
         return x.to("meta") if isinstance(x, torch.Tensor) else x
     with _disable_current_modes():
         F.scaled_dot_product_attention(*tree_map(meta, args), **tree_map(meta, kwargs))
+    if len(_SDPA_CHECKED) > 1024:
+        _SDPA_CHECKED.clear()
+    _SDPA_CHECKED.add(key)
+
+
+#: argument signatures whose SDPA checks passed (see _sdpa_torch_checks)
+_SDPA_CHECKED: set = set()
+
+
+def _signature(args, kwargs) -> tuple:
+    """What torch's SDPA argument checks read: each tensor's shape, dtype and device, the other values as given."""
+    def sig(x):
+        if isinstance(x, torch.Tensor):
+            return ("tensor", tuple(x.shape), x.dtype, x.device.type)
+        return x if isinstance(x, (int, float, bool, str, type(None))) else ("object", id(x))
+    return tuple(sig(a) for a in args) + tuple((k, sig(v)) for k, v in sorted(kwargs.items()))
 
 
 def _tensors(args, kwargs):
