@@ -63,6 +63,7 @@ class CompiledModule:
         self.info = {}
         for f in defined:
             self.info[f.name] = regalloc.allocate(m, f)
+            tileconfig.prune_config(m, f)
         self.snapshots["regalloc"] = print_module(m)
         self.machine = m
         self._jit = None

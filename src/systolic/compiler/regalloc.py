@@ -505,6 +505,7 @@ def _m(opcode: str, tiles: list[int], operands: list, **attrs) -> Instr:
 def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
     """rows[reg] (byte 48 + reg) and colsb[reg] (u16 at 16 + 2*reg) of the 64-byte TILECFG (SDM LDTILECFG)."""
     out = []
+    real = s is not None
     if s is None:
         s = Shape(ConstantInt(I16, 0), ConstantInt(I16, 0))
     rows = s.rows
@@ -518,7 +519,10 @@ def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
     pcol = Instr("getelementptr", PTR, [slot, ConstantInt(I64, 16 + 2 * reg)], name=f.fresh(f"cfg.pcols{reg}."),
                  source_type=I8, flags=["inbounds"])
     cols = s.cols if not isinstance(s.cols, ConstantInt) else ConstantInt(I16, s.cols.value & 0xFFFF)
-    out += [prow, Instr("store", VOID, [rows8, prow], align=1), pcol, Instr("store", VOID, [cols, pcol], align=1)]
+    # cfg= marks the stores for counting (tools/llvm_amx_corpus.py): "rows" only where a shape is written
+    kind = "rows" if real else "none"
+    out += [prow, Instr("store", VOID, [rows8, prow], align=1, cfg=kind), pcol,
+            Instr("store", VOID, [cols, pcol], align=1, cfg="cols" if real else "none")]
     return out
 
 
