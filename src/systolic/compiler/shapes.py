@@ -2,7 +2,9 @@
 
 Seed section 6 (specs/amx-llvm-programming-model.md) and REFERENCE.md section 7 (X86LowerAMXType): shapes are
 rooted at the tile intrinsics' shape operands. For ``tdp*(m, n, k, C, A, B)``: C and the result are (m, n),
-A is (m, k), B is (k/4, n); loads, stores and tilezero take (rows, colsb) directly. Shapes flow through phis and
+A is (m, k), B is (k/4, n), and the result is C's register, so it has C's shape (the shape of C's
+definition; (m, n) only for a C that has none, such as a plain ``<256 x i32>`` load); loads, stores and tilezero
+take (rows, colsb) directly. Shapes flow through phis and
 the casts between ``<256 x i32>`` and ``x86_amx``. A ``load <256 x i32>`` whose value feeds a tile intrinsic
 becomes ``tileloadd64.internal(rows, cols, p, 64)`` and a ``store <256 x i32>`` of a tile value becomes
 ``tilestored64.internal(rows, cols, p, 64, t)`` (a ``<256 x i32>`` in memory is 16 rows of 64 bytes).
@@ -216,6 +218,13 @@ class _Propagation:
         if not isinstance(v, Instr):
             return None
         op = self.ops.get(id(v))
+        if op is not None and op.kind == "dot":
+            # the result is C's register, written in place: it keeps C's shape (LLVM ties the def to C and
+            # configures the register from C's definition); C without a shape of its own takes (m, n) by use
+            c = v.operands[3]
+            if not isinstance(c, Instr):
+                return Shape(v.operands[0], v.operands[1])
+            return self.shape.get(id(c))
         if op is not None:
             return Shape(v.operands[0], v.operands[1])
         if v.opcode == "phi":
