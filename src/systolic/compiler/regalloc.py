@@ -239,8 +239,46 @@ class _Allocator:
         return iv, crossing
 
     # ------------------------------------------------------------------ spilling
+    def zero_defined(self, v) -> bool:
+        """Whether every definition of ``v`` is a tilezero (then it is rematerialised, not spilled)."""
+        defs = [i for i in self.f.instructions() if tile_def(i) is v]
+        return bool(defs) and all(i.opcode == "PTILEZEROV" and not _is_dot(i) for i in defs)
+
+    def rematerialize(self, v) -> None:
+        """A tile made by tilezero is made again right before each use instead of being stored and reloaded
+        (LLVM's greedy allocator does the same: amx-lower-tile-copy.ll test2 has a second ``tilezero`` after the
+        call, no spill). The shape operands dominate the definition, which dominates every use; tilezero cannot
+        fault and touches no memory, so the program's bytes and faults are unchanged."""
+        f = self.f
+        s = self.shape(v)
+        self.stats.setdefault("rematerialized", []).append(v.name)
+        for b in f.blocks:
+            k = 0
+            while k < len(b.instrs):
+                ins = b.instrs[k]
+                if tile_def(ins) is v:
+                    b.instrs.pop(k)
+                    continue
+                dot = _is_dot(ins)
+                for j, op in enumerate(ins.operands):
+                    if op is not v or (dot and j <= 3) or (not dot and ins.opcode not in ("TILECOPY",
+                                                                                        "PTILESTOREDV")):
+                        continue
+                    z = Instr("PTILEZEROV", X86_AMX, [s.rows, s.cols], name=f.fresh(f"remat.{v.name}."),
+                              remat=True)
+                    self.shapes[id(z)] = s
+                    self.unspillable.add(id(z))
+                    b.insert(k, z)
+                    k += 1
+                    ins.operands[j] = z
+                k += 1
+
     def spill(self, v) -> None:
-        """Spill everywhere: store after each definition, reload (same shape, stride 64) before each use."""
+        """Spill everywhere: store after each definition, reload (same shape, stride 64) before each use.
+        A tile only tilezero defines is rematerialised instead (:meth:`rematerialize`)."""
+        if self.zero_defined(v):
+            self.rematerialize(v)
+            return
         f = self.f
         s = self.shape(v)
         slot = self.new_slot(f"spill.{v.name}.")
