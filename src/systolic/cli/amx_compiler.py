@@ -16,7 +16,8 @@ from ..errors import InvalidValue
 from .inputs import load_npy, make_dir, read_text, write_output
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
-PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+# the pipeline of systolic.compiler.passes (PASS_NAMES there; a test keeps the two equal)
+PASS_NAMES = ("verify", "shape-analysis", "shapes", "lower", "tileconfig", "assign", "regalloc", "config-prune")
 
 
 def _read(file: str) -> str:

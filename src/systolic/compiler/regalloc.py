@@ -27,7 +27,7 @@ from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Funct
 from .lower import PSEUDO, TILE_DEF_OPS
 from .shapes import Shape
 
-__all__ = ["allocate", "VReg", "NUM_TILES", "RULE"]
+__all__ = ["allocate", "assign_registers", "apply", "VReg", "NUM_TILES", "RULE"]
 
 NUM_TILES = 8
 RULE = "seed section 8 / REFERENCE.md 7: one shape per physical tile per configuration"
@@ -434,7 +434,10 @@ class _Allocator:
         return assign, to_spill
 
     # ------------------------------------------------------------------ driver
-    def run(self) -> dict:
+    def assign_registers(self) -> dict:
+        """Phi elimination, TMUL ties, then linear scan; spill code is inserted until every tile variable has a
+        register. Returns the allocation (virtual tile -> register, register -> shape); the pseudos keep their
+        virtual operands until :meth:`apply`."""
         self.split_critical_edges()
         self.eliminate_phis()
         self.tie_dots()
@@ -462,11 +465,20 @@ class _Allocator:
         reg_shape: dict[int, Shape] = {}
         for vid, reg in assign.items():
             reg_shape.setdefault(reg, reps[cls[vid]])
+        return {"assign": assign, "reg_shape": reg_shape, "names": {vid: iv[vid][2].name for vid in assign},
+                "allocator": self}
+
+    def apply(self, allocation: dict) -> dict:
+        """Rewrite to physical tiles (copies through the slot, config stores); returns f.meta['regalloc']."""
+        assign, reg_shape = allocation["assign"], allocation["reg_shape"]
         self.rewrite(assign, reg_shape)
-        info = {"assign": {iv[vid][2].name: reg for vid, reg in assign.items()},
+        info = {"assign": {allocation["names"][vid]: reg for vid, reg in assign.items()},
                 "shapes": {reg: s for reg, s in sorted(reg_shape.items())}, **self.stats}
         self.f.meta["regalloc"] = info
         return info
+
+    def run(self) -> dict:
+        return self.apply(self.assign_registers())
 
     def rewrite(self, assign: dict[int, int], reg_shape: dict[int, Shape]) -> None:
         f = self.f
@@ -564,10 +576,25 @@ def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
     return out
 
 
-def allocate(module: Module, f: Function) -> dict:
-    """Allocate the tiles of ``f`` (after tileconfig.place_config); returns f.meta['regalloc']."""
-    # no tile instruction left (shape propagation may still have recorded shapes): nothing to allocate
-    if not any(i.opcode in PSEUDO or i.opcode == "TILECOPY" for i in f.instructions()):
+def _no_tiles(f: Function) -> bool:
+    """No tile instruction left (shape propagation may still have recorded shapes): nothing to allocate."""
+    return not any(i.opcode in PSEUDO or i.opcode == "TILECOPY" for i in f.instructions())
+
+
+def assign_registers(module: Module, f: Function) -> dict | None:
+    """The allocation of ``f`` (after tileconfig.place_config): phi copies, TMUL ties and spill code are
+    inserted, the pseudos keep their virtual tiles; stored in ``f.meta['allocation']`` for :func:`apply`."""
+    allocation = None if _no_tiles(f) else _Allocator(module, f).assign_registers()
+    f.meta["allocation"] = allocation
+    return allocation
+
+
+def apply(module: Module, f: Function, allocation: dict | None = None) -> dict:
+    """Rewrite ``f`` to physical tiles with ``allocation`` (default ``f.meta['allocation']``); returns
+    f.meta['regalloc']."""
+    if allocation is None:
+        allocation = f.meta.get("allocation")
+    if allocation is None:
         f.meta["regalloc"] = {"assign": {}, "shapes": {}, "spilled": [], "copies": 0, "copies_eliminated": 0,
                               "rounds": 0}
         for b in f.blocks:
@@ -576,4 +603,12 @@ def allocate(module: Module, f: Function) -> dict:
                     b.instrs[k] = _m("LDTILECFG", [], ins.operands)
         f.meta["machine"] = True
         return f.meta["regalloc"]
-    return _Allocator(module, f).run()
+    info = allocation["allocator"].apply(allocation)
+    f.meta.pop("allocation", None)
+    return info
+
+
+def allocate(module: Module, f: Function) -> dict:
+    """Allocate the tiles of ``f`` (after tileconfig.place_config): :func:`assign_registers` then :func:`apply`;
+    returns f.meta['regalloc']."""
+    return apply(module, f, assign_registers(module, f))

@@ -23,7 +23,8 @@ from .cfg import Dominance
 from .ir import (I16, I64, PTR, V256I32, X86_AMX, VOID, ConstantInt, ConstantSpecial, Function, Instr, IntType,
                  Module, PtrType, TileType, Value, intrinsic, is_tile, location, replace_uses, users)
 
-__all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "internal_name",
+__all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "analyze", "rewrite",
+           "ShapeAnalysis", "internal_name",
            "SHAPE_RULE"]
 
 #: the TMUL instructions the compiler knows (clang amxintrin.h: __tile_dpbssd ... __tile_dpfp16ps)
@@ -146,6 +147,7 @@ class _Propagation:
         self.uses = users(f)
         self.shape: dict[int, Shape] = {}
         self.kdiv4: dict[int, Value] = {}
+        self.pending: list[tuple[Value, Instr]] = []  # K/4 values named by the analysis, not yet inserted
         self.dom = Dominance(f)
 
     # ------------------------------------------------------------------ which values hold tiles
@@ -186,15 +188,21 @@ class _Propagation:
         if id(k) in self.kdiv4:
             return self.kdiv4[id(k)]
         ins = Instr("lshr", I16, [k, ConstantInt(I16, 2)], name=self.f.fresh("shape.k4."))
-        if isinstance(k, Instr):
-            b = k.block
-            idx = b.first_non_phi() if k.opcode == "phi" else b.instrs.index(k) + 1
-        else:
-            b, idx = self.f.entry, 0
-        b.insert(idx, ins)
+        # the analysis only names the value; the rewrite inserts it right after k (:meth:`insert_pending`)
+        self.pending.append((k, ins))
         self.kdiv4[id(k)] = ins
-        self.uses = users(self.f)
         return ins
+
+    def insert_pending(self) -> None:
+        for k, ins in self.pending:
+            if isinstance(k, Instr):
+                b = k.block
+                idx = b.first_non_phi() if k.opcode == "phi" else b.instrs.index(k) + 1
+            else:
+                b, idx = self.f.entry, 0
+            b.insert(idx, ins)
+        self.pending = []
+        self.uses = users(self.f)
 
     def use_shape(self, user: Instr, k: int) -> Shape | None:
         op = self.ops.get(id(user))
@@ -236,7 +244,9 @@ class _Propagation:
             return self.shape.get(id(v.operands[0]))
         return None
 
-    def run(self) -> dict[int, Shape]:
+    def analyze(self) -> list[Instr]:
+        """The analysis: a shape for every tile value, checked for consistency; the function is not changed.
+        Returns the tile values."""
         f = self.f
         tv = self.tile_values()
         for v in tv:
@@ -295,8 +305,7 @@ class _Propagation:
                     if su is not None and not su.same(s):
                         raise CompileError(f"conflicting tile shapes for %{v.name}: used as {s} and as {su}",
                                            location=location(u), rule=SHAPE_RULE, values={"value": v.name})
-        self.rewrite(tv)
-        return self.shape
+        return tv
 
     # ------------------------------------------------------------------ rewrite into the final form
     def check_available(self, s: Shape, at: Instr, what: str) -> None:
@@ -308,6 +317,7 @@ class _Propagation:
 
     def rewrite(self, tv: list[Instr]) -> None:
         f, m = self.f, self.m
+        self.insert_pending()
         tset = {id(v) for v in tv}
         casts = [v for v in tv if _is_cast(v)]  # before retyping: afterwards both sides are x86_amx
         self.dom = Dominance(f)
@@ -371,16 +381,39 @@ class _Propagation:
                         self.shape[id(z)] = s
 
 
-def propagate(module: Module, f: Function) -> dict[int, Shape]:
-    """Propagate shapes in ``f`` and rewrite it to the final form (see the module docstring).
+@dataclass
+class ShapeAnalysis:
+    """What :func:`analyze` found: ``shapes`` (id(tile value) -> Shape), the tile values, and the K/4 values the
+    rewrite will insert (``pending``)."""
+
+    shapes: dict
+    tile_values: list
+    pending: list
+    _prop: object = None
+
+
+def analyze(module: Module, f: Function) -> ShapeAnalysis:
+    """Shape analysis of ``f`` (no change to ``f``): errors for unknown or conflicting shapes are raised here."""
+    p = _Propagation(module, f)
+    tv = p.analyze()
+    return ShapeAnalysis(p.shape, tv, list(p.pending), p)
+
+
+def rewrite(module: Module, f: Function, analysis: ShapeAnalysis) -> dict[int, Shape]:
+    """Rewrite ``f`` into LLVM's final form with the shapes of ``analysis`` (see the module docstring).
 
     Returns (and stores in ``f.meta["shapes"]``) ``id(tile value) -> Shape``.
     """
-    p = _Propagation(module, f)
-    shapes = p.run()
+    p = analysis._prop
+    p.rewrite(analysis.tile_values)
     # keep only live entries (casts were removed)
     live = {id(i) for i in f.instructions()}
-    shapes = {k: v for k, v in shapes.items() if k in live}
+    shapes = {k: v for k, v in p.shape.items() if k in live}
     f.meta["shapes"] = shapes
     f.meta["uses_tiles"] = bool(shapes) or any(classify(i) is not None for i in f.instructions())
     return shapes
+
+
+def propagate(module: Module, f: Function) -> dict[int, Shape]:
+    """:func:`analyze` then :func:`rewrite`."""
+    return rewrite(module, f, analyze(module, f))
