@@ -88,3 +88,19 @@ def test_loop_fresh_zero_accumulator(mod):
     for i in range(3):
         assert np.array_equal(_tile(mem["c"], 4, 16, 1024 * i), want)
     assert all(np.array_equal(mem[k], eager[k]) for k in mem)
+
+
+@pytest.mark.parametrize("c", [0, 1])
+def test_constant_vector_cast_is_a_tilezero(c):
+    mod = compile_ir((DATA / "cast_constants.ll").read_text(), source="cast_constants.ll")
+    f = mod.machine.function("zero_acc")
+    assert sum(i.opcode == "TILEZERO" for i in f.instructions()) == 2  # the cast, and undef into the phi
+    rng = np.random.default_rng(c)
+    init = rng.integers(0, 256, 2048, dtype=np.uint8)
+    got, eager = init.copy(), init.copy()
+    mod.run("zero_acc", c, memory={"buf": got})
+    mod.run_eager("zero_acc", c, memory={"buf": eager})
+    assert np.array_equal(got, eager)
+    a, b = _tile(init, 16, 64), _tile(init, 16, 64, 1024)
+    want = _dpbssd(np.zeros((16, 64), np.uint8), a, b) if c else np.zeros((16, 64), np.uint8)
+    assert np.array_equal(_tile(got, 16, 64), want)

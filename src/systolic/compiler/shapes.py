@@ -358,11 +358,21 @@ class _Propagation:
                 elif ins.opcode == "phi" and id(ins) in tset:
                     ins.type = X86_AMX
         for v in casts:
-            if True:
-                src = v.operands[0]
-                replace_uses(f, v, src)
-                v.block.instrs.remove(v)
-                self.shape.pop(id(v), None)
+            src = v.operands[0]
+            if isinstance(src, ConstantSpecial) and id(v) in self.shape:
+                # a constant vector (zeroinitializer, or undef, which the runner reads as zeros) cast to a
+                # tile is a tilezero of the cast's shape (LLVM's amx-tile-basic.ll PR90954, pr209512.ll)
+                s = self.shape[id(v)]
+                z = Instr("call", X86_AMX, [s.rows, s.cols], name=f.fresh("tz"),
+                          callee=intrinsic(m, internal_name("tilezero"), X86_AMX, [I16, I16]))
+                v.block.insert(v.block.instrs.index(v), z)
+                self.check_available(s, z, f"the tilezero for {src.ref()} cast to a tile")
+                self.ops[id(z)] = TileOp("zero", "tilezero", "internal")
+                self.shape[id(z)] = s
+                src = z
+            replace_uses(f, v, src)
+            v.block.instrs.remove(v)
+            self.shape.pop(id(v), None)
         # undef / zeroinitializer flowing into a tile phi: a tilezero of the phi's shape in the predecessor
         for b in f.blocks:
             for phi in b.phis():
