@@ -48,3 +48,45 @@ def test_compiled_equals_eager_and_exact(mod, n):
     assert np.array_equal(a, b)
     got = np.stack([a[1024 + 64 * r: 1024 + 64 * r + 32] for r in range(8)]).view("<i4")
     assert np.array_equal(got, _exact(init))
+
+
+@pytest.fixture(scope="module")
+def merge():
+    return compile_ir((DATA / "spill_merge.ll").read_text(), source="spill_merge.ll")
+
+
+def _spill_code(f):
+    st = [i for i in f.instructions() if i.opcode == "TILESTORED" and i.attrs.get("spill")]
+    ld = [i for i in f.instructions() if i.opcode == "TILELOADD" and i.attrs.get("spill")]
+    return st, ld
+
+
+def test_no_redundant_spill_code(merge):
+    """LLVM (amx-spill-merge.ll test_api) stores 4 spills; ours: c once, d1 and d2 once each after their TMUL."""
+    f = merge.machine.function("merge")
+    st, ld = _spill_code(f)
+    assert len(st) == 3 and len(ld) == 5
+    assert merge.info["merge"]["spill_code_removed"] > 0
+    for b in f.blocks:  # no reload right after a store of the same register into the same slot
+        for x, y in zip(b.instrs, b.instrs[1:]):
+            assert not (x.opcode == "TILESTORED" and y.opcode == "TILELOADD" and x.attrs.get("spill")
+                        and x.operands[0] is y.operands[0] and x.attrs["tiles"] == y.attrs["tiles"])
+
+
+@pytest.mark.parametrize("cond", [0, 1])
+def test_merge_compiled_equals_eager(merge, cond):
+    rng = np.random.default_rng(10 + cond)
+    init = rng.integers(0, 256, 3072, dtype=np.uint8)
+    a, b = init.copy(), init.copy()
+    merge.run("merge", 2, 8, cond, memory={"buf": a})
+    merge.run_eager("merge", 2, 8, cond, memory={"buf": b})
+    assert np.array_equal(a, b) and not np.array_equal(a, init)
+
+
+def test_merge_faults_equal():
+    from systolic.errors import InvalidOpcode
+    m = compile_ir((DATA / "spill_merge.ll").read_text())
+    with pytest.raises(InvalidOpcode):  # exit: A = d is 2 x 16, K/4 = 4 rows but B has 2
+        m.run_eager("merge", 2, 16, 1, memory={"buf": np.zeros(3072, np.uint8)})
+    with pytest.raises(InvalidOpcode):
+        m.run("merge", 2, 16, 1, memory={"buf": np.zeros(3072, np.uint8)})

@@ -472,6 +472,7 @@ class _Allocator:
         """Rewrite to physical tiles (copies through the slot, config stores); returns f.meta['regalloc']."""
         assign, reg_shape = allocation["assign"], allocation["reg_shape"]
         self.rewrite(assign, reg_shape)
+        self.stats["spill_code_removed"] = _drop_redundant_spill_code(self.f, self.slots)
         info = {"assign": {allocation["names"][vid]: reg for vid, reg in assign.items()},
                 "shapes": {reg: s for reg, s in sorted(reg_shape.items())}, **self.stats}
         self.f.meta["regalloc"] = info
@@ -531,6 +532,61 @@ class _Allocator:
         if self.copy_slot is not None:
             f.entry.insert(0, self.copy_slot)
         f.meta["machine"] = True
+
+
+_WRITES_TILE = {"TILELOADD", "TILELOADDT1", "TILEZERO"}
+
+
+def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
+    """Spill-everywhere leaves, within a block, reloads of a slot into a register that still holds it and
+    stores into a slot that is stored again before anything reads it. Both go (per block, so no path is
+    assumed). The slots are allocas of this pass that no program pointer reaches, so only this code reads or
+    writes them; a reload into a register that holds the slot's bytes, under the same configuration, changes
+    no byte of it. Returns how many instructions went."""
+    slot_ids = {id(s) for s in slots}
+
+    def slot_of(ins):
+        if ins.attrs.get("spill") and ins.opcode in ("TILESTORED", "TILELOADD") and id(ins.operands[0]) in slot_ids:
+            return id(ins.operands[0])
+        return None
+
+    removed = 0
+    for b in f.blocks:
+        holds: dict[int, int] = {}  # register -> spill slot whose bytes it holds
+        keep = []
+        for ins in b.instrs:
+            sl = slot_of(ins)
+            if sl is not None and ins.opcode == "TILELOADD":
+                r = ins.attrs["tiles"][0]
+                if holds.get(r) == sl:
+                    removed += 1
+                    continue
+                holds[r] = sl
+            elif sl is not None:  # TILESTORED into a slot: the slot now holds this register's bytes
+                r = ins.attrs["tiles"][0]
+                for r2 in [x for x, v in holds.items() if v == sl and x != r]:
+                    del holds[r2]
+                holds[r] = sl
+            elif ins.opcode == "LDTILECFG" or _is_clobber(ins):
+                holds.clear()
+            elif ins.opcode in _WRITES_TILE or ins.opcode.startswith("TDP") or ins.opcode.startswith("TCMM"):
+                holds.pop(ins.attrs["tiles"][0], None)
+            keep.append(ins)
+        # stores into a slot that is stored again, with no reload in between, in the same block
+        overwritten: set[int] = set()
+        out = []
+        for ins in reversed(keep):
+            sl = slot_of(ins)
+            if sl is not None and ins.opcode == "TILESTORED":
+                if sl in overwritten:
+                    removed += 1
+                    continue
+                overwritten.add(sl)
+            elif sl is not None:
+                overwritten.discard(sl)
+            out.append(ins)
+        b.instrs = out[::-1]
+    return removed
 
 
 def _overlap(a: list[list[int]], b: list[list[int]]) -> bool:
