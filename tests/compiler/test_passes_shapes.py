@@ -104,3 +104,16 @@ def test_constant_vector_cast_is_a_tilezero(c):
     a, b = _tile(init, 16, 64), _tile(init, 16, 64, 1024)
     want = _dpbssd(np.zeros((16, 64), np.uint8), a, b) if c else np.zeros((16, 64), np.uint8)
     assert np.array_equal(_tile(got, 16, 64), want)
+
+
+def test_copies_of_a_zero_tile_are_tilezeros():
+    mod = compile_ir((DATA / "cast_constants.ll").read_text(), source="cast_constants.ll")
+    f = mod.machine.function("zero_all")
+    ops = [i.opcode for i in f.instructions()]
+    assert "TILESTORED" in ops and not any(i.attrs.get("copy") for i in f.instructions())
+    assert ops.count("TILEZERO") == 3 and mod.info["zero_all"]["copies_as_tilezero"] == 2
+    init = np.random.default_rng(5).integers(0, 256, 2048, dtype=np.uint8)
+    got, eager = init.copy(), init.copy()
+    mod.run("zero_all", memory={"buf": got})
+    mod.run_eager("zero_all", memory={"buf": eager})
+    assert np.array_equal(got, eager) and not got[:64].any()

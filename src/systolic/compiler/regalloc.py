@@ -483,6 +483,12 @@ class _Allocator:
 
     def rewrite(self, assign: dict[int, int], reg_shape: dict[int, Shape]) -> None:
         f = self.f
+        defs: dict[int, list[Instr]] = {}
+        for ins in f.instructions():
+            t = tile_def(ins)
+            if t is not None:
+                defs.setdefault(id(t), []).append(ins)
+        zero_vars = {vid for vid, ds in defs.items() if all(d.opcode == "PTILEZEROV" for d in ds)}
         from .cfg import Dominance
         dom = Dominance(f)
         for b in f.blocks:
@@ -494,6 +500,12 @@ class _Allocator:
                     self.stats["copies"] += 1
                     if src == dst:
                         self.stats["copies_eliminated"] += 1
+                        continue
+                    if id(ins.operands[0]) in zero_vars:
+                        # a copy of a tile only tilezero defines: zero the destination (same shape class, so
+                        # the same bytes as the store/load through the slot, without memory)
+                        self.stats["copies_as_tilezero"] = self.stats.get("copies_as_tilezero", 0) + 1
+                        out.append(_m("TILEZERO", [dst], [], remat=True))
                         continue
                     if self.copy_slot is None:
                         # not inserted yet: this loop may be walking (and rebuilding) the entry block itself

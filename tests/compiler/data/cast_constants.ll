@@ -27,3 +27,13 @@ join:
   call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr @buf, i64 64, x86_amx %t)
   ret void
 }
+
+; one zero tile as C, A and B (pr209512.ll's pattern): the TMUL needs three distinct registers, so the tile is
+; copied twice; copies of a tile only tilezero defines are tilezeros, not a round trip through memory
+define void @zero_all() {
+entry:
+  %z = call x86_amx @llvm.x86.cast.vector.to.tile.v256i32(<256 x i32> zeroinitializer)
+  %d = call x86_amx @llvm.x86.tdpbssd.internal(i16 16, i16 64, i16 64, x86_amx %z, x86_amx %z, x86_amx %z)
+  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr @buf, i64 64, x86_amx %d)
+  ret void
+}
