@@ -274,6 +274,15 @@ def markdown(results: list[FileResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def totals_sentence(s: dict) -> str:
+    refused = ", ".join(f"`{k}` ({v.split(':')[0]})" for k, v in s["refused"].items()) or "none"
+    return (f"{s['files']} files: {s['accepted']} accepted, refused: {refused}; {s['functions_compiled']} functions "
+            f"compiled, {len(s['functions_refused'])} refused one by one; of the {s['functions_compared']} "
+            f"compiled functions with complete llc CHECK lines, {s['equal']} equal LLVM's ldtilecfg/spill/copy "
+            f"counts, {s['beats']} beat them, {len(s['worse'])} are worse"
+            + (f" ({', '.join(s['worse'])})" if s["worse"] else "") + ".")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("llvm_project", type=Path, help="a local llvm-project checkout (its root)")
@@ -285,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     results = run_corpus(args.llvm_project)
     sys.stdout.write(markdown(results))
     s = summary(results)
-    sys.stdout.write("\n" + json.dumps(s, indent=1) + "\n")
+    sys.stdout.write("\n" + totals_sentence(s) + "\n")
+    if args.json:
+        sys.stdout.write("\n" + json.dumps(s, indent=1) + "\n")
     if args.json:
         args.json.write_text(json.dumps({"summary": s, "files": [asdict(r) for r in results]}, indent=1))
     return 0
