@@ -199,6 +199,7 @@ def _commit_of(root: Path, path: Path) -> str:
 
 
 def run_corpus(root: Path) -> list[FileResult]:
+    from systolic.errors import SystolicError
     results = []
     for path in sorted((root / CORPUS).glob("*.ll")):
         text = path.read_text()
@@ -207,7 +208,7 @@ def run_corpus(root: Path) -> list[FileResult]:
         r = FileResult(path.name, _commit_of(root, path), kind, complete, accepted=True, llvm=llvm)
         try:
             r.ours, r.refused_functions = our_counts(text, path.name)
-        except Exception as exc:  # the table records every refusal with its reason
+        except SystolicError as exc:  # the table records every refusal with its reason (bugs propagate)
             r.accepted = False
             r.reason = _reason(exc)
         results.append(r)
