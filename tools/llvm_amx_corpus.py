@@ -284,10 +284,24 @@ def totals_sentence(s: dict) -> str:
             + (f" ({', '.join(s['worse'])})" if s["worse"] else "") + ".")
 
 
+BEGIN, END = "<!-- corpus-table: tools/llvm_amx_corpus.py --update-doc -->", "<!-- /corpus-table -->"
+
+
+def update_doc(path: Path, table: str) -> None:
+    """Put ``table`` between the markers of ``path`` (the rest of the page stays as it is)."""
+    text = path.read_text()
+    i, j = text.find(BEGIN), text.find(END)
+    if i < 0 or j < i:
+        raise SystemExit(f"error: {path} has no '{BEGIN}' ... '{END}' markers")
+    path.write_text(text[:i + len(BEGIN)] + "\n\n" + table + "\n" + text[j:])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("llvm_project", type=Path, help="a local llvm-project checkout (its root)")
     ap.add_argument("--json", type=Path, help="also write the results as JSON here")
+    ap.add_argument("--update-doc", type=Path, metavar="MD",
+                    help="replace the table between the corpus-table markers of this Markdown page (docs/compiler.md)")
     args = ap.parse_args(argv)
     if not (args.llvm_project / CORPUS).is_dir():
         print(f"error: {args.llvm_project / CORPUS} is not a directory", file=sys.stderr)
@@ -298,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write("\n" + totals_sentence(s) + "\n")
     if args.json:
         sys.stdout.write("\n" + json.dumps(s, indent=1) + "\n")
+    if args.update_doc:
+        update_doc(args.update_doc, markdown(results) + "\n" + totals_sentence(s) + "\n")
     if args.json:
         args.json.write_text(json.dumps({"summary": s, "files": [asdict(r) for r in results]}, indent=1))
     return 0
