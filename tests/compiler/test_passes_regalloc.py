@@ -90,3 +90,27 @@ def test_merge_faults_equal():
         m.run_eager("merge", 2, 16, 1, memory={"buf": np.zeros(3072, np.uint8)})
     with pytest.raises(InvalidOpcode):
         m.run("merge", 2, 16, 1, memory={"buf": np.zeros(3072, np.uint8)})
+
+
+def _spill_counts(mod, fn):
+    ins = list(mod.machine.function(fn).instructions())
+    return (sum(1 for i in ins if i.attrs.get("spill") and i.opcode == "TILESTORED"),
+            sum(1 for i in ins if i.attrs.get("spill") and i.opcode == "TILELOADD"))
+
+
+def test_split_search_spills_less_than_the_pressure_gap_split(monkeypatch):
+    """tests/compiler/data/two_classes.ll: the pressure-gap split alone gives the once-used 4x16 tiles five
+    registers and reloads the much-used 8x32 ones; trying the splits (regalloc best_split) reloads less."""
+    from systolic.compiler import regalloc
+    text = (DATA / "two_classes.ll").read_text()
+    searched = compile_ir(text)
+    monkeypatch.setattr(regalloc._Allocator, "best_split", lambda self, first, *rest: first)
+    gap_only = compile_ir(text)
+    (s1, r1), (s0, r0) = _spill_counts(searched, "two_classes"), _spill_counts(gap_only, "two_classes")
+    assert s1 <= s0 and r1 < r0
+    for mod in (searched, gap_only):
+        init = np.random.default_rng(3).integers(0, 256, 16384, dtype=np.uint8)
+        a, b = init.copy(), init.copy()
+        mod.run("two_classes", memory={"buf": a})
+        mod.run_eager("two_classes", memory={"buf": b})
+        assert np.array_equal(a, b) and not np.array_equal(a, init)

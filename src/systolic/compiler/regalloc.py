@@ -32,6 +32,7 @@ __all__ = ["allocate", "assign_registers", "apply", "VReg", "NUM_TILES", "RULE"]
 NUM_TILES = 8
 RULE = "seed section 8 / REFERENCE.md 7: one shape per physical tile per configuration"
 _MAX_ROUNDS = 50
+_MAX_SPLITS = 300  # splits of the 8 tiles among shape classes tried under pressure
 
 
 class VReg(Value):
@@ -373,10 +374,49 @@ class _Allocator:
             if gaps[c] <= 0:
                 break
             count[c] += 1
-        regs, out = iter(range(NUM_TILES)), []
-        for c in range(n):
-            out.append([next(regs) for _ in range(count[c])])
-        return out
+        best = count
+        if sum(min(p, NUM_TILES) for p in peak) > NUM_TILES:
+            best = self.best_split(count, need, peak, cls, iv)
+        return _pools_of(best)
+
+    def best_split(self, first, need, peak, cls, iv) -> list[int]:
+        """Under pressure, the split of the 8 tiles among the shape classes whose linear scan spills the least
+        (spill weight: the instructions that define or use the spilled tiles; ties keep the pressure-gap
+        split ``first``). A physical tile has one shape per configuration, so the split holds for the whole
+        function; every class keeps at least what one instruction needs of it."""
+        refs: dict[int, int] = {}
+        for ins in self.f.instructions():
+            for v in tile_uses(ins):
+                refs[id(v)] = refs.get(id(v), 0) + 1
+            t = tile_def(ins)
+            if t is not None:
+                refs[id(t)] = refs.get(id(t), 0) + 1
+        n = len(need)
+        hi = [max(need[c], min(peak[c], NUM_TILES)) for c in range(n)]
+        splits: list[list[int]] = []
+
+        def walk(c: int, left: int, acc: list[int]) -> None:
+            if len(splits) >= _MAX_SPLITS:
+                return
+            if c == n:
+                if left == 0:
+                    splits.append(list(acc))
+                return
+            for k in range(need[c], min(hi[c], left) + 1):
+                walk(c + 1, left - k, acc + [k])
+
+        walk(0, NUM_TILES, [])
+
+        def weight(split):
+            _assign, spill = self.scan(iv, cls, _pools_of(split))
+            return sum(refs.get(id(v), 1) for v in spill)
+
+        best, best_w = first, weight(first)
+        for split in splits:
+            w = weight(split)
+            if w < best_w:
+                best, best_w = split, w
+        return best
 
     # ------------------------------------------------------------------ linear scan
     def scan(self, iv, cls, pools) -> tuple[dict[int, int], list]:
@@ -599,6 +639,12 @@ def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
             out.append(ins)
         b.instrs = out[::-1]
     return removed
+
+
+def _pools_of(split: list[int]) -> list[list[int]]:
+    """Consecutive physical tiles for each class: split [3, 2] -> [[0, 1, 2], [3, 4]]."""
+    regs = iter(range(NUM_TILES))
+    return [[next(regs) for _ in range(k)] for k in split]
 
 
 def _overlap(a: list[list[int]], b: list[list[int]]) -> bool:
