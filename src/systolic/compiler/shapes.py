@@ -305,6 +305,14 @@ class _Propagation:
                     if su is not None and not su.same(s):
                         raise CompileError(f"conflicting tile shapes for %{v.name}: used as {s} and as {su}",
                                            location=location(u), rule=SHAPE_RULE, values={"value": v.name})
+        # what a tile value may flow into (checked by the analysis, so that a refusal leaves f unchanged)
+        for v in tv:
+            for u, k in self.uses.get(id(v), []):
+                if id(u) in self.ops or u.opcode == "phi" or _is_cast(u) or (u.opcode == "store" and k == 0):
+                    continue
+                raise CompileError(f"tile value %{v.name} used by {u.opcode}; tile values may only flow into tile "
+                                   "intrinsics, phis, casts and <256 x i32> stores", location=location(u),
+                                   rule=SHAPE_RULE)
         return tv
 
     # ------------------------------------------------------------------ rewrite into the final form
@@ -321,13 +329,6 @@ class _Propagation:
         tset = {id(v) for v in tv}
         casts = [v for v in tv if _is_cast(v)]  # before retyping: afterwards both sides are x86_amx
         self.dom = Dominance(f)
-        for v in tv:
-            for u, k in self.uses.get(id(v), []):
-                if id(u) in self.ops or u.opcode == "phi" or _is_cast(u) or (u.opcode == "store" and k == 0):
-                    continue
-                raise CompileError(f"tile value %{v.name} used by {u.opcode}; tile values may only flow into tile "
-                                   "intrinsics, phis, casts and <256 x i32> stores", location=location(u),
-                                   rule=SHAPE_RULE)
         for b in list(f.blocks):
             for ins in list(b.instrs):
                 op = self.ops.get(id(ins))
