@@ -54,6 +54,7 @@ __all__ = [
     "Diagnostic",
     "SourceCompileError",
     "IRVerifyError",
+    "UnmodelledConstruct",
 ]
 
 
@@ -220,3 +221,9 @@ class SourceCompileError(CompileError):
 
 class IRVerifyError(AsmSyntaxError):
     """LLVM's verifier refused a module that parsed (e.g. an instruction that does not dominate its uses)."""
+
+
+class UnmodelledConstruct(CompileError):
+    """LLVM accepted the module, but a function uses a construct systolic does not model (inline asm, floating
+    point, vector code, ...). ``values`` names the construct, the function and the IR line; the refusal is per
+    function: the module's other functions still compile and run."""
