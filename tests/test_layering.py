@@ -26,7 +26,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: (module prefix, layer): the longest matching prefix decides; lower numbers are lower layers
 LAYERS = {
     # 0: the base: errors, counters, the host's float environment and its JIT.
-    "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.hostjit": 0,
+    "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.jit": 0,
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
