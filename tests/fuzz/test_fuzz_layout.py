@@ -35,6 +35,35 @@ def test_get(base, data):
     outcome(layout.get, layer, operand, **opts)
 
 
+_L = [layout.get(*g[:2], **g[2]) for g in _GETS]
+_NOT_LAYOUT = st.one_of(hostile(), st.just(object()), st.just(np.zeros((2, 2))))
+
+
+@examples(80)
+@given(st.sampled_from(_L + [None]), st.data())
+def test_verbs(L, data):
+    if L is None:
+        L = data.draw(_NOT_LAYOUT)
+    verb = data.draw(st.sampled_from(["where", "what", "table", "detail", "svg"]))
+    if verb == "where":
+        outcome(layout.where, L, data.draw(maybe(st.integers(-2, 40))), data.draw(maybe(st.integers(-2, 40))))
+    elif verb == "what":
+        named = {}
+        if data.draw(st.booleans()):
+            key = data.draw(st.sampled_from(["grf", "lane", "work_item", "index", "row", "byte", "zzz"]))
+            named[key] = data.draw(maybe(st.integers(-2, 40)))
+        coords = data.draw(st.lists(maybe(st.integers(-2, 40)), max_size=3))
+        outcome(layout.what, L, *coords, **named)
+    elif verb == "table":
+        outcome(layout.table, L, by=data.draw(maybe(st.sampled_from(["element", "holder"]))),
+                fmt=data.draw(maybe(st.sampled_from(["text", "csv", "markdown", "json"]))),
+                view=data.draw(maybe(st.sampled_from(["holder", "bits", "lane"]))))
+    elif verb == "detail":
+        outcome(layout.detail, L)
+    else:
+        outcome(layout.svg, L, view=data.draw(maybe(st.sampled_from(["holder", "bits"]))))
+
+
 _INT_RANGE = {"s8": (-128, 127), "u8": (0, 255)}
 
 
