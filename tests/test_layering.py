@@ -23,7 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     # 0: the base: errors, counters, the host's float environment and its JIT.
     "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.hostjit": 0,
-    "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
+    "systolic.backend_registry": 0,
+    "systolic.suggest": 0,                # "did you mean": close matches of a mistyped name (difflib)       # the engines' backend= registry (filled from above: systolic.gpu)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it

@@ -12,6 +12,7 @@ import sys
 import click
 
 from . import emit_json
+from .options import device_option
 
 __all__ = ["command", "render"]
 
@@ -109,9 +110,10 @@ def render(rep: dict, console) -> None:
 
 @click.command("run")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--device", "-d", default=None,
-              help="Device to run on (default: the program's DEVICE / header 'device'); must be one of the "
-                   "program's DEVICES when it declares them.")
+@device_option("any", aliases=("--cpu", "--platform"), normalize=False,
+               help="Device to run on: an AMX CPU (spr, gnr, ...) or an XMX GPU (pvc, dg2, bmg, ...), any alias "
+                    "(default: the program's DEVICE / header 'device'); one of the program's DEVICES when it "
+                    "declares them.")
 @click.option("--function", "-f", "function", default=None, help=".ll only: the function to run (overrides the "
                                                                   "header).")
 @click.option("--arg", "args", multiple=True, help=".ll only: an argument, integer or @global[+offset] (repeatable; "
