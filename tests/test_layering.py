@@ -29,6 +29,7 @@ LAYERS = {
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it
     "systolic.numerics": 1, "systolic.types": 1, "systolic.packing": 1,
+    "systolic.llvmir": 1,                 # the LLVM-IR front door: clang + LLVM's parser (imports only errors)
     "systolic.layout": 2,
     "systolic.amx": 3, "systolic.xmx": 3,                                        # engines
     "systolic.opencl": 4, "systolic.sycl": 4, "systolic.visa": 4, "systolic.compiler": 4,
