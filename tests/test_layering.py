@@ -28,6 +28,7 @@ LAYERS = {
     # 0: the base: errors, counters, the host's float environment and its JIT.
     "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.jit": 0,
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
+    "systolic.suggest": 0,                # "did you mean": close matches of a mistyped name (difflib)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it
