@@ -137,7 +137,7 @@ def matrix_builtin(info):
             _count(rec, P, len(g))
         else:
             r = per_call(rec, a, b, c, P, launch.model)      # the lowering counts its own DPAS
-        out[g] = r.reshape((len(g),) + rshape[2:])
+        out[g] = r.reshape((len(g), L.S) + rshape[2:])
         launch.matrix_calls.setdefault(info.callee, [rec, 0, info.text])[1] += len(g)
         return out.reshape((L.n,) + rshape[2:])
     return f
