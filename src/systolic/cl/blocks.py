@@ -63,8 +63,9 @@ def block2d(info):
         lane_of = np.broadcast_to((g * L.S)[:, None, None, None], addr.shape)
         mem = fr.ex.launch.mem
         where = info.where(fr)
-        per_lane = spec.nbytes // L.S
-        count = per_lane // udt.itemsize
+        total_units = spec.nbytes // udt.itemsize
+        count = -(-total_units // L.S)            # a block smaller than the sub-group: the last lanes get 0
+        per_lane = count * udt.itemsize
         dest = np.broadcast_to(np.asarray(args[5], np.int64), (L.n,))
         lane_mask = np.zeros(L.n, bool)
         lane_mask[(g[:, None] * L.S + np.arange(L.S)[None, :]).reshape(-1)] = True
@@ -81,7 +82,8 @@ def block2d(info):
                 d = data.transpose(0, 1, 3, 2)                                            # (g, C, W, R)
             else:
                 d = data
-            units = np.ascontiguousarray(d).reshape(len(g), -1).view(udt)                # (g, S*count)
+            units = np.zeros((len(g), count * L.S), udt)
+            units[:, :total_units] = np.ascontiguousarray(d).reshape(len(g), -1).view(udt)
             per_lane_units = units.reshape(len(g), count, L.S).transpose(0, 2, 1)          # (g, S, count)
             full = np.zeros((L.G, L.S, count), udt)
             full[g] = per_lane_units
@@ -91,7 +93,8 @@ def block2d(info):
         # write: each lane's units from its pointer
         raw = mem.load(dest, lane_mask, per_lane, np.dtype(np.uint8), per_lane, where)
         units = raw.reshape(L.G, L.S, per_lane)[g].view(udt).reshape(len(g), L.S, count)
-        flat = np.ascontiguousarray(units.transpose(0, 2, 1)).reshape(len(g), -1).view(edt).reshape(addr.shape)
+        flat = np.ascontiguousarray(units.transpose(0, 2, 1)).reshape(len(g), -1)[:, :total_units]
+        flat = np.ascontiguousarray(flat).view(edt).reshape(addr.shape)
         if inb.any():
             from .library import _scatter
             _scatter(mem, addr[inb], lane_of[inb], flat[inb], edt, where)
