@@ -23,6 +23,7 @@ knows which sentence of the manual their input contradicts.
     +-- UnsupportedOperation   an operation the integration does not model (e.g. a torch op under emulate)
     +-- InvalidValue
         +-- ProgramError       a file given to ``systolic run`` breaks the program-file protocol (docs/run.md)
+    +-- CampaignError          a test-vector campaign directory that does not hold the campaign asked for
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "BackendUnavailable",
     "UnsupportedOperation",
     "ProgramError",
+    "CampaignError",
 ]
 
 
@@ -176,3 +178,8 @@ class UnsupportedOperation(SystolicError):
 
 class ProgramError(InvalidValue):
     """A file given to ``systolic run`` breaks the program-file protocol (docs/run.md); ``rule`` names the clause."""
+
+
+class CampaignError(SystolicError):
+    """A test-vector campaign directory that cannot be used as asked (another campaign's manifest, an unreadable
+    manifest, a campaign not yet complete where a complete one is needed); ``values`` names the directory and field."""
