@@ -81,7 +81,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
                               silence_logs=level)
     else:
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
-                               processes=True, dashboard_address=None, silence_logs=level)
+                               processes=True, dashboard_address=":0", silence_logs=level)
     try:
         client = Client(cluster)
         try:

@@ -8,8 +8,8 @@ plus the shard's metadata (engine, instruction, types, model, profile, seed pair
 
 * **parquet** (pyarrow): one row per vector; ``index`` uint64, the images as ``fixed_size_binary`` columns;
   the metadata under the schema key ``systolic``. Compression zstd.
-* **npz**: arrays ``index`` (V,), ``c``/``a``/``b``/``d`` (V, bytes) uint8 and ``meta`` (a 0-d string holding
-  the JSON); a zip with fixed member dates (``numpy.load`` reads it).
+* **npz**: arrays ``index`` (V,), ``c``/``a``/``b``/``d`` (V, bytes) uint8 and ``meta`` (uint8: the JSON text in
+  UTF-8); a zip with fixed member dates (``numpy.load`` reads it).
 * **text**: ``#`` lines hold the metadata (``# meta {json}``) and the column legend; then one vector per line:
   ``INDEX C A B D``, INDEX in decimal, each image as its little-endian 32-bit words in order, each word as 8 hex
   digits, most significant first (a $readmemh-style word stream: a 16-bit element j sits in bits
@@ -49,7 +49,8 @@ def encode(fmt: str, cols: dict[str, np.ndarray], meta: dict) -> bytes:
     if fmt == "npz":
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            arrays = {"index": cols["index"], **{k: cols[k] for k in IMAGES}, "meta": np.array(meta_text)}
+            arrays = {"index": cols["index"], **{k: cols[k] for k in IMAGES},
+                      "meta": np.frombuffer(meta_text.encode(), np.uint8)}
             for name, arr in arrays.items():
                 info = zipfile.ZipInfo(name + ".npy", date_time=_ZIP_DATE)
                 info.compress_type = zipfile.ZIP_DEFLATED
@@ -107,7 +108,7 @@ def decode(fmt: str, data: bytes) -> tuple[dict[str, np.ndarray], dict]:
         if fmt == "npz":
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 cols = {k: z[k] for k in ("index",) + IMAGES}
-                meta = json.loads(str(z["meta"]))
+                meta = json.loads(bytes(z["meta"]).decode())
             return cols, meta
         text = data.decode("ascii")
         meta, rows = None, []
