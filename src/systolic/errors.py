@@ -230,6 +230,7 @@ class UnmodelledConstruct(CompileError):
     point, vector code, ...). ``values`` names the construct, the function and the IR line; the refusal is per
     function: the module's other functions still compile and run."""
 
+
 class CampaignError(SystolicError):
     """A test-vector campaign directory that cannot be used as asked (another campaign's manifest, an unreadable
     manifest, a campaign not yet complete where a complete one is needed); ``values`` names the directory and field."""
