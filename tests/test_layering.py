@@ -26,9 +26,10 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: (module prefix, layer): the longest matching prefix decides; lower numbers are lower layers
 LAYERS = {
     # 0: the base: errors, counters, the host's float environment and its JIT.
-    "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.hostjit": 0,
+    "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.jit": 0,
     "systolic.observe": 0,                # the spec bodies' observer protocol (the explorer passes one in)
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
+    "systolic.suggest": 0,                # "did you mean": close matches of a mistyped name (difflib)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it
@@ -38,7 +39,7 @@ LAYERS = {
     "systolic.amx": 3, "systolic.xmx": 3,                                        # engines
     "systolic.opencl": 4, "systolic.sycl": 4, "systolic.visa": 4, "systolic.compiler": 4,
     "systolic.amx.intrinsics": 4,                                                # models
-    "systolic.gpu": 5, "systolic.torch": 5,                                      # integrations
+    "systolic.gpu": 5, "systolic.torch": 5, "systolic.distributed": 5,          # integrations
     "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools
 }
 

@@ -13,6 +13,7 @@ import click
 import numpy as np
 
 from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_output
+from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
@@ -57,8 +58,8 @@ compile_cmd.name = "compile"
 @click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
 @click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
               show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
-@click.option("--cpu", default="sapphirerapids", show_default=True,
-              help="CPU model of the TileMachine (systolic amx cpus): decides which AMX instructions exist.")
+@device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
+               help="AMX CPU of the TileMachine (systolic amx cpus; any alias): decides which AMX instructions exist")
 @click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")

@@ -1,6 +1,6 @@
 """``systolic visa``: run, encode, decode vISA programs and show regions.
 
-Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``, ``vars PROG``,
+Commands: ``run PROG [--device P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``, ``vars PROG``,
 ``decode PROG HEX``, ``region SPEC --type T --exec-size N``, ``fmt PROG``.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
+from .options import SuggestingGroup, device_option
 import numpy as np
 
 from ..errors import InvalidValue
@@ -20,14 +22,14 @@ def _read(path: str) -> str:
     return read_text(path, "vISA program")
 
 
-@click.group("visa")
+@click.group("visa", cls=SuggestingGroup)
 def group():
     """vISA: assemble, encode, decode and run programs (regions, predication, DPAS)."""
 
 
 @group.command("run")
 @click.argument("prog", type=click.Path(dir_okay=False))
-@click.option("--platform", "-p", default="pvc", show_default=True, help="dg2, pvc, bmg, lnl, ...")
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform/-p",))
 @click.option("--in", "inputs", multiple=True, metavar="VAR=file.npy", help="Set a variable before running.")
 @click.option("--out", "outputs", multiple=True, metavar="VAR", help="Print these variables (default: all).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also save outputs as VAR.npy here.")
@@ -90,7 +92,7 @@ def encode_cmd(prog, output):
 @group.command("decode")
 @click.argument("prog", type=click.Path(dir_okay=False))
 @click.argument("hexbytes", required=False)
-@click.option("--file", "-f", "binfile", type=click.Path(dir_okay=False), help="Read the bytes from a file.")
+@click.option("--file", "binfile", type=click.Path(dir_okay=False), help="Read the bytes from a file.")
 def decode_cmd(prog, hexbytes, binfile):
     """Decode instruction bytes (HEX or --file) using PROG's declarations; print vISA text."""
     from ..visa import asm, encoding
@@ -123,7 +125,7 @@ def fmt_cmd(prog):
 @click.argument("spec")
 @click.option("--type", "-t", "tname", default="d", show_default=True, help="Element type (ud, d, w, b, f, hf, ...).")
 @click.option("--exec-size", "-n", default=8, show_default=True, type=int)
-@click.option("--platform", "-p", default="pvc", show_default=True)
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform/-p",))
 @click.option("--json", "as_json", is_flag=True)
 def region_cmd(spec, tname, exec_size, platform, as_json):
     """Which elements and GRF bytes a region touches, e.g. SPEC = '(1,2)<8;4,2>' (source) or '(0,0)<2>' (dst)."""
@@ -148,7 +150,7 @@ def region_cmd(spec, tname, exec_size, platform, as_json):
 
 @group.command("vars")
 @click.argument("prog", type=click.Path(dir_okay=False))
-@click.option("--platform", "-p", default="pvc", show_default=True)
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform/-p",))
 @click.option("--num-grf", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True)
 def vars_cmd(prog, platform, num_grf, as_json):

@@ -158,6 +158,8 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
                            rule="systolic-run header of .ll files", values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
     dev = h.device_for(device, DEFAULT_DEVICE)
+    from .devices import amx_cpu
+    cpu = amx_cpu(dev)                  # any alias of an AMX CPU (spr, intel_cpu_spr); an XMX name is refused
     fn = function or h.function
     if fn is None:
         raise ProgramError("no function to run: the header has no 'function' directive and --function is not given",
@@ -178,7 +180,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     oracles = [(name_tok, *gemm_int8(memory, name_tok, spec, line)) for name_tok, spec, line in h.oracles]
     with counters.recording() as rec:
         t1 = time.perf_counter()
-        res = mod.run(fn, *values, memory=memory, cpu=dev)
+        res = mod.run(fn, *values, memory=memory, cpu=cpu)
         t2 = time.perf_counter()
     checks = [compare(name_tok, after(), want) for name_tok, want, after in oracles]
 

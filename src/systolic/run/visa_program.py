@@ -29,8 +29,9 @@ def run(path: Path, device: str | None = None) -> dict:
                            values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
     dev = h.device_for(device, DEFAULT_DEVICE)
+    from .devices import xmx_platform
     prog = asm.parse(text, source=str(path))
-    m = Machine(prog, dev)
+    m = Machine(prog, xmx_platform(dev))      # any alias of an XMX GPU (xehpc, intel_gpu_pvc, arl)
     for spec, line in h.inputs:
         var, _, val = spec.partition("=")
         if val.endswith(".npy") and not Path(val).is_absolute():
