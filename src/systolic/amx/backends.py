@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol, runtime_checkable
 
-from ..errors import InvalidValue
+from ..registry import Registry
 
 __all__ = ["Backend", "register_backend", "get_backend", "backend_names", "EmulatorBackend", "SpecBackend"]
 
@@ -95,23 +95,24 @@ def _native() -> Backend:
     return NativeBackend()
 
 
-_FACTORIES: dict[str, Callable[[], Backend]] = {"emulator": EmulatorBackend, "spec": SpecBackend, "native": _native}
+#: backend name -> factory (called once per machine)
+_FACTORIES: Registry[Callable[[], Backend]] = Registry("AMX backend", rule="backends", key="backend",
+                                                       normalize=str, listed=lambda r: sorted(r.names()))
+for _n, _f in (("emulator", EmulatorBackend), ("spec", SpecBackend), ("native", _native)):
+    _FACTORIES.add(_n, _f)
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Make ``TileMachine(backend=name)`` use ``factory()`` (called once per machine)."""
-    _FACTORIES[name] = factory
+    _FACTORIES.add(name, factory)
 
 
 def backend_names() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted(_FACTORIES.names())
 
 
 def get_backend(name: str | Backend) -> Backend:
     """A new backend instance by name, or the object itself."""
     if not isinstance(name, str):
         return name
-    if name not in _FACTORIES:
-        raise InvalidValue(f"unknown AMX backend {name!r}", rule="backends: " + ", ".join(backend_names()),
-                           values={"backend": name})
-    return _FACTORIES[name]()
+    return _FACTORIES.get(name)()

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InvalidValue
+from ..registry import Registry
 
 __all__ = ["Palette", "CpuModel", "PALETTE_1", "CPUS", "get_cpu", "INSTRUCTION_FEATURE", "FEATURES"]
 
@@ -158,15 +159,12 @@ CPUS: dict[str, CpuModel] = {c.name: c for c in (
 )}
 
 
+_REGISTRY: Registry[CpuModel] = Registry("CPU model", rule="CPU models", key="cpu", kind=CpuModel,
+                                         normalize=lambda n: n.lower().replace("_", "-"))
+for _c in CPUS.values():
+    _REGISTRY.add(_c.name, _c, _c.aliases)
+
+
 def get_cpu(cpu: str | CpuModel) -> CpuModel:
-    """A CPU model by name or alias (case-insensitive), or the model itself."""
-    if isinstance(cpu, CpuModel):
-        return cpu
-    key = str(cpu).lower().replace("_", "-")
-    for c in CPUS.values():
-        if key == c.name or key in c.aliases:
-            return c
-    from ..suggest import did_you_mean
-    known = [n for c in CPUS.values() for n in (c.name, *c.aliases)]
-    raise InvalidValue(f"unknown CPU model {cpu!r}{did_you_mean(key, known)}", rule="CPU models: " + ", ".join(CPUS),
-                       values={"cpu": cpu})
+    """A CPU model by name or alias (case-insensitive, ``_`` read as ``-``), or the model itself."""
+    return _REGISTRY.get(cpu)

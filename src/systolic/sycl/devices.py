@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
 
-from ..errors import InvalidValue
+from ..registry import Registry
 from ..xmx.platform import MAX_WORK_GROUP_SIZE
 
 __all__ = ["DEVICES", "GPU_MAX_WORK_GROUP_SIZE", "Combination", "Device", "devices", "get_device", "matrix_type"]
@@ -165,7 +165,9 @@ _ALL = (
 )
 
 DEVICES: Mapping[str, Device] = MappingProxyType({d.name: d for d in _ALL})
-_LOOKUP = {k.lower(): d for d in _ALL for k in (d.name, d.architecture, d.engine if d.backend == "amx" else d.name)}
+_REGISTRY: Registry[Device] = Registry("SYCL device", rule="devices", key="device", kind=Device)
+for _d in _ALL:
+    _REGISTRY.add(_d.name, _d, (_d.architecture, _d.engine if _d.backend == "amx" else _d.name))
 
 
 def devices() -> list[Device]:
@@ -175,12 +177,4 @@ def devices() -> list[Device]:
 
 def get_device(name) -> Device:
     """The device called ``name`` (spr, emr, gnr, dmr, dg2, arl, pvc, bmg, lnl or an ``intel_*`` architecture)."""
-    if isinstance(name, Device):
-        return name
-    d = _LOOKUP.get(str(name).lower())
-    if d is None:
-        from ..suggest import did_you_mean
-        raise InvalidValue(f"unknown SYCL device {name!r}{did_you_mean(name, _LOOKUP)}",
-                           rule="devices: " + ", ".join(DEVICES),
-                           values={"device": name})
-    return d
+    return _REGISTRY.get(name)
