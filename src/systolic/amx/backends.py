@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Callable, Protocol, runtime_checkable
 
 from ..registry import Registry
+from .isa import INSTRUCTIONS
 
 __all__ = ["Backend", "register_backend", "get_backend", "backend_names", "EmulatorBackend", "SpecBackend"]
 
@@ -46,6 +47,7 @@ class _ArrayBackend:
 
     name = "?"
     ops = None
+    body = "spec"           # which body of the instruction records (systolic.amx.isa) runs a TMUL
 
     def load_config(self, m) -> None:
         pass  # the machine has already zeroed the tiles and set the configuration
@@ -63,8 +65,8 @@ class _ArrayBackend:
 
     def dot(self, m, mnemonic, dst, src1, src2) -> None:
         cfg = m.config
-        self.ops.DOT[mnemonic](m.tiles[dst], m.tiles[src1], m.tiles[src2], cfg.rows[dst], cfg.colsb[dst],
-                               cfg.colsb[src1])
+        body = getattr(INSTRUCTIONS[mnemonic], self.body)     # the record's spec or fast body
+        body(m.tiles[dst], m.tiles[src1], m.tiles[src2], cfg.rows[dst], cfg.colsb[dst], cfg.colsb[src1])
 
     def release(self, m) -> None:
         pass
@@ -74,6 +76,7 @@ class EmulatorBackend(_ArrayBackend):
     """The fast emulator: vectorised kernels proven bit-identical to the spec path."""
 
     name = "emulator"
+    body = "fast"
 
     def __init__(self) -> None:
         from . import kernels
