@@ -279,11 +279,16 @@ class FunctionReader:
     def refuse(self, inst, construct: str, rule: str = "what systolic's compiler models") -> None:
         line = self.line_of.get(inst)
         where = f"@{self.f.name}" + (f", line {line}" if line else "")
+        values = {"construct": construct, "function": self.f.name, "line": line}
+        src = facts.debug_line(self.mr.ref, self.text(inst)) if "!dbg" in self.text(inst) else None
+        if src is not None:  # compiled with -g: the C/C++ source line too
+            # the file's own name: clang compiled a copy in a temporary directory
+            values["source"] = f"{(src[0] or '?').rsplit('/', 1)[-1]}:{src[1]}:{src[2]}"
+            where += f" ({values['source']})"
         raise UnmodelledConstruct(
             f"{construct} in @{self.f.name} is not modelled{f' (line {line})' if line else ''}: "
-            f"{self.text(inst)[:120]}",
-            location=where, rule=rule,
-            values={"construct": construct, "function": self.f.name, "line": line})
+            f"{self.text(inst).split(', !dbg')[0][:120]}",
+            location=where, rule=rule, values=values)
 
     def value(self, v) -> Value:
         kind = v.value_kind.name
