@@ -17,13 +17,11 @@ import click
 import numpy as np
 
 from ..errors import InvalidValue
-from .inputs import load_npy, make_dir, read_text, write_output
+from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_output
+from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
-
-
-C_SUFFIXES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++", ".C": "c++"}
 
 
 def _read(file: str) -> str:
@@ -35,6 +33,7 @@ def _compile(file: str, cflags: str | None):
     import pathlib
 
     from ..compiler import compile_c, compile_ir
+    from ..compiler.c_frontend import C_SUFFIXES
     path = pathlib.Path(file)
     language = C_SUFFIXES.get(path.suffix)
     if language is None:
@@ -80,29 +79,6 @@ def compile_cmd(file, emit, print_after, stats, cflags):
 compile_cmd.name = "compile"
 
 
-def _parse_arg(text: str):
-    t = text.strip()
-    try:
-        if t.startswith("@"):
-            name, _, off = t[1:].partition("+")
-            if not name:
-                raise ValueError(text)
-            return (name, int(off, 0) if off else 0)
-        return int(t, 0)
-    except ValueError:
-        raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",
-                           rule="systolic amx run --arg", values={"arg": text}) from None
-
-
-def _load_mem(spec: str) -> tuple[str, np.ndarray]:
-    name, eq, path = spec.partition("=")
-    if not eq or not name:
-        raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
-    arr = load_npy(path, f"--mem {name}", rule="systolic amx run --mem NAME=file.npy (no pickles)")
-    # any dtype: the global holds the array's bytes (C order)
-    return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
-
-
 @click.command("run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--function", "-f", "function", required=True, help="The function to run.")
@@ -110,8 +86,8 @@ def _load_mem(spec: str) -> tuple[str, np.ndarray]:
 @click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
 @click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
               show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
-@click.option("--cpu", default="sapphirerapids", show_default=True,
-              help="CPU model of the TileMachine (systolic amx cpus): decides which AMX instructions exist.")
+@device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
+               help="AMX CPU of the TileMachine (systolic amx cpus; any alias): decides which AMX instructions exist")
 @click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
@@ -121,8 +97,8 @@ def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, a
     """Compile FILE (LLVM IR, or C/C++ through clang) and run FUNCTION; print its result and a digest of every
     global."""
     mod = _compile(file, cflags)
-    memory = dict(_load_mem(m) for m in mems)
-    values = [_parse_arg(a) for a in args]
+    memory = dict(load_global_npy(m) for m in mems)
+    values = [parse_call_arg(a) for a in args]
     if eager:
         res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
     else:

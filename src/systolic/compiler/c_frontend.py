@@ -21,7 +21,7 @@ import re
 
 from ..errors import InvalidValue
 
-__all__ = ["AMX_FLAGS", "C_DEFAULT_FLAGS", "O0_PASSES", "compile_c_to_ir", "normalise_o0"]
+__all__ = ["C_SUFFIXES", "AMX_FLAGS", "C_DEFAULT_FLAGS", "O0_PASSES", "compile_c_to_ir", "normalise_o0"]
 
 #: every AMX extension clang 22's headers guard (amxintrin.h, amxfp16intrin.h, amxcomplexintrin.h, ...)
 AMX_FLAGS = ("-mamx-tile", "-mamx-int8", "-mamx-bf16", "-mamx-fp16", "-mamx-complex", "-mamx-fp8",
@@ -30,6 +30,8 @@ C_DEFAULT_FLAGS = ("-fno-vectorize", "-fno-slp-vectorize")
 #: LLVM passes that bring clang's -O0 output to SSA (in this order)
 O0_PASSES = ("sroa", "instruction_combine", "simplify_cfg")
 LANGUAGES = ("c", "c++")
+#: file suffix -> language (``systolic amx compile|run``, ``systolic run``)
+C_SUFFIXES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++", ".C": "c++"}
 
 
 def _initialise():

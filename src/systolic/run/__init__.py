@@ -29,7 +29,8 @@ from ..errors import ProgramError
 __all__ = ["run_file", "KINDS", "kind_of"]
 
 #: suffix -> program kind
-KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa", ".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++"}
+KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa", ".cl": "opencl-c", ".c": "c", ".cpp": "c++",
+         ".cc": "c++", ".cxx": "c++"}
 #: the kinds the tile compiler runs (--function/--arg/--mem apply to them)
 _TILE_KINDS = ("llvm-ir", "c", "c++")
 
@@ -39,7 +40,8 @@ def kind_of(path: str | Path) -> str:
     suffix = Path(path).suffix
     if suffix not in KINDS:
         raise ProgramError(f"systolic run does not know {suffix or 'files without a suffix'!r} programs",
-                           rule="systolic run FILE: a .py program, an .ll LLVM IR file, a .c/.cpp AMX source or a .visa file",
+                           rule="systolic run FILE: a .py program, an .ll LLVM IR file, a .c/.cpp AMX source, a .visa "
+                                "file or a .cl OpenCL C file",
                            values={"file": str(path), "suffix": suffix})
     return KINDS[suffix]
 
@@ -71,7 +73,8 @@ def _run_file(path, device, function, args, mems) -> dict:
     p = Path(path)
     kind = kind_of(p)
     if not p.is_file():
-        raise ProgramError("no such program file", rule="systolic run FILE: an existing file",
+        from ..suggest import did_you_mean_file
+        raise ProgramError(f"no such program file{did_you_mean_file(p)}", rule="systolic run FILE: an existing file",
                            values={"file": str(p)})
     if kind not in _TILE_KINDS and (function or args or mems):
         raise ProgramError("--function, --arg and --mem apply to LLVM IR programs only",
@@ -82,6 +85,9 @@ def _run_file(path, device, function, args, mems) -> dict:
     elif kind in _TILE_KINDS:
         from .llvm_program import run
         raw = run(p, device, function=function, args=tuple(args), mems=tuple(mems))
+    elif kind == "opencl-c":
+        from .cl_program import run
+        raw = run(p, device)
     else:
         from .visa_program import run
         raw = run(p, device)
