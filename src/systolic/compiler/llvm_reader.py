@@ -29,7 +29,7 @@ from ..llvmir import module as llvmir_module
 from .amx_table import CONFIG, PHYSICAL, SHAPED, is_cast
 from .ir import (LABEL, VOID, X86_AMX, Argument, ArrayType, Block, ConstantInt, ConstantSpecial, ConstGEP,
                  FloatType, Function, GlobalVariable, Instr, IntType, Module, OpaqueType, PtrType, StructType,
-                 TileType, Type, Value, VectorType, size_of)
+                 TileType, Type, Value, VectorType, is_tile_vector, size_of)
 from .ops import OPS
 
 __all__ = ["parse", "parse_type", "read_module", "DROPPED_INTRINSICS", "RUNNER_INTRINSICS"]
@@ -412,15 +412,26 @@ class FunctionReader:
 
     def check_call(self, inst, ins: Instr) -> None:
         name = ins.attrs["callee"].name
+        if name.startswith("llvm."):
+            self.check_intrinsic(inst, ins, name)
         for o in ins.operands:
             if not _modelled_arg(o.type):
                 self.refuse(inst, f"call of @{name} with a {o.type} argument",
                             "calls pass integers, pointers and tiles")
         if not _modelled_arg(ins.type) and ins.type != VOID:
             self.refuse(inst, f"call of @{name} returning {ins.type}", "calls return integers, pointers or tiles")
-        if not name.startswith("llvm."):
+
+    def check_intrinsic(self, inst, ins: Instr, name: str) -> None:
+        """The AMX intrinsics the TileMachine models, the tile casts and llvm.mem*; anything else is refused
+        naming it (an AMX one with its family)."""
+        if is_cast(name):
+            vec = [t for t in [ins.type] + [o.type for o in ins.operands] if not isinstance(t, TileType)]
+            if len(vec) != 1 or not is_tile_vector(vec[0]):
+                self.refuse(inst, f"@{name} of {vec[0] if vec else '?'}",
+                            "a tile cast's vector is a 1024-byte integer vector (<256 x i32>, <512 x i16>, "
+                            "<1024 x i8>...): the 16 x 64 byte tile image")
             return
-        if is_cast(name) or name.startswith(RUNNER_INTRINSICS):
+        if name.startswith(RUNNER_INTRINSICS):
             return
         if name in CONFIG:
             self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (REFERENCE.md 7); "
@@ -433,9 +444,9 @@ class FunctionReader:
             return
         a = PHYSICAL.get(name)
         if a is not None:
-            self.refuse(inst, f"@{name} (physical-register form)",
+            self.refuse(inst, f"@{name} (physical-register form, {a.family})",
                         "the physical-register form is the compiler's output; write the shaped intrinsic "
-                        f"@llvm.x86.{name[len('llvm.x86.'):]}.internal")
+                        f"@{name}.internal")
         self.refuse(inst, f"intrinsic @{name}", "the compiler knows the AMX intrinsics of LLVM 22 that the "
                                                 "TileMachine models, the tile casts and llvm.mem*")
 
