@@ -297,6 +297,13 @@ class Phi(OpDef):
         if len(ins.operands) != len(ins.attrs["blocks"]) or any(o.type != ins.type for o in ins.operands):
             raise _verr(ins, "phi has one value of its type per incoming block", "LLVM LangRef: phi")
 
+    def execute(self, rn, ins, env, prev=None):
+        """The value for the edge from block ``prev`` (the runner reads a block's phis together on entry)."""
+        k = next((j for j, b in enumerate(ins.attrs["blocks"]) if b is prev), None)
+        if k is None:
+            raise ub(f"phi %{ins.name} has no entry for the block we came from")
+        return rn.value(ins.operands[k], env)
+
 
 class Br(OpDef):
     names = ("br",)

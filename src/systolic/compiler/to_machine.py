@@ -230,12 +230,8 @@ class Runner:
             # phis read their inputs simultaneously on entry
             phis = [i for i in block.instrs if i.opcode == "phi"]
             if phis:
-                vals = []
-                for phi in phis:
-                    k = next((j for j, b in enumerate(phi.attrs["blocks"]) if b is prev), None)
-                    if k is None:
-                        raise _ub(f"phi %{phi.name} has no entry for the block we came from")
-                    vals.append(self.value(phi.operands[k], env))
+                phi_def = OPS["phi"]
+                vals = [phi_def.execute(self, phi, env, prev) for phi in phis]
                 for phi, v in zip(phis, vals):
                     env[id(phi)] = v
             for ins in block.instrs[len(phis):]:
