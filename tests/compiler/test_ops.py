@@ -65,3 +65,62 @@ def test_print_is_what_llvm_reads_back():
                                + ["t:", "  " + texts[4], "e:", "  " + texts[5], "}"]))
     assert mod.run("f", 1, 1).value == 2 and mod.run("f", 5, 1).value == 7 and mod.run("f", 5, 0).value == 0
     assert I32 == f.ret_type
+
+
+POISON_IR = """
+@g = global i32 0
+define i32 @sel(i32 %s, i32 %x) {
+entry:
+  %p = shl i32 %x, %s
+  %t = trunc i32 %p to i16
+  %z = zext i16 %t to i32
+  %big = icmp uge i32 %s, 32
+  %r = select i1 %big, i32 -1, i32 %z
+  ret i32 %r
+}
+define i32 @frz(i32 %s) {
+entry:
+  %p = shl i32 1, %s
+  %f = freeze i32 %p
+  ret i32 %f
+}
+define i32 @br(i32 %s) {
+entry:
+  %p = shl i32 1, %s
+  %c = icmp eq i32 %p, 0
+  br i1 %c, label %a, label %b
+a:
+  ret i32 1
+b:
+  ret i32 2
+}
+define void @st(i32 %s) {
+entry:
+  %p = shl i32 1, %s
+  store i32 %p, ptr @g
+  ret void
+}
+define i32 @cz(i32 %x) {
+entry:
+  %z = icmp eq i32 %x, 0
+  %t = call i32 @llvm.cttz.i32(i32 %x, i1 true)
+  %r = select i1 %z, i32 32, i32 %t
+  ret i32 %r
+}
+declare i32 @llvm.cttz.i32(i32, i1)
+"""
+
+
+def test_poison_propagates_and_only_its_undefined_uses_are_refused():
+    """LangRef "Poison Values": a shift by >= the width is poison, which trunc/zext carry and select discards;
+    freeze makes it a value; a branch on it or a store of it is undefined behaviour, refused."""
+    from systolic.errors import InvalidValue
+    mod = compile_ir(POISON_IR)
+    assert mod.run("sel", 40, 3).value == 0xFFFFFFFF and mod.run("sel", 4, 0x1234).value == 0x2340
+    assert mod.run("frz", 33).value == 0 and mod.run("frz", 3).value == 8
+    assert mod.run("cz", 0).value == 32 and mod.run("cz", 8).value == 3
+    with pytest.raises(InvalidValue, match="poison"):
+        mod.run("br", 32)
+    with pytest.raises(InvalidValue, match="poison"):
+        mod.run("st", 99)
+    assert mod.run("br", 1).value == 2

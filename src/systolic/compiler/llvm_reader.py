@@ -30,6 +30,7 @@ from .amx_table import CONFIG, PHYSICAL, SHAPED, is_cast
 from .ir import (LABEL, VOID, X86_AMX, Argument, ArrayType, Block, ConstantInt, ConstantSpecial, ConstGEP,
                  FloatType, Function, GlobalVariable, Instr, IntType, Module, OpaqueType, PtrType, StructType,
                  TileType, Type, Value, VectorType, is_tile_vector, size_of)
+from .int_intrinsics import base_name as int_base_name
 from .ops import OPS
 
 __all__ = ["parse", "parse_type", "read_module", "DROPPED_INTRINSICS", "RUNNER_INTRINSICS"]
@@ -220,11 +221,13 @@ class ModuleReader:
         if s[:1] in ("[", "<") and isinstance(vt, (ArrayType, VectorType)) and isinstance(vt.elem, IntType):
             vals = []
             for item in facts.split_top_level(s[1:-1]):
-                tm = re.fullmatch(r"i\d+ (-?\d+|true|false)", item)
+                # an undef/poison element may hold any value: its bytes are 0 here, as LLVM's code generator
+                # emits them (a program that reads them computes with an unspecified value either way)
+                tm = re.fullmatch(r"i\d+ (-?\d+|true|false|poison|undef)", item)
                 if tm is None:
                     return None
                 v = tm.group(1)
-                vals.append(int(v == "true") if v in ("true", "false") else int(v))
+                vals.append(int(v == "true") if v in ("true", "false", "poison", "undef") else int(v))
             return vals if len(vals) == vt.count else None
         return None
 
@@ -433,6 +436,8 @@ class FunctionReader:
             return
         if name.startswith(RUNNER_INTRINSICS):
             return
+        if int_base_name(name) is not None and isinstance(ins.type, IntType):
+            return
         if name in CONFIG:
             self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (REFERENCE.md 7); "
                                           "its input uses the shaped .internal intrinsics only")
@@ -448,7 +453,8 @@ class FunctionReader:
                         "the physical-register form is the compiler's output; write the shaped intrinsic "
                         f"@{name}.internal")
         self.refuse(inst, f"intrinsic @{name}", "the compiler knows the AMX intrinsics of LLVM 22 that the "
-                                                "TileMachine models, the tile casts and llvm.mem*")
+                                                "TileMachine models, the tile casts, llvm.mem* and the scalar "
+                                                "integer intrinsics of compiler.int_intrinsics")
 
     # ------------------------------------------------------------------ the walk
     def read(self) -> None:
