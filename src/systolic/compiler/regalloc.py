@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..errors import CompileError
 from .cfg import rpo
 from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value)
-from .lower import PSEUDO, TILE_DEF_OPS
+from .lower import PSEUDO, TILE_DEF_OPS, is_dot_pseudo
 from .shapes import Shape
 
 __all__ = ["allocate", "VReg", "NUM_TILES", "RULE"]
@@ -42,7 +42,7 @@ class VReg(Value):
 
 
 def _is_dot(ins: Instr) -> bool:
-    return ins.opcode.startswith("PTDP")
+    return is_dot_pseudo(ins.opcode)
 
 
 def tile_def(ins: Instr):

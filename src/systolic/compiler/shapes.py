@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import CompileError
 from .amx_table import MODELLED_DOTS, is_cast
+from .int_intrinsics import runner_executes
 from .cfg import Dominance
 from .ir import (I16, I64, PTR, V256I32, X86_AMX, VOID, ConstantInt, ConstantSpecial, Function, Instr, IntType,
                  Module, PtrType, TileType, Value, intrinsic, is_tile, is_tile_vector, location, replace_uses, users)
@@ -139,7 +140,7 @@ class _Propagation:
             if op is not None:
                 self.ops[id(ins)] = op
             elif ins.opcode == "call" and ins.intrinsic.startswith("llvm.") and not is_cast(ins.intrinsic) \
-                    and not ins.intrinsic.startswith(("llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
+                    and not runner_executes(ins.intrinsic):
                 raise CompileError(f"unsupported intrinsic @{ins.intrinsic}", location=location(ins),
                                    rule="the tile compiler knows the AMX intrinsics of clang's amxintrin.h",
                                    values={"known": sorted(internal_name(m) for m in
