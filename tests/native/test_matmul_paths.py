@@ -92,6 +92,7 @@ def test_without_amx_the_reason_is_the_host(monkeypatch):
 @pytest.mark.parametrize("mn", ["tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps"])
 @pytest.mark.native
 @pytest.mark.skipif(not NATIVE, reason="native AMX unavailable")
+@pytest.mark.skipif(os.environ.get(NM.ENV, "") == "0", reason="SYSTOLIC_NATIVE=0: the emulator only")
 def test_self_check_passes(mn):
     passed, detail = NM.self_check(mn)
     assert passed, detail
@@ -110,6 +111,7 @@ def _operands(rng, dt, shape, specials):
 
 @needs_native[0]
 @needs_native[1]
+@pytest.mark.skipif(os.environ.get(NM.ENV, "") == "0", reason="SYSTOLIC_NATIVE=0: the emulator only")
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(sorted(FAMS)), st.integers(1, 70), st.integers(1, 200), st.integers(1, 70), st.booleans(),
        st.booleans(), st.integers(0, 2 ** 32 - 1))
