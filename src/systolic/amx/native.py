@@ -5,8 +5,8 @@ AMX-TILE (``/proc/cpuinfo``), LLVM must see it too (llvmlite's host feature list
 data to this process (``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``, Linux
 ``Documentation/arch/x86/xstate.rst``; REFERENCE.md section 6).
 
-:class:`NativeBackend` implements the backend protocol of :mod:`systolic.amx.backends` and registers itself
-as ``"native"``. The machine's architectural state stays in memory (``m.config``, ``m.tiles``); each call is
+:class:`NativeBackend` implements the backend protocol of :mod:`systolic.amx.backends`, which names it
+``"native"``. The machine's architectural state stays in memory (``m.config``, ``m.tiles``); each call is
 one small JIT-compiled function that does, on the silicon::
 
     LDTILECFG  m.config (start_row forced to 0)
@@ -287,11 +287,3 @@ class NativeBackend:
 
     def release(self, m) -> None:
         pass  # every native call ends with TILERELEASE already
-
-
-def _register() -> None:
-    from .backends import register_backend
-    register_backend("native", NativeBackend)
-
-
-_register()
