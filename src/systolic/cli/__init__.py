@@ -96,6 +96,13 @@ def info(as_json):
     except ImportError as exc:  # pragma: no cover - the native module is part of the package
         ok, why = False, f"native backend not importable: {exc}"
     s["native_amx_backend"] = {"available": ok, "reason": why}
+    from ..amx import native_matmul
+    from ..jit import vector_bits
+    s["amx_matmul_paths"] = native_matmul.status()    # which path amx.matmul takes per instruction (no self-check)
+    try:
+        s["jit_vector_bits"] = vector_bits()
+    except Exception as exc:  # no llvmlite JIT here, or a bad SYSTOLIC_VECTOR_BITS
+        s["jit_vector_bits"] = f"unavailable: {exc}"
     from ..gpu import runtime as gpu_runtime       # lazy inside: imports no CuPy until asked
     s["cuda_backend"] = gpu_runtime.info()
     if as_json:
@@ -112,6 +119,14 @@ def info(as_json):
     perm = s["tile_data_permission"]
     t.add_row("Linux tile data (XTILEDATA)", ("granted" if perm["granted"] else "not granted: " + perm["reason"]))
     t.add_row("native AMX backend", "available" if ok else f"unavailable: {why} (the emulator is used)")
+    paths = s["amx_matmul_paths"]
+    reasons = {v["reason"] for v in paths.values()}
+    if len(reasons) == 1 and not any(v["native"] for v in paths.values()):
+        t.add_row("amx.matmul path", f"emulator ({reasons.pop()})")
+    else:
+        t.add_row("amx.matmul path", "; ".join(f"{mn}: " + ("native" if v["native"] else f"emulator ({v['reason']})")
+                                               for mn, v in paths.items()))
+    t.add_row("JIT vector width", f"{s['jit_vector_bits']} bits (SYSTOLIC_VECTOR_BITS overrides)")
     g = s["cuda_backend"]
     from rich.markup import escape
     t.add_row("CUDA backend (systolic.gpu)", escape(("available: " if g["available"] else "unavailable: ") + g["reason"]))
