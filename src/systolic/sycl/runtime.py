@@ -363,7 +363,7 @@ class nd_item:
     def get_global_linear_id(self):
         L = self._L
         lin = np.zeros(L.n_items, dtype=np.int64)
-        for d in range(L.dims):
+        for d in _builtin_range(L.dims):        # (``range`` here is sycl::range)
             lin = lin * L.gsize[d] + L.glob[d]
         return self._val(lin)
 
