@@ -32,15 +32,80 @@ __all__ = [
 _builtin_range = range
 
 
+#: ml_dtypes element types numpy reports as kind "V": numbers too
+_ML_NUMBERS = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3", "float8_e3m4", "float4_e2m1fn",
+               "float6_e2m3fn", "float6_e3m2fn", "int4", "uint4", "int2", "uint2")
+
+
 def storage_dtype(T) -> np.dtype:
-    """The numpy dtype that stores elements of ``T`` (a numpy/ml_dtypes type; ``precision.tf32`` -> float32)."""
+    """The numpy dtype that stores elements of ``T`` (a numpy/ml_dtypes number type; ``precision.tf32`` ->
+    float32). ``None`` (numpy's float64 default), strings, objects, complex and datetimes are refused: USM holds
+    the element types a kernel computes with."""
     from .matrix_core import tf32
-    if T is tf32 or T == "tf32":
+    if T is tf32 or (isinstance(T, str) and T == "tf32"):
         return np.dtype(np.float32)
+    if T is None or isinstance(T, (bool, int, float)):
+        raise InvalidValue(f"{T!r} is not an element type", rule="an element type: a numpy / ml_dtypes number type",
+                           values={"type": repr(T)})
     try:
-        return np.dtype(T)
-    except TypeError:
+        dt = np.dtype(T)
+    except (TypeError, ValueError, SyntaxError):
         raise InvalidValue(f"{T!r} is not an element type", values={"type": repr(T)}) from None
+    if dt.kind not in "biuf" and dt.name not in _ML_NUMBERS:
+        raise InvalidValue(f"{dt} is not a number type USM elements can have",
+                           rule="an element type: a numpy / ml_dtypes number type", values={"type": str(dt)})
+    return dt
+
+
+def _elements(value, dt: np.dtype, what: str) -> np.ndarray:
+    """``value`` (a number or array) as elements of ``dt``.
+
+    Integer elements take the integers they hold exactly: a value out of range, a float with a fraction, NaN or
+    infinity is refused (:class:`InvalidValue`), not wrapped or truncated. Float elements take any real number,
+    rounded once to nearest even (C++'s conversion to float / half / bfloat16; out of range gives +-inf).
+    Strings, None, complex numbers and other objects are refused."""
+    from .. import types as Ty
+    from ..numerics.rounding import as_exact_array
+    try:
+        a = as_exact_array(value)
+    except (TypeError, ValueError, OverflowError):
+        a = np.asarray(value, dtype=object)
+    k = a.dtype.kind
+    if k == "O":
+        odd = [x for x in a.flat if not isinstance(x, (bool, int, float, np.integer, np.floating))]
+    else:
+        odd = [] if (k in "biuf" or a.dtype.name in _ML_NUMBERS) else [value]
+    if odd:
+        raise InvalidValue(f"{what}: {odd[0]!r:.60} is not a number {dt} can hold", rule="USM elements are numbers",
+                           values={"value": repr(odd[0])[:60], "type": str(dt)})
+    if dt.kind in "iu":
+        if k in "biu":
+            ints = a
+        else:
+            vals = list(a.flat) if k == "O" else list(a.astype(np.float64).flat)
+            bad = [x for x in vals if not isinstance(x, (int, np.integer)) and not (
+                np.isfinite(float(x)) and float(x) == int(float(x)))]
+            if bad:
+                raise InvalidValue(f"{what}: {bad[0]!r} is not an integer; {dt} elements hold integers exactly",
+                                   rule="a value enters exactly or is refused (no truncation)",
+                                   values={"value": repr(bad[0]), "type": str(dt)})
+            ints = np.array([int(x) for x in vals], dtype=object).reshape(a.shape)
+        info = np.iinfo(dt)
+        if a.size:
+            lo, hi = int(ints.min()), int(ints.max())
+            if lo < info.min or hi > info.max:
+                v = lo if lo < info.min else hi
+                raise InvalidValue(f"{what}: {v} is out of range for {dt}",
+                                   rule=f"{dt} holds [{info.min}, {info.max}]; a value enters exactly or is refused "
+                                        "(no wrapping)", values={"value": v, "type": str(dt)})
+        return ints.astype(dt)
+    if dt.name in ("float32", "float16", "bfloat16"):       # one rounding from the exact value (big ints too)
+        name = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[dt.name]
+        return np.asarray(Ty.convert(a if k != "b" else a.astype(np.int64), name)).astype(dt)
+    try:
+        return a.astype(dt)
+    except OverflowError:
+        raise InvalidValue(f"{what}: a value is out of range for {dt}", values={"type": str(dt)}) from None
 
 
 class range(tuple):
@@ -258,13 +323,16 @@ class queue:
 
     def malloc_shared(self, count, dtype) -> USMPtr:
         """``malloc_shared<T>(count, q)``: ``count`` zeroed elements of ``dtype``."""
-        n = operator.index(count) if not isinstance(count, bool) else -1
-        if n < 0:
-            raise InvalidValue("malloc_shared needs a non-negative element count", values={"count": count})
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise InvalidValue("malloc_shared needs a non-negative integer element count",
+                               rule="SYCL 2020 malloc_shared(size_t count, ...)", values={"count": repr(count)[:60]})
+        n = operator.index(count)
         dt = storage_dtype(dtype)
         try:
+            if n * dt.itemsize >= 1 << 63:
+                raise MemoryError
             return USMPtr(np.zeros(n, dtype=dt))
-        except MemoryError:     # SYCL 2020 returns nullptr here; a Python caller gets the reason instead
+        except (MemoryError, ValueError):  # SYCL 2020 returns nullptr here; a Python caller gets the reason instead
             raise InvalidValue(f"malloc_shared cannot allocate {n} elements of {dt} on this host",
                                rule="SYCL 2020 malloc_shared: nullptr when the allocation cannot be made",
                                values={"count": n, "bytes": n * dt.itemsize}) from None
