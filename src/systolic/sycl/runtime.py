@@ -171,8 +171,12 @@ class USMPtr(USMPtrLike):
             return self.offset + k
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
             raise InvalidValue(f"a pointer moves by an integer number of elements, not {type(k).__name__}",
-                               values={"offset": repr(k)})
-        return self.offset + int(k)
+                               values={"offset": repr(k)[:60]})
+        off = self.offset + int(k)
+        if not isinstance(off, Varying) and not -(1 << 62) <= off < (1 << 62):
+            raise InvalidValue("a pointer offset past 2**62 elements has no address",
+                               rule="USM pointers are 64-bit addresses", values={"offset": off})
+        return off
 
     def __add__(self, k) -> USMPtr:
         return USMPtr(self.mem, self._off(k))
@@ -184,6 +188,11 @@ class USMPtr(USMPtrLike):
             if k.mem is not self.mem:
                 raise InvalidValue("pointers into different allocations cannot be subtracted")
             return self.offset - k.offset
+        if isinstance(k, USMPtrLike):
+            raise InvalidValue("pointer - pointer needs two USM pointers of one allocation")
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer, Varying)):
+            raise InvalidValue(f"a pointer moves by an integer number of elements, not {type(k).__name__}",
+                               values={"offset": repr(k)[:60]})
         return self.__add__(-k)
 
     def __eq__(self, o) -> bool:  # type: ignore[override]
@@ -209,10 +218,21 @@ class USMPtr(USMPtrLike):
 
     def __setitem__(self, i, value) -> None:
         _, idx = self._index(i)
-        val = value.v if isinstance(value, Varying) else value
+        if not self.mem.flags.writeable:
+            raise InvalidValue("the USM allocation is read-only (a read-only numpy array wrapped by ptr())",
+                               rule="a kernel writes only writable memory", values={"elements": int(self.mem.size)})
+        val = _elements(value.v if isinstance(value, Varying) else value, self.mem.dtype, "USM element assignment")
+        if val.ndim and val.shape != np.shape(idx) and val.size != 1:
+            try:
+                np.broadcast_to(val, np.shape(idx))
+            except ValueError:
+                raise InvalidValue("the assigned values do not match the elements addressed",
+                                   values={"values": val.shape, "elements": np.shape(idx)}) from None
+        if not np.shape(idx) and val.ndim:
+            raise InvalidValue("one element takes one value, not an array", values={"shape": val.shape})
         L = simt.current_launch()
         if L is not None:
-            L.write(self.mem, idx, np.asarray(val).astype(self.mem.dtype))
+            L.write(self.mem, idx, val)
         else:
             self.mem[idx] = val
 
@@ -234,11 +254,11 @@ class USMPtr(USMPtrLike):
 
 def ptr(array) -> USMPtr:
     """Wrap an existing numpy array (C-contiguous; a flat view is kept, writes go to the array) as a USM pointer."""
-    a = np.asarray(array)
-    if not isinstance(array, np.ndarray) or not a.flags.c_contiguous:
+    if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
         raise InvalidValue("ptr() wraps a C-contiguous numpy array (so kernel writes reach it)",
                            values={"type": type(array).__name__})
-    return USMPtr(a.reshape(-1))
+    storage_dtype(array.dtype)          # numbers only (an object or string array is refused here)
+    return USMPtr(array.reshape(-1))
 
 
 class event:
