@@ -88,11 +88,15 @@ def test_queries(dev, data):
     t = [data.draw(maybe(st.sampled_from(_TYPES), 5)) for _ in range(4)]
     mnk = [data.draw(maybe(st.sampled_from([1, 8, 16, 32, 64]), 4)) for _ in range(3)]
     if which == "find":
-        outcome(jm.find_combination, dev, *t, *mnk)
+        r = outcome(jm.find_combination, dev, *t, *mnk)
+        if ok(r):   # a shape is integers: 8.5 or "8" must not be coerced to 8
+            assert all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in mnk), mnk
     elif which == "params":
         if data.draw(st.booleans()):
             mnk = [None, None, None]
-        outcome(jm.matrix_params, dev, *t, *mnk)
+        r = outcome(jm.matrix_params, dev, *t, *mnk)
+        if ok(r) and mnk[0] is not None:
+            assert all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in mnk), mnk
     elif which == "layout":
         outcome(jm.layout, dev, t[0], data.draw(maybe(st.sampled_from(list(jm.use)), 5)), mnk[0], mnk[1],
                 data.draw(st.one_of(st.none(), maybe(st.sampled_from(list(jm.layout)), 4))))
@@ -164,3 +168,21 @@ def test_joint_matrix_hostile(dev, data):
     r = outcome(q.parallel_for, sycl.nd_range((sgs,), (sgs,)), kernel)
     if spot == "none":
         assert ok(r)
+
+
+_VALID = {"pvc": (("sint8", "sint8", "sint32", "sint32"), (8, 16, 32)),
+          "dg2": (("fp16", "fp16", "fp32", "fp32"), (8, 8, 16)),
+          "spr": (("bf16", "bf16", "fp32", "fp32"), (16, 16, 32))}
+_NEAR = st.sampled_from([8.0, 8.5, "8", True, np.int64(8), np.float32(16), 16.0, 32.0, None, np.uint8(16)])
+
+
+@examples(40)
+@given(st.sampled_from(sorted(_VALID)), st.integers(0, 2), _NEAR, st.booleans())
+def test_query_shapes(dev, pos, v, params):
+    """Valid types, one M/N/K replaced by a near-integer: accepted only when it is an integer."""
+    types, mnk = _VALID[dev]
+    mnk = list(mnk)
+    mnk[pos] = v
+    r = outcome(jm.matrix_params if params else jm.find_combination, dev, *types, *mnk)
+    if ok(r):
+        assert all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in mnk), mnk
