@@ -185,8 +185,11 @@ def _declaration_ok(spec: Spec, anysize: bool) -> bool:
         elif spec.use == "accumulator" and spec.t.name in (c.ctype, c.dtype):
             ok.append(anysize or _dim_ok(spec.rows, c.max_msize, c.msize) and _dim_ok(spec.cols, c.max_nsize, c.nsize))
     if not any(ok):
+        gone = [c for c in rec.not_lowered if spec.t.name in c.types()]
         raise UnsupportedCombination(
-            f"{rec.name} supports no {spec.text()}",
+            f"{rec.name} supports no {spec.text()}" + (
+                f" (intel/llvm lists {gone[0]}, but no {rec.name} instruction computes it: AMX-TF32 left the ISE)"
+                if gone else ""),
             rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
             values={"device": rec.name, "type": spec.t.name, "use": spec.use, "rows": spec.rows, "cols": spec.cols})
     return True
