@@ -20,6 +20,7 @@ __all__ = [
     "USMPtr",
     "device",
     "event",
+    "group",
     "nd_item",
     "nd_range",
     "ptr",
@@ -434,10 +435,19 @@ class nd_item:
     def get_local_id(self, d: int = 0):
         return self._val(self._L.local[self._dim(d)])
 
-    def get_group(self, d: int = 0):
+    def get_group(self, d=None):
+        """``get_group()``: the ``sycl::group`` (for group algorithms and barriers); ``get_group(d)``: the
+        work-group id in dimension ``d``."""
+        if d is None:
+            return group(self._L, self._w)
         return self._val(self._L.group[self._dim(d)])
 
-    get_group_id = get_group
+    def get_group_id(self, d: int = 0):
+        return self._val(self._L.group[self._dim(d)])
+
+    def barrier(self, fence_space=None) -> None:
+        """``nd_item::barrier()``: a work-group barrier (``group_barrier(item.get_group())``)."""
+        simt.barrier(group(self._L, self._w), 4)   # the call site checked is the kernel's
 
     def get_global_range(self, d: int = 0) -> int:
         return self._L.gsize[self._dim(d)]
@@ -497,3 +507,59 @@ class sub_group:
 
     def __repr__(self) -> str:
         return f"sub_group(size {self._L.sg_size})"
+
+
+class group:
+    """``sycl::group<D>``: the work-group of one work-item (or, vectorised, of each): ``item.get_group()``."""
+
+    __slots__ = ("_L", "_wi")
+
+    def __init__(self, launch, w) -> None:
+        self._L, self._wi = launch, w
+
+    @property
+    def launch(self):
+        return self._L
+
+    @property
+    def scope_size(self) -> int:
+        """How many work-items a group operation on this group waits for (:class:`simt.Scheduler`)."""
+        return self._L.wg_items
+
+    def _val(self, arr):
+        return Varying(arr) if self._wi is None else int(arr[self._wi])
+
+    def _dim(self, d) -> int:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not 0 <= d < self._L.dims:
+            raise InvalidValue(f"dimension {d!r} outside the {self._L.dims}-D range", values={"dimension": d})
+        return int(d)
+
+    def get_group_id(self, d: int = 0):
+        return self._val(self._L.group[self._dim(d)])
+
+    def get_local_id(self, d: int = 0):
+        return self._val(self._L.local[self._dim(d)])
+
+    def get_local_range(self, d: int = 0) -> int:
+        return self._L.lsize[self._dim(d)]
+
+    def get_group_range(self, d: int = 0) -> int:
+        return self._L.groups[self._dim(d)]
+
+    def get_local_linear_id(self):
+        return self._val(self._L.local_linear)
+
+    def get_group_linear_id(self):
+        return self._val(np.arange(self._L.n_items) // self._L.wg_items)
+
+    def get_local_linear_range(self) -> int:
+        return self._L.wg_items
+
+    def get_group_linear_range(self) -> int:
+        return self._L.n_groups
+
+    def leader(self):
+        return self.get_local_linear_id() == 0
+
+    def __repr__(self) -> str:
+        return f"group(local range {tuple(self._L.lsize)})"
