@@ -417,7 +417,7 @@ def joint_reduce(g, first, last, *args):
     for p, n in ((first, "first"), (last, "last")):
         if not isinstance(p, USMPtrLike):
             raise InvalidValue(f"joint_reduce: {n} is a USM pointer", values={n: type(p).__name__})
-    if last.mem is not first.mem:
+    if not simt.same_memory(last.mem, first.mem):
         raise InvalidValue("joint_reduce: first and last point into different allocations",
                            rule="[first, last) is one range")
     mem = first.mem

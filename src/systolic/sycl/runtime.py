@@ -186,7 +186,7 @@ class USMPtr(USMPtrLike):
 
     def __sub__(self, k):
         if isinstance(k, USMPtr):
-            if k.mem is not self.mem:
+            if not simt.same_memory(k.mem, self.mem):
                 raise InvalidValue("pointers into different allocations cannot be subtracted")
             return self.offset - k.offset
         if isinstance(k, USMPtrLike):
@@ -197,7 +197,7 @@ class USMPtr(USMPtrLike):
         return self.__add__(-k)
 
     def __eq__(self, o) -> bool:  # type: ignore[override]
-        return isinstance(o, USMPtr) and o.mem is self.mem and bool(np.all(np.asarray(
+        return isinstance(o, USMPtr) and simt.same_memory(o.mem, self.mem) and bool(np.all(np.asarray(
             o.offset.v if isinstance(o.offset, Varying) else o.offset) == np.asarray(
             self.offset.v if isinstance(self.offset, Varying) else self.offset)))
 

@@ -453,7 +453,8 @@ class Scheduler:
                 if isinstance(a, JointMatrixLike):
                     vals.append(("matrix", vs))
                 elif isinstance(a, USMPtrLike):
-                    if any(not isinstance(v, USMPtrLike) or v.mem is not a.mem or v.offset != a.offset for v in vs):
+                    if any(not isinstance(v, USMPtrLike) or not same_memory(v.mem, a.mem) or v.offset != a.offset
+                           for v in vs):
                         raise _nonuniform(L, name, i, g, wait, vs)
                     vals.append(("ptr", a))
                 elif isinstance(a, PerItem):
@@ -482,7 +483,7 @@ def _signature(vals: list, kw: dict):
         if kind == "matrix":
             sig.append(("matrix", v[0].spec if hasattr(v[0], "spec") else None))
         elif kind == "ptr":
-            sig.append(("ptr", id(v.mem)))
+            sig.append(("ptr", _memory_key(v.mem)))
         elif kind == "per-item":
             sig.append(("per-item",))
         elif isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
@@ -490,6 +491,16 @@ def _signature(vals: list, kw: dict):
         else:
             sig.append(("value", repr(v)))
     return tuple(sig), repr(sorted(kw.items(), key=lambda t: t[0]))
+
+
+def _memory_key(mem: np.ndarray) -> tuple:
+    """What identifies a USM allocation: its first byte's address, size and element type (two views of one numpy
+    array - ``sycl.ptr(a)`` called by each work-item - are the same allocation)."""
+    return (mem.__array_interface__["data"][0], mem.size, mem.dtype.str)
+
+
+def same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or _memory_key(a) == _memory_key(b)
 
 
 def _combine(i: int, a, per_sg: list):
