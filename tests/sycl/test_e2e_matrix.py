@@ -59,10 +59,10 @@ nd_item                1    1    1    1    1    1    0    0    0
 seed_2021              7    1    1    1    0    0    0    0    0
     test-e2e: the seed's 2021 example (test_e2e_seed.py)
     tests: test_seed_example_2021, test_seed_any_size, test_seed_gemm_today
-examples               4    3    2    2    2    2    0    0    0
+examples               5    3    3    3    2    2    0    0    0
     test-e2e: examples/sycl program files (test_e2e_seed.py)
     tests: test_example_program, test_seed_script_runs
-total                130  127  137  170  167  167    6    7    7
+total                131  127  138  171  167  167    6    7    7
 
 Device-specific choices follow the test-e2e ``main()`` functions: combinations with ``nsize == 0`` are Intel AMX
 (tiles 16 x 16 x K up to 64 bytes), ``nsize == 16`` PVC/Xe2 (8 x 16 x 16 plus the fixed big shapes), ``nsize == 8``
