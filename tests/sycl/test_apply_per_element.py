@@ -107,3 +107,17 @@ def test_captured_list_is_impure():
     assert not _pure(lambda x: acc.append(x))
     assert _pure(np.exp) and _pure(abs)
     assert not _pure(type("F", (), {"__call__": lambda self, x: x})())    # a callable object: possibly impure
+
+
+def test_ptr_made_inside_a_per_item_kernel_is_one_allocation():
+    """``sycl.ptr(out)`` called by each work-item gives each its own numpy view of one array: the same
+    allocation for a group operation's uniformity check (it was a DivergentCollective per work-item)."""
+    out = np.zeros((8, 16), np.float32)
+
+    def kernel(it):
+        g = it.get_sub_group()
+        m = jm.joint_matrix(g, np.float32, jm.use.accumulator, 8, 16)
+        jm.joint_matrix_fill(g, m, 1.5)
+        jm.joint_matrix_store(g, m, sycl.ptr(out), 16, jm.layout.row_major)
+    sycl.queue("pvc", mode="per-item").parallel_for(sycl.nd_range((16,), (16,)), kernel)
+    assert np.all(out == 1.5)
