@@ -50,3 +50,10 @@ def test_values(text, dtype):
         if ok(t):
             for v, a in zip(r[1], t[1].tolist()):
                 assert v == a or (v != v and a != a), (v, a)
+
+
+def test_directory_is_named(tmp_path):
+    d = tmp_path / "prog.py"
+    d.mkdir()
+    r = outcome(run_file, d)
+    assert not ok(r) and re.search("is a directory", str(r[1])), r
