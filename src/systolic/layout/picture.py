@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidValue
-from .core import check_layout
 
 if TYPE_CHECKING:                      # annotations only: core imports this module for _repr_svg_
     from .core import Layout
@@ -33,6 +32,14 @@ _SHORT = {"grf": "r", "dword": "d", "eu": "eu", "tile_row": "row", "byte": "B", 
 
 #: the views a table or picture labels its cells by: the holder's coordinates, or the SIMD lane and component
 VIEWS = ("holder", "lane")
+
+
+def check_layout(L, verb: str) -> None:
+    """A Layout's fields are there (checked by name: core imports this module, so no isinstance here); anything
+    else is refused by name rather than failing on a missing attribute."""
+    if not all(hasattr(L, a) for a in ("layer", "operand", "rows", "cols", "index", "bit", "holder", "params")):
+        raise InvalidValue(f"{verb} takes a Layout (systolic.layout.get(...)), not {type(L).__name__}",
+                           rule="layout verbs take a systolic.layout.Layout", values={"got": type(L).__name__})
 
 
 def check_view(view) -> None:

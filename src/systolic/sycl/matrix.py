@@ -422,7 +422,16 @@ def find_combination(device, ta, tb, tc, td, m, n, k) -> Combination:
     device's combinations."""
     rec = get_device(device.record if hasattr(device, "record") else device)
     names = tuple(core.type_info(t).name for t in (ta, tb, tc, td))
+    _check_shape(m=m, n=n, k=k)
     return _find(rec.name, names, int(m), int(n), int(k))
+
+
+def _check_shape(**dims) -> None:
+    """M, N, K are integers (template arguments): 8.5, "8" or True are refused, not coerced."""
+    for name, v in dims.items():
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InvalidValue(f"{name.upper()} must be an integer, not {type(v).__name__}",
+                               rule="M, N, K are size_t template arguments", values={name.upper(): repr(v)[:40]})
 
 
 @functools.cache
