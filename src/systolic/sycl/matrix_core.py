@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..layout import Layout
 from ..layout.joint_matrix import slice_layout
-from .devices import Device, get_device
+from .devices import Device, get_device, near_combinations
 from .simt import (
     Divergence,
     JointMatrixLike,
@@ -187,7 +187,7 @@ def _declaration_ok(spec: Spec, anysize: bool) -> bool:
     if not any(ok):
         raise UnsupportedCombination(
             f"{rec.name} supports no {spec.text()}",
-            rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+            rule=near_combinations(rec, (spec.t.name,)),
             values={"device": rec.name, "type": spec.t.name, "use": spec.use, "rows": spec.rows, "cols": spec.cols})
     return True
 
