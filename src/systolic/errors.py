@@ -29,6 +29,7 @@ knows which sentence of the manual their input contradicts.
         +-- IRVerifyError      LLVM's verifier refused a parsed module
     +-- InvalidValue
         +-- ProgramError       a file given to ``systolic run`` breaks the program-file protocol (docs/run.md)
+    +-- CampaignError          a test-vector campaign directory that does not hold the campaign asked for
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ __all__ = [
     "Diagnostic",
     "SourceCompileError",
     "IRVerifyError",
+    "UnmodelledConstruct",
+    "CampaignError",
 ]
 
 
@@ -220,3 +223,14 @@ class SourceCompileError(CompileError):
 
 class IRVerifyError(AsmSyntaxError):
     """LLVM's verifier refused a module that parsed (e.g. an instruction that does not dominate its uses)."""
+
+
+class UnmodelledConstruct(CompileError):
+    """LLVM accepted the module, but a function uses a construct systolic does not model (inline asm, floating
+    point, vector code, ...). ``values`` names the construct, the function and the IR line; the refusal is per
+    function: the module's other functions still compile and run."""
+
+
+class CampaignError(SystolicError):
+    """A test-vector campaign directory that cannot be used as asked (another campaign's manifest, an unreadable
+    manifest, a campaign not yet complete where a complete one is needed); ``values`` names the directory and field."""

@@ -29,11 +29,13 @@ SUBGROUPS = {
     "sycl": ("systolic.cli.sycl", "SYCL joint_matrix: devices and their matrix combinations."),
     "layout": ("systolic.cli.layout", "Who holds which element, at every layer: detail, where, what, table, explain."),
     "gpu": ("systolic.cli.gpu", "The CUDA backend: its state and a self-check."),
+    "vectors": ("systolic.cli.vectors", "Test-vector campaigns on a Dask cluster: generate, verify."),
 }
 
 #: top-level commands living in their own module (name -> (module, attribute))
 COMMANDS = {
     "run": ("systolic.cli.run", "command"),
+    "study": ("systolic.cli.study", "command"),
 }
 
 

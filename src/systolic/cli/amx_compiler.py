@@ -12,8 +12,7 @@ import hashlib
 import click
 import numpy as np
 
-from ..errors import InvalidValue
-from .inputs import load_npy, make_dir, read_text, write_output
+from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_output
 from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
@@ -52,29 +51,6 @@ def compile_cmd(file, emit, print_after, stats):
 compile_cmd.name = "compile"
 
 
-def _parse_arg(text: str):
-    t = text.strip()
-    try:
-        if t.startswith("@"):
-            name, _, off = t[1:].partition("+")
-            if not name:
-                raise ValueError(text)
-            return (name, int(off, 0) if off else 0)
-        return int(t, 0)
-    except ValueError:
-        raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",
-                           rule="systolic amx run --arg", values={"arg": text}) from None
-
-
-def _load_mem(spec: str) -> tuple[str, np.ndarray]:
-    name, eq, path = spec.partition("=")
-    if not eq or not name:
-        raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
-    arr = load_npy(path, f"--mem {name}", rule="systolic amx run --mem NAME=file.npy (no pickles)")
-    # any dtype: the global holds the array's bytes (C order)
-    return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
-
-
 @click.command("run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--function", "-f", "function", required=True, help="The function to run.")
@@ -92,8 +68,8 @@ def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, a
     """Compile FILE and run FUNCTION; print its result and a digest of every global."""
     from ..compiler import compile_ir
     mod = compile_ir(_read(file), source=file)
-    memory = dict(_load_mem(m) for m in mems)
-    values = [_parse_arg(a) for a in args]
+    memory = dict(load_global_npy(m) for m in mems)
+    values = [parse_call_arg(a) for a in args]
     if eager:
         res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
     else:

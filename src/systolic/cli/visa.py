@@ -6,7 +6,6 @@ Commands: ``run PROG [--device P] [--in VAR=file.npy ...] [--out VAR ...]``, ``e
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 
 import click
@@ -16,40 +15,11 @@ import numpy as np
 
 from ..errors import InvalidValue
 from . import emit_json
-from .inputs import load_npy, make_dir, read_text, write_output
+from .inputs import make_dir, parse_var_input, read_text, write_output
 
 
 def _read(path: str) -> str:
     return read_text(path, "vISA program")
-
-
-def _parse_in(spec: str):
-    if "=" not in spec:
-        raise InvalidValue("--in takes VAR=file.npy or VAR=v0,v1,...", values={"in": spec})
-    name, val = spec.split("=", 1)
-    if val.endswith(".npy"):
-        return name, load_npy(val, f"--in {name}", rule="--in VAR=file.npy: a .npy file (no pickles)")
-    try:
-        # a Python list of exact values: Machine.write rounds each once for the variable's type (an array would
-        # have made big integers and decimals float64 first: a second rounding)
-        return name, [_number(x) for x in val.split(",")]
-    except (ValueError, ZeroDivisionError):
-        raise InvalidValue("--in values must be numbers separated by commas", values={"in": spec}) from None
-
-
-def _number(text: str):
-    """One --in value at its exact value: an integer (decimal, 0x, 0o, 0b), nan / inf (float), -0.0 (float:
-    the sign is kept), or a decimal or rational literal as a Fraction (1.00390625000000000001 is read exactly,
-    not as the float64 nearest to it)."""
-    x = text.strip()
-    try:
-        return int(x, 0)
-    except ValueError:
-        pass
-    if x.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        return float(x)
-    q = Fraction(x)
-    return -0.0 if q == 0 and x.startswith("-") else q
 
 
 @click.group("visa", cls=SuggestingGroup)
@@ -80,7 +50,7 @@ def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast,
     except ValueError:
         raise InvalidValue("--em must be an integer", values={"em": em}) from None
     m = Machine(p, platform, num_grf=num_grf, em=em_v, fast_dpas=fast, fast_alu=fast, two_grf_rule=two_grf_rule)
-    for name, arr in (_parse_in(s) for s in inputs):
+    for name, arr in (parse_var_input(s) for s in inputs):
         m.write(name, arr)
 
     def show(inst, mach):

@@ -28,7 +28,7 @@ from ..errors import ProgramError
 __all__ = ["run_file", "KINDS", "kind_of"]
 
 #: suffix -> program kind
-KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa"}
+KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa", ".cl": "opencl-c"}
 
 
 def kind_of(path: str | Path) -> str:
@@ -36,7 +36,8 @@ def kind_of(path: str | Path) -> str:
     suffix = Path(path).suffix
     if suffix not in KINDS:
         raise ProgramError(f"systolic run does not know {suffix or 'files without a suffix'!r} programs",
-                           rule="systolic run FILE: a .py program, an .ll LLVM IR file or a .visa file",
+                           rule="systolic run FILE: a .py program, an .ll LLVM IR file, a .visa file or a .cl OpenCL C "
+                                "file",
                            values={"file": str(path), "suffix": suffix})
     return KINDS[suffix]
 
@@ -80,6 +81,9 @@ def _run_file(path, device, function, args, mems) -> dict:
     elif kind == "llvm-ir":
         from .llvm_program import run
         raw = run(p, device, function=function, args=tuple(args), mems=tuple(mems))
+    elif kind == "opencl-c":
+        from .cl_program import run
+        raw = run(p, device)
     else:
         from .visa_program import run
         raw = run(p, device)
