@@ -418,7 +418,7 @@ class FunctionReader:
         if is_cast(name) or name.startswith(RUNNER_INTRINSICS):
             return
         if name in CONFIG:
-            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (REFERENCE.md 7); "
+            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (as LLVM X86PreTileConfig); "
                                           "its input uses the shaped .internal intrinsics only")
         a = SHAPED.get(name)
         if a is not None:

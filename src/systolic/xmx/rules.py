@@ -190,7 +190,7 @@ def check(platform: Platform, *, opcode: str = "dpas", exec_size: int | None, sd
                                      values={"platform": P.name})
         for what, t in (("dst", dt), ("src0", s0t)):
             if t is not None and t not in ("int32", "u32", "fp32"):
-                raise IllegalInstruction(f"DPASW {what} must be D, UD or F", rule="DPASW.md / REFERENCE.md 2",
+                raise IllegalInstruction(f"DPASW {what} must be D, UD or F", rule="IGC documentation/visa/instructions/DPASW.md",
                                          values={what + "_type": t})
     opc = ops_per_chan(p1, p2)
     b1, b2 = precision_bits(p1), precision_bits(p2)
