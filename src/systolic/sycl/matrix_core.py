@@ -80,7 +80,10 @@ def type_info(t) -> TypeInfo:
             return _info("bf16")
         if dt in _DTYPE_NAME:
             return _info(_DTYPE_NAME[dt])
-    raise InvalidValue(f"{t!r} is not a joint_matrix element type",
+    from ..suggest import did_you_mean
+    hint = did_you_mean(t, [*_BY_NAME, "tf32", "bfloat16", "float16", "float32", "int8", "uint8", "int32"]) \
+        if isinstance(t, str) else ""
+    raise InvalidValue(f"{t!r} is not a joint_matrix element type{hint}",
                        rule="int8, uint8, int32, float32, float16, ml_dtypes.bfloat16, precision.tf32",
                        values={"type": repr(t)})
 

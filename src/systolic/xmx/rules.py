@@ -40,7 +40,9 @@ def canonical_precision(p) -> str:
                                       "(xmx.platform INT_PRECISIONS) takes 1-bit precisions",
                                  values={"precision": p})
     if name not in INT_PRECISIONS + FLOAT_PRECISIONS:
-        raise IllegalInstruction(f"{p!r} is not a DPAS operand precision",
+        from ..suggest import did_you_mean
+        raise IllegalInstruction(f"{p!r} is not a DPAS operand precision"
+                                 f"{did_you_mean(name, INT_PRECISIONS + FLOAT_PRECISIONS)}",
                                  rule="visa-DPAS.md precision table (u2/s2/u4/s4/u8/s8/bf/hf/tf32/bf8/hf8/e2m1)",
                                  values={"precision": p})
     return name
