@@ -81,7 +81,11 @@ def emit_json(obj) -> None:
 @click.group(cls=_Lazy, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="systolic")
 def cli():
-    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit."""
+    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit.
+
+    New here: the README's "Start here" (five commands); words: docs/glossary.md. Every command names the
+    hardware with --device (any alias: spr = sapphirerapids, pvc = xehpc, ...) and M with --m.
+    """
 
 
 @cli.command()
