@@ -30,7 +30,7 @@ from .shapes import Shape
 __all__ = ["allocate", "assign_registers", "apply", "VReg", "NUM_TILES", "RULE"]
 
 NUM_TILES = 8
-RULE = "seed section 8 / REFERENCE.md 7: one shape per physical tile per configuration"
+RULE = "LLVM X86TileConfig / the AMX proposal, section 8: one shape per physical tile per configuration"
 _MAX_ROUNDS = 50
 _MAX_SPLITS = 300  # splits of the 8 tiles among shape classes tried under pressure
 

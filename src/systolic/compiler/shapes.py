@@ -33,7 +33,7 @@ __all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propag
 #: COMPLEX, FP8)
 DOT_MNEMONICS = MODELLED_DOTS
 LOAD_MNEMONICS = ("tileloadd", "tileloaddt1")
-SHAPE_RULE = "REFERENCE.md 7 / seed section 6: shapes come from the intrinsics' shape operands"
+SHAPE_RULE = "LLVM X86LowerAMXType / the AMX proposal, section 6: shapes come from the intrinsics' shape operands"
 
 
 @dataclass(frozen=True)

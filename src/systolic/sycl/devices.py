@@ -185,3 +185,27 @@ def devices() -> list[Device]:
 def get_device(name) -> Device:
     """The device called ``name`` (spr, emr, gnr, dmr, dg2, arl, pvc, bmg, lnl or an ``intel_*`` architecture)."""
     return _REGISTRY.get(name)
+
+
+def near_combinations(rec: Device, types: tuple[str, ...] = (), shape: tuple[int, int, int] | None = None,
+                      limit: int = 8) -> str:
+    """The combinations of ``rec`` near a refused request, for its error's rule (issue 27: not all 53 of pvc on one
+    line): those with the same types (A, B, C, D as far as ``types`` names them), else the same A and B types,
+    else those admitting ``shape`` (M, N, K); then the command that lists them all."""
+    combos = rec.combinations
+    near: list = []
+    if types:
+        near = [c for c in combos if c.types()[:len(types)] == tuple(types)]
+        if not near and len(types) >= 2:
+            near = [c for c in combos if c.types()[:2] == tuple(types[:2])]
+        if not near:
+            near = [c for c in combos if types[0] in c.types()]
+    if not near and shape is not None:
+        near = [c for c in combos if c.admits(*shape)]
+    if shape is not None:                    # among the near ones, those of the requested shape first
+        near.sort(key=lambda c: not c.admits(*shape))
+    label = "near combinations" if near else "combinations (none shares the types)"
+    near = near or list(combos)
+    more = len(near) - limit
+    text = "; ".join(str(c) for c in near[:limit]) + (f"; ... {more} more" if more > 0 else "")
+    return f"{rec.name}'s {label}: {text} (all {len(combos)}: systolic sycl combinations {rec.name})"
