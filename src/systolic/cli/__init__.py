@@ -18,6 +18,7 @@ import click
 
 from .. import __version__
 from ..errors import SystolicError
+from .options import SuggestingGroup
 
 #: verb -> (module, one-line help)
 SUBGROUPS = {
@@ -28,15 +29,17 @@ SUBGROUPS = {
     "sycl": ("systolic.cli.sycl", "SYCL joint_matrix: devices and their matrix combinations."),
     "layout": ("systolic.cli.layout", "Who holds which element, at every layer: detail, where, what, table, explain."),
     "gpu": ("systolic.cli.gpu", "The CUDA backend: its state and a self-check."),
+    "vectors": ("systolic.cli.vectors", "Test-vector campaigns on a Dask cluster: generate, verify."),
 }
 
 #: top-level commands living in their own module (name -> (module, attribute))
 COMMANDS = {
     "run": ("systolic.cli.run", "command"),
+    "study": ("systolic.cli.study", "command"),
 }
 
 
-class _Lazy(click.Group):
+class _Lazy(SuggestingGroup):
     def list_commands(self, ctx):
         names = set(super().list_commands(ctx))
         names.update(n for n, (mod, _) in SUBGROUPS.items() if importlib.util.find_spec(mod) is not None)

@@ -69,7 +69,8 @@ def _run_file(path, device, function, args, mems) -> dict:
     p = Path(path)
     kind = kind_of(p)
     if not p.is_file():
-        raise ProgramError("no such program file", rule="systolic run FILE: an existing file",
+        from ..suggest import did_you_mean_file
+        raise ProgramError(f"no such program file{did_you_mean_file(p)}", rule="systolic run FILE: an existing file",
                            values={"file": str(p)})
     if kind != "llvm-ir" and (function or args or mems):
         raise ProgramError("--function, --arg and --mem apply to LLVM IR programs only",
