@@ -62,11 +62,26 @@ def _elements(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:
     return np.ascontiguousarray(x).view(dt)
 
 
+def decode16(bits: np.ndarray, precision: str, flush: bool) -> np.ndarray:
+    """bf16/fp16 element bits -> exact float64 values, as :func:`systolic.xmx.pack.decode` (denormals to signed
+    zeros with ``flush``); proven equal on all 65536 patterns by tests/cl/test_matrix_engines.py."""
+    u = np.asarray(bits).view(np.uint16)
+    if precision == "bf16":
+        with np.errstate(invalid="ignore"):               # signalling NaNs widen to NaNs: intended
+            v = (u.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        den = ((u & 0x7F80) == 0) & ((u & 0x7F) != 0)
+    else:
+        v = u.view(np.float16).astype(np.float64)
+        den = ((u & 0x7C00) == 0) & ((u & 0x3FF) != 0)
+    if flush and den.any():
+        v = np.where(den, np.where(u & 0x8000, -0.0, 0.0), v)
+    return v
+
+
 def batched(rec, a, b, acc, P, model=None) -> np.ndarray:
     """``a``, ``b``, ``acc`` of G sub-groups ((G, S) or (G, S, n) each) -> the results (G, S[, M])."""
     from ..xmx import kernels as KN
     from ..xmx import models as MD
-    from ..xmx import pack as PK
     from ..xmx.rules import ops_per_chan
     G, S, M, K = a.shape[0], rec.sub_group_size, rec.m, rec.k
     a3 = a.reshape(G, S, -1)
@@ -84,8 +99,8 @@ def batched(rec, a, b, acc, P, model=None) -> np.ndarray:
         mdl = MD.get_model(model, P)
         Ab = a_rows.view(np.uint16).reshape(G, M, K)
         Bb = b_cols.view(np.uint16).reshape(G, S, K).transpose(0, 2, 1)
-        A = PK.decode(Ab, rec.a_precision, flush=mdl.flushes(rec.a_precision, P))
-        B = PK.decode(Bb, rec.b_precision, flush=mdl.flushes(rec.b_precision, P))
+        A = decode16(Ab, rec.a_precision, mdl.flushes(rec.a_precision, P))
+        B = decode16(Bb, rec.b_precision, mdl.flushes(rec.b_precision, P))
         C = c3.transpose(0, 2, 1).astype(np.float64)
         A = np.asarray(A, np.float64)
         B = np.asarray(B, np.float64)
