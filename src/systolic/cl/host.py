@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -307,7 +306,6 @@ def _default_local(G, S):
 
 
 def enqueue_nd_range_kernel(queue, kernel: Kernel, global_size, local_size, global_offset=None) -> Event:
-    from .. import counters  # noqa: F401
     from .interp import Executor
     from .lanes import Lanes
     from .launch import Batch

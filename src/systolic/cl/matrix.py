@@ -25,13 +25,13 @@ from .. import counters
 from ..opencl import lowering as LW
 from ..opencl import mapping as MP
 from ..opencl import table as TB
+from .availability import unsupported_on
 
 __all__ = ["matrix_builtin", "batched", "per_call", "select"]
 
 
 def select(name: str, params: list[str], S: int, platform):
     """The overload a call site names (its C parameter types), or the typed error for a platform without it."""
-    from .library import unsupported_on
     for r in TB.by_name(name):
         if r.sub_group_size == S and [r.a_type.name, r.b_type.name, r.acc_type.name] == params[:3]:
             if MP.available(r, platform) is not None:

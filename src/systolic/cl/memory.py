@@ -155,3 +155,21 @@ class Memory:
         (reg, off, _), = self._resolve(a, np.array([lane]), nbytes, "read", where)
         o = int(off[0])
         return reg.data[o:o + nbytes]
+
+    def gather(self, addr, lanes, dt, where):
+        """Elements of ``dt`` at many addresses (block reads), bounds-checked."""
+        out = np.zeros(len(addr), dt)
+        for reg, off, sel in self._resolve(addr, lanes, dt.itemsize, "block read", where):
+            raw = reg.data[off[:, None] + np.arange(dt.itemsize)].view(dt)[:, 0]
+            if sel is None:
+                out = raw
+            else:
+                out[sel] = raw
+        return out
+
+
+    def scatter(self, addr, lanes, vals, dt, where):
+        """Store elements at many addresses (block writes), bounds-checked."""
+        raw = np.ascontiguousarray(vals).view(np.uint8).reshape(len(addr), dt.itemsize)
+        for reg, off, sel in self._resolve(addr, lanes, dt.itemsize, "block write", where):
+            reg.data[off[:, None] + np.arange(dt.itemsize)] = raw if sel is None else raw[sel]

@@ -8,7 +8,8 @@ import numpy as np
 from ..errors import InvalidValue, UnsupportedOperation
 from ..llvmir import facts as F
 from . import irtypes as IT
-from .interp import Where, const_from_text
+from .library import decode_call
+from .names import Where, const_from_text
 from .irtypes import vtype
 
 __all__ = ["DecodeCtx", "decode_instruction"]
@@ -425,7 +426,6 @@ def decode_instruction(ctx: DecodeCtx, db, ins) -> None:
         emit(store)
         return
     if op == "call":
-        from .library import decode_call
         emit(decode_call(ctx, ins, slot, ops, text))
         return
     if op in ("extractvalue", "insertvalue"):

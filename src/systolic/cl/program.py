@@ -89,7 +89,7 @@ def _platform_lacks(e: SourceCompileError, platform) -> None:
     """An undeclared intel_* built-in that exists on another platform: say so (issue 21 item 8)."""
     from ..opencl import table as TB
     from .blockio2d import FUNCTIONS
-    from .library import unsupported_on
+    from .availability import unsupported_on
     for d in getattr(e, "diagnostics", []):
         m = re.search(r"(?:undeclared function|undeclared identifier) '(intel_\w+)'", d.message)
         if m and (m[1] in TB.NAMES or m[1] in FUNCTIONS):
