@@ -52,3 +52,57 @@ def test_decode16_equals_pack_decode_on_every_pattern():
             a = PK.decode(u, p, flush=flush)
             b = decode16(u.astype(np.uint16), p, flush)
             assert ((a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))).all()
+
+
+def _gemm_bits(engine, A, Bv, n, device="pvc"):
+    from pathlib import Path
+
+    import systolic.cl as cl
+    src = (Path(__file__).resolve().parents[2] / "examples" / "cl" / "gemm_bf16_pvc.cl").read_text()
+    ctx = cl.Context(device=device, engine=engine)
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, src).build()
+    c = cl.Buffer(ctx, 0, size=n * n * 4)
+    prg.gemm_bf16(q, (n, n // 8), None, c, cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=A),
+                  cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=Bv), np.int32(n), np.int32(n))
+    out = np.zeros(n * n, np.uint32)
+    cl.enqueue_copy(q, out, c)
+    return out
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_deferred_dpas_chains_equal_per_call_dpas(seed):
+    """A whole kernel (K loop of bf16 DPAS on random bit patterns, NaN/inf/denormals included): the deferred
+    chains (computed as one float_mma over a grid of sub-group panels, or the vectorised chain) give the bits of
+    one DPAS per call."""
+    n = 32
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, 2**16, (n, n), dtype=np.uint16)
+    Bv = rng.integers(0, 2**16, (n // 2, n, 2), dtype=np.uint16)
+    assert (_gemm_bits("batched", A, Bv, n) == _gemm_bits("per-call", A, Bv, n)).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans())
+def test_grid_float_mma_equals_the_vectorised_chain(seed, steps, special):
+    """chain_bits on sub-groups forming a grid (one float_mma on stacked panels) == the vectorised chain."""
+    from systolic.cl.matrix import _grid, chain_bits
+    from systolic.xmx import kernels as KN
+    from systolic.xmx import models as MD
+    rec = next(r for r in TB.by_name("intel_sub_group_bf16_bf16_matrix_mad_k16") if r.sub_group_size == 16
+               and r.m == 8 and r.acc_precision == "fp32")
+    rng = np.random.default_rng(seed)
+    nA, nB, M, N, Kt = 3, 2, 8, 16, 16 * steps
+    bits = lambda shape: rng.integers(0, 2**16, shape, dtype=np.uint16)              # noqa: E731
+    pa, pb = decode16(bits((nA, M, Kt)), "bf16", True), decode16(bits((nB, Kt, N)), "bf16", True)
+    if not special:
+        pa, pb = np.nan_to_num(pa, posinf=0, neginf=0), np.nan_to_num(pb, posinf=0, neginf=0)
+    ia, ib = np.repeat(np.arange(nA), nB), np.tile(np.arange(nB), nA)
+    A, B = pa[ia], pb[ib]
+    C0 = rng.integers(-2**20, 2**20, (nA * nB, M, N)).astype(np.float64)
+    assert _grid(A, B) is not None
+    mdl = MD.get_model(None, get_platform("pvc"))
+    got = chain_bits(A, B, C0, rec, mdl)
+    want = np.asarray(KN._chain(lambda kk: A[:, :, kk, None] * B[:, None, kk, :], C0, Kt, 2, 16, mdl), np.uint32)
+    assert (got == want).all()

@@ -223,6 +223,7 @@ class Executor:
         self.lanes = launch.lanes
         self.N = self.lanes.n
         self.executed = 0               # IR instructions x active sub-groups
+        self.all_sub_groups = self.lanes.valid.reshape(-1, self.lanes.S).any(axis=1)
         self.depth = 0
 
     def call(self, fn: DFunc, args: list, mask: np.ndarray):
@@ -256,6 +257,8 @@ class Executor:
             cnt = int(np.count_nonzero(bm))
             full = cnt == entry_count
             blk = blocks[b]
+            if full and mask is self.launch.all_mask:
+                bm = mask                   # the same lanes: the identity lets collectives skip their checks
             fr.mask = bm
             fr.full = full
             nsg = int(np.count_nonzero(bm.reshape(-1, S).any(axis=1))) if not (full and mask is self.launch.all_mask) \
@@ -332,6 +335,8 @@ class Executor:
         DivergentCollective naming the sub-group and its inactive work-items."""
         L = self.lanes
         S = L.S
+        if mask is self.launch.all_mask:
+            return self.all_sub_groups
         m = mask.reshape(-1, S)
         v = L.valid.reshape(-1, S)
         act = (m & v).sum(axis=1)

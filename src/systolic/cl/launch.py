@@ -24,6 +24,10 @@ class Batch:
         self._globals: dict[str, object] = {}
         self._allocas: dict = {}
         self.local_bytes = 0
+        self.defer = engine == "batched"        # float DPAS chains computed when read (systolic.cl.matrix)
+        self.model = None
+        self.matrix_calls: dict = {}
+        self.barriers = 0
 
     def global_addr(self, name: str):
         a = self._globals.get(name)

@@ -177,6 +177,9 @@ def _numsg(info):
 def barrier_check(fr, info, what):
     """Every work-item of each work-group reaches it, or none (cl 3.0 6.15.8: all work-items of the work-group)."""
     L = fr.ex.lanes
+    if fr.mask is fr.ex.launch.all_mask:
+        fr.ex.launch.barriers += 1
+        return
     m = fr.mask.reshape(L.n_wg, L.wg_lanes)
     v = L.valid.reshape(L.n_wg, L.wg_lanes)
     act = (m & v).sum(axis=1)
@@ -383,22 +386,35 @@ def _block(info):
                                rule=f"cl_intel_subgroups 6.13.X.1: p must be {align * 8}-bit aligned for "
                                     f"{kind}s", values={"instruction": info.text[:100],
                                                          **L.describe(int(g[k]) * S)})
-        # lane i component j = p[i + j*S]: addresses of all (i, j) per sub-group
+        mem = fr.ex.launch.mem
+        # lane i component j = p[i + j*S]: each sub-group's block is the S*n contiguous elements at p
+        fast = mem.contiguous(base, S * n * dt.itemsize, dt.itemsize)
+        if fast is not None:
+            reg, first = fast
+            idx = first[:, None] + np.arange(S * n)[None, :]
+            if kind == "read":
+                out = np.zeros((L.G, S, n), dt)
+                out[g] = reg.data.view(dt)[idx].reshape(len(g), n, S).transpose(0, 2, 1)
+                res = out.reshape(L.n, n).view(ret.dtype)
+                return res[:, 0] if n == 1 else res
+            data = np.broadcast_to(np.asarray(args[1]), (L.n, n) if n > 1 else (L.n,))
+            data = np.ascontiguousarray(data).view(dt).reshape(L.G, S, n)[g]
+            reg.data.view(dt)[idx] = data.transpose(0, 2, 1).reshape(len(g), S * n)
+            return None
         offs = (np.arange(n)[None, :] * S + np.arange(S)[:, None]) * dt.itemsize     # (S, n)
         addr = (base[:, None, None] + offs[None]).reshape(len(g), -1)
         lanes_of = (g[:, None] * S + np.arange(S)[None, :])
         lanes_rep = np.repeat(lanes_of, n, axis=1)
         where = info.where(fr)
-        mem = fr.ex.launch.mem
         if kind == "read":
             out = np.zeros((L.G, S, n), dt)
-            vals = mem.gather( addr.reshape(-1), lanes_rep.reshape(-1), dt, where)
+            vals = mem.gather(addr.reshape(-1), lanes_rep.reshape(-1), dt, where)
             out[g] = vals.reshape(len(g), S, n)
             res = out.reshape(L.n, n).view(ret.dtype)
             return res[:, 0] if n == 1 else res
         data = np.broadcast_to(np.asarray(args[1]), (L.n, n) if n > 1 else (L.n,))
         data = np.ascontiguousarray(data).view(dt).reshape(L.G, S, n)[g]
-        mem.scatter( addr.reshape(-1), lanes_rep.reshape(-1), data.reshape(-1), dt, where)
+        mem.scatter(addr.reshape(-1), lanes_rep.reshape(-1), data.reshape(-1), dt, where)
         return None
     return f
 

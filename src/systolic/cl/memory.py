@@ -145,6 +145,22 @@ class Memory:
             else:
                 reg.data[off[:, None] + ar] = raw[sel]
 
+    def contiguous(self, base: np.ndarray, nbytes: int, itemsize: int):
+        """(region, first element index per base) when every ``base`` starts ``nbytes`` inside one shared
+        (global or constant) region, aligned to ``itemsize``: block accesses then index the region directly.
+        None otherwise (the general path checks and names any fault)."""
+        rid = base >> SHIFT
+        r = int(rid[0])
+        if not 0 < r < len(self.regions) or (rid != r).any():
+            return None
+        reg = self.regions[r]
+        if reg is None or reg.lane_stride or reg.group_stride or reg.data.size % itemsize:
+            return None
+        off = base & OFFSET_MASK
+        if int(off.min()) < 0 or int(off.max()) + nbytes > reg.data.size or (off % itemsize).any():
+            return None
+        return reg, off // itemsize
+
     def region_of(self, addr: int) -> Region | None:
         r = int(addr) >> SHIFT
         return self.regions[r] if 0 < r < len(self.regions) else None
