@@ -98,3 +98,27 @@ def test_launch_sizes_checked(prg, q):
         prg.copy(q, (60,), (16,), _buf(ctx), _buf(ctx), np.int32(1))
     with pytest.raises(UnsupportedCombination, match="exceeds"):
         prg.copy(q, (2048,), (2048,), _buf(ctx, 2048), _buf(ctx, 2048), np.int32(1))
+
+
+def test_spirv_without_a_translator_says_what_to_install(monkeypatch):
+    from systolic.errors import BackendUnavailable
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("SYSTOLIC_LLVM_SPIRV", raising=False)
+    with pytest.raises(BackendUnavailable, match="install llvm-spirv"):
+        cl.Program(cl.Context(device="pvc"), b"\x03\x02\x23\x07" + bytes(16))
+
+
+def test_sycl_cooperative_matrix_ir_is_refused_by_name():
+    from systolic.errors import UnsupportedOperation
+    ir = """
+target triple = "spir64-unknown-unknown"
+declare spir_func target("spirv.CooperativeMatrixKHR", i32, 3, 8, 16, 2) @_Z26__spirv_CompositeConstructi(i32)
+define spir_kernel void @k(ptr addrspace(1) %p) {
+  %m = call spir_func target("spirv.CooperativeMatrixKHR", i32, 3, 8, 16, 2) @_Z26__spirv_CompositeConstructi(i32 0)
+  ret void
+}
+"""
+    ctx = cl.Context(device="pvc")
+    prg = cl.Program(ctx, ir=ir).build()
+    with pytest.raises(UnsupportedOperation, match="spirv.CooperativeMatrixKHR"):
+        prg.k(cl.CommandQueue(ctx), (16,), (16,), _buf(ctx))

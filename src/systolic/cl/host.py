@@ -169,15 +169,19 @@ def enqueue_fill_buffer(queue, mem: Buffer, pattern, offset: int, size: int, wai
 
 
 class Program:
-    """``Program(ctx, source)``: OpenCL C source (or ``Program(ctx, ir=...)``: spir64 LLVM IR text)."""
+    """``Program(ctx, source)``: OpenCL C source, or a SPIR-V module as bytes (read through ``llvm-spirv -r``
+    when installed: :func:`systolic.cl.program.spirv_to_ir`), or ``Program(ctx, ir=...)``: spir64 LLVM IR text."""
 
     def __init__(self, context: Context, source: str | None = None, *, ir: str | None = None,
                  filename: str = "kernel.cl", source_dir=None) -> None:
         if not isinstance(context, Context):
             raise InvalidValue("Program takes a systolic.cl.Context", values={"type": type(context).__name__})
-        if (source is None) == (ir is None):
+        if source is None and ir is None or (source is not None and ir is not None):
             raise InvalidValue("Program takes OpenCL C source or ir=, one of them", rule="Program(ctx, source)")
         self.context = context
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            from .program import spirv_to_ir
+            ir, source = spirv_to_ir(bytes(source)), None
         self.source = source
         self.filename = filename
         self.source_dir = source_dir
