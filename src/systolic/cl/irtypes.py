@@ -99,6 +99,8 @@ def vtype(text: str) -> VType:
     m = _PTR.match(t)
     if m:
         return VType(t, "ptr", np.dtype(np.int64), 0, 64, int(m[1] or 0))
+    if t.startswith('target("spirv.CooperativeMatrixKHR"'):
+        return VType(t, "int", np.dtype(np.int64), 0, 64)      # a handle (systolic.cl.coop)
     raise UnsupportedOperation(f"values of type {t} are not modelled by the interpreter",
                                rule="systolic.cl interpreter: first-class types i1..i64, half, float, double, "
                                     "pointers and their vectors", values={"type": t})

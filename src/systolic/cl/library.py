@@ -98,6 +98,11 @@ def _factory(base):
             f = HANDLERS.get(".".join(parts[:k]))
             if f is not None:
                 return f
+    if base.startswith("__spirv_"):
+        from .coop import HANDLERS as COOP
+        for k, v in COOP.items():
+            if base == k or base.startswith(k + "_"):
+                return v
     if _parse_2d(base):
         return block2d
     from ..opencl import table as TB
