@@ -29,7 +29,6 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import UnsupportedOperation
-from .irtypes import vtype
 
 __all__ = ["coop_type", "HANDLERS"]
 
@@ -176,7 +175,6 @@ def _muladd(info):
 
     def f(fr, args):
         from ..sycl import lower_xmx
-        L = fr.ex.lanes
         launch = fr.ex.launch
         active = fr.ex.require_converged(fr.mask, info.base, info.where(fr))
         ops = int(np.asarray(args[3]).reshape(-1)[0]) if len(args) > 3 else 0x3
@@ -210,6 +208,3 @@ HANDLERS = {"__spirv_CompositeConstruct": _construct, "__spirv_CooperativeMatrix
             "__spirv_CooperativeMatrixStoreKHR": _store_fn, "__spirv_CooperativeMatrixMulAddKHR": _muladd,
             "__spirv_CooperativeMatrixLengthKHR": _length}
 
-
-def handle_vtype():
-    return vtype("i64")
