@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import emit_json
+from .options import device_option
 
 __all__ = ["group"]
 
@@ -23,11 +24,11 @@ def group():
 
 @group.command("build")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--device", default="pvc", show_default=True, help="Platform (systolic xmx platforms).")
+@device_option("gpu", "pvc", dest="device", aliases=("--platform",))
 @click.option("--emit", "emit", type=click.Choice(["llvm", "calls"]), default="calls", show_default=True,
               help="llvm: the LLVM IR clang made; calls: each matrix built-in call and the DPAS it becomes.")
-@click.option("-D", "defines", multiple=True, help="A macro, NAME or NAME=VALUE (as clBuildProgram -D).")
-@click.option("-I", "includes", multiple=True, help="An include directory.")
+@click.option("--define", "-D", "defines", multiple=True, help="A macro, NAME or NAME=VALUE (as clBuildProgram -D).")
+@click.option("--include-dir", "-I", "includes", multiple=True, help="An include directory.")
 @click.option("--options", default="", help="Other build options, as one string (e.g. '-cl-std=CL2.0').")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (with --emit calls).")
 def build(file, device, emit, defines, includes, options, as_json):
@@ -60,7 +61,7 @@ def build(file, device, emit, defines, includes, options, as_json):
 
 
 @group.command("prelude")
-@click.option("--device", default="pvc", show_default=True)
+@device_option("gpu", "pvc", dest="device", aliases=("--platform",))
 def prelude_cmd(device):
     """Print the OpenCL C prelude systolic passes to clang for DEVICE (generated from its built-in tables)."""
     from ..cl.prelude import prelude
