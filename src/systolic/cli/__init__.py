@@ -26,6 +26,7 @@ SUBGROUPS = {
     "xmx": ("systolic.cli.xmx", "XMX systolic arrays: DPAS / DPASW."),
     "visa": ("systolic.cli.visa", "vISA: assemble, encode, decode and run programs."),
     "opencl": ("systolic.cli.opencl", "OpenCL sub-group matrix built-ins: list and explain."),
+    "cl": ("systolic.cli.cl", "OpenCL C kernels through clang and the SIMT interpreter: build, prelude."),
     "sycl": ("systolic.cli.sycl", "SYCL joint_matrix: devices and their matrix combinations."),
     "layout": ("systolic.cli.layout", "Who holds which element, at every layer: detail, where, what, table, explain."),
     "gpu": ("systolic.cli.gpu", "The CUDA backend: its state and a self-check."),
