@@ -77,7 +77,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
         spec = {f"gpu-{d}": {"cls": Nanny, "options": {"nthreads": 1, "resources": {"GPU": 1},
                                                        "env": {"CUDA_VISIBLE_DEVICES": d}, "silence_logs": level}}
                 for d in ids}
-        cluster = SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
+        cluster = SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}},
                               silence_logs=level)
     else:
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
