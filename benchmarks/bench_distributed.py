@@ -1,13 +1,14 @@
 """Distributed test-vector campaigns: speed-up of N local workers over one, vectors/s per backend, and the
 kill / resume runs, all on the machine this runs on.
 
-    python benchmarks/bench_distributed.py [--workers 1,16] [--seconds 40] [--native] [--gpu] [--kill-resume]
-                                           [--out DIR]
+    python benchmarks/bench_distributed.py [--workers 1,16] [--seconds 40] [--repeat 3] [--shard-size 64]
+                                           [--native] [--gpu] [--kill-resume] [--out DIR]
 
 * scaling: one CPU-bound campaign (AMX TDPBF16PS, random profile, 16x16x16 tiles, shards of 64) sized so that one
   worker needs about ``--seconds``; timed on a fresh LocalCluster of each worker count after every worker has
-  computed a warm-up shard (imports, JIT), so the figure is the campaign, not the cluster start. The ratio is
-  vectors/s of N workers over vectors/s of one, in the same run; the directories must be byte-identical.
+  computed a warm-up shard (imports, JIT), so the figure is the campaign, not the cluster start; N > 1 workers run
+  it ``--repeat`` times on one cluster and the median counts. The ratio is vectors/s of N workers over vectors/s
+  of one, in the same run; the directories must be byte-identical.
 * ``--native``: the same campaign computed by the CPU's AMX unit (backend native), 1 and N workers; its bytes must
   equal the emulator's (shards do not depend on the backend). Then ``verify --backend native`` of campaigns with
   every profile (bf16 and int8): the emulator's vectors replayed on silicon.
@@ -52,16 +53,26 @@ def warm(client, c: Campaign, backend: str) -> None:
     client.run(make_shard, small, 0, backend)
 
 
-def timed_campaign(c: Campaign, out: Path, backend: str, workers: int | None = None, gpu: bool = False) -> dict:
+def timed_campaign(c: Campaign, out: Path, backend: str, workers: int | None = None, gpu: bool = False,
+                   repeat: int = 1) -> dict:
+    """``repeat`` runs on one cluster (each into its own directory, ``out`` and ``out``.r1 ...); the median."""
+    times, client_s = [], []
     with open_client(workers=workers, gpu=gpu) as client:
         n = len(client.scheduler_info()["workers"])
         warm(client, c, backend)
-        t0 = time.perf_counter()
-        res = generate(client, c, out, backend=backend)
-        dt = time.perf_counter() - t0
-    assert len(res.computed) == c.shard_count
+        for i in range(repeat):
+            d = out if i == 0 else out.with_name(f"{out.name}.r{i}")
+            t0 = time.perf_counter()
+            res = generate(client, c, d, backend=backend)
+            times.append(time.perf_counter() - t0)
+            client_s.append(res.client_seconds)
+            assert len(res.computed) == c.shard_count
+            if i:
+                assert identical(out, d)
+    dt = sorted(times)[len(times) // 2]
     return {"workers": n, "backend": backend, "vectors": c.count, "seconds": round(dt, 3),
-            "vectors_per_s": round(c.count / dt, 1)}
+            "vectors_per_s": round(c.count / dt, 1), "all_seconds": [round(t, 3) for t in times],
+            "client_write_seconds": [round(t, 3) for t in client_s]}
 
 
 def per_vector_seconds(c: Campaign, backend: str) -> float:
@@ -78,6 +89,8 @@ def main() -> None:
     ap.add_argument("--native", action="store_true")
     ap.add_argument("--gpu", action="store_true")
     ap.add_argument("--kill-resume", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (the median is reported)")
+    ap.add_argument("--shard-size", type=int, default=64)
     ap.add_argument("--out", default=".")
     a = ap.parse_args()
     outdir = Path(a.out)
@@ -89,7 +102,7 @@ def main() -> None:
     report = {"host": {"cpu": cpu_name, "cpus": os.cpu_count(), "python": platform.python_version()}, "runs": []}
     spec = Spec("amx:spr", "tdpbf16ps")
     tv = per_vector_seconds(Campaign(spec), "cpu")
-    shard = 64
+    shard = a.shard_size
     count = max(shard * top * 4, int(a.seconds / tv) // (shard * top) * shard * top)
     base = Campaign(spec, "random", count, 1, shard)
     report["campaign"] = {**base.args(), "in_process_s_per_vector": tv}
@@ -99,7 +112,7 @@ def main() -> None:
     dirs = {}
     for n in counts:
         d = tmp / f"cpu_{n}"
-        r = timed_campaign(base, d, "cpu", workers=n)
+        r = timed_campaign(base, d, "cpu", workers=n, repeat=a.repeat if n > 1 else 1)
         dirs[n] = d
         r["identical_to_1_worker"] = identical(dirs[counts[0]], d)
         report["runs"].append({"what": "scaling", **r})

@@ -155,6 +155,7 @@ class GenerateResult:
     rejected: list[tuple[int, str]] = field(default_factory=list)   # shards found bad on resume, and why
     vectors: int = 0                                        # vectors computed in this run
     seconds: float = 0.0
+    client_seconds: float = 0.0                             # of which the client spent writing files and journal
 
 
 def _manifest(c: Campaign, shards: list[dict] | None) -> dict:
@@ -228,7 +229,7 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
         on_progress(0, total)
     if todo:
         threads = sum(client.nthreads().values()) if hasattr(client, "nthreads") else 1
-        window = window or max(2, 2 * threads)
+        window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(todo))
         submit = lambda p: client.submit(make_shard, args, p["index"], backend, pure=False,   # noqa: E731
@@ -240,17 +241,19 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
             for fut in ac:
                 r = fut.result()
                 fut.release()
+                tw = time.perf_counter()
                 p = plans[r["index"]]
+                if pending:                                  # keep the workers fed before the client writes
+                    ac.add(submit(pending.pop()))
                 store.atomic_write(out / p["file"], r["data"])
                 entry = {"index": p["index"], "file": p["file"], "count": r["count"], "sha256": r["sha256"]}
                 journal.append(entry)
+                res.client_seconds += time.perf_counter() - tw
                 done[p["index"]] = entry
                 res.computed.append(p["index"])
                 res.vectors += r["count"]
                 if on_progress:
                     on_progress(r["count"], total)
-                if pending:
-                    ac.add(submit(pending.pop()))
         finally:
             journal.close()
     shards = []

@@ -56,7 +56,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
     address = scheduler or os.environ.get(ENV_SCHEDULER) or None
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise InvalidValue("--workers must be a positive integer", values={"workers": workers})
-    level = logging.ERROR if quiet else logging.INFO
+    level = logging.CRITICAL if quiet else logging.INFO   # quiet: no heartbeat noise while a cluster shuts down
     if address:
         if workers is not None or gpu:
             raise InvalidValue("--workers/--gpu size a local cluster; with --scheduler the cluster is already there",
