@@ -133,7 +133,9 @@ def get(name: str | ElementType) -> ElementType:
         return name
     t = _LOOKUP.get(str(name).lower())
     if t is None:
-        raise InvalidValue(f"unknown element type {name!r}", rule="known types: " + ", ".join(TYPES),
+        from .suggest import did_you_mean
+        raise InvalidValue(f"unknown element type {name!r}{did_you_mean(name, _LOOKUP)}",
+                           rule="known types: " + ", ".join(TYPES),
                            values={"name": name})
     return t
 

@@ -17,7 +17,7 @@ Protocol (agreed with the native-AMX and compiler engineers)::
 
 Built in: ``"emulator"`` (vectorised numpy kernels, :mod:`systolic.amx.kernels`)
 and ``"spec"`` (the plain SDM transcription, :mod:`systolic.amx.spec`).
-``"native"`` (real AMX) registers itself from :mod:`systolic.amx.native`.
+``"native"`` (real AMX, :mod:`systolic.amx.native`) is imported on first use.
 """
 
 from __future__ import annotations
@@ -90,9 +90,12 @@ class SpecBackend(_ArrayBackend):
         self.ops = spec
 
 
-_FACTORIES: dict[str, Callable[[], Backend]] = {"emulator": EmulatorBackend, "spec": SpecBackend}
-#: backends that register themselves when their module is imported
-_LAZY = {"native": "systolic.amx.native"}
+def _native() -> Backend:
+    from .native import NativeBackend      # llvmlite and the host probe: loaded on first use only
+    return NativeBackend()
+
+
+_FACTORIES: dict[str, Callable[[], Backend]] = {"emulator": EmulatorBackend, "spec": SpecBackend, "native": _native}
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
@@ -101,16 +104,13 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 
 
 def backend_names() -> list[str]:
-    return sorted(set(_FACTORIES) | set(_LAZY))
+    return sorted(_FACTORIES)
 
 
 def get_backend(name: str | Backend) -> Backend:
-    """A new backend instance by name (importing a lazily registered one), or the object itself."""
+    """A new backend instance by name, or the object itself."""
     if not isinstance(name, str):
         return name
-    if name not in _FACTORIES and name in _LAZY:
-        import importlib
-        importlib.import_module(_LAZY[name])
     if name not in _FACTORIES:
         raise InvalidValue(f"unknown AMX backend {name!r}", rule="backends: " + ", ".join(backend_names()),
                            values={"backend": name})

@@ -166,5 +166,7 @@ def get_cpu(cpu: str | CpuModel) -> CpuModel:
     for c in CPUS.values():
         if key == c.name or key in c.aliases:
             return c
-    raise InvalidValue(f"unknown CPU model {cpu!r}", rule="CPU models: " + ", ".join(CPUS),
+    from ..suggest import did_you_mean
+    known = [n for c in CPUS.values() for n in (c.name, *c.aliases)]
+    raise InvalidValue(f"unknown CPU model {cpu!r}{did_you_mean(key, known)}", rule="CPU models: " + ", ".join(CPUS),
                        values={"cpu": cpu})

@@ -337,8 +337,8 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     exp = np.uint32(0x7F800000)
     bad_rows = np.nonzero(((a32 & exp) == exp).any(axis=1))[0]
     bad_cols = np.nonzero(((b32 & exp) == exp).any(axis=0))[0]
-    G = gemm_jit.GROUP
-    npad = -(-N // G) * G                           # the kernel works on groups of 32 columns
+    G = gemm_jit.group()
+    npad = -(-N // G) * G                           # the kernel works on groups of 32 (AVX-512: 64) columns
     bef, bof = _packed_panels(b32, 0, npad, G), _packed_panels(b32, 1, npad, G)
     if npad == N:
         out = c32.view(np.float32).copy()

@@ -360,7 +360,9 @@ class TileMachine:
         """Run an instruction by name, e.g. ``m.execute("tdpbssd", 0, 1, 2)``."""
         name = str(mnemonic).lower()
         if name not in INSTRUCTION_FEATURE:
-            raise InvalidValue(f"unknown AMX instruction {mnemonic!r}", values={"mnemonic": mnemonic})
+            from ..suggest import did_you_mean
+            raise InvalidValue(f"unknown AMX instruction {mnemonic!r}{did_you_mean(name, INSTRUCTION_FEATURE)}",
+                               values={"mnemonic": mnemonic})
         method = getattr(self, name)
         try:
             inspect.signature(method).bind(*operands)

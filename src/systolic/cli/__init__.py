@@ -18,6 +18,7 @@ import click
 
 from .. import __version__
 from ..errors import SystolicError
+from .options import SuggestingGroup
 
 #: verb -> (module, one-line help)
 SUBGROUPS = {
@@ -38,7 +39,7 @@ COMMANDS = {
 }
 
 
-class _Lazy(click.Group):
+class _Lazy(SuggestingGroup):
     def list_commands(self, ctx):
         names = set(super().list_commands(ctx))
         names.update(n for n, (mod, _) in SUBGROUPS.items() if importlib.util.find_spec(mod) is not None)

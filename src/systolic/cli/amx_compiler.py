@@ -12,8 +12,8 @@ import hashlib
 import click
 import numpy as np
 
-from ..errors import InvalidValue
-from .inputs import load_npy, make_dir, read_text, write_output
+from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_output
+from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
@@ -51,29 +51,6 @@ def compile_cmd(file, emit, print_after, stats):
 compile_cmd.name = "compile"
 
 
-def _parse_arg(text: str):
-    t = text.strip()
-    try:
-        if t.startswith("@"):
-            name, _, off = t[1:].partition("+")
-            if not name:
-                raise ValueError(text)
-            return (name, int(off, 0) if off else 0)
-        return int(t, 0)
-    except ValueError:
-        raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",
-                           rule="systolic amx run --arg", values={"arg": text}) from None
-
-
-def _load_mem(spec: str) -> tuple[str, np.ndarray]:
-    name, eq, path = spec.partition("=")
-    if not eq or not name:
-        raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
-    arr = load_npy(path, f"--mem {name}", rule="systolic amx run --mem NAME=file.npy (no pickles)")
-    # any dtype: the global holds the array's bytes (C order)
-    return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
-
-
 @click.command("run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--function", "-f", "function", required=True, help="The function to run.")
@@ -81,8 +58,8 @@ def _load_mem(spec: str) -> tuple[str, np.ndarray]:
 @click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
 @click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
               show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
-@click.option("--cpu", default="sapphirerapids", show_default=True,
-              help="CPU model of the TileMachine (systolic amx cpus): decides which AMX instructions exist.")
+@device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
+               help="AMX CPU of the TileMachine (systolic amx cpus; any alias): decides which AMX instructions exist")
 @click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
@@ -91,8 +68,8 @@ def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, a
     """Compile FILE and run FUNCTION; print its result and a digest of every global."""
     from ..compiler import compile_ir
     mod = compile_ir(_read(file), source=file)
-    memory = dict(_load_mem(m) for m in mems)
-    values = [_parse_arg(a) for a in args]
+    memory = dict(load_global_npy(m) for m in mems)
+    values = [parse_call_arg(a) for a in args]
     if eager:
         res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
     else:

@@ -11,47 +11,95 @@ import functools
 import click
 
 from . import emit_json
+from .options import DST_TYPE_HELP, SuggestingGroup, device_option
 
 LAYER_CHOICES = ["dpas", "dpasw", "amx", "opencl", "sycl", "xmx", "joint_matrix"]
 
 
 def layer_options(f):
-    """The options that pick one operand's map in each layer (unused ones must stay unset)."""
+    """The options that pick one operand's map in each layer (unused ones must stay unset). The vocabulary is
+    the command line's one (systolic.cli.options): --device for every layer, --m (alias --rc) for M,
+    --dst-type in the names of systolic types."""
     opts = [
-        click.option("--platform", default=None, help="dpas/dpasw/opencl: pvc, dg2, bmg, lnl, xe3p (dpas: pvc)."),
-        click.option("--precision", default=None, help="dpas: Src1 (B) precision [bf16]."),
-        click.option("--src2-precision", default=None, help="dpas: Src2 (A) precision (default: --precision)."),
-        click.option("--rc", type=int, default=None, help="dpas: repeat count M, 1..8 [8]."),
-        click.option("--dst-type", default=None, help="dpas: Dst/Src0 type (int32, fp32, bf16, fp16)."),
+        click.option("--precision", default=None, help="dpas: B's (Src1's) precision [bf16]."),
+        click.option("--src2-precision", default=None, help="dpas: A's (Src2's) precision (default: --precision)."),
+        click.option("--dst-type", default=None, help="dpas: " + DST_TYPE_HELP),
         click.option("--instruction", default=None, help="amx: tdpbssd, tdpbf16ps, tdpfp16ps, ... [tdpbf16ps]."),
-        click.option("--m", type=int, default=None, help="amx: M rows [16]; opencl: M; mma pictures: M."),
-        click.option("--n", type=int, default=None, help="amx / sycl mma: N."),
-        click.option("--k", type=int, default=None, help="amx / sycl mma: K."),
+        click.option("--m", "--rc", "m", type=int, default=None,
+                     help="M: rows of A, C, D (dpas: the repeat count, 1..8 [8]; amx [16]; opencl; sycl)."),
+        click.option("--n", type=int, default=None, help="amx / sycl: N."),
+        click.option("--k", type=int, default=None, help="amx / sycl: K."),
         click.option("--name", default=None, help="opencl: the built-in's name."),
         click.option("--acc", default=None, help="opencl: accumulator type of an overloaded name (int8, float8...)."),
-        click.option("--device", default=None, help="sycl: device (pvc, dg2, spr, ...)."),
         click.option("--type", "type_", default=None, help="sycl: element type T."),
         click.option("--ctype", default=None, help="sycl mma: accumulator type."),
         click.option("--use", default=None, help="sycl: a, b or accumulator (default: OPERAND)."),
-        click.option("--rows", type=int, default=None, help="sycl: Rows."),
-        click.option("--cols", type=int, default=None, help="sycl: Cols."),
+        click.option("--rows", type=int, default=None, help="sycl: Rows (default: from --m/--n/--k and the use)."),
+        click.option("--cols", type=int, default=None, help="sycl: Cols (default: from --m/--n/--k and the use)."),
         click.option("--layout", "layout_", default=None, help="sycl: row_major, col_major, ext_intel_packed."),
     ]
-    return functools.reduce(lambda g, o: o(g), reversed(opts), f)
+    f = functools.reduce(lambda g, o: o(g), reversed(opts), f)
+    return device_option("any", aliases=("--platform",), normalize=False,
+                         help="dpas/dpasw/opencl: an XMX GPU (pvc, dg2, bmg, lnl, xe3p; dpas default pvc, dpasw "
+                              "dg2); sycl: a SYCL device (spr, gnr, dg2, pvc, ...); any alias")(f)
 
 
-def _opts(kw: dict) -> dict:
-    keys = ("platform", "precision", "src2_precision", "rc", "dst_type", "instruction", "m", "n", "k", "name", "acc",
-            "device", "type_", "ctype", "use", "rows", "cols", "layout_")
-    out = {k.rstrip("_"): kw.pop(k) for k in keys if k in kw}
-    return {k: v for k, v in out.items() if v is not None}
+_XMX_LAYERS = {"dpas", "dpasw", "xmx", "opencl", "cl"}
+
+
+def _opts(kw: dict, layer: str, operand: str | None = None) -> dict:
+    """The options as the explorer's resolve() takes them for ``layer``: the device as its ``platform`` (XMX
+    layers, normalised to the platform) or ``device`` (sycl); M as ``rc`` for dpas; for sycl, Rows and Cols
+    from M/N/K and the operand's use where they are not given."""
+    keys = ("device", "precision", "src2_precision", "dst_type", "instruction", "m", "n", "k", "name", "acc",
+            "type_", "ctype", "use", "rows", "cols", "layout_")
+    o = {k.rstrip("_"): kw.pop(k) for k in keys if k in kw}
+    o = {k: v for k, v in o.items() if v is not None}
+    lay = str(layer).lower()
+    from .options import normalize_device
+    if "device" in o:
+        if lay in _XMX_LAYERS:
+            o["platform"] = normalize_device(o.pop("device"), "gpu")
+        elif lay in ("sycl", "joint_matrix"):
+            o["device"] = normalize_device(o["device"], "sycl")
+        else:
+            o["device"] = normalize_device(o["device"], "cpu")       # amx: the tiles are the same on every CPU
+            o.pop("device")
+    if lay in ("dpas", "dpasw", "xmx") and "m" in o:
+        o["rc"] = o.pop("m")
+    if lay in ("sycl", "joint_matrix") and operand is not None:
+        use = o.get("use") or operand
+        rows, cols = {"a": ("m", "k"), "b": ("k", "n"), "accumulator": ("m", "n")}.get(use, (None, None))
+        if rows and rows in o and "rows" not in o:
+            o["rows"] = o[rows]
+        if cols and cols in o and "cols" not in o:
+            o["cols"] = o[cols]
+        for x in "mnk":
+            o.pop(x, None)
+    return o
+
+
+def _operand(layer: str, operand: str, kw: dict) -> str:
+    """OPERAND in the layer's own naming, given as a/b/c/d or src0/src1/src2/dst (docs/glossary.md)."""
+    from ..layout.operands import operand_name
+    lay = str(layer).lower()
+    lay = {"xmx": "dpas", "tile": "amx", "joint_matrix": "sycl", "cl": "opencl"}.get(lay, lay)
+    if lay not in ("dpas", "dpasw", "amx", "opencl", "sycl"):
+        return operand                                   # the explorer names the unknown layer
+    engine = None
+    if lay == "sycl" and kw.get("device"):
+        from ..run.devices import engine_of
+        e = engine_of(kw["device"])
+        engine = e[0] if e else None
+    return operand_name(lay, operand, engine)
 
 
 def _resolve(layer, operand, kw):
     from ..explorer import resolve
-    o = _opts(kw)
+    op = _operand(layer, operand, kw)
+    o = _opts(kw, layer, op)
     o.pop("ctype", None)
-    return resolve(layer, operand, **o)
+    return resolve(layer, op, **o)
 
 
 def _write_svg(path: str, text: str) -> None:
@@ -60,7 +108,7 @@ def _write_svg(path: str, text: str) -> None:
     click.echo(f"wrote {path}", err=True)
 
 
-@click.group("layout")
+@click.group("layout", cls=SuggestingGroup)
 def group():
     """Who holds which element, at every layer: detail, where, what, table, mma, explain."""
 
@@ -167,7 +215,7 @@ def mma_cmd(layer, view, svg_path, **kw):
     """Picture of one MMA of LAYER in CuTe's arrangement: A left of C, B above C."""
     from ..explorer import mma_layouts
     from ..explorer.svg import mma_svg
-    d = mma_layouts(layer, **_opts(kw))
+    d = mma_layouts(layer, **_opts(kw, layer))
     _write_svg(svg_path, mma_svg(d["A"], d["B"], d["C"], view=view, title=f"{layer}: D = A x B + C"))
 
 
@@ -194,7 +242,7 @@ def explain_cmd(layer, row, col, model, eu, sub_group, dtype, btype, seed, as_js
     from ..explorer.explain import explain, format_explain
     from .inputs import check_seed
     check_seed(seed)                    # named as the option here; explain() checks its seed= argument too
-    o = _opts(kw)
+    o = _opts(kw, layer)
     o.update({k: v for k, v in (("eu", eu), ("sub_group", sub_group), ("dtype", dtype), ("btype", btype))
               if v is not None})
     rep = explain(layer, row, col, seed=seed, model=model, **o)

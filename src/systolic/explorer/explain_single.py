@@ -61,14 +61,20 @@ def _pick(layout, name, given, rng):
         if g.shape != layout.shape:
             raise InvalidValue(f"{name} must be {layout.rows} x {layout.cols}", values={"shape": g.shape})
         return g
-    g = np.asarray(given)
+    from ..numerics.rounding import as_exact_array
+    from ..xmx.pack import element_bits
+    try:
+        g = as_exact_array(given)
+    except (TypeError, ValueError) as exc:     # ragged lists, strings
+        raise InvalidValue(f"{name} is not an array of numbers: {exc}", values={"type": type(given).__name__}) \
+            from None
     if g.shape != layout.shape:
         raise InvalidValue(f"{name} must be {layout.rows} x {layout.cols}", values={"shape": g.shape})
-    if T.get(layout.element).fmt is None:
-        return (g.astype(np.int64) & ((1 << layout.element_bits) - 1)).astype(np.uint32)
-    from ..xmx.pack import element_bits
-    if layout.element == "fp32":
-        return g.astype(np.float32).view(np.uint32)
+    if g.dtype.kind not in "biufV" and not (g.dtype.kind == "O" and all(
+            isinstance(x, (int, float, np.number, Fraction)) and not isinstance(x, complex) for x in g.flat)):
+        raise InvalidValue(f"{name} holds non-numbers", values={"dtype": str(g.dtype)})
+    # integers are taken exactly or refused (no wrapping, no truncation: element_bits checks integer-ness and the
+    # range); floats round once to nearest even into the element format (element_bits), as the docstring says
     return element_bits(g, layout.element)
 
 

@@ -12,6 +12,7 @@ import json
 
 from ..errors import InvalidValue
 from ..layout import Layout
+from ..layout.core import check_layout
 from ..layout.picture import cell_label  # the table labels; the renderer lives with the Layout
 
 __all__ = ["detail", "where", "what", "table", "cell_label", "FORMATS"]
@@ -31,6 +32,7 @@ def _py(v):
 
 def where(L: Layout, row: int, col: int) -> dict:
     """Element (row, col) -> its holder, bit range, image byte and (for register operands) SIMD lane."""
+    check_layout(L, "where")
     w = L.where(row, col)                   # checks that both are integers inside the matrix (no coercion)
     row, col = int(row), int(col)
     if "unit_strides" in L.params and w.get("held", True):
@@ -47,11 +49,13 @@ def where(L: Layout, row: int, col: int) -> dict:
 
 def what(L: Layout, *coords: int, **named: int) -> list[dict]:
     """Holder (a prefix of its coordinates, or by name) -> the elements it keeps, lowest bits first."""
+    check_layout(L, "what")
     return [_py(d) for d in L.what(*coords, **named)]
 
 
 def detail(L: Layout) -> dict:
     """Shapes, K per step, operand size and alignment of one operand (what the calculator's ``detail`` lists)."""
+    check_layout(L, "detail")
     p = dict(L.params)
     d = {"layer": L.layer, "operand": L.operand, "title": L.title, "rows": L.rows, "cols": L.cols,
          "element": L.element, "element_bits": L.element_bits, "holder": list(L.holder), "unit_bits": L.unit_bits,
@@ -108,6 +112,7 @@ def _holder_rows(L: Layout) -> list[dict]:
 def table(L: Layout, *, by: str = "element", fmt: str = "text", view: str = "holder") -> str:
     """The whole matrix either way, rendered: ``by="element"`` (the logical matrix, each cell its holder) or
     ``by="holder"`` (one row per holder with its elements, lowest bits first); ``fmt`` text/markdown/csv/json."""
+    check_layout(L, "table")
     if by not in ("element", "holder"):
         raise InvalidValue("table by 'element' or 'holder'", values={"by": by})
     if fmt not in FORMATS:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidValue
+from .core import check_layout
 
 if TYPE_CHECKING:                      # annotations only: core imports this module for _repr_svg_
     from .core import Layout
@@ -159,6 +160,7 @@ def _legend(L: Layout, view: str) -> str:
 
 def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> str:
     """One operand's layout as an SVG document (text)."""
+    check_layout(L, "svg")
     check_view(view)
     if view == "lane" and L.lanes() is None:
         view = "holder"
@@ -171,6 +173,8 @@ def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> 
 
 def mma_svg(A: Layout, B: Layout, C: Layout, *, view: str = "holder", title: str | None = None) -> str:
     """D = A x B + C in CuTe's picture: A (M x K) left of C (M x N), B (K x N) above C."""
+    for X in (A, B, C):
+        check_layout(X, "mma_svg")
     if any(v.lanes() is None for v in (A, B, C)):
         view = "holder" if view == "lane" else view
     gap = 44

@@ -28,7 +28,7 @@ from ..errors import ProgramError
 __all__ = ["run_file", "KINDS", "kind_of"]
 
 #: suffix -> program kind
-KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa"}
+KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa", ".cl": "opencl-c"}
 
 
 def kind_of(path: str | Path) -> str:
@@ -36,7 +36,8 @@ def kind_of(path: str | Path) -> str:
     suffix = Path(path).suffix
     if suffix not in KINDS:
         raise ProgramError(f"systolic run does not know {suffix or 'files without a suffix'!r} programs",
-                           rule="systolic run FILE: a .py program, an .ll LLVM IR file or a .visa file",
+                           rule="systolic run FILE: a .py program, an .ll LLVM IR file, a .visa file or a .cl OpenCL C "
+                                "file",
                            values={"file": str(path), "suffix": suffix})
     return KINDS[suffix]
 
@@ -68,7 +69,8 @@ def _run_file(path, device, function, args, mems) -> dict:
     p = Path(path)
     kind = kind_of(p)
     if not p.is_file():
-        raise ProgramError("no such program file", rule="systolic run FILE: an existing file",
+        from ..suggest import did_you_mean_file
+        raise ProgramError(f"no such program file{did_you_mean_file(p)}", rule="systolic run FILE: an existing file",
                            values={"file": str(p)})
     if kind != "llvm-ir" and (function or args or mems):
         raise ProgramError("--function, --arg and --mem apply to LLVM IR programs only",
@@ -79,6 +81,9 @@ def _run_file(path, device, function, args, mems) -> dict:
     elif kind == "llvm-ir":
         from .llvm_program import run
         raw = run(p, device, function=function, args=tuple(args), mems=tuple(mems))
+    elif kind == "opencl-c":
+        from .cl_program import run
+        raw = run(p, device)
     else:
         from .visa_program import run
         raw = run(p, device)

@@ -73,11 +73,18 @@ class Header:
 
 def pick_device(requested: str | None, default: str, devices, declared: str = "the program's DEVICES",
                 key: str = "DEVICES") -> str:
-    """``requested`` (or ``default``), checked against the devices the program declares (None: any)."""
+    """``requested`` (or ``default``), checked against the devices the program declares (None: any). Any alias
+    of a declared device names it (``sapphirerapids`` for ``spr``); the program gets its own spelling."""
     dev = default if requested is None else requested
     if devices is not None and dev not in devices:
-        raise ProgramError(f"the program does not support device {dev!r}",
-                           rule=f"systolic run --device: one of {declared}",
+        from .devices import same_device, unknown_device
+        match = [d for d in devices if same_device(dev, d)]
+        if match:
+            return match[0]
+        e = unknown_device(dev, "a device")
+        why = "" if "unknown device" not in e.message else e.message[len(f"unknown device {dev!r}"):]
+        raise ProgramError(f"the program does not support device {dev!r}{why}; it runs on "
+                           f"{', '.join(devices)}", rule=f"systolic run --device: one of {declared}",
                            values={"device": dev, key: list(devices)})
     return dev
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli.inputs import load_npy, read_text
+from ..cli.inputs import load_global_npy, load_npy, parse_call_arg, read_text
 from ..errors import InvalidValue, ProgramError
 from .compare import compare
 from .header import TYPES, check_expects, parse, parse_values, typed_values
@@ -148,7 +148,6 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     """Compile with the tile compiler, run ``function`` on the emulated AMX of CPU ``device``, check the header's
     oracles. ``function``/``args``/``mems`` (as ``systolic amx run``'s --function/--arg/--mem) override the header."""
     from .. import counters
-    from ..cli.amx_compiler import _load_mem, _parse_arg
     from ..compiler import compile_ir
     from ..compiler.to_machine import _initial_bytes
     t0 = time.perf_counter()
@@ -159,6 +158,8 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
                            rule="systolic-run header of .ll files", values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
     dev = h.device_for(device, DEFAULT_DEVICE)
+    from .devices import amx_cpu
+    cpu = amx_cpu(dev)                  # any alias of an AMX CPU (spr, intel_cpu_spr); an XMX name is refused
     fn = function or h.function
     if fn is None:
         raise ProgramError("no function to run: the header has no 'function' directive and --function is not given",
@@ -170,16 +171,16 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     for name_tok, spec, line in h.fills:
         _fill(memory, name_tok, spec, line, path.parent)
     for m in mems:
-        name, data = _load_mem(m)
+        name, data = load_global_npy(m)
         if name not in memory or data.size > memory[name].size:
             raise ProgramError(f"--mem {name}: not a global, or more bytes than it holds",
                                rule="systolic run --mem NAME=file.npy", values={"mem": m})
         memory[name][:data.size] = data
-    values = [_parse_arg(a) for a in (args or h.args or ())]
+    values = [parse_call_arg(a) for a in (args or h.args or ())]
     oracles = [(name_tok, *gemm_int8(memory, name_tok, spec, line)) for name_tok, spec, line in h.oracles]
     with counters.recording() as rec:
         t1 = time.perf_counter()
-        res = mod.run(fn, *values, memory=memory, cpu=dev)
+        res = mod.run(fn, *values, memory=memory, cpu=cpu)
         t2 = time.perf_counter()
     checks = [compare(name_tok, after(), want) for name_tok, want, after in oracles]
 

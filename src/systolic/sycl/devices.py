@@ -179,6 +179,8 @@ def get_device(name) -> Device:
         return name
     d = _LOOKUP.get(str(name).lower())
     if d is None:
-        raise InvalidValue(f"unknown SYCL device {name!r}", rule="devices: " + ", ".join(DEVICES),
+        from ..suggest import did_you_mean
+        raise InvalidValue(f"unknown SYCL device {name!r}{did_you_mean(name, _LOOKUP)}",
+                           rule="devices: " + ", ".join(DEVICES),
                            values={"device": name})
     return d

@@ -647,9 +647,8 @@ class Machine:
         variable is undefined (visa-operands.md "Raw Operands"), and so is a Src2 past its general variable
         (visa-operands.md "Region-based Addressing"); both are refused, as every other instruction's are.
         """
-        import importlib
-        X = importlib.import_module("systolic.xmx.dpas")
-        rules = importlib.import_module("systolic.xmx.rules")
+        from ..xmx import rules                 # the engine below (layer 3), loaded with the first DPAS
+        from ..xmx.dpas import dpas, dpasw, dpasw_split
         d, s0, s1, s2 = inst.dst, *inst.srcs
         gb = self.grf.grf_bytes
 
@@ -682,7 +681,7 @@ class Machine:
         shape = rules.check(self.platform, opcode=inst.op, **kw)
         src2_bytes = shape.src2_bytes
         if inst.op == "dpasw":
-            src2_bytes = min(src2_bytes, X.dpasw_split(shape)[0] * gb)  # EU0's part; EU1's is never larger
+            src2_bytes = min(src2_bytes, dpasw_split(shape)[0] * gb)  # EU0's part; EU1's is never larger
         feet = [("Dst", d, dvar, d.offset, shape.rc * shape.row_bytes(shape.dst_type), RULE_RAW_OOB),
                 ("Src1", s1, s1var, s1.offset, shape.src1_grfs * gb, RULE_RAW_OOB),
                 ("Src2", s2, s2var, s2off, src2_bytes, RULE_SRC2_OOB)]
@@ -696,12 +695,13 @@ class Machine:
         kw.update(platform=self.platform, model=self.dpas_model)
         if inst.op == "dpas":
             if self.fast_dpas:
-                importlib.import_module("systolic.xmx.kernels").dpas_fast(self.grf, **kw)
+                from ..xmx.kernels import dpas_fast
+                dpas_fast(self.grf, **kw)
             else:
-                X.dpas(self.grf, **kw)
+                dpas(self.grf, **kw)
         else:
             pair = self.pair if self.pair is not None else self.grf.copy()
-            X.dpasw(self.grf, pair=pair, **kw)
+            dpasw(self.grf, pair=pair, **kw)
 
 
 def run(program: Program, platform="pvc", inputs: dict | None = None, **kw) -> Machine:

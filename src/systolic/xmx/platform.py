@@ -198,7 +198,9 @@ def get_platform(name: str | Platform | None = None) -> Platform:
         return PLATFORMS["pvc"]
     p = _LOOKUP.get(str(name).lower())
     if p is None:
-        raise InvalidValue(f"unknown XMX platform {name!r}", rule="known platforms: " + ", ".join(PLATFORMS),
+        from ..suggest import did_you_mean
+        raise InvalidValue(f"unknown XMX platform {name!r}{did_you_mean(name, _LOOKUP)}",
+                           rule="known platforms: " + ", ".join(PLATFORMS),
                            values={"platform": name})
     return p
 
