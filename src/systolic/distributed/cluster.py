@@ -61,7 +61,12 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
         if workers is not None or gpu:
             raise InvalidValue("--workers/--gpu size a local cluster; with --scheduler the cluster is already there",
                                values={"scheduler": address, "workers": workers, "gpu": gpu})
-        client = Client(address)
+        try:
+            client = Client(address)
+        except (OSError, TimeoutError) as exc:       # refused, unknown host, nothing answering in time
+            raise BackendUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}",
+                                     rule="--scheduler / SYSTOLIC_SCHEDULER: the address `dask scheduler` printed",
+                                     values={"scheduler": address}) from exc
         try:
             yield client
         finally:
