@@ -117,7 +117,8 @@ def verify_cmd(directory, backend, gpu, workers, scheduler, quiet, as_json):
                    "mismatches": res.mismatches, "seconds": round(res.seconds, 3), "backend": backend})
     else:
         for b in res.bad_shards:
-            click.echo(f"bad shard {b['index']} ({b['file']}): {b['reason']}")
+            what = f"bad shard {b['index']} ({b['file']})" if b["index"] is not None else b["file"]
+            click.echo(f"{what}: {b['reason']}")
         for m in res.mismatches:
             click.echo(f"mismatch: shard {m['shard']} row {m['row']} (vector {m['vector']}) image {m['image']} "
                        f"byte {m['byte']}: stored 0x{m['stored']:02x}, recomputed 0x{m['recomputed']:02x}")
