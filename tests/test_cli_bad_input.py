@@ -138,7 +138,8 @@ def test_npy_loader_refuses_objects_and_truncated_data(tmp_path):
 def test_asm_refuses_cpus_without_amx_before_llvm(cpu):
     pytest.importorskip("llvmlite")
     e = typed_error(["amx", "asm", "--cpu", cpu], InvalidValue)
-    assert e.values == {"cpu": cpu} and "sapphirerapids (spr)" in e.rule and "diamondrapids (dmr)" in e.rule
+    # --cpu is the old spelling of --device (issue 27): the error names the device option's value
+    assert e.values == {"device": cpu} and "sapphirerapids (spr)" in e.rule and "diamondrapids (dmr)" in e.rule
 
 
 def test_asm_takes_aliases_and_refuses_instructions_the_cpu_lacks():

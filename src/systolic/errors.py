@@ -21,8 +21,15 @@ knows which sentence of the manual their input contradicts.
     +-- BackendUnavailable     an optional backend cannot run here (no CUDA device, no CuPy, driver too
                                old, no torch), and why
     +-- UnsupportedOperation   an operation the integration does not model (e.g. a torch op under emulate)
+    +-- BackendUnavailable
+        +-- ClangUnavailable   no clang to compile OpenCL C / C / C++ (systolic.llvmir.clang)
+    +-- CompileError
+        +-- SourceCompileError clang's diagnostics for a source file, each with file:line:col
+    +-- AsmSyntaxError
+        +-- IRVerifyError      LLVM's verifier refused a parsed module
     +-- InvalidValue
         +-- ProgramError       a file given to ``systolic run`` breaks the program-file protocol (docs/run.md)
+    +-- CampaignError          a test-vector campaign directory that does not hold the campaign asked for
 """
 
 from __future__ import annotations
@@ -44,6 +51,12 @@ __all__ = [
     "BackendUnavailable",
     "UnsupportedOperation",
     "ProgramError",
+    "ClangUnavailable",
+    "Diagnostic",
+    "SourceCompileError",
+    "IRVerifyError",
+    "UnmodelledConstruct",
+    "CampaignError",
 ]
 
 
@@ -176,3 +189,48 @@ class UnsupportedOperation(SystolicError):
 
 class ProgramError(InvalidValue):
     """A file given to ``systolic run`` breaks the program-file protocol (docs/run.md); ``rule`` names the clause."""
+
+
+class ClangUnavailable(BackendUnavailable):
+    """No clang to compile OpenCL C / C / C++ with; the message names both ways to get one (the ``clang`` extra,
+    or a clang on PATH / ``SYSTOLIC_CLANG``)."""
+
+
+class Diagnostic:
+    """One clang diagnostic: ``file:line:col: severity: message`` (1-based line and column; 0 where clang gave none)."""
+
+    __slots__ = ("file", "line", "column", "severity", "message")
+
+    def __init__(self, file: str, line: int, column: int, severity: str, message: str) -> None:
+        self.file, self.line, self.column, self.severity, self.message = file, line, column, severity, message
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"Diagnostic({str(self)!r})"
+
+
+class SourceCompileError(CompileError):
+    """clang refused a source file. ``diagnostics`` holds every error/warning clang printed, each with
+    file:line:col; the message starts with the first error's location."""
+
+    def __init__(self, message: str, *, diagnostics: "list[Diagnostic]", location: str | None = None,
+                 rule: str | None = None, values: Mapping[str, Any] | None = None) -> None:
+        self.diagnostics = list(diagnostics)
+        super().__init__(message, location=location, rule=rule, values=values)
+
+
+class IRVerifyError(AsmSyntaxError):
+    """LLVM's verifier refused a module that parsed (e.g. an instruction that does not dominate its uses)."""
+
+
+class UnmodelledConstruct(CompileError):
+    """LLVM accepted the module, but a function uses a construct systolic does not model (inline asm, floating
+    point, vector code, ...). ``values`` names the construct, the function and the IR line; the refusal is per
+    function: the module's other functions still compile and run."""
+
+
+class CampaignError(SystolicError):
+    """A test-vector campaign directory that cannot be used as asked (another campaign's manifest, an unreadable
+    manifest, a campaign not yet complete where a complete one is needed); ``values`` names the directory and field."""

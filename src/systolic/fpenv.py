@@ -1,7 +1,7 @@
 """The host's floating-point environment (x86 MXCSR) around the emulators' own arithmetic.
 
 The emulators compute with the host's binary32/binary64 hardware (numpy and the JIT kernels of
-:mod:`systolic.hostjit`), and their proofs of bit-exactness assume IEEE 754 defaults: round to nearest even,
+:mod:`systolic.jit`), and their proofs of bit-exactness assume IEEE 754 defaults: round to nearest even,
 subnormals kept (no FTZ, no DAZ), all exceptions masked. A process can change that: a library that calls
 ``torch.set_flush_denormal(True)``, ``-ffast-math`` start-up code, or a user's own ``ldmxcsr`` sets MXCSR.FTZ/DAZ
 or another rounding mode for its thread, and the threads it creates inherit it. Results with subnormals (or
@@ -31,24 +31,24 @@ DEFAULT = 0x1F80
 #: the control bits (DAZ bit 6, masks 7-12, rounding control 13-14, FTZ 15); bits 0-5 are sticky status flags
 _CONTROL = 0xFFC0
 
-_IR = """
-declare void @llvm.x86.sse.stmxcsr(i8*)
-declare void @llvm.x86.sse.ldmxcsr(i8*)
-define i32 @systolic_mxcsr_read() {
-  %p = alloca i32, align 4
-  %q = bitcast i32* %p to i8*
-  call void @llvm.x86.sse.stmxcsr(i8* %q)
-  %v = load i32, i32* %p, align 4
-  ret i32 %v
-}
-define void @systolic_mxcsr_write(i32 %v) {
-  %p = alloca i32, align 4
-  store i32 %v, i32* %p, align 4
-  %q = bitcast i32* %p to i8*
-  call void @llvm.x86.sse.ldmxcsr(i8* %q)
-  ret void
-}
-"""
+def _module():
+    """``systolic_mxcsr_read() -> i32`` and ``systolic_mxcsr_write(i32)`` through stmxcsr / ldmxcsr."""
+    from llvmlite import ir
+    from .jit.build import I32, PTR, VOID, declare, define
+    m = ir.Module(name="fpenv")
+    st = declare(m, "llvm.x86.sse.stmxcsr", VOID, [PTR])
+    ld = declare(m, "llvm.x86.sse.ldmxcsr", VOID, [PTR])
+    _, b, _ = define(m, "systolic_mxcsr_read", I32, [])
+    p = b.alloca(I32)
+    b.call(st, [p])
+    b.ret(b.load(p, typ=I32, align=4))
+    _, b, (v,) = define(m, "systolic_mxcsr_write", VOID, [I32])
+    p = b.alloca(I32)
+    b.store(v, p, align=4)
+    b.call(ld, [p])
+    b.ret_void()
+    return m
+
 
 _lock = threading.Lock()
 _fns: dict = {}
@@ -58,12 +58,10 @@ def _functions():
     with _lock:
         if "read" not in _fns:
             try:
-                from . import hostjit
-                engine = hostjit.compile_host(_IR)
-                _fns["read"] = ctypes.CFUNCTYPE(ctypes.c_uint32)(
-                    engine.get_function_address("systolic_mxcsr_read"))
-                _fns["write"] = ctypes.CFUNCTYPE(None, ctypes.c_uint32)(
-                    engine.get_function_address("systolic_mxcsr_write"))
+                from . import jit
+                mod = jit.compile_module(_module())
+                _fns["read"] = mod.cfunc("systolic_mxcsr_read", ctypes.c_uint32)
+                _fns["write"] = mod.cfunc("systolic_mxcsr_write", None, ctypes.c_uint32)
             except Exception:  # not x86-64, or no llvmlite JIT: nothing to read or guard
                 _fns["read"] = _fns["write"] = None
         return _fns["read"], _fns["write"]

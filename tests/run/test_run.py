@@ -91,8 +91,8 @@ def test_device_outside_devices_lists_them(tmp_path):
 
 
 def test_unknown_suffix_and_missing_file(tmp_path):
-    p = _write(tmp_path, "prog.cpp", "int main() {}")
-    with pytest.raises(ProgramError, match="'.cpp'") as ei:
+    p = _write(tmp_path, "prog.f90", "end")    # (.cpp is a program kind now: C++ with clang's AMX API)
+    with pytest.raises(ProgramError, match="'.f90'") as ei:
         run_file(p)
     assert ".py" in ei.value.rule and ".ll" in ei.value.rule and ".visa" in ei.value.rule
     with pytest.raises(ProgramError, match="no such program file"):
@@ -152,7 +152,7 @@ def test_python_xmx_program_counts():
     (lay,) = rep["layouts"]
     assert [o["operand"].split()[0] for o in lay["operands"]] == ["src2", "src1", "dst"]
     assert lay["operands"][1]["shape"] == "16x16 bf16" and lay["operands"][0]["shape"] == "8x16 bf16"
-    assert lay["operands"][1]["command"].startswith("systolic layout detail dpas src1 --platform pvc")
+    assert lay["operands"][1]["command"].startswith("systolic layout detail dpas src1 --device pvc")
     rep = run_file(PROGRAMS / "xmx_gemm.py", "dg2")
     assert rep["instructions"]["totals"] == {"DPAS": 256}          # exec 8: twice the column tiles
 
@@ -183,7 +183,7 @@ def test_visa_example():
     assert c["name"] == "D2" and c["elements"] == 128
     assert rep["instructions"]["visa"] == _opcodes(VISA)
     assert rep["instructions"]["totals"]["DPAS"] == 2
-    assert rep["layouts"][0]["instruction"] == "DPAS.8.8 s8 x s8 -> int32"
+    assert rep["layouts"][0]["instruction"] == "DPAS M 8, N 16, K 32: s8 x s8 -> int32"
     assert run_file(VISA, "bmg")["verdict"] == "bit-identical"
     with pytest.raises(ProgramError, match="does not support device"):
         run_file(VISA, "dg2")
@@ -211,7 +211,7 @@ def test_llvm_ir_example():
     # args say 4 K tiles: one C load, two loads and one TDPBSUD per K tile, one store
     assert by == {"tdpbsud": 4, "tileloadd": 9, "tilestored": 1, "ldtilecfg": 1, "tilerelease": 1}
     (lay,) = rep["layouts"]
-    assert lay["instruction"] == "TDPBSUD 16x16x64"
+    assert lay["instruction"] == "TDPBSUD M 16, N 16, K 64"
 
 
 def test_llvm_ir_oracle_catches_a_wrong_program(tmp_path):
@@ -321,7 +321,7 @@ def test_readme_main_job():
     assert rep["device"]["name"] == "spr" and rep["device"]["sub_group_size"] == 1
     # C is 64 x 16 int32, K = 256 int8: 4 row tiles x 1 column tile x 4 K tiles of 64 bytes, one TDPBSSD each
     assert rep["instructions"]["totals"]["AMX TMUL"] == 16
-    assert [L["instruction"] for L in rep["layouts"]] == ["TDPBSSD 16x16x64"]
+    assert [L["instruction"] for L in rep["layouts"]] == ["TDPBSSD M 16, N 16, K 64"]
 
 
 def test_layout_commands_run():

@@ -51,7 +51,7 @@ def test_small_output_short_k_takes_the_kernel_once_it_is_compiled(monkeypatch):
     assert calls, "the kernel was compiled, yet the small GEMM took the numpy chain"
     # "sequential" runs another kernel (the binary32 FMA chain); not compiled (its cache entry taken out for
     # this test): the numpy chain, no JIT
-    monkeypatch.delitem(NT._CACHE, ("fma32", NT.SR, NT.SVN), raising=False)
+    monkeypatch.delitem(NT._CACHE, NT._fma32_key(), raising=False)
     assert not NT.ready(1, 256)
     seq = []
     real32 = NT.fma32_mma

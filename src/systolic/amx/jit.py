@@ -1,29 +1,25 @@
-"""llvmlite helpers for AMX code: target machines, assembly emission, and a small JIT.
+"""AMX on top of :mod:`systolic.jit` (the one JIT module): the AMX facts LLVM needs, and the entry points the
+compiler front end and the tools call with IR text of their own.
 
-The AMX instructions are reached through LLVM's *physical-register* intrinsics,
-whose tile operands are immediate tile numbers (``i8 immarg``):
+The JIT itself -- target machines, optimisation, loading, assembly emission -- is :mod:`systolic.jit.engine`;
+the AMX intrinsics as builder calls are :class:`systolic.jit.x86amx.Amx`. Every kernel of the emulators is built
+with ``llvmlite.ir``; :func:`declarations` (text) remains for the compiler's LLVM IR emitter
+(:mod:`systolic.compiler.to_llvm`), which prints a whole program as text.
 
-    llvm.x86.ldtilecfg(ptr)            llvm.x86.sttilecfg(ptr)        llvm.x86.tilerelease()
-    llvm.x86.tilezero(i8)              llvm.x86.tileloadd64(i8, ptr, i64)
-    llvm.x86.tileloaddt164(i8, ptr, i64)                             llvm.x86.tilestored64(i8, ptr, i64)
-    llvm.x86.tdpbssd / tdpbsud / tdpbusd / tdpbuud / tdpbf16ps / tdpfp16ps (i8 dst, i8 src1, i8 src2)
-    llvm.x86.tcmmimfp16ps / tcmmrlfp16ps (AMX-COMPLEX), llvm.x86.tdpbf8ps / tdpbhf8ps / tdphbf8ps / tdphf8ps (AMX-FP8)
-
-Source: llvm-project ``llvm/include/llvm/IR/IntrinsicsX86.td`` (the "AMX - Intel AMX extensions"
-block) and REFERENCE.md section 7. ``emit_asm`` only compiles, so it works on any x86-64 (or other)
-machine; running JIT code that uses tiles needs a CPU with AMX and Linux tile-data permission
+Source: llvm-project ``llvm/include/llvm/IR/IntrinsicsX86.td`` ("AMX - Intel AMX extensions") and REFERENCE.md
+section 7. Running JIT code that uses tiles needs a CPU with AMX and Linux tile-data permission
 (``systolic.amx.native.require_native``).
 """
 
 from __future__ import annotations
 
-import functools
-import threading
-
-from ..errors import AsmSyntaxError, InvalidValue
+from .. import jit as _jit
+from ..errors import InvalidValue
+from ..jit.engine import amx_feature_string, compile_module, llvm_version
+from ..jit.x86amx import DOT_INTRINSICS
 
 __all__ = ["DEFAULT_CPU", "AMX_FEATURES", "DOT_INTRINSICS", "ptr_type", "declarations", "target_machine",
-           "host_target_machine", "emit_asm", "JitModule", "llvm_version"]
+           "host_target_machine", "emit_asm", "JitModule", "llvm_version", "compile_module"]
 
 DEFAULT_CPU = "sapphirerapids"
 
@@ -33,39 +29,8 @@ AMX_FEATURES = {
     "AMX-COMPLEX": "+amx-complex", "AMX-FP8": "+amx-fp8",
 }
 
-#: mnemonic -> (LLVM intrinsic, AMX feature that provides it)
-DOT_INTRINSICS = {
-    "tdpbssd": ("llvm.x86.tdpbssd", "AMX-INT8"),
-    "tdpbsud": ("llvm.x86.tdpbsud", "AMX-INT8"),
-    "tdpbusd": ("llvm.x86.tdpbusd", "AMX-INT8"),
-    "tdpbuud": ("llvm.x86.tdpbuud", "AMX-INT8"),
-    "tdpbf16ps": ("llvm.x86.tdpbf16ps", "AMX-BF16"),
-    "tdpfp16ps": ("llvm.x86.tdpfp16ps", "AMX-FP16"),
-    "tcmmimfp16ps": ("llvm.x86.tcmmimfp16ps", "AMX-COMPLEX"),
-    "tcmmrlfp16ps": ("llvm.x86.tcmmrlfp16ps", "AMX-COMPLEX"),
-    "tdpbf8ps": ("llvm.x86.tdpbf8ps", "AMX-FP8"),
-    "tdpbhf8ps": ("llvm.x86.tdpbhf8ps", "AMX-FP8"),
-    "tdphbf8ps": ("llvm.x86.tdphbf8ps", "AMX-FP8"),
-    "tdphf8ps": ("llvm.x86.tdphf8ps", "AMX-FP8"),
-}
-
 #: extensions LLVM knows since which major version (older LLVMs reject the feature string)
 _FEATURE_SINCE = {"AMX-FP16": 16, "AMX-COMPLEX": 17, "AMX-FP8": 20}
-
-_lock = threading.Lock()
-
-
-@functools.lru_cache(maxsize=1)
-def _llvm():
-    import llvmlite.binding as llvm
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    return llvm
-
-
-def llvm_version() -> tuple[int, int, int]:
-    """The LLVM version llvmlite was built against, e.g. (22, 1, 0)."""
-    return tuple(_llvm().llvm_version_info)
 
 
 def ptr_type() -> str:
@@ -81,7 +46,9 @@ def supported_features() -> list[str]:
 
 def feature_string(features=None) -> str:
     """``"+amx-tile,+amx-int8,..."`` for the given AMX extension names (default: all this LLVM knows)."""
-    names = supported_features() if features is None else list(features)
+    if features is None:
+        return amx_feature_string()
+    names = list(features)
     bad = [n for n in names if n not in AMX_FEATURES]
     if bad:
         raise InvalidValue("unknown AMX extension", rule="AMX extensions: " + ", ".join(AMX_FEATURES),
@@ -90,7 +57,7 @@ def feature_string(features=None) -> str:
 
 
 def declarations(mnemonics=None) -> str:
-    """LLVM IR declarations of the AMX physical-register intrinsics (data movement + the given dot products)."""
+    """LLVM IR declarations (text) of the AMX intrinsics, for front ends that print whole programs as text."""
     p = ptr_type()
     lines = [
         f"declare void @llvm.x86.ldtilecfg({p})",
@@ -102,81 +69,27 @@ def declarations(mnemonics=None) -> str:
         f"declare void @llvm.x86.tilestored64(i8 immarg, {p}, i64)",
     ]
     for mn in (mnemonics if mnemonics is not None else ()):
-        name = DOT_INTRINSICS[mn][0]
-        lines.append(f"declare void @{name}(i8 immarg, i8 immarg, i8 immarg)")
+        lines.append(f"declare void @{DOT_INTRINSICS[mn][0]}(i8 immarg, i8 immarg, i8 immarg)")
     return "\n".join(lines) + "\n"
 
 
 def target_machine(cpu: str = DEFAULT_CPU, features: str | None = None, opt: int = 3):
-    """An llvmlite TargetMachine for x86-64 ``cpu`` with the AMX features (for assembly emission).
-
-    The AMX features this LLVM knows are always added to ``features``: LLVM aborts the whole process
-    (instruction selection failure) on an AMX intrinsic for a target without them.
-    """
-    llvm = _llvm()
-    target = llvm.Target.from_triple("x86_64-unknown-linux-gnu")
-    feats = ",".join(x for x in (features, feature_string()) if x)
-    return target.create_target_machine(cpu=cpu, features=feats, opt=opt, reloc="pic", codemodel="default")
+    """A TargetMachine for x86-64 ``cpu`` with the AMX features (for assembly emission)."""
+    return _jit.engine.target_machine(cpu, features, amx=True, opt=opt)
 
 
 def host_target_machine(opt: int = 3):
-    """A TargetMachine for this very CPU (its own name and features), with the AMX features added."""
-    llvm = _llvm()
-    target = llvm.Target.from_default_triple()
-    feats = llvm.get_host_cpu_features().flatten()
-    extra = feature_string()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=",".join(x for x in (feats, extra) if x), opt=opt,
-                                        codemodel="jitdefault")
+    """The TargetMachine for this very CPU with the AMX features added."""
+    return _jit.host_machine(amx=True)
 
 
-def _parse(ir_text: str):
-    llvm = _llvm()
-    try:
-        mod = llvm.parse_assembly(ir_text)
-        mod.verify()
-    except RuntimeError as exc:
-        msg = str(exc)
-        line = col = None
-        # LLVM reports "<string>:LINE:COL: error: ..."
-        import re
-        m = re.search(r":(\d+):(\d+):", msg)
-        if m:
-            line, col = int(m.group(1)), int(m.group(2))
-        raise AsmSyntaxError(f"LLVM rejected the IR: {msg.strip()}", line=line or 1, column=col or 1,
-                             source="<llvm-ir>", rule="LLVM IR parser / verifier") from None
-    return mod
+def emit_asm(module, cpu: str = DEFAULT_CPU, features: str | None = None) -> str:
+    """x86-64 assembly (AT&T) of ``module`` (an ``llvmlite.ir.Module`` or IR text) for ``cpu``; any machine."""
+    return _jit.emit_asm(module, cpu, features, amx=True)
 
 
-def emit_asm(llvm_ir_text: str, cpu: str = DEFAULT_CPU, features: str | None = None) -> str:
-    """Compile LLVM IR text to x86-64 assembly (AT&T syntax) for ``cpu``; works on any machine."""
-    with _lock:
-        mod = _parse(llvm_ir_text)
-        return target_machine(cpu, features).emit_assembly(mod)
+class JitModule(_jit.JitModule):
+    """A module (``llvmlite.ir.Module`` or IR text) compiled for this CPU with the AMX features, loaded."""
 
-
-class JitModule:
-    """LLVM IR compiled for this CPU and loaded into the process (MCJIT), kept alive with this object.
-
-    ``address(name)`` gives a function's address, ``cfunc(name, restype, *argtypes)`` a ctypes function.
-    Calling code that uses tiles needs AMX and tile-data permission: see ``systolic.amx.native``.
-    """
-
-    def __init__(self, llvm_ir_text: str, opt: int = 3):
-        llvm = _llvm()
-        with _lock:
-            self._mod = _parse(llvm_ir_text)
-            self._tm = host_target_machine(opt)
-            self._engine = llvm.create_mcjit_compiler(self._mod, self._tm)
-            self._engine.finalize_object()
-        self.ir = llvm_ir_text
-
-    def address(self, name: str) -> int:
-        addr = self._engine.get_function_address(name)
-        if not addr:
-            raise InvalidValue("no such function in the JIT module", rule="JitModule.address", values={"name": name})
-        return addr
-
-    def cfunc(self, name: str, restype, *argtypes):
-        import ctypes
-        return ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
+    def __init__(self, module, opt: int = 3):
+        super().__init__(module, amx=True)

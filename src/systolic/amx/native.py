@@ -5,8 +5,8 @@ AMX-TILE (``/proc/cpuinfo``), LLVM must see it too (llvmlite's host feature list
 data to this process (``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``, Linux
 ``Documentation/arch/x86/xstate.rst``; REFERENCE.md section 6).
 
-:class:`NativeBackend` implements the backend protocol of :mod:`systolic.amx.backends` and registers itself
-as ``"native"``. The machine's architectural state stays in memory (``m.config``, ``m.tiles``); each call is
+:class:`NativeBackend` implements the backend protocol of :mod:`systolic.amx.backends`, which names it
+``"native"``. The machine's architectural state stays in memory (``m.config``, ``m.tiles``); each call is
 one small JIT-compiled function that does, on the silicon::
 
     LDTILECFG  m.config (start_row forced to 0)
@@ -78,7 +78,7 @@ def require_native() -> None:
         from .. import host
         raise AmxUnavailable(f"native AMX is unavailable: {why}",
                              rule="native AMX needs CPUID AMX-TILE and Linux arch_prctl(ARCH_REQ_XCOMP_PERM, "
-                                  "XFEATURE_XTILEDATA) (REFERENCE.md section 6)",
+                                  "XFEATURE_XTILEDATA) (Linux Documentation/arch/x86/xstate.rst)",
                              values={"cpu": host.cpu_model_name(), "amx_features": host.amx_features()})
 
 
@@ -86,6 +86,64 @@ def host_supports(mnemonic: str) -> bool:
     """Does this CPU have the AMX extension that ``mnemonic`` needs?"""
     from .. import host
     return mnemonic in jit.DOT_INTRINSICS and jit.DOT_INTRINSICS[mnemonic][1] in host.amx_features()
+
+
+def _moves_module():
+    """Per tile number t: ``tileloadd_t`` / ``tileloaddt1_t(cfg, src, stride, out)`` (load tmm_t from memory, store
+    it to out at stride 64), ``tilestored_t(cfg, tile, dst, stride)`` (load tmm_t from the machine's tile image,
+    store it to memory) and ``tilezero_t(cfg, tile, out)``; each loads the configuration and releases the tiles."""
+    from llvmlite import ir
+    from ..jit.build import I64, PTR, VOID, define
+    from ..jit.x86amx import Amx
+    m = ir.Module(name="amx_moves")
+    amx = Amx(m)
+    for t in range(8):
+        for kind, t1 in (("tileloadd", False), ("tileloaddt1", True)):
+            _, b, (cfg, src, stride, out) = define(m, f"{kind}_{t}", VOID, [PTR, PTR, I64, PTR])
+            amx.ldtilecfg(b, cfg)
+            amx.tileloadd(b, t, src, stride, t1=t1)
+            amx.tilestored(b, t, out, 64)
+            amx.tilerelease(b)
+            b.ret_void()
+        _, b, (cfg, tile, dst, stride) = define(m, f"tilestored_{t}", VOID, [PTR, PTR, PTR, I64])
+        amx.ldtilecfg(b, cfg)
+        amx.tileloadd(b, t, tile, 64)
+        amx.tilestored(b, t, dst, stride)
+        amx.tilerelease(b)
+        b.ret_void()
+        _, b, (cfg, tile, out) = define(m, f"tilezero_{t}", VOID, [PTR, PTR, PTR])
+        amx.ldtilecfg(b, cfg)
+        amx.tileloadd(b, t, tile, 64)
+        amx.tilezero(b, t)
+        amx.tilestored(b, t, out, 64)
+        amx.tilerelease(b)
+        b.ret_void()
+    return m
+
+
+def _dots_module(mnemonic: str):
+    """``f{d}{s1}{s2}(cfg, c, a, b, out)`` for every distinct tile triple: load dst <- c, src1 <- a, src2 <- b, the
+    TMUL instruction, store dst -> out."""
+    from llvmlite import ir
+    from ..jit.build import PTR, VOID, define
+    from ..jit.x86amx import Amx
+    m = ir.Module(name=f"amx_dot_{mnemonic}")
+    amx = Amx(m)
+    for d in range(8):
+        for s1 in range(8):
+            for s2 in range(8):
+                if len({d, s1, s2}) < 3:
+                    continue
+                _, b, (cfg, c, a, bb, out) = define(m, f"f{d}{s1}{s2}", VOID, [PTR] * 5)
+                amx.ldtilecfg(b, cfg)
+                amx.tileloadd(b, d, c, 64)
+                amx.tileloadd(b, s1, a, 64)
+                amx.tileloadd(b, s2, bb, 64)
+                amx.dot(b, mnemonic, d, s1, s2)
+                amx.tilestored(b, d, out, 64)
+                amx.tilerelease(b)
+                b.ret_void()
+    return m
 
 
 def _ptr(a: np.ndarray) -> int:
@@ -99,35 +157,7 @@ class _Kernels:
     _instance = None
 
     def __init__(self):
-        p = jit.ptr_type()
-        fns = []
-        for t in range(8):
-            for kind, intr in (("tileloadd", "tileloadd64"), ("tileloaddt1", "tileloaddt164")):
-                # (cfg, src, stride, out): load tmm_t from memory, store it to out (stride 64)
-                fns.append(f"""define void @{kind}_{t}({p} %cfg, {p} %src, i64 %stride, {p} %out) {{
-  call void @llvm.x86.ldtilecfg({p} %cfg)
-  call void @llvm.x86.{intr}(i8 {t}, {p} %src, i64 %stride)
-  call void @llvm.x86.tilestored64(i8 {t}, {p} %out, i64 64)
-  call void @llvm.x86.tilerelease()
-  ret void
-}}""")
-            # (cfg, tile, dst, stride): load tmm_t from the machine's tile image, store it to memory
-            fns.append(f"""define void @tilestored_{t}({p} %cfg, {p} %tile, {p} %dst, i64 %stride) {{
-  call void @llvm.x86.ldtilecfg({p} %cfg)
-  call void @llvm.x86.tileloadd64(i8 {t}, {p} %tile, i64 64)
-  call void @llvm.x86.tilestored64(i8 {t}, {p} %dst, i64 %stride)
-  call void @llvm.x86.tilerelease()
-  ret void
-}}""")
-            fns.append(f"""define void @tilezero_{t}({p} %cfg, {p} %tile, {p} %out) {{
-  call void @llvm.x86.ldtilecfg({p} %cfg)
-  call void @llvm.x86.tileloadd64(i8 {t}, {p} %tile, i64 64)
-  call void @llvm.x86.tilezero(i8 {t})
-  call void @llvm.x86.tilestored64(i8 {t}, {p} %out, i64 64)
-  call void @llvm.x86.tilerelease()
-  ret void
-}}""")
-        self.moves = jit.JitModule(jit.declarations() + "\n".join(fns) + "\n")
+        self.moves = jit.compile_module(_moves_module(), amx=True)
         self._cache: dict = {}
         self._dots: dict = {}
 
@@ -155,25 +185,7 @@ class _Kernels:
         with self._lock:
             mod = self._dots.get(mnemonic)
             if mod is None:
-                p = jit.ptr_type()
-                intr = jit.DOT_INTRINSICS[mnemonic][0]
-                fns = []
-                for d in range(8):
-                    for s1 in range(8):
-                        for s2 in range(8):
-                            if len({d, s1, s2}) < 3:
-                                continue
-                            fns.append(f"""define void @f{d}{s1}{s2}({p} %cfg, {p} %c, {p} %a, {p} %b, {p} %out) {{
-  call void @llvm.x86.ldtilecfg({p} %cfg)
-  call void @llvm.x86.tileloadd64(i8 {d}, {p} %c, i64 64)
-  call void @llvm.x86.tileloadd64(i8 {s1}, {p} %a, i64 64)
-  call void @llvm.x86.tileloadd64(i8 {s2}, {p} %b, i64 64)
-  call void @{intr}(i8 {d}, i8 {s1}, i8 {s2})
-  call void @llvm.x86.tilestored64(i8 {d}, {p} %out, i64 64)
-  call void @llvm.x86.tilerelease()
-  ret void
-}}""")
-                mod = jit.JitModule(jit.declarations([mnemonic]) + "\n".join(fns) + "\n")
+                mod = jit.compile_module(_dots_module(mnemonic), amx=True)
                 self._dots[mnemonic] = mod
             key = (mnemonic, dst, src1, src2)
             f = self._cache.get(key)
@@ -275,11 +287,3 @@ class NativeBackend:
 
     def release(self, m) -> None:
         pass  # every native call ends with TILERELEASE already
-
-
-def _register() -> None:
-    from .backends import register_backend
-    register_backend("native", NativeBackend)
-
-
-_register()

@@ -23,7 +23,7 @@ trip is exact. Shapes are zero-padded to multiples of 32 (M, N) and of the K ste
 a chain that starts at +0 change nothing.
 
 Threads: regions of C (:func:`plan`) are dealt to workers in contiguous runs. By default a resident pool
-of worker threads, parked on Linux futexes inside JIT code (:func:`pool_ir`), takes the runs; the caller
+of worker threads, parked on Linux futexes inside JIT code (:func:`systolic.amx.native_gemm_ir.pool_module`), takes the runs; the caller
 runs the first one; one ctypes call (GIL released) publishes the job and waits, so no Python runs while
 the threads work. ``runtime="spawn"`` instead creates a binary tree of POSIX threads for the call
 (``gemm_mt``).
@@ -41,8 +41,10 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from .. import jit
 from ..errors import InvalidValue
-from . import jit
+from . import native_gemm_ir
+from .native_gemm_ir import CTRL_FIELDS, CTRL_GEN, CTRL_N, CTRL_SHARES, CTRL_STOP, POOL_FN, SHARE_FIELDS
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
@@ -53,379 +55,17 @@ KERNELS = {
     ("int8", "uint8"): ("tdpbsud", 1, np.int32),
     ("uint8", "int8"): ("tdpbusd", 1, np.int32),
     ("uint8", "uint8"): ("tdpbuud", 1, np.int32),
+    ("float16", "float16"): ("tdpfp16ps", 2, np.float32),   # AMX-FP16 (Granite Rapids on)
 }
 
 
-def _kernel_ir(mnemonic: str) -> str:
-    p = jit.ptr_type()
-    intr = jit.DOT_INTRINSICS[mnemonic][0]
-    return jit.declarations([mnemonic]) + f"""
-; gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags)
-; flags: bit 0 = pack A; bits 8.. = K steps per K block (0: all). With K blocks, C tiles are stored after
-; each block and loaded again for the next (an exact round trip), so a B panel slice stays in L1 while the
-; region's row blocks pass it; the TDP chain of every C tile is unchanged.
-; regions: nregions x (m0, m1, n0, n1) i64; with packa != 0 each region's rows of A are first copied by
-; tile moves (TILELOADD stride lda -> TILESTORED stride 64) into abuf, one contiguous 1 KiB tile per K step,
-; so the inner loop reads A tiles at stride 64 (no 4 KiB aliasing of rows, few pages); consecutive regions
-; with the same rows (same m0 and m1) reuse the packed copy.
-define void @gemm({p} %cfg, {p} %A, i64 %lda, {p} %B, i64 %panel, {p} %C, i64 %ldc, i64 %ksteps,
-                  {p} %regions, i64 %nreg, {p} %abuf, i64 %packa) {{
-entry:
-  call void @llvm.x86.ldtilecfg({p} %cfg)
-  %ldc16 = mul i64 %ldc, 16
-  %packbit = and i64 %packa, 1
-  %dopack = icmp ne i64 %packbit, 0
-  %kcfield = lshr i64 %packa, 8
-  %kcnone = icmp eq i64 %kcfield, 0
-  %kc = select i1 %kcnone, i64 %ksteps, i64 %kcfield
-  %astep = select i1 %dopack, i64 1024, i64 64
-  %astride = select i1 %dopack, i64 64, i64 %lda
-  %pstride = mul i64 %ksteps, 1024
-  %apanel = select i1 %dopack, i64 %pstride, i64 0
-  %lda16 = mul i64 %lda, 16
-  %anext = select i1 %dopack, i64 %pstride, i64 %lda16
-  %none = icmp eq i64 %nreg, 0
-  br i1 %none, label %done, label %rloop
-rloop:
-  %r = phi i64 [ 0, %entry ], [ %rnext, %rlatch ]
-  %prevm0 = phi i64 [ -1, %entry ], [ %m0, %rlatch ]
-  %r4 = mul i64 %r, 4
-  %q0 = getelementptr i64, {p} %regions, i64 %r4
-  %m0 = load i64, {p} %q0
-  %q1 = getelementptr i64, {p} %q0, i64 1
-  %m1 = load i64, {p} %q1
-  %q2 = getelementptr i64, {p} %q0, i64 2
-  %n0 = load i64, {p} %q2
-  %q3 = getelementptr i64, {p} %q0, i64 3
-  %n1 = load i64, {p} %q3
-  %newrows = icmp ne i64 %m0, %prevm0
-  %packnow = and i1 %dopack, %newrows
-  br i1 %packnow, label %ppanel, label %rbody
-ppanel:
-  %pm = phi i64 [ %m0, %rloop ], [ %pmnext, %ppanel_latch ]
-  %pao = mul i64 %pm, %lda
-  %pabase = getelementptr i8, {p} %A, i64 %pao
-  %prow = sub i64 %pm, %m0
-  %ppan = udiv i64 %prow, 16
-  %pdo = mul i64 %ppan, %pstride
-  %pdbase = getelementptr i8, {p} %abuf, i64 %pdo
-  br label %pstep
-pstep:
-  %ps = phi i64 [ 0, %ppanel ], [ %psnext, %pstep ]
-  %psa = mul i64 %ps, 64
-  %psrc = getelementptr i8, {p} %pabase, i64 %psa
-  %psd = mul i64 %ps, 1024
-  %pdst = getelementptr i8, {p} %pdbase, i64 %psd
-  call void @llvm.x86.tileloadd64(i8 4, {p} %psrc, i64 %lda)
-  call void @llvm.x86.tilestored64(i8 4, {p} %pdst, i64 64)
-  %psnext = add i64 %ps, 1
-  %pmore = icmp ult i64 %psnext, %ksteps
-  br i1 %pmore, label %pstep, label %ppanel_latch
-ppanel_latch:
-  %pmnext = add i64 %pm, 16
-  %pmmore = icmp ult i64 %pmnext, %m1
-  br i1 %pmmore, label %ppanel, label %rbody
-rbody:
-  br label %nloop
-nloop:
-  %n = phi i64 [ %n0, %rbody ], [ %nnext, %nlatch ]
-  %np = udiv i64 %n, 16
-  %boff0 = mul i64 %np, %panel
-  %b0base = getelementptr i8, {p} %B, i64 %boff0
-  %b1base = getelementptr i8, {p} %b0base, i64 %panel
-  %cn = mul i64 %n, 4
-  br label %kbloop
-kbloop:
-  %kb = phi i64 [ 0, %nloop ], [ %kbnext, %kblatch ]
-  %kend0 = add i64 %kb, %kc
-  %kover = icmp ugt i64 %kend0, %ksteps
-  %kend = select i1 %kover, i64 %ksteps, i64 %kend0
-  %first = icmp eq i64 %kb, 0
-  br label %mloop
-mloop:
-  %m = phi i64 [ %m0, %kbloop ], [ %mnext, %store ]
-  %mrel = sub i64 %m, %m0
-  %mpan = udiv i64 %mrel, 16
-  %aoffp = mul i64 %mpan, %apanel
-  %aoffd = mul i64 %m, %lda
-  %aoff = select i1 %dopack, i64 %aoffp, i64 %aoffd
-  %abase = select i1 %dopack, {p} %abuf, {p} %A
-  %a0base = getelementptr i8, {p} %abase, i64 %aoff
-  %a1base = getelementptr i8, {p} %a0base, i64 %anext
-  %coff = mul i64 %m, %ldc
-  %coff2 = add i64 %coff, %cn
-  %c00 = getelementptr i8, {p} %C, i64 %coff2
-  %c01 = getelementptr i8, {p} %c00, i64 64
-  %c10 = getelementptr i8, {p} %c00, i64 %ldc16
-  %c11 = getelementptr i8, {p} %c10, i64 64
-  br i1 %first, label %zeroc, label %loadc
-zeroc:
-  call void @llvm.x86.tilezero(i8 0)
-  call void @llvm.x86.tilezero(i8 1)
-  call void @llvm.x86.tilezero(i8 2)
-  call void @llvm.x86.tilezero(i8 3)
-  br label %kpre
-loadc:
-  call void @llvm.x86.tileloadd64(i8 0, {p} %c00, i64 %ldc)
-  call void @llvm.x86.tileloadd64(i8 1, {p} %c01, i64 %ldc)
-  call void @llvm.x86.tileloadd64(i8 2, {p} %c10, i64 %ldc)
-  call void @llvm.x86.tileloadd64(i8 3, {p} %c11, i64 %ldc)
-  br label %kpre
-kpre:
-  br label %kloop
-kloop:
-  %s = phi i64 [ %kb, %kpre ], [ %snext, %kloop ]
-  %ao = mul i64 %s, %astep
-  %bo = mul i64 %s, 1024
-  %pa0 = getelementptr i8, {p} %a0base, i64 %ao
-  %pa1 = getelementptr i8, {p} %a1base, i64 %ao
-  %pb0 = getelementptr i8, {p} %b0base, i64 %bo
-  %pb1 = getelementptr i8, {p} %b1base, i64 %bo
-  call void @llvm.x86.tileloadd64(i8 4, {p} %pa0, i64 %astride)
-  call void @llvm.x86.tileloadd64(i8 6, {p} %pb0, i64 64)
-  call void @{intr}(i8 0, i8 4, i8 6)
-  call void @llvm.x86.tileloadd64(i8 7, {p} %pb1, i64 64)
-  call void @{intr}(i8 1, i8 4, i8 7)
-  call void @llvm.x86.tileloadd64(i8 5, {p} %pa1, i64 %astride)
-  call void @{intr}(i8 2, i8 5, i8 6)
-  call void @{intr}(i8 3, i8 5, i8 7)
-  %snext = add i64 %s, 1
-  %kmore = icmp ult i64 %snext, %kend
-  br i1 %kmore, label %kloop, label %store
-store:
-  call void @llvm.x86.tilestored64(i8 0, {p} %c00, i64 %ldc)
-  call void @llvm.x86.tilestored64(i8 1, {p} %c01, i64 %ldc)
-  call void @llvm.x86.tilestored64(i8 2, {p} %c10, i64 %ldc)
-  call void @llvm.x86.tilestored64(i8 3, {p} %c11, i64 %ldc)
-  %mnext = add i64 %m, 32
-  %mmore = icmp ult i64 %mnext, %m1
-  br i1 %mmore, label %mloop, label %kblatch
-kblatch:
-  %kbnext = add i64 %kb, %kc
-  %kbmore = icmp ult i64 %kbnext, %ksteps
-  br i1 %kbmore, label %kbloop, label %nlatch
-nlatch:
-  %nnext = add i64 %n, 32
-  %nmore = icmp ult i64 %nnext, %n1
-  br i1 %nmore, label %nloop, label %rlatch
-rlatch:
-  %rnext = add i64 %r, 1
-  %rmore = icmp ult i64 %rnext, %nreg
-  br i1 %rmore, label %rloop, label %done
-done:
-  call void @llvm.x86.tilerelease()
-  ret void
-}}
-"""
-
-
-#: i64 fields of one worker's share: the 12 arguments of @gemm, then its index, the worker count, the
-#: address of share 0 and the address of the thread-id array
-SHARE_FIELDS = 16
-
-
-def _threads_ir() -> str:
-    """gemm_mt(shares, n, tids): run ``n`` shares of work on a tree of POSIX threads: worker i first starts
-    workers 2i+1 and 2i+2 (so thread creation takes log2(n) steps instead of n), then does its share, then
-    joins its children. Worker 0 is the calling thread; a worker whose thread cannot be created runs on its
-    parent. shares: n x SHARE_FIELDS i64."""
-    p = jit.ptr_type()
-    loads = "".join(f"  %q{i} = getelementptr i64, {p} %a, i64 {i}\n  %v{i} = load i64, {p} %q{i}\n"
-                    for i in range(SHARE_FIELDS))
-    ptrs = "".join(f"  %x{i} = inttoptr i64 %v{i} to {p}\n" for i in (0, 1, 3, 5, 8, 10, 14, 15))
-    return f"""
-declare i32 @pthread_create({p}, {p}, {p}, {p})
-declare i32 @pthread_join(i64, {p})
-
-define internal void @spawn(i64 %child, i64 %n, {p} %base, {p} %tids) {{
-entry:
-  %ok = icmp ult i64 %child, %n
-  br i1 %ok, label %go, label %out
-go:
-  %off = mul i64 %child, {SHARE_FIELDS}
-  %arg = getelementptr i64, {p} %base, i64 %off
-  %tid = getelementptr i64, {p} %tids, i64 %child
-  %rc = call i32 @pthread_create({p} %tid, {p} null, {p} @worker, {p} %arg)
-  %failed = icmp ne i32 %rc, 0
-  br i1 %failed, label %inline, label %out
-inline:
-  store i64 0, {p} %tid
-  %r = call {p} @worker({p} %arg)
-  br label %out
-out:
-  ret void
-}}
-
-define internal void @join(i64 %child, i64 %n, {p} %tids) {{
-entry:
-  %ok = icmp ult i64 %child, %n
-  br i1 %ok, label %look, label %out
-look:
-  %tid = getelementptr i64, {p} %tids, i64 %child
-  %t = load i64, {p} %tid
-  %running = icmp ne i64 %t, 0
-  br i1 %running, label %go, label %out
-go:
-  %r = call i32 @pthread_join(i64 %t, {p} null)
-  br label %out
-out:
-  ret void
-}}
-
-define {p} @worker({p} %a) {{
-{loads}{ptrs}  %i2 = mul i64 %v12, 2
-  %c1 = add i64 %i2, 1
-  %c2 = add i64 %i2, 2
-  call void @spawn(i64 %c1, i64 %v13, {p} %x14, {p} %x15)
-  call void @spawn(i64 %c2, i64 %v13, {p} %x14, {p} %x15)
-  call void @gemm({p} %x0, {p} %x1, i64 %v2, {p} %x3, i64 %v4, {p} %x5, i64 %v6, i64 %v7, {p} %x8, i64 %v9,
-                  {p} %x10, i64 %v11)
-  call void @join(i64 %c1, i64 %v13, {p} %x15)
-  call void @join(i64 %c2, i64 %v13, {p} %x15)
-  ret {p} null
-}}
-
-define void @gemm_mt({p} %shares, i64 %n, {p} %tids) {{
-  %r = call {p} @worker({p} %shares)
-  ret void
-}}
-"""
-
-
-#: control block of the resident worker pool (i64 slots; futex words are the low 32 bits of their slot)
-CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE, CTRL_FIELDS = 0, 8, 16, 24, 32, 40, 64
-#: in a pool share, slot 12 holds the address of the @gemm to call (the pool serves every kernel)
-POOL_FN = 12
-
-
-def pool_ir() -> str:
-    """A resident pool of worker threads for the GEMM (Linux futexes; no Python while it works).
-
-    pool_worker(ctrl, w): worker w waits (spins briefly, then FUTEX_WAIT) until the generation counter
-    moves, runs share w if w < n (an indirect call of the share's @gemm), counts ``pending`` down and wakes
-    the caller when it was the last; returns when ``stop`` is set.
-    pool_run(ctrl): the caller publishes a job (shares, n already stored), bumps the generation, wakes
-    the workers, runs share 0 itself and waits until every worker has reported."""
-    p = jit.ptr_type()
-    gemm_t = f"void ({p}, {p}, i64, {p}, i64, {p}, i64, i64, {p}, i64, {p}, i64)"
-    loads = "".join(f"  %q{i} = getelementptr i64, {p} %sh, i64 {i}\n  %v{i} = load i64, {p} %q{i}\n"
-                    for i in range(13))
-    ptrs = "".join(f"  %x{i} = inttoptr i64 %v{i} to {p}\n" for i in (0, 1, 3, 5, 8, 10, 12))
-    return f"""
-declare i64 @syscall(i64, ...)
-declare void @llvm.x86.sse2.pause()
-
-define internal void @run_share({p} %shares, i64 %w) {{
-  %off = mul i64 %w, {SHARE_FIELDS}
-  %sh = getelementptr i64, {p} %shares, i64 %off
-{loads}{ptrs}  call {gemm_t} %x12({p} %x0, {p} %x1, i64 %v2, {p} %x3, i64 %v4, {p} %x5, i64 %v6, i64 %v7,
-                      {p} %x8, i64 %v9, {p} %x10, i64 %v11)
-  ret void
-}}
-
-; wait until the i32 at %addr differs from %val: spin %spins times, then sleep in FUTEX_WAIT_PRIVATE
-define internal i32 @wait_change({p} %addr, i32 %val, i64 %spins) {{
-entry:
-  br label %spin
-spin:
-  %i = phi i64 [ 0, %entry ], [ %inext, %again ]
-  %cur = load atomic i32, {p} %addr acquire, align 4
-  %moved = icmp ne i32 %cur, %val
-  br i1 %moved, label %out, label %again
-again:
-  call void @llvm.x86.sse2.pause()
-  %inext = add i64 %i, 1
-  %more = icmp ult i64 %inext, %spins
-  br i1 %more, label %spin, label %sleep
-sleep:
-  %cur2 = load atomic i32, {p} %addr acquire, align 4
-  %moved2 = icmp ne i32 %cur2, %val
-  br i1 %moved2, label %out2, label %dosleep
-dosleep:
-  %r = call i64 (i64, ...) @syscall(i64 202, {p} %addr, i64 128, i32 %val, {p} null)
-  br label %sleep
-out:
-  ret i32 %cur
-out2:
-  ret i32 %cur2
-}}
-
-define internal void @wake({p} %addr, i32 %count) {{
-  %r = call i64 (i64, ...) @syscall(i64 202, {p} %addr, i64 129, i32 %count)
-  ret void
-}}
-
-define void @pool_worker({p} %ctrl, i64 %w) {{
-entry:
-  %genp = getelementptr i8, {p} %ctrl, i64 {CTRL_GEN}
-  %pendp = getelementptr i8, {p} %ctrl, i64 {CTRL_PENDING}
-  %sharesp = getelementptr i8, {p} %ctrl, i64 {CTRL_SHARES}
-  %np = getelementptr i8, {p} %ctrl, i64 {CTRL_N}
-  %stopp = getelementptr i8, {p} %ctrl, i64 {CTRL_STOP}
-  %donep = getelementptr i8, {p} %ctrl, i64 {CTRL_DONE}
-  br label %loop
-loop:
-  %seen = phi i32 [ 0, %entry ], [ %g, %next ]
-  %g = call i32 @wait_change({p} %genp, i32 %seen, i64 20000)
-  %stop = load atomic i64, {p} %stopp acquire, align 8
-  %stopping = icmp ne i64 %stop, 0
-  br i1 %stopping, label %exit, label %work
-work:
-  %n = load i64, {p} %np
-  %mine = icmp ult i64 %w, %n
-  br i1 %mine, label %run, label %finish
-run:
-  %shares = load {p}, {p} %sharesp
-  call void @run_share({p} %shares, i64 %w)
-  br label %finish
-finish:
-  %old = atomicrmw sub {p} %pendp, i64 1 acq_rel
-  %last = icmp eq i64 %old, 1
-  br i1 %last, label %signal, label %next
-signal:
-  store atomic i32 1, {p} %donep release, align 4
-  call void @wake({p} %donep, i32 1)
-  br label %next
-next:
-  br label %loop
-exit:
-  ret void
-}}
-
-; pool_run(ctrl, workers): shares and n are stored in ctrl by the caller; workers = threads in the pool
-define void @pool_run({p} %ctrl, i64 %workers) {{
-entry:
-  %genp = getelementptr i8, {p} %ctrl, i64 {CTRL_GEN}
-  %pendp = getelementptr i8, {p} %ctrl, i64 {CTRL_PENDING}
-  %sharesp = getelementptr i8, {p} %ctrl, i64 {CTRL_SHARES}
-  %donep = getelementptr i8, {p} %ctrl, i64 {CTRL_DONE}
-  store atomic i64 %workers, {p} %pendp release, align 8
-  store atomic i32 0, {p} %donep release, align 4
-  %none = icmp eq i64 %workers, 0
-  br i1 %none, label %mine, label %publish
-publish:
-  %old = atomicrmw add {p} %genp, i32 1 acq_rel
-  call void @wake({p} %genp, i32 2147483647)
-  br label %mine
-mine:
-  %shares = load {p}, {p} %sharesp
-  call void @run_share({p} %shares, i64 0)
-  br i1 %none, label %done, label %wait
-wait:
-  %d = call i32 @wait_change({p} %donep, i32 0, i64 200000)
-  br label %done
-done:
-  ret void
-}}
-"""
-
-
-def kernel_ir(mnemonic: str = "tdpbf16ps") -> str:
-    """The LLVM IR of the GEMM micro-kernel for ``mnemonic`` (for ``emit_asm`` or inspection)."""
+def kernel_ir(mnemonic: str = "tdpbf16ps"):
+    """The GEMM micro-kernel module for ``mnemonic`` (an ``llvmlite.ir.Module``, built by
+    :mod:`systolic.amx.native_gemm_ir`; for ``systolic.jit.emit_asm``, ``str()`` or inspection)."""
     if mnemonic not in {k[0] for k in KERNELS.values()}:
         raise InvalidValue("no GEMM kernel for this instruction", rule="native GEMM: " + ", ".join(
             sorted({k[0] for k in KERNELS.values()})), values={"mnemonic": mnemonic})
-    return _kernel_ir(mnemonic) + _threads_ir()
+    return native_gemm_ir.kernel_module(mnemonic)
 
 
 _lock = threading.Lock()
@@ -436,9 +76,9 @@ def _bind_pthreads() -> None:
     JIT lock: LLVM's symbol table is global)."""
     if _symbols_bound:
         return
-    import llvmlite.binding as llvm
+    llvm = jit.llvm()
     libc = ctypes.CDLL(None)
-    with jit._lock:
+    with jit.engine._lock:
         for name in ("pthread_create", "pthread_join", "syscall"):
             llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
     _symbols_bound.append(True)
@@ -460,7 +100,7 @@ def _compiled(mnemonic: str):
         got = _compiled_cache.get(mnemonic)
         if got is None:
             _bind_pthreads()
-            mod = jit.JitModule(kernel_ir(mnemonic))
+            mod = jit.compile_module(kernel_ir(mnemonic), amx=True)
             vp, i64 = ctypes.c_void_p, ctypes.c_int64
             f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
             fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
@@ -474,7 +114,7 @@ class _Pool:
     def __init__(self, size: int):
         self.size = size
         self.pid = os.getpid()
-        self.mod = jit.JitModule(pool_ir())
+        self.mod = jit.compile_module(native_gemm_ir.pool_module())
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
         self._run = self.mod.cfunc("pool_run", None, vp, i64)
         self._worker = self.mod.cfunc("pool_worker", None, vp, i64)
@@ -557,12 +197,34 @@ class PackedB:
 
 def pack_b(b: np.ndarray) -> PackedB:
     """Pack B (K x N, bf16 / int8 / uint8) into VNNI panels: panel j holds columns 16j..16j+15,
-    row r of a panel = the (64/esize)... elements B[r*g:(r+1)*g, 16j:16j+16] interleaved (g = 4/esize)."""
+    row r of a panel = the (64/esize)... elements B[r*g:(r+1)*g, 16j:16j+16] interleaved (g = 4/esize).
+
+    The packing runs in compiled code (:func:`systolic.amx.native_gemm_ir.pack_module`), one pass over B with
+    the zero padding written in place; :func:`pack_b_numpy` is the same layout in numpy (the tests' oracle,
+    and the path where llvmlite cannot JIT)."""
     if b.ndim != 2:
         raise InvalidValue("B must be a matrix", rule="matmul: B is K x N", values={"shape": b.shape})
     esize = b.dtype.itemsize
     if esize not in (1, 2):
         raise InvalidValue("B must be bf16, int8 or uint8", values={"dtype": str(b.dtype)})
+    k, n = b.shape
+    step = _kstep(esize)
+    kp = -(-k // step) * step
+    npad = -(-n // 32) * 32
+    fn = _pack_fn(esize)
+    if fn is None:
+        return pack_b_numpy(b)
+    if b.strides[1] != esize or b.strides[0] < 0:
+        b = np.ascontiguousarray(b)
+    data = np.empty(kp * npad * esize, np.uint8)
+    if data.size:
+        fn(b.ctypes.data if b.size else data.ctypes.data, b.strides[0], k, n, kp, npad, data.ctypes.data)
+    return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
+
+
+def pack_b_numpy(b: np.ndarray) -> PackedB:
+    """:func:`pack_b` written with numpy transposes (the same layout)."""
+    esize = b.dtype.itemsize
     k, n = b.shape
     step = _kstep(esize)
     kp = -(-k // step) * step
@@ -574,6 +236,25 @@ def pack_b(b: np.ndarray) -> PackedB:
     v = bb.reshape(kp // g, g, npad // 16, 16).transpose(2, 0, 3, 1)
     data = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
     return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
+
+
+_pack_fns: dict = {}
+
+
+def _pack_fn(esize: int):
+    """The compiled packer for ``esize``-byte elements (None where llvmlite cannot JIT here)."""
+    if esize not in _pack_fns:
+        with _lock:
+            if esize not in _pack_fns:
+                try:
+                    mod = jit.compile_module(native_gemm_ir.pack_module(esize), vectorize=True)
+                    i64 = ctypes.c_int64
+                    _pack_fns[esize] = (mod, mod.cfunc(f"pack_b_{esize}", None, ctypes.c_void_p, i64, i64, i64,
+                                                       i64, i64, ctypes.c_void_p))
+                except (ImportError, RuntimeError):
+                    _pack_fns[esize] = None
+    got = _pack_fns[esize]
+    return None if got is None else got[1]
 
 
 _tls = threading.local()
@@ -610,8 +291,9 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
            block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int = 0,
-           out: np.ndarray | None = None) -> np.ndarray:
-    """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`).
+           out: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
+    """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
+    C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
     workers (POSIX threads created by the JIT code; default all CPUs) over regions of
@@ -635,9 +317,12 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
                            values={"a": a.shape, "b": (pb.k, pb.n)})
     mnemonic, esize, cdt = KERNELS[key]
     m, k = a.shape
+    if c is not None and (c.shape != (m, pb.n) or c.dtype != cdt):
+        raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
+                           values={"shape": c.shape, "dtype": str(c.dtype)})
     if m == 0 or pb.n == 0 or k == 0:
-        # nothing to multiply (the kernel's loops run at least once): the empty sum is +0
-        res = np.zeros((m, pb.n), cdt)
+        # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
+        res = np.zeros((m, pb.n), cdt) if c is None else c.copy()
         if out is not None:
             out[...] = res
             return out
@@ -649,7 +334,11 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         ap[:m, :k] = a
     else:
         ap = a
-    cp = np.empty((mp, pb.np_), cdt)
+    if c is None:
+        cp = np.empty((mp, pb.np_), cdt)
+    else:
+        cp = np.zeros((mp, pb.np_), cdt)
+        cp[:m, :pb.n] = c
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
     if runtime not in ("pool", "spawn"):
@@ -667,7 +356,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     tids = np.zeros(nthreads, np.uint64)
     args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, (1 if pack_a else 0) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
+               ksteps, 0, 0, 0, (1 if pack_a else 0) | (0 if c is None else 2) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
                tids.ctypes.data)
     for w, sh in enumerate(shares):
         args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w

@@ -11,10 +11,12 @@ import importlib.util
 
 import click
 
+from .options import SuggestingGroup
+
 PARTS = ("systolic.cli.amx_machine", "systolic.cli.amx_native", "systolic.cli.amx_compiler")
 
 
-@click.group("amx")
+@click.group("amx", cls=SuggestingGroup)
 def group():
     """AMX: the tile machine, native execution on real AMX, and the tile compiler."""
 

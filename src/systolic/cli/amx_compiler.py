@@ -3,6 +3,10 @@
     systolic amx compile examples/amx/api.ll --emit machine
     systolic amx compile examples/amx/api.ll --print-after shapes --print-after regalloc
     systolic amx run examples/amx/api.ll --function api --arg 1 --arg 8 --arg 32 --mem buf=buf.npy
+    systolic amx run examples/amx/api.c --cflags "-O0 -g" --function api --arg 1 --arg 8 --arg 32
+
+A ``.c`` / ``.cpp`` (``.cc``, ``.cxx``) file goes through clang first (:func:`systolic.compiler.compile_c`);
+``--cflags`` adds clang flags (``-O0`` .. ``-O3``, ``-g``, ``-D...``; default ``-O2``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import click
 import numpy as np
 
 from ..errors import InvalidValue
-from .inputs import load_npy, make_dir, read_text, write_output
+from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_output
+from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
 # the pipeline of systolic.compiler.passes (PASS_NAMES there; a test keeps the two equal)
@@ -22,6 +27,27 @@ PASS_NAMES = ("verify", "shape-analysis", "shapes", "lower", "tileconfig", "assi
 
 def _read(file: str) -> str:
     return read_text(file, "LLVM IR file")
+
+
+def _compile(file: str, cflags: str | None):
+    """An LLVM IR file through the reader; a C/C++ file through clang first."""
+    import pathlib
+
+    from ..compiler import compile_c, compile_ir
+    from ..compiler.c_frontend import C_SUFFIXES
+    path = pathlib.Path(file)
+    language = C_SUFFIXES.get(path.suffix)
+    if language is None:
+        if cflags:
+            raise InvalidValue("--cflags applies to C and C++ sources (.c, .cpp, .cc, .cxx), not to LLVM IR",
+                               rule="systolic amx --cflags", values={"file": file, "cflags": cflags})
+        return compile_ir(_read(file), source=file)
+    return compile_c(read_text(file, f"{language.upper()} source file"), language=language, flags=cflags or "",
+                     filename=path.name, source_dir=str(path.parent))
+
+
+_CFLAGS = click.option("--cflags", default=None,
+                       help='clang flags for a .c/.cpp FILE, e.g. "-O0 -g" (default -O2).')
 
 
 @click.command("compile")
@@ -34,10 +60,12 @@ def _read(file: str) -> str:
 @click.option("--print-after", "print_after", type=click.Choice(PASS_NAMES), multiple=True,
               help="Also print the module after this pass (repeatable).")
 @click.option("--stats", is_flag=True, help="Print the tile allocation of each function (JSON).")
-def compile_cmd(file, emit, print_after, stats):
-    """Compile an LLVM IR FILE (the seed's <256 x i32> form or LLVM's x86_amx form) to AMX code."""
-    from ..compiler import compile_ir
-    mod = compile_ir(_read(file), source=file)
+@_CFLAGS
+def compile_cmd(file, emit, print_after, stats, cflags):
+    """Compile FILE - LLVM IR (.ll, any module LLVM accepts) or C/C++ with clang's AMX API - to AMX code."""
+    mod = _compile(file, cflags)
+    for name, err in mod.source.refused.items():
+        click.echo(f"; refused @{name}: {err}", err=True)
     for p in print_after:
         click.echo(f"; *** IR after {p} ***")
         click.echo(mod.snapshots[p])
@@ -52,29 +80,6 @@ def compile_cmd(file, emit, print_after, stats):
 compile_cmd.name = "compile"
 
 
-def _parse_arg(text: str):
-    t = text.strip()
-    try:
-        if t.startswith("@"):
-            name, _, off = t[1:].partition("+")
-            if not name:
-                raise ValueError(text)
-            return (name, int(off, 0) if off else 0)
-        return int(t, 0)
-    except ValueError:
-        raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",
-                           rule="systolic amx run --arg", values={"arg": text}) from None
-
-
-def _load_mem(spec: str) -> tuple[str, np.ndarray]:
-    name, eq, path = spec.partition("=")
-    if not eq or not name:
-        raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
-    arr = load_npy(path, f"--mem {name}", rule="systolic amx run --mem NAME=file.npy (no pickles)")
-    # any dtype: the global holds the array's bytes (C order)
-    return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
-
-
 @click.command("run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--function", "-f", "function", required=True, help="The function to run.")
@@ -82,18 +87,19 @@ def _load_mem(spec: str) -> tuple[str, np.ndarray]:
 @click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
 @click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
               show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
-@click.option("--cpu", default="sapphirerapids", show_default=True,
-              help="CPU model of the TileMachine (systolic amx cpus): decides which AMX instructions exist.")
+@device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
+               help="AMX CPU of the TileMachine (systolic amx cpus; any alias): decides which AMX instructions exist")
 @click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, as_json):
-    """Compile FILE and run FUNCTION; print its result and a digest of every global."""
-    from ..compiler import compile_ir
-    mod = compile_ir(_read(file), source=file)
-    memory = dict(_load_mem(m) for m in mems)
-    values = [_parse_arg(a) for a in args]
+@_CFLAGS
+def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, as_json, cflags):
+    """Compile FILE (LLVM IR, or C/C++ through clang) and run FUNCTION; print its result and a digest of every
+    global."""
+    mod = _compile(file, cflags)
+    memory = dict(load_global_npy(m) for m in mems)
+    values = [parse_call_arg(a) for a in args]
     if eager:
         res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
     else:

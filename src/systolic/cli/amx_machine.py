@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from . import emit_json
+from .options import device_option
 
 
 @click.command("cpus")
@@ -29,7 +30,7 @@ def cpus(as_json):
 
 @click.command("tilecfg")
 @click.argument("hex_image")
-@click.option("--cpu", default="sapphirerapids", show_default=True, help="CPU model whose LDTILECFG rules apply.")
+@device_option("cpu", "spr", dest="cpu", aliases=("--cpu",), help="AMX CPU whose LDTILECFG rules apply (any alias)")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def tilecfg(hex_image, cpu, as_json):
     """Decode a 64-byte TILECFG given in hex and check it as LDTILECFG would (#GP rules)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from . import emit_json
+from .options import device_option
 
 
 @click.command("native-check")
@@ -85,8 +86,8 @@ def llvm_cpu(cpu: str, mnemonic: str) -> str:
     try:
         model = get_cpu(cpu)
     except InvalidValue:
-        raise InvalidValue(f"--cpu {cpu!r} is not an AMX CPU model (systolic amx cpus lists them)",
-                           rule="systolic amx asm --cpu: one of " + names, values={"cpu": cpu}) from None
+        raise InvalidValue(f"--device {cpu!r} is not an AMX CPU model (systolic amx cpus lists them)",
+                           rule="systolic amx asm --device: one of " + names, values={"cpu": cpu}) from None
     feature = INSTRUCTION_FEATURE[mnemonic]
     if not model.supports(mnemonic):
         raise UnsupportedCombination(f"{model.name} has no {mnemonic.upper()}: it needs {feature.upper()}",
@@ -110,8 +111,8 @@ def llvm_cpu(cpu: str, mnemonic: str) -> str:
 @click.command("asm")
 @click.option("--mnemonic", default="tdpbf16ps", show_default=True, help="TMUL instruction of the demo kernel.")
 @click.option("--gemm", is_flag=True, help="Print the native GEMM micro-kernel instead of the one-tile demo.")
-@click.option("--cpu", default="sapphirerapids", show_default=True,
-              help="AMX CPU model to compile for (systolic amx cpus: a name or alias, e.g. spr, gnr); it must have "
+@device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
+               help="AMX CPU to compile for (systolic amx cpus: a name or alias, e.g. spr, gnr); it must have "
                    "the --mnemonic's AMX extension.")
 @click.option("--ir", "show_ir", is_flag=True, help="Print the LLVM IR instead of the assembly.")
 def asm(mnemonic, gemm, cpu, show_ir):

@@ -7,9 +7,10 @@ import sys
 import click
 
 from . import emit_json
+from .options import SuggestingGroup
 
 
-@click.group("gpu")
+@click.group("gpu", cls=SuggestingGroup)
 def group():
     """The CUDA backend (systolic.gpu): its state and a self-check against the CPU path."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
@@ -18,7 +19,8 @@ import numpy as np
 
 from ..errors import AsmSyntaxError, InvalidValue
 
-__all__ = ["read_text", "load_npy", "write_output", "make_dir", "seeded_rng", "check_seed"]
+__all__ = ["read_text", "load_npy", "write_output", "make_dir", "seeded_rng", "check_seed", "parse_var_input",
+           "parse_exact_number", "parse_call_arg", "load_global_npy"]
 
 #: LLVM bitcode starts with 'BC' 0xC0DE (raw) or 0x0B17C0DE little-endian (the wrapper), LLVM BitCodeFormat
 _BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
@@ -40,7 +42,10 @@ def read_text(path: str | os.PathLike, what: str = "source file") -> str:
         with open(p, "rb") as f:
             data = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as e:
-        raise InvalidValue(f"cannot read {what} {str(p)!r}: {e.strerror or e}", rule=f"the {what} is a readable file",
+        from ..suggest import did_you_mean_file
+        hint = did_you_mean_file(p) if isinstance(e, FileNotFoundError) else ""
+        raise InvalidValue(f"cannot read {what} {str(p)!r}: {e.strerror or e}{hint}",
+                           rule=f"the {what} is a readable file",
                            values={"path": str(p)}) from None
     if len(data) > MAX_SOURCE_BYTES:
         raise InvalidValue(f"{what} {str(p)!r} is larger than {MAX_SOURCE_BYTES} bytes (or endless)",
@@ -142,3 +147,60 @@ def check_seed(seed, option: str = "--seed") -> int:
 def seeded_rng(seed, option: str = "--seed") -> np.random.Generator:
     """``np.random.default_rng(seed)`` after :func:`check_seed`."""
     return np.random.default_rng(check_seed(seed, option))
+
+
+# ---------------------------------------------------------------- values named on the command line or a header
+def parse_var_input(spec: str):
+    """``--in VAR=file.npy`` or ``VAR=v0,v1,...`` (``systolic visa run``, the ``in`` lines of ``systolic run``):
+    (name, array or list of exact values)."""
+    if "=" not in spec:
+        raise InvalidValue("--in takes VAR=file.npy or VAR=v0,v1,...", values={"in": spec})
+    name, val = spec.split("=", 1)
+    if val.endswith(".npy"):
+        return name, load_npy(val, f"--in {name}", rule="--in VAR=file.npy: a .npy file (no pickles)")
+    try:
+        # a Python list of exact values: Machine.write rounds each once for the variable's type (an array would
+        # have made big integers and decimals float64 first: a second rounding)
+        return name, [parse_exact_number(x) for x in val.split(",")]
+    except (ValueError, ZeroDivisionError):
+        raise InvalidValue("--in values must be numbers separated by commas", values={"in": spec}) from None
+
+
+def parse_exact_number(text: str):
+    """One --in value at its exact value: an integer (decimal, 0x, 0o, 0b), nan / inf (float), -0.0 (float:
+    the sign is kept), or a decimal or rational literal as a Fraction (1.00390625000000000001 is read exactly,
+    not as the float64 nearest to it)."""
+    x = text.strip()
+    try:
+        return int(x, 0)
+    except ValueError:
+        pass
+    if x.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return float(x)
+    q = Fraction(x)
+    return -0.0 if q == 0 and x.startswith("-") else q
+
+
+def parse_call_arg(text: str):
+    """``--arg``: an integer (decimal or 0x...), or ``@global[+offset]`` as (name, offset) for a pointer."""
+    t = text.strip()
+    try:
+        if t.startswith("@"):
+            name, _, off = t[1:].partition("+")
+            if not name:
+                raise ValueError(text)
+            return (name, int(off, 0) if off else 0)
+        return int(t, 0)
+    except ValueError:
+        raise InvalidValue("an --arg is an integer (decimal or 0x...) or @global[+offset]",
+                           rule="systolic amx run --arg", values={"arg": text}) from None
+
+
+def load_global_npy(spec: str) -> tuple[str, np.ndarray]:
+    """``--mem NAME=file.npy``: (global name, the array's bytes in C order as uint8)."""
+    name, eq, path = spec.partition("=")
+    if not eq or not name:
+        raise InvalidValue("--mem takes NAME=file.npy", rule="systolic amx run --mem", values={"mem": spec})
+    arr = load_npy(path, f"--mem {name}", rule="systolic amx run --mem NAME=file.npy (no pickles)")
+    # any dtype: the global holds the array's bytes (C order)
+    return name.lstrip("@"), np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()

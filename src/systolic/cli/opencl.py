@@ -5,15 +5,16 @@ from __future__ import annotations
 import click
 
 from . import emit_json
+from .options import SuggestingGroup, device_option
 
 
-@click.group("opencl")
+@click.group("opencl", cls=SuggestingGroup)
 def group():
     """OpenCL sub-group matrix built-ins: list them, explain their work-item layouts."""
 
 
 @group.command("list")
-@click.option("--platform", default=None, help="dg2, pvc, bmg, lnl, xe3p (or an alias); default: every overload.")
+@device_option("gpu", None, dest="platform", aliases=("--platform",), help="XMX GPU: dg2, pvc, bmg, lnl, xe3p (any alias); default: every overload")
 @click.option("--name", "name_filter", default=None, help="Only names containing this text.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per overload.")
 def list_cmd(platform, name_filter, as_json):
@@ -52,11 +53,11 @@ def _holders(L):
 
 @group.command("explain")
 @click.argument("name")
-@click.option("--platform", default="pvc", show_default=True, help="dg2, pvc, bmg, lnl, xe3p (or an alias).")
-@click.option("--m", "m", default=None, type=int, help="M (rows of A, components of acc); default: the largest.")
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform",))
+@click.option("--m", "--rc", "m", default=None, type=int, help="M (rows of A, components of acc); default: the largest.")
 @click.option("--acc", default=None, help="Accumulator C type when there are several (float, short, half).")
-@click.option("--operand", "operands", multiple=True, type=click.Choice(["a", "b", "acc", "result"]),
-              help="Operand(s) to show (default: a, b, acc).")
+@click.option("--operand", "operands", multiple=True,
+              help="Operand(s) to show: a, b, c (acc), d (result) or src2, src1, src0, dst (default: a, b, acc).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def explain(name, platform, m, acc, operands, as_json):
     """Which work-item (and component, and bits) holds which element of a, b and acc, as tables."""
@@ -64,7 +65,8 @@ def explain(name, platform, m, acc, operands, as_json):
     from ..xmx.platform import get_platform
     P = get_platform(platform)
     rec = MP.resolve(name, P, m=m, acc=acc)
-    ops = operands or ("a", "b", "acc")
+    from ..layout.operands import operand_name
+    ops = tuple(dict.fromkeys(operand_name("opencl", o) for o in operands)) or ("a", "b", "acc")
     layouts = {op: MP.operand_layout(rec, op, platform=P.name) for op in ops}
     if as_json:
         emit_json({"builtin": rec.as_dict(), "platform": P.name,
@@ -84,7 +86,10 @@ def explain(name, platform, m, acc, operands, as_json):
     for op, L in layouts.items():
         hs = _holders(L)
         ncomp = L.params["components"]
-        con.print(f"\n[bold]{op}[/] ({typ[op].name} per work-item): {L.title}; cells: elements (row,col), "
+        ct = typ[op]
+        # OpenCL C's int8 is a vector of 8 ints, not an 8-bit integer: say so where the name appears
+        what = f"{ct.name} = {ct.n} x {ct.base}" if ct.n > 1 else ct.name
+        con.print(f"\n[bold]{op}[/] ({what} per work-item): {L.title}; cells: elements (row,col), "
                   "lowest bits first")
         t = Table()
         for h in L.holder[:-1]:

@@ -12,6 +12,7 @@ import sys
 import click
 
 from . import emit_json
+from .options import device_option
 
 __all__ = ["command", "render"]
 
@@ -75,15 +76,21 @@ def render(rep: dict, console) -> None:
 
     ins = rep["instructions"]
     if ins["totals"]:
-        it = Table(title="instructions executed", title_justify="left")
-        for col in ("engine", "instruction", "shape / precision", "where", "count"):
+        it = Table(title="instructions executed (D = A x B + C: A is M x K, B is K x N)", title_justify="left")
+        for col in ("engine", "instruction", "shape", "where", "count"):
             it.add_column(col, justify="right" if col == "count" else "left")
         for e in ins["dpas"]:
-            it.add_row("XMX", e["op"].upper(), f"{e['a']} x {e['b']} -> {e['dst']}, SD {e['sd']}, RC {e['rc']}",
-                       f"{e['platform']} (exec {e['exec']}), {e['via']}", str(e["count"]))
+            from ..xmx.rules import ops_per_chan
+            k = e["sd"] * ops_per_chan(e["b"], e["a"])
+            it.add_row("XMX", e["op"].upper(), f"M {e['rc']}, N {e['exec']}, K {k}: {e['a']} x {e['b']} -> "
+                       f"{e['dst']}", f"{e['platform']}, {e['via']}", str(e["count"]))
+        from ..run.report import amx_k
         for r in ins["amx"]:
-            shape = f"M {r['m']}, N {r['n']}, K {r['k_dwords']} dwords" if r["m"] is not None else (
-                f"{r['rows']} rows x {r['colsb']} bytes" if r["rows"] is not None else "")
+            if r["m"] is not None:
+                k, what = amx_k(r["op"], r["k_dwords"])
+                shape = f"M {r['m']}, N {r['n']}, K {k} ({what})"
+            else:
+                shape = f"{r['rows']} rows x {r['colsb']} bytes" if r["rows"] is not None else ""
             it.add_row("AMX", r["op"].upper(), shape, r["via"], str(r["count"]))
         for op, n in ins["visa"].items():
             it.add_row("vISA", op, "", "interpreter", str(n))
@@ -92,26 +99,33 @@ def render(rep: dict, console) -> None:
 
     if rep["layouts"]:
         lt = Table(title="layouts involved (one per distinct DPAS / TMUL shape)", title_justify="left")
-        for col in ("instruction", "operand", "shape", "layout", "see it with"):
+        for col in ("#", "instruction", "operand", "shape", "layout"):
             lt.add_column(col, overflow="fold")
         shown = rep["layouts"][:MAX_LAYOUTS]
+        commands = []
         for L in shown:
             first = True
             for o in L["operands"]:
-                lt.add_row(f"{L['instruction']}\n[dim]{L['where']}, x{L['count']}[/]" if first else "",
-                           o["operand"], o["shape"], o["layout"], f"[cyan]{o['command']}[/]")
+                commands.append(o["command"])
+                lt.add_row(str(len(commands)), f"{L['instruction']}\n[dim]{L['where']}, x{L['count']}[/]"
+                           if first else "", o["operand"], o["shape"], o["layout"])
                 first = False
         if len(rep["layouts"]) > len(shown):
             lt.caption = (f"{len(rep['layouts']) - len(shown)} more shapes (the edge tiles of the same GEMMs); "
                           "--json lists them all")
         console.print(lt)
+        # whole, one per line, never folded: a command must survive copy and paste at any terminal width
+        console.print("see each layout with:", style="bold")
+        for n, c in enumerate(commands, 1):
+            console.print(f"  [{n}] {c}", soft_wrap=True, markup=False, highlight=False)
 
 
 @click.command("run")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--device", "-d", default=None,
-              help="Device to run on (default: the program's DEVICE / header 'device'); must be one of the "
-                   "program's DEVICES when it declares them.")
+@device_option("any", aliases=("--cpu", "--platform"), normalize=False,
+               help="Device to run on: an AMX CPU (spr, gnr, ...) or an XMX GPU (pvc, dg2, bmg, ...), any alias "
+                    "(default: the program's DEVICE / header 'device'); one of the program's DEVICES when it "
+                    "declares them.")
 @click.option("--function", "-f", "function", default=None, help=".ll only: the function to run (overrides the "
                                                                   "header).")
 @click.option("--arg", "args", multiple=True, help=".ll only: an argument, integer or @global[+offset] (repeatable; "

@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from . import emit_json
+from .options import SuggestingGroup, device_option
 
 
-@click.group("sycl")
+@click.group("sycl", cls=SuggestingGroup)
 def group():
     """SYCL joint_matrix: devices by architecture and their matrix combinations (docs/sycl.md)."""
 
@@ -33,14 +34,21 @@ def devices(as_json):
 
 
 @group.command("combinations")
-@click.argument("device")
+@click.argument("device_arg", metavar="[DEVICE]", required=False)
+@device_option("sycl", aliases=(), normalize=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the device and its combination records.")
-def combinations(device, as_json):
+def combinations(device_arg, device, as_json):
     """DEVICE's info::device::matrix_combinations (intel/llvm device_info.hpp, in its order).
 
     A nonzero max_* means any size up to it, a nonzero msize/nsize/ksize one fixed size."""
     from ..sycl import get_device
-    rec = get_device(device)
+    from .options import normalize_device
+    if device_arg is not None and device is not None and device_arg != device:
+        raise click.UsageError(f"DEVICE {device_arg} and --device {device} name two devices; give one")
+    if (device_arg or device) is None:
+        raise click.UsageError("name the device: systolic sycl combinations DEVICE (or --device DEVICE); "
+                               "systolic sycl devices lists them")
+    rec = get_device(normalize_device(device_arg or device, "sycl"))
     rows = [c.as_dict() for c in rec.combinations]
     if as_json:
         emit_json({"device": rec.name, "architecture": rec.architecture, "source": rec.source,

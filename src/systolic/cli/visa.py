@@ -1,63 +1,35 @@
 """``systolic visa``: run, encode, decode vISA programs and show regions.
 
-Commands: ``run PROG [--platform P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``, ``vars PROG``,
+Commands: ``run PROG [--device P] [--in VAR=file.npy ...] [--out VAR ...]``, ``encode PROG``, ``vars PROG``,
 ``decode PROG HEX``, ``region SPEC --type T --exec-size N``, ``fmt PROG``.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 
 import click
+
+from .options import SuggestingGroup, device_option
 import numpy as np
 
 from ..errors import InvalidValue
 from . import emit_json
-from .inputs import load_npy, make_dir, read_text, write_output
+from .inputs import make_dir, parse_var_input, read_text, write_output
 
 
 def _read(path: str) -> str:
     return read_text(path, "vISA program")
 
 
-def _parse_in(spec: str):
-    if "=" not in spec:
-        raise InvalidValue("--in takes VAR=file.npy or VAR=v0,v1,...", values={"in": spec})
-    name, val = spec.split("=", 1)
-    if val.endswith(".npy"):
-        return name, load_npy(val, f"--in {name}", rule="--in VAR=file.npy: a .npy file (no pickles)")
-    try:
-        # a Python list of exact values: Machine.write rounds each once for the variable's type (an array would
-        # have made big integers and decimals float64 first: a second rounding)
-        return name, [_number(x) for x in val.split(",")]
-    except (ValueError, ZeroDivisionError):
-        raise InvalidValue("--in values must be numbers separated by commas", values={"in": spec}) from None
-
-
-def _number(text: str):
-    """One --in value at its exact value: an integer (decimal, 0x, 0o, 0b), nan / inf (float), -0.0 (float:
-    the sign is kept), or a decimal or rational literal as a Fraction (1.00390625000000000001 is read exactly,
-    not as the float64 nearest to it)."""
-    x = text.strip()
-    try:
-        return int(x, 0)
-    except ValueError:
-        pass
-    if x.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        return float(x)
-    q = Fraction(x)
-    return -0.0 if q == 0 and x.startswith("-") else q
-
-
-@click.group("visa")
+@click.group("visa", cls=SuggestingGroup)
 def group():
     """vISA: assemble, encode, decode and run programs (regions, predication, DPAS)."""
 
 
 @group.command("run")
 @click.argument("prog", type=click.Path(dir_okay=False))
-@click.option("--platform", "-p", default="pvc", show_default=True, help="dg2, pvc, bmg, lnl, ...")
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform/-p",))
 @click.option("--in", "inputs", multiple=True, metavar="VAR=file.npy", help="Set a variable before running.")
 @click.option("--out", "outputs", multiple=True, metavar="VAR", help="Print these variables (default: all).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also save outputs as VAR.npy here.")
@@ -78,7 +50,7 @@ def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast,
     except ValueError:
         raise InvalidValue("--em must be an integer", values={"em": em}) from None
     m = Machine(p, platform, num_grf=num_grf, em=em_v, fast_dpas=fast, fast_alu=fast, two_grf_rule=two_grf_rule)
-    for name, arr in (_parse_in(s) for s in inputs):
+    for name, arr in (parse_var_input(s) for s in inputs):
         m.write(name, arr)
 
     def show(inst, mach):
@@ -120,7 +92,7 @@ def encode_cmd(prog, output):
 @group.command("decode")
 @click.argument("prog", type=click.Path(dir_okay=False))
 @click.argument("hexbytes", required=False)
-@click.option("--file", "-f", "binfile", type=click.Path(dir_okay=False), help="Read the bytes from a file.")
+@click.option("--file", "binfile", type=click.Path(dir_okay=False), help="Read the bytes from a file.")
 def decode_cmd(prog, hexbytes, binfile):
     """Decode instruction bytes (HEX or --file) using PROG's declarations; print vISA text."""
     from ..visa import asm, encoding
@@ -153,7 +125,7 @@ def fmt_cmd(prog):
 @click.argument("spec")
 @click.option("--type", "-t", "tname", default="d", show_default=True, help="Element type (ud, d, w, b, f, hf, ...).")
 @click.option("--exec-size", "-n", default=8, show_default=True, type=int)
-@click.option("--platform", "-p", default="pvc", show_default=True)
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform/-p",))
 @click.option("--json", "as_json", is_flag=True)
 def region_cmd(spec, tname, exec_size, platform, as_json):
     """Which elements and GRF bytes a region touches, e.g. SPEC = '(1,2)<8;4,2>' (source) or '(0,0)<2>' (dst)."""
@@ -178,7 +150,7 @@ def region_cmd(spec, tname, exec_size, platform, as_json):
 
 @group.command("vars")
 @click.argument("prog", type=click.Path(dir_okay=False))
-@click.option("--platform", "-p", default="pvc", show_default=True)
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform/-p",))
 @click.option("--num-grf", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True)
 def vars_cmd(prog, platform, num_grf, as_json):

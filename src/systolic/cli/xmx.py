@@ -6,9 +6,10 @@ import click
 import numpy as np
 
 from . import emit_json
+from .options import DST_TYPE_HELP, SuggestingGroup, device_option
 
 
-@click.group("xmx")
+@click.group("xmx", cls=SuggestingGroup)
 def group():
     """XMX systolic arrays: platforms, DPAS/DPASW, GEMM as DPAS tiles, register layouts."""
 
@@ -53,11 +54,12 @@ def _random_logical(rng, prec, shape):
 
 
 @group.command("dpas")
-@click.option("--platform", default="pvc", show_default=True, help="dg2, pvc, bmg, lnl, xe3p (or an alias).")
-@click.option("--precision", default="bf16", show_default=True, help="Src1 (B) precision: s8 u8 s4 u4 s2 u2 bf hf tf32 bf8 hf8 e2m1.")
-@click.option("--src2-precision", default=None, help="Src2 (A) precision (default: --precision).")
-@click.option("--dst-type", default=None, help="Dst/Src0 type: d ud f bf hf (default: d for ints, f for floats).")
-@click.option("--rc", default=8, show_default=True, type=int, help="Repeat count M (1..8).")
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform",))
+@click.option("--precision", default="bf16", show_default=True,
+              help="B's (Src1's) precision: s8 u8 s4 u4 s2 u2 bf16 fp16 tf32 bf8 hf8 e2m1.")
+@click.option("--src2-precision", default=None, help="A's (Src2's) precision (default: --precision).")
+@click.option("--dst-type", default=None, help=DST_TYPE_HELP)
+@click.option("--m", "--rc", "rc", default=8, show_default=True, type=int, help="M (DPAS's repeat count), 1..8.")
 @click.option("--model", default=None, help="Numerics model: stage, sequential, exact, block(L,F).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random operands.")
 @click.option("--null-src0", is_flag=True, help="Src0 = null (C = 0).")
@@ -78,7 +80,7 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
     gb = g.grf_bytes
     p1, p2 = canonical_precision(precision), canonical_precision(src2_precision or precision)
     is_int = precision_class(p1) == "int"
-    dt = dst_type or ("d" if is_int else "f")
+    dt = dst_type or ("int32" if is_int else "fp32")
     # every DPAS rule (rc 1..8, legal types, precisions on this platform) before any operand is built
     check(P, exec_size=None, sd=8, rc=rc, dst_type=dt, src0_type=None, src1_precision=p1, src2_precision=p2,
           dst=96 * gb, src0=None if null_src0 else 64 * gb, src1=32 * gb, src2=0)
@@ -156,7 +158,7 @@ def _with_dtype(x: np.ndarray, type_name: str | None, what: str) -> np.ndarray:
 @click.argument("a_file", type=click.Path(exists=True, dir_okay=False))
 @click.argument("b_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--c", "c_file", type=click.Path(exists=True, dir_okay=False), help="Initial accumulator C (.npy).")
-@click.option("--platform", default="pvc", show_default=True)
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform",))
 @click.option("--model", default="stage", show_default=True)
 @click.option("--precision", default=None, help="tf32 for float32 inputs.")
 @click.option("--a-dtype", default=None,
@@ -190,31 +192,24 @@ def gemm_cmd(a_file, b_file, c_file, platform, model, precision, a_dtype, b_dtyp
             click.echo(str(d))
 
 
-@group.command("layout")
-@click.option("--platform", default="pvc", show_default=True)
-@click.option("--precision", default="bf16", show_default=True, help="Src1 precision.")
+@group.command("layout", hidden=True)
+@device_option("gpu", "pvc", dest="platform", aliases=("--platform",))
+@click.option("--precision", default="bf16", show_default=True, help="B's (Src1's) precision.")
 @click.option("--src2-precision", default=None)
-@click.option("--operand", type=click.Choice(["src1", "src2", "dst"]), default="src1", show_default=True)
-@click.option("--rc", default=8, show_default=True, type=int)
+@click.option("--operand", default="src1", show_default=True, help="a, b, c, d or src2, src1, src0, dst.")
+@click.option("--m", "--rc", "rc", default=8, show_default=True, type=int)
 @click.option("--json", "as_json", is_flag=True)
 def layout_cmd(platform, precision, src2_precision, operand, rc, as_json):
-    """Which GRF dword holds which matrix elements, for one DPAS operand."""
-    from ..xmx.layout import operand_layout
-    rows = operand_layout(platform, precision, src2_precision or precision, operand, rc)
+    """Which GRF dword holds which matrix elements: the old spelling of ``systolic layout table dpas OPERAND
+    --by holder`` (the one register-layout command), kept for scripts."""
+    from ..layout.operands import operand_name
+    from ..xmx.layout import layout, operand_layout
+    op = operand_name("dpas", operand)
     if as_json:
-        emit_json(rows)
+        emit_json(operand_layout(platform, precision, src2_precision or precision, op, rc))
         return
-    from rich.console import Console
-    from rich.table import Table
-    t = Table(title=f"{operand} on {platform} ({precision} x {src2_precision or precision})")
-    t.add_column("GRF")
-    t.add_column("dword")
-    t.add_column("bytes")
-    t.add_column("elements (row, col), lowest bits first")
-    for r in rows:
-        t.add_row(str(r["grf"]), str(r["dword"]), f"{r['byte']}..{r['byte'] + 3}",
-                  " ".join(f"({i},{j})" for i, j in r["elements"]))
-    Console().print(t)
+    from ..explorer import table
+    click.echo(table(layout(platform, op, precision, src2_precision, rc=rc), by="holder"), nl=False)
 
 
 

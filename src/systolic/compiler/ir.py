@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 __all__ = [
-    "Type", "IntType", "PtrType", "VectorType", "ArrayType", "TileType", "VoidType", "LabelType",
+    "Type", "IntType", "PtrType", "VectorType", "ArrayType", "TileType", "VoidType", "LabelType", "StructType",
+    "FloatType", "OpaqueType", "align_of", "field_offsets",
     "I1", "I8", "I16", "I32", "I64", "PTR", "VOID", "LABEL", "X86_AMX", "V256I32",
     "size_of", "is_tile_vector", "is_tile",
     "Value", "ConstantInt", "ConstantSpecial", "GlobalVariable", "Argument", "ConstGEP",
@@ -68,6 +69,44 @@ class ArrayType(Type):
 
 
 @dataclass(frozen=True)
+class StructType(Type):
+    """A literal or named struct (``%struct.__tile1024i_str = type <{ i16, i16, [60 x i8], <256 x i32> }>``).
+
+    Equality is structural (the name is kept for printing only): LLVM's layout depends on the fields alone."""
+
+    elems: tuple
+    packed: bool = False
+    name: str | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        # always the literal body: the printed IR then needs no ``%name = type`` definitions
+        inner = ", ".join(str(e) for e in self.elems)
+        return f"<{{ {inner} }}>" if self.packed else f"{{ {inner} }}"
+
+
+@dataclass(frozen=True)
+class FloatType(Type):
+    """half / bfloat / float / double...: read so that declarations and globals keep their types; the runner
+    computes no floating point (functions doing so are refused by the reader)."""
+
+    kind: str
+
+    def __str__(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class OpaqueType(Type):
+    """A type the compiler does not model (target extension types, metadata, token, ...), kept as LLVM prints
+    it so that declarations still read; a function computing with it is refused."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class TileType(Type):
     """LLVM's ``x86_amx``: a value living in a tile register (no in-memory layout of its own)."""
 
@@ -93,6 +132,47 @@ PTR, VOID, LABEL, X86_AMX = PtrType(), VoidType(), LabelType(), TileType()
 V256I32 = VectorType(256, I32)
 
 
+_FLOAT_BYTES = {"half": 2, "bfloat": 2, "float": 4, "double": 8, "fp128": 16, "x86_fp80": 16}
+
+
+def _pow2_at_least(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def align_of(t: Type) -> int:
+    """ABI alignment in bytes (x86-64 DataLayout ``e-m:e-...-i64:64-i128:128-f80:128-n8:16:32:64-S128``)."""
+    if isinstance(t, IntType):
+        return min(16, _pow2_at_least(max(1, (t.bits + 7) // 8)))
+    if isinstance(t, PtrType):
+        return 8
+    if isinstance(t, FloatType):
+        return min(16, _FLOAT_BYTES.get(t.kind, 8))
+    if isinstance(t, ArrayType):
+        return align_of(t.elem)
+    if isinstance(t, VectorType):  # LLVM: a vector is aligned to its size rounded up to a power of two
+        return _pow2_at_least(max(1, t.count * size_of(t.elem)))
+    if isinstance(t, StructType):
+        return 1 if t.packed else max([align_of(e) for e in t.elems] or [1])
+    if isinstance(t, TileType):
+        return 64
+    raise TypeError(f"type {t} has no alignment")
+
+
+def field_offsets(t: StructType) -> list[int]:
+    """Byte offset of each field (LLVM StructLayout: each field at its alignment unless packed)."""
+    offs, off = [], 0
+    for e in t.elems:
+        if not t.packed:
+            a = align_of(e)
+            off = (off + a - 1) // a * a
+        offs.append(off)
+        off += size_of(e)
+    return offs
+
+
 def size_of(t: Type) -> int:
     """Allocation size in bytes (LLVM DataLayout for x86-64: i1 takes a byte, pointers 8 bytes)."""
     if isinstance(t, IntType):
@@ -103,16 +183,27 @@ def size_of(t: Type) -> int:
         return t.count * size_of(t.elem)
     if isinstance(t, TileType):
         return 1024
+    if isinstance(t, FloatType) and t.kind in _FLOAT_BYTES:
+        return _FLOAT_BYTES[t.kind]
+    if isinstance(t, StructType):
+        if not t.elems:
+            return 0
+        end = field_offsets(t)[-1] + size_of(t.elems[-1])
+        a = align_of(t)
+        return (end + a - 1) // a * a
     raise TypeError(f"type {t} has no size")
 
 
 def is_tile_vector(t: Type) -> bool:
-    return t == V256I32
+    """A 1024-byte integer vector: the seed's ``<256 x i32>`` and the other widths LLVM's tile casts take
+    (``<512 x i16>``, ``<1024 x i8>``): all are the same 16 x 64 byte image."""
+    return isinstance(t, VectorType) and isinstance(t.elem, IntType) and t.elem.bits % 8 == 0 and \
+        t.count * t.elem.bits == 8192
 
 
 def is_tile(t: Type) -> bool:
-    """A type that holds tile data: ``x86_amx`` or the seed's ``<256 x i32>``."""
-    return isinstance(t, TileType) or t == V256I32
+    """A type that holds tile data: ``x86_amx`` or a 1024-byte integer vector (the seed's ``<256 x i32>``)."""
+    return isinstance(t, TileType) or is_tile_vector(t)
 
 
 # --------------------------------------------------------------------------------------------- values
@@ -178,6 +269,8 @@ class GlobalVariable(Value):
         self.name, self.value_type, self.constant, self.linkage = name, value_type, constant, linkage
         self.initializer, self.align, self.external = initializer, align, external
         self.type = PtrType(value_type) if typed_ptr else PTR
+        #: why the runner cannot make this global's bytes itself (None: it can); the caller must then give them
+        self.unreadable: str | None = None
 
     def ref(self) -> str:
         return f"@{_quote(self.name)}"
@@ -201,10 +294,11 @@ class ConstGEP(Value):
         return f"getelementptr {ib}({self.source_type}, {self.base.type} {self.base.ref()}{idx})"
 
 
+#: the switch and the dispatch tables live in :mod:`.ops`; these names stay for the passes that test opcodes
 BINARY_OPS = ("add", "sub", "mul", "sdiv", "udiv", "srem", "urem", "shl", "lshr", "ashr", "and", "or", "xor")
 CAST_OPS = ("sext", "zext", "trunc", "bitcast", "ptrtoint", "inttoptr", "addrspacecast")
 ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-TERMINATORS = ("br", "ret", "unreachable")
+TERMINATORS = ("br", "switch", "ret", "unreachable")
 
 
 class Instr(Value):
@@ -263,7 +357,13 @@ class Block(Value):
     @property
     def successors(self) -> list["Block"]:
         t = self.terminator
-        return list(t.attrs.get("blocks", [])) if t is not None and t.opcode == "br" else []
+        if t is None or t.opcode not in ("br", "switch"):
+            return []
+        out = []
+        for b in t.attrs.get("blocks", []):  # a switch may name one block for several cases
+            if b not in out:
+                out.append(b)
+        return out
 
     def phis(self) -> list[Instr]:
         return [i for i in self.instrs if i.opcode == "phi"]
@@ -343,10 +443,14 @@ class Module:
     globals: dict[str, GlobalVariable] = field(default_factory=dict)
     header: list[str] = field(default_factory=list)  # source_filename / target lines, kept verbatim
     source: str | None = None
+    #: functions the reader refused (name -> UnmodelledConstruct); they stay in ``functions`` as declarations
+    refused: dict = field(default_factory=dict)
 
     def function(self, name: str) -> Function:
         from ..errors import InvalidValue
         f = self.functions.get(name)
+        if name in self.refused:
+            raise self.refused[name]
         if f is None or f.declaration:
             raise InvalidValue(f"no function @{name} defined in the module",
                                rule="module.run: the function must be defined in the IR",

@@ -1,896 +1,562 @@
-"""Reader for the subset of LLVM IR text that AMX tile code uses.
+"""The tile compiler's front door: LLVM parses and verifies the module, this module translates it.
 
-It accepts both forms the project meets (REFERENCE.md section 7):
+LLVM's own parser (``llvmlite.binding``, LLVM 22 like clang 22) reads the text, so every module LLVM accepts is
+read, and its syntax and verifier errors reach the user as :class:`~systolic.errors.AsmSyntaxError` /
+``IRVerifyError`` (through the shared front door :mod:`systolic.llvmir`). The translation walks LLVM's functions,
+blocks and instructions into the compiler's IR (:mod:`.ir`); each opcode is read by its definition in
+:mod:`.ops`.
 
-* the seed proposal's (specs/amx-llvm-programming-model.md section 5): ``<256 x i32>`` tile values,
-  ``@llvm.x86.tileloadd64(i16 m, i16 n, i8* base, i64 stride)``, ``@llvm.x86.tdpbssd(i16, i16, i16, <256 x i32>
-  x3)``, typed pointers and ``getelementptr inbounds (...)`` constant expressions, attribute-group references
-  (``#3``) without their definitions and intrinsics used without a ``declare``;
-* LLVM's final form: ``x86_amx``, the ``*.internal`` intrinsics, opaque ``ptr``, ``bitcast``/``cast`` between
-  ``<256 x i32>`` and ``x86_amx``, and -O0 style ``alloca``/``load``/``store`` of ``<256 x i32>``.
+What the compiler does not model (inline asm, floating point, vector arithmetic, atomics, indirect calls, AMX
+families the TileMachine lacks, ...) is an :class:`~systolic.errors.UnmodelledConstruct` naming the construct,
+the function and the IR line. The refusal is per function: ``Module.refused`` keeps it, the function becomes a
+declaration, and the module's other functions still compile and run; calling the refused function raises it.
 
-Everything outside the subset (floating point scalars, switch, structs, ...) is an AsmSyntaxError with line and
-column, never a crash.
+llvmlite shows some facts only in an instruction's text (REFERENCE.md section 8): predicates, flags, GEP source
+and alloca types, alignment, switch case values, global initialisers and constant expressions. Those are read
+from LLVM's own printing of the one value (``str(value)``), never from the user's text; the user's text is used
+only to find an instruction's line number.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..errors import AsmSyntaxError
-from .ir import (BINARY_OPS, CAST_OPS, I1, ICMP_PREDICATES, LABEL, VOID, X86_AMX, Argument, ArrayType,
-                 Block, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
-                 Module, PtrType, TileType, Type, Value, VectorType, size_of)
+import llvmlite.binding as llvm
 
-__all__ = ["parse", "parse_type"]
+from ..errors import AsmSyntaxError, UnmodelledConstruct
+from ..llvmir import facts
+from ..llvmir import module as llvmir_module
+from .amx_table import CONFIG, PHYSICAL, SHAPED, is_cast
+from .ir import (LABEL, VOID, X86_AMX, Argument, ArrayType, Block, ConstantInt, ConstantSpecial, ConstGEP,
+                 FloatType, Function, GlobalVariable, Instr, IntType, Module, OpaqueType, PtrType, StructType,
+                 TileType, Type, Value, VectorType, is_tile_vector, size_of)
+from .int_intrinsics import base_name as int_base_name
+from .ops import OPS
 
-_TOKEN = re.compile(r"""
-    (?P<ws>[ \t\r]+) | (?P<nl>\n) | (?P<comment>;[^\n]*)
-  | (?P<label>(?:[-a-zA-Z$._0-9]+|"[^"\n]*"):)
-  | (?P<local>%(?:[-a-zA-Z$._][-a-zA-Z$._0-9]*|[0-9]+|"[^"\n]*"))
-  | (?P<global>@(?:[-a-zA-Z$._][-a-zA-Z$._0-9]*|[0-9]+|"[^"\n]*"))
-  | (?P<attrgrp>\#[0-9]+)
-  | (?P<meta>![-a-zA-Z$._0-9]*)
-  | (?P<cstring>c"[^"\n]*")
-  | (?P<string>"[^"\n]*")
-  | (?P<int>-?[0-9]+)
-  | (?P<dots>\.\.\.)
-  | (?P<ident>[a-zA-Z_$.][-a-zA-Z$._0-9]*)
-  | (?P<punct>[()\[\]{}<>,=*:])
-""", re.VERBOSE)
+__all__ = ["parse", "parse_type", "read_module", "DROPPED_INTRINSICS", "RUNNER_INTRINSICS"]
 
-_VALUE_WORDS = {"true", "false", "undef", "poison", "null", "zeroinitializer", "getelementptr", "bitcast"}
-_MAX_VECTOR = 1 << 20
-_MAX_BYTES = 1 << 28   # largest type the reader accepts (globals and allocas become arrays of this size)
-_MAX_DEPTH = 32        # nesting of types and constant expressions
+#: intrinsics with no effect on the values the runner computes: dropped while reading
+DROPPED_INTRINSICS = ("llvm.dbg.", "llvm.lifetime.", "llvm.assume", "llvm.experimental.noalias.scope.decl",
+                      "llvm.donothing", "llvm.sideeffect", "llvm.invariant.", "llvm.pseudoprobe")
+#: intrinsics the runner executes itself (memory), besides the AMX ones of amx_table
+RUNNER_INTRINSICS = ("llvm.memset.", "llvm.memcpy.", "llvm.memmove.")
+_MAX_BYTES = 1 << 28  # largest global/alloca the byte memory model makes
+_FLAG_ORDER = ("inbounds", "nusw", "nuw", "nsw", "exact", "disjoint", "nneg", "samesign")
 
 
-class _Tok:
-    __slots__ = ("kind", "text", "line", "col")
-
-    def __init__(self, kind, text, line, col):
-        self.kind, self.text, self.line, self.col = kind, text, line, col
-
-    def __repr__(self):
-        return f"{self.kind}:{self.text!r}@{self.line}:{self.col}"
+# --------------------------------------------------------------------------------------------- parsing
+def _parse_ref(text: str, source: str | None):
+    """LLVM's parse + verify (the shared front door :mod:`systolic.llvmir.module`)."""
+    return llvmir_module.parse(text, name=source or "<ir>", verify=True)
 
 
-def _unquote(s: str) -> str:
-    if s.startswith('"'):
-        return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), s[1:-1])
-    return s
+# --------------------------------------------------------------------------------------------- type text
+_TYPE_TOKEN = re.compile(r"\s*(i\d+|ptr(?:\s+addrspace\(\d+\))?|x86_amx|void|half|bfloat|float|double|fp128|"
+                         r"x86_fp80|label|metadata|token|%(?:[-a-zA-Z$._0-9]+|\"[^\"]*\")|<\{|\}>|[\[\]<>{},x]|\d+)")
 
 
-def _tokenize(text: str, source: str | None) -> list[_Tok]:
-    toks, pos, line, line_start = [], 0, 1, 0
-    n = len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise AsmSyntaxError(f"unexpected character {text[pos]!r}", line=line, column=pos - line_start + 1,
-                                 source=source, rule="LLVM LangRef: lexical structure")
-        kind = m.lastgroup
-        if kind == "nl":
-            line, line_start = line + 1, m.end()
-        elif kind not in ("ws", "comment"):
-            toks.append(_Tok(kind, m.group(), line, pos - line_start + 1))
-        pos = m.end()
-    toks.append(_Tok("eof", "", line, pos - line_start + 1))
-    return toks
+class _TypeText:
+    """Types as LLVM prints them inside a constant expression (the one place llvmlite gives no TypeRef)."""
 
+    def __init__(self, text: str, structs: dict[str, StructType]):
+        self.toks = [m.group(1) for m in _TYPE_TOKEN.finditer(text)]
+        self.k, self.structs = 0, structs
 
-class _Placeholder(Value):
-    def __init__(self, name: str, type: Type, tok: _Tok):
-        self.name, self.type, self.tok = name, type, tok
-
-
-class _Parser:
-    def __init__(self, text: str, source: str | None):
-        self.source = source
-        self.toks = _tokenize(text, source)
-        # typed pointers (``i8*``, the seed's LLVM) or opaque ``ptr`` (LLVM >= 15): one spelling per module
-        self.opaque = any(t.kind == "ident" and t.text == "ptr" for t in self.toks)
-        self.i = 0
-        self.module = Module(source=source)
-        self.fn: Function | None = None
-        self.locals: dict[str, Value] = {}
-        self.pending: dict[str, _Placeholder] = {}
-
-    # ---------------------------------------------------------------- token helpers
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def peek(self, k: int = 1) -> _Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
-
-    def next(self) -> _Tok:
-        t = self.toks[self.i]
-        if t.kind != "eof":
-            self.i += 1
+    def next(self) -> str:
+        t = self.toks[self.k]
+        self.k += 1
         return t
 
-    def error(self, msg: str, tok: _Tok | None = None, rule: str = "LLVM LangRef (subset read by systolic)"):
-        t = tok or self.tok
-        raise AsmSyntaxError(msg, line=t.line, column=t.col, source=self.source, rule=rule,
-                             values={"token": t.text or "<end of input>"})
-
-    def accept(self, text: str) -> bool:
-        if self.tok.text == text and self.tok.kind in ("punct", "ident", "dots"):
-            self.i += 1
-            return True
-        return False
-
-    def expect(self, text: str) -> _Tok:
-        if not self.accept(text):
-            self.error(f"expected '{text}'")
-        return self.toks[self.i - 1]
-
-    def expect_int(self) -> int:
-        t = self.tok
-        if t.kind != "int":
-            self.error("expected an integer")
-        self.i += 1
-        return int(t.text)
-
-    # ---------------------------------------------------------------- types
-    def at_type(self) -> bool:
-        t = self.tok
-        if t.kind == "punct":
-            return t.text in ("<", "[")
-        return t.kind == "ident" and (t.text in ("void", "ptr", "x86_amx", "label")
-                                      or re.fullmatch(r"i[0-9]+", t.text) is not None)
-
-    def parse_type(self) -> Type:
-        self.depth = getattr(self, "depth", 0) + 1
-        try:
-            if self.depth > _MAX_DEPTH:
-                self.error(f"types nested deeper than {_MAX_DEPTH}")
-            ty = self._parse_type()
-        finally:
-            self.depth -= 1
-        if isinstance(ty, (ArrayType, VectorType)) and size_of(ty) > _MAX_BYTES:
-            self.error(f"type {ty} is larger than {_MAX_BYTES} bytes")
-        return ty
-
-    def _parse_type(self) -> Type:
+    def type(self) -> Type:
         t = self.next()
-        ty: Type
-        if t.kind == "ident" and re.fullmatch(r"i[0-9]+", t.text):
-            bits = int(t.text[1:])
-            if not 1 <= bits <= 128:
-                self.error(f"integer type {t.text} outside i1..i128", t)
-            ty = IntType(bits)
-        elif t.text == "void" and t.kind == "ident":
-            ty = VOID
-        elif t.text == "ptr" and t.kind == "ident":
-            ty = PtrType()
-            if self.tok.text == "addrspace":
-                self.error("address spaces are not supported")
-        elif t.text == "x86_amx" and t.kind == "ident":
-            ty = X86_AMX
-        elif t.text == "label" and t.kind == "ident":
-            ty = LABEL
-        elif t.text in ("<", "[") and t.kind == "punct":
-            n_tok = self.tok
-            n = self.expect_int()
-            if not 0 < n <= _MAX_VECTOR:
-                self.error(f"aggregate length {n} outside 1..{_MAX_VECTOR}", n_tok)
-            self.expect("x")
-            elem = self.parse_type()
-            if not isinstance(elem, (IntType, PtrType, ArrayType, VectorType)) or \
-                    (t.text == "<" and not isinstance(elem, (IntType, PtrType))):
-                self.error(f"element type {elem} not allowed here", n_tok)
-            self.expect(">" if t.text == "<" else "]")
-            ty = VectorType(n, elem) if t.text == "<" else ArrayType(n, elem)
-        else:
-            self.i -= 1
-            self.error("expected a type (the reader supports iN, ptr, T*, <N x T>, [N x T], x86_amx, void)")
-        while self.tok.text == "*" and self.tok.kind == "punct":
-            self.i += 1
-            if ty in (VOID, LABEL):
-                self.error(f"pointer to {ty}")
-            ty = PtrType(ty)
-        if self.tok.text == "(" and self.tok.kind == "punct":
-            self.error("function types are not supported")
-        return ty
-
-    # ---------------------------------------------------------------- values
-    def skip_param_attrs(self) -> list[str]:
-        words = []
-        while self.tok.kind == "ident" and self.tok.text not in _VALUE_WORDS:
-            w = self.next().text
-            if w in ("align", "dereferenceable", "dereferenceable_or_null") and self.tok.kind == "int":
-                w += " " + self.next().text
-            elif self.tok.text == "(" and self.tok.kind == "punct":
-                depth = 0
-                parts = []
-                while True:
-                    t = self.next()
-                    if t.kind == "eof":
-                        self.error("unbalanced parentheses in an attribute", t)
-                    parts.append(t.text)
-                    depth += (t.text == "(") - (t.text == ")")
-                    if depth == 0:
-                        break
-                w += "".join(parts)
-            words.append(w)
-        return words
-
-    def parse_value(self, ty: Type) -> Value:
-        self.depth = getattr(self, "depth", 0) + 1
-        try:
-            if self.depth > _MAX_DEPTH:
-                self.error(f"constant expressions nested deeper than {_MAX_DEPTH}")
-            return self._parse_value(ty)
-        finally:
-            self.depth -= 1
-
-    def _parse_value(self, ty: Type) -> Value:
-        t = self.tok
-        if t.kind == "local":
-            self.i += 1
-            if self.fn is None:
-                self.error("local value outside a function", t)
-            name = _unquote(t.text[1:])
-            v = self.locals.get(name)
-            if v is None:
-                v = self.pending.get(name)
-                if v is None:
-                    v = self.pending[name] = _Placeholder(name, ty, t)
-            if v.type != ty:
-                self.error(f"%{name} has type {v.type}, used as {ty}", t, rule="LLVM LangRef: operand types")
-            return v
-        if t.kind == "global":
-            self.i += 1
-            name = _unquote(t.text[1:])
-            g = self.module.globals.get(name) or self.module.functions.get(name)
-            if g is None:
-                self.error(f"use of undefined global @{name}", t)
-            if not isinstance(ty, PtrType):
-                self.error(f"global @{name} used as {ty}; globals are pointers", t)
-            if isinstance(g, GlobalVariable) and g.type != ty:
-                self.error(f"@{name} has type {g.type}, used as {ty}", t, rule="LLVM LangRef: operand types")
-            return g
-        if t.kind == "int":
-            self.i += 1
-            if not isinstance(ty, IntType):
-                self.error(f"integer constant for non-integer type {ty}", t)
-            v = int(t.text)
-            if not -(1 << ty.bits) < v < (1 << ty.bits):
-                self.error(f"constant {v} does not fit {ty}", t)
-            return ConstantInt(ty, v)
-        if t.kind == "ident":
-            if t.text in ("true", "false"):
-                self.i += 1
-                if ty != I1:
-                    self.error(f"{t.text} needs type i1, not {ty}", t)
-                return ConstantInt(I1, 1 if t.text == "true" else 0)
-            if t.text in ("undef", "poison", "zeroinitializer"):
-                self.i += 1
-                return ConstantSpecial(ty, t.text)
-            if t.text == "null":
-                self.i += 1
-                if not isinstance(ty, PtrType):
-                    self.error("null needs a pointer type", t)
-                return ConstantSpecial(ty, "null")
-            if t.text == "getelementptr":
-                self.i += 1
-                inbounds = self.accept("inbounds")
-                self.expect("(")
-                src = self.parse_type()
-                self.expect(",")
-                bty = self.parse_type()
-                base = self.parse_value(bty)
-                idx = []
-                while self.accept(","):
-                    ity = self.parse_type()
-                    if not isinstance(ity, IntType):
-                        self.error("getelementptr index must be an integer")
-                    idx.append(self.parse_value(ity))
-                self.expect(")")
-                rty = self.gep_type(src, bty, idx, t)
-                if rty != ty:
-                    self.error(f"getelementptr yields {rty}, used as {ty}", t)
-                return ConstGEP(src, base, idx, inbounds, rty)
-        self.error(f"expected a value of type {ty}")
-
-    def gep_type(self, src: Type, bty: Type, idx: list[Value], tok: _Tok) -> Type:
-        if not isinstance(bty, PtrType):
-            self.error("getelementptr base must be a pointer", tok)
-        if bty.pointee is not None and bty.pointee != src:
-            self.error(f"getelementptr source type {src} does not match pointer {bty}", tok)
-        if not idx:
-            self.error("getelementptr needs at least one index", tok)
-        cur = src
-        for v in idx[1:]:
-            if not isinstance(cur, (ArrayType, VectorType)):
-                self.error(f"cannot index into {cur}", tok)
-            cur = cur.elem
-        try:
-            size_of(cur)
-        except TypeError:
-            self.error(f"getelementptr over unsized type {cur}", tok)
-        return PtrType(cur) if bty.pointee is not None else PtrType()
-
-    def typed_value(self) -> Value:
-        ty = self.parse_type()
-        self.skip_param_attrs()
-        return self.parse_value(ty)
-
-    def skip_trailing_meta(self, ins: Instr | None = None) -> None:
-        while self.tok.text == "," and self.peek().kind == "ident" and self.peek().text == "align":
-            self.i += 2
-            a = self.expect_int()
-            if ins is not None:
-                ins.attrs["align"] = a
-        while self.tok.text == "," and self.peek().kind == "meta":
-            self.i += 2
-            if self.tok.kind == "meta":
-                self.i += 1
-
-    # ---------------------------------------------------------------- top level
-    def parse_module(self) -> Module:
-        while self.tok.kind != "eof":
-            t = self.tok
-            if t.kind == "ident" and t.text in ("source_filename", "target"):
-                start = t.line
-                words = []
-                while self.tok.kind != "eof" and self.tok.line == start:
-                    words.append(self.next().text)
-                self.module.header.append(" ".join(words).replace(" = ", " = "))
-            elif t.kind == "ident" and t.text == "attributes":
-                self.i += 1
-                if self.tok.kind != "attrgrp":
-                    self.error("expected #N after 'attributes'")
-                self.i += 1
-                self.expect("=")
-                self.skip_braces()
-            elif t.kind == "meta":
-                # metadata definitions: skip to the end of the line
-                line = t.line
-                while self.tok.kind != "eof" and self.tok.line == line:
-                    self.i += 1
-            elif t.kind == "global":
-                self.parse_global()
-            elif t.kind == "ident" and t.text == "declare":
-                self.parse_function(define=False)
-            elif t.kind == "ident" and t.text == "define":
-                self.parse_function(define=True)
-            else:
-                self.error("expected a global, 'declare' or 'define'")
-        return self.module
-
-    def skip_braces(self) -> None:
-        self.expect("{")
-        depth = 1
-        while depth:
-            t = self.next()
-            if t.kind == "eof":
-                self.error("unterminated '{'", t)
-            if t.kind == "punct":
-                depth += (t.text == "{") - (t.text == "}")
-
-    def parse_global(self) -> None:
-        t = self.next()
-        name = _unquote(t.text[1:])
-        if name in self.module.globals or name in self.module.functions:
-            self.error(f"redefinition of @{name}", t)
-        self.expect("=")
-        words = []
-        while self.tok.kind == "ident" and self.tok.text not in ("global", "constant"):
-            words.append(self.next().text)
-        if self.tok.text not in ("global", "constant"):
-            self.error("expected 'global' or 'constant'")
-        constant = self.next().text == "constant"
-        vt = self.parse_type()
-        try:
-            size_of(vt)
-        except TypeError:
-            self.error(f"global of unsized type {vt}", t)
-        external = "external" in words or "extern_weak" in words
-        init: object = None
-        if not external:
-            init = self.parse_initializer(vt)
-        g = GlobalVariable(name, vt, constant=constant, linkage=" ".join(words), initializer=init,
-                           typed_ptr=not self.opaque, external=external)
-        self.module.globals[name] = g
-        while self.accept(","):
-            if self.accept("align"):
-                g.align = self.expect_int()
-            elif self.tok.kind == "ident":
-                self.i += 1
-                if self.tok.kind in ("string", "int"):
-                    self.i += 1
-            elif self.tok.kind == "meta":
-                self.i += 1
-                if self.tok.kind == "meta":
-                    self.i += 1
-            else:
-                self.error("unexpected global attribute")
-
-    def parse_initializer(self, vt: Type):
-        t = self.tok
-        if t.kind == "ident" and t.text in ("zeroinitializer", "undef", "poison"):
-            self.i += 1
-            return "zeroinitializer" if t.text != "undef" else "undef"
-        if t.kind == "int":
-            if not isinstance(vt, IntType):
-                self.error(f"integer initializer for {vt}")
-            return self.parse_value(vt).value
-        if t.kind == "cstring":
-            self.i += 1
-            raw = t.text[2:-1]
-            data = bytearray()
-            k = 0
-            while k < len(raw):
-                if raw[k] == "\\" and re.fullmatch(r"[0-9A-Fa-f]{2}", raw[k + 1:k + 3] or ""):
-                    data.append(int(raw[k + 1:k + 3], 16))
-                    k += 3
-                else:
-                    data.extend(raw[k].encode("utf-8"))
-                    k += 1
-            if not (isinstance(vt, ArrayType) and vt.elem == IntType(8) and vt.count == len(data)):
-                self.error(f"string initializer of {len(data)} bytes for {vt}", t)
-            return bytes(data)
-        if t.text in ("[", "<") and t.kind == "punct":
-            close = "]" if t.text == "[" else ">"
-            if not isinstance(vt, (ArrayType, VectorType)) or not isinstance(vt.elem, IntType):
-                self.error(f"aggregate initializer for {vt} (only integer arrays/vectors are supported)")
-            self.i += 1
-            vals = []
-            while True:
-                et = self.parse_type()
-                if et != vt.elem:
-                    self.error(f"element of type {et} in {vt}")
-                c = self.parse_value(et)
-                if not isinstance(c, ConstantInt):
-                    self.error("aggregate initializer elements must be integers")
-                vals.append(c.value)
-                if not self.accept(","):
-                    break
-            self.expect(close)
-            if len(vals) != vt.count:
-                self.error(f"{len(vals)} initializer elements for {vt}", t)
-            return vals
-        self.error("expected an initializer (zeroinitializer, undef, integer, c\"...\", [ ... ])")
-
-    def parse_function(self, define: bool) -> None:
-        kw = self.next()
-        prefix = []
-        while not self.at_type():
-            if self.tok.kind != "ident":
-                self.error("expected the return type")
-            prefix.append(self.next().text)
-        ret = self.parse_type()
-        if self.tok.kind != "global":
-            self.error("expected the function name (@name)")
-        nt = self.next()
-        name = _unquote(nt.text[1:])
-        if name.startswith("llvm.dbg.") and not define:
-            self.skip_line(nt.line)  # debug intrinsics carry metadata only: they are dropped
-            return
-        old = self.module.functions.get(name)
-        if name in self.module.globals or (old is not None and not old.implicit):
-            self.error(f"redefinition of @{name}", nt)
-        self.expect("(")
-        params: list[Argument] = []
-        varargs = False
-        self.locals, self.pending = {}, {}
-        if not self.accept(")"):
-            while True:
-                if self.accept("..."):
-                    varargs = True
-                    self.expect(")")
-                    break
-                pt = self.parse_type()
-                attrs = self.skip_param_attrs()
-                if self.tok.kind == "local":
-                    pn = _unquote(self.next().text[1:])
-                else:
-                    pn = str(len(params))
-                if any(p.name == pn for p in params):
-                    self.error(f"duplicate parameter %{pn}")
-                params.append(Argument(pt, pn, tuple(attrs)))
-                if self.accept(")"):
-                    break
-                self.expect(",")
-        suffix = []
-        while self.tok.kind != "eof" and not (self.tok.kind == "punct" and self.tok.text == "{") \
-                and not (not define and self.tok.kind in ("global", "eof") or
-                         (not define and self.tok.kind == "ident" and self.tok.text in ("declare", "define",
-                                                                                        "attributes"))):
-            st = self.next()
-            if st.line != nt.line and not define:
-                self.i -= 1
-                break
-            suffix.append(st.text)
-        fn = Function(name, ret, params, declaration=not define, prefix=" ".join(prefix), suffix=" ".join(suffix),
-                      varargs=varargs)
-        fn.meta["loc"] = kw.line
-        if old is not None:  # an implicit declaration made by an earlier call: keep identity for the callers
-            old.__dict__.update(fn.__dict__)
-            fn = old
-        self.module.functions[name] = fn
-        if not define:
-            return
-        self.fn = fn
-        for p in params:
-            self.locals[p.name] = p
-        self.expect("{")
-        self.parse_body(fn)
-        self.expect("}")
-        self.fn = None
-
-    def parse_body(self, fn: Function) -> None:
-        block: Block | None = None
-        pending_blocks: dict[str, tuple[Block, _Tok]] = {}
-        while not (self.tok.kind == "punct" and self.tok.text == "}"):
-            t = self.tok
-            if t.kind == "eof":
-                self.error("unterminated function body", t)
-            if t.kind == "label":
-                self.i += 1
-                bname = _unquote(t.text[:-1])
-                if block is not None and block.terminator is None:
-                    self.error(f"block %{block.name} does not end with a terminator", t)
-                if fn.block_named(bname) is not None or bname in self.locals:
-                    self.error(f"redefinition of label %{bname}", t)
-                block = self.block_ref(fn, bname, pending_blocks, define=True)
-                continue
-            if block is None:
-                block = self.block_ref(fn, "entry" if fn.block_named("entry") is None else fn.fresh("bb"),
-                                       pending_blocks, define=True)
-            elif block.terminator is not None:
-                self.error("instruction after a terminator (a new block needs a label)", t)
-            ins = self.parse_instruction(fn, pending_blocks)
-            if ins is None:
-                continue
-            if ins.opcode == "phi" and block.first_non_phi() < len(block.instrs):
-                self.error("phi after a non-phi instruction", t)
-            block.append(ins)
-        if block is None:
-            self.error("function body without instructions")
-        if block.terminator is None:
-            self.error(f"block %{block.name} does not end with a terminator")
-        for bname, (b, tok) in pending_blocks.items():
-            if b not in fn.blocks:
-                self.error(f"branch to undefined label %{bname}", tok)
-        for name, ph in self.pending.items():
-            if name not in self.locals:
-                self.error(f"use of undefined value %{name}", ph.tok)
-        self.resolve_placeholders(fn)
-        for b in fn.blocks:
-            for ins in b.phis():
-                preds = fn.predecessors()[b]
-                if set(ins.attrs["blocks"]) != set(preds) or len(ins.attrs["blocks"]) != len(preds):
-                    raise AsmSyntaxError(
-                        f"phi %{ins.name} incoming blocks {[x.name for x in ins.attrs['blocks']]} do not match "
-                        f"the predecessors {[x.name for x in preds]} of %{b.name}",
-                        line=ins.attrs.get("loc", 0), column=1, source=self.source,
-                        rule="LLVM LangRef: phi has one entry per predecessor",
-                        values={"phi": ins.name})
-
-    def resolve_placeholders(self, fn: Function) -> None:
-        if not self.pending:
-            return
-        for ins in fn.instructions():
-            for k, op in enumerate(ins.operands):
-                if isinstance(op, _Placeholder):
-                    real = self.locals[op.name]
-                    if real.type != op.type:
-                        self.error(f"%{op.name} has type {real.type}, used as {op.type}", op.tok)
-                    ins.operands[k] = real
-        self.pending = {}
-
-    def block_ref(self, fn: Function, name: str, pending: dict, define: bool = False, tok=None) -> Block:
-        if name in pending:
-            b = pending[name][0]
-        else:
-            b = Block(name)
-            b.function = fn
-            pending[name] = (b, tok or self.tok)
-        if define:
-            fn.blocks.append(b)
-        return b
-
-    def label_operand(self, fn: Function, pending: dict) -> Block:
-        self.expect("label")
-        t = self.tok
-        if t.kind != "local":
-            self.error("expected a label (%name)")
-        self.i += 1
-        return self.block_ref(fn, _unquote(t.text[1:]), pending, tok=t)
-
-    def define(self, name: str | None, ins: Instr, tok: _Tok) -> None:
-        if name is None:
-            return
-        if name in self.locals:
-            self.error(f"redefinition of %{name}", tok)
-        ins.name = name
-        self.locals[name] = ins
-
-    def parse_instruction(self, fn: Function, pending: dict) -> Instr:
-        start = self.tok
-        name = None
-        if start.kind == "local":
-            name = _unquote(start.text[1:])
-            self.i += 1
-            self.expect("=")
-        t = self.next()
-        if t.kind != "ident":
-            self.error("expected an instruction", t)
-        op = t.text
-        ins = self._instruction(op, t, fn, pending)
-        if ins is None:  # a dropped debug intrinsic
-            if name is not None:
-                self.error("a debug intrinsic has no result", start)
-            return None
-        ins.attrs["loc"] = start.line
-        if ins.type == VOID and name is not None:
-            self.error(f"void instruction cannot be named %{name}", start)
-        if ins.type != VOID and name is None and op != "call":
-            self.error(f"result of {op} needs a name", start)
-        if name is None and ins.type != VOID:
-            name = fn.fresh("r")
-            while name in self.locals:
-                name = fn.fresh("r")
-        self.define(name, ins, start)
-        return ins
-
-    def _instruction(self, op: str, t: _Tok, fn: Function, pending: dict) -> Instr:
-        if op in BINARY_OPS:
-            flags = []
-            while self.tok.text in ("nuw", "nsw", "exact", "disjoint"):
-                flags.append(self.next().text)
-            ty = self.parse_type()
-            if not isinstance(ty, IntType):
-                self.error(f"{op} supports integer types only, not {ty}", t)
-            a = self.parse_value(ty)
-            self.expect(",")
-            b = self.parse_value(ty)
-            return Instr(op, ty, [a, b], flags=flags)
-        if op == "icmp":
-            pt = self.next()
-            if pt.text not in ICMP_PREDICATES:
-                self.error(f"unknown icmp predicate {pt.text!r}", pt)
-            ty = self.parse_type()
-            if not isinstance(ty, (IntType, PtrType)):
-                self.error(f"icmp on {ty}", t)
-            a = self.parse_value(ty)
-            self.expect(",")
-            b = self.parse_value(ty)
-            return Instr("icmp", I1, [a, b], pred=pt.text)
-        if op in CAST_OPS:
-            a = self.typed_value()
-            self.expect("to")
-            ty = self.parse_type()
-            self.check_cast(op, a.type, ty, t)
-            return Instr(op, ty, [a])
-        if op == "select":
-            c = self.typed_value()
-            if c.type != I1:
-                self.error("select condition must be i1", t)
-            self.expect(",")
-            a = self.typed_value()
-            self.expect(",")
-            b = self.typed_value()
-            if a.type != b.type:
-                self.error("select operands differ in type", t)
-            return Instr("select", a.type, [c, a, b])
-        if op == "phi":
-            ty = self.parse_type()
-            vals, blocks = [], []
-            while True:
-                self.expect("[")
-                vals.append(self.parse_value(ty))
-                self.expect(",")
-                bt = self.tok
-                if bt.kind != "local":
-                    self.error("expected a block label in phi")
-                self.i += 1
-                blocks.append(self.block_ref(fn, _unquote(bt.text[1:]), pending, tok=bt))
-                self.expect("]")
-                if not self.accept(","):
-                    break
-            if len(set(blocks)) != len(blocks):
-                self.error("phi names a block twice", t)
-            return Instr("phi", ty, vals, blocks=blocks)
-        if op == "br":
-            if self.tok.text == "label":
-                return Instr("br", VOID, [], blocks=[self.label_operand(fn, pending)])
-            c = self.typed_value()
-            if c.type != I1:
-                self.error("branch condition must be i1", t)
-            self.expect(",")
-            a = self.label_operand(fn, pending)
-            self.expect(",")
-            b = self.label_operand(fn, pending)
-            return Instr("br", VOID, [c], blocks=[a, b])
-        if op == "ret":
-            if self.accept("void"):
-                if fn.ret_type != VOID:
-                    self.error(f"ret void in a function returning {fn.ret_type}", t)
-                return Instr("ret", VOID, [])
-            v = self.typed_value()
-            if v.type != fn.ret_type:
-                self.error(f"ret {v.type} in a function returning {fn.ret_type}", t)
-            return Instr("ret", VOID, [v])
-        if op == "unreachable":
-            return Instr("unreachable", VOID, [])
-        if op in ("tail", "musttail", "notail"):
-            if not self.accept("call"):
-                self.error("expected 'call'")
-            ins = self._call(fn, t)
-            ins.attrs["tail"] = op
-            return ins
-        if op == "call":
-            return self._call(fn, t)
-        if op == "getelementptr":
-            flags = []
-            while self.tok.text in ("inbounds", "nuw", "nusw"):
-                flags.append(self.next().text)
-            src = self.parse_type()
-            self.expect(",")
-            base = self.typed_value()
-            idx = []
-            while self.tok.text == "," and self.peek().kind != "meta" and self.peek().text != "align":
-                self.i += 1
-                v = self.typed_value()
-                if not isinstance(v.type, IntType):
-                    self.error("getelementptr index must be an integer", t)
-                idx.append(v)
-            rty = self.gep_type(src, base.type, idx, t)
-            ins = Instr("getelementptr", rty, [base] + idx, source_type=src, flags=flags)
-            self.skip_trailing_meta(ins)
-            return ins
-        if op == "load":
-            self.accept("volatile")
-            ty = self.parse_type()
-            self.expect(",")
-            p = self.typed_value()
-            if not isinstance(p.type, PtrType) or (p.type.pointee is not None and p.type.pointee != ty):
-                self.error(f"load of {ty} through {p.type}", t)
-            self.check_memory_type(ty, t)
-            ins = Instr("load", ty, [p])
-            self.skip_trailing_meta(ins)
-            return ins
-        if op == "store":
-            self.accept("volatile")
-            v = self.typed_value()
-            self.expect(",")
-            p = self.typed_value()
-            if not isinstance(p.type, PtrType) or (p.type.pointee is not None and p.type.pointee != v.type):
-                self.error(f"store of {v.type} through {p.type}", t)
-            self.check_memory_type(v.type, t)
-            ins = Instr("store", VOID, [v, p])
-            self.skip_trailing_meta(ins)
-            return ins
-        if op == "alloca":
-            ty = self.parse_type()
-            try:
-                size_of(ty)
-            except TypeError:
-                self.error(f"alloca of unsized type {ty}", t)
-            if self.tok.text == "," and self.peek().kind == "ident" and self.peek().text != "align":
-                self.error("alloca with an element count is not supported", t)
-            ins = Instr("alloca", PtrType(ty) if self.typed_pointers() else PtrType(), [], alloc_type=ty)
-            self.skip_trailing_meta(ins)
-            return ins
-        self.error(f"unsupported instruction {op!r}", t)
-
-    def typed_pointers(self) -> bool:
-        """Whether the module spells pointers as ``T*`` rather than ``ptr``."""
-        return not self.opaque
-
-    def check_memory_type(self, ty: Type, t: _Tok) -> None:
-        if isinstance(ty, TileType):
-            self.error("x86_amx values cannot be loaded or stored (LLVM: x86_amx has no memory layout)", t,
-                       rule="LLVM LangRef: x86_amx")
-        if not isinstance(ty, (IntType, PtrType)) and not (isinstance(ty, VectorType) and isinstance(ty.elem,
-                                                                                                      IntType)):
-            self.error(f"load/store of {ty} is not supported", t)
-
-    def check_cast(self, op: str, a: Type, b: Type, t: _Tok) -> None:
-        ok = False
-        if op in ("sext", "zext"):
-            ok = isinstance(a, IntType) and isinstance(b, IntType) and a.bits < b.bits
-        elif op == "trunc":
-            ok = isinstance(a, IntType) and isinstance(b, IntType) and a.bits > b.bits
-        elif op == "ptrtoint":
-            ok = isinstance(a, PtrType) and isinstance(b, IntType)
-        elif op == "inttoptr":
-            ok = isinstance(a, IntType) and isinstance(b, PtrType)
-        elif op in ("bitcast", "addrspacecast"):
-            ok = (isinstance(a, PtrType) and isinstance(b, PtrType)) or \
-                 {a, b} == {VectorType(256, IntType(32)), X86_AMX} or \
-                 (isinstance(a, (IntType, VectorType)) and isinstance(b, (IntType, VectorType))
-                  and not isinstance(a, TileType) and _bits(a) == _bits(b))
-        if not ok:
-            self.error(f"invalid cast {op} from {a} to {b}", t, rule="LLVM LangRef: conversion operations")
-
-    def _call(self, fn: Function, t: _Tok) -> Instr:
-        while self.tok.kind == "ident" and not self.at_type():
-            self.next()  # fast-math flags, calling convention, return attributes
-        ret = self.parse_type()
-        if self.tok.text == "(" and self.tok.kind == "punct":
-            self.error("explicit function types in calls are not supported")
-        ct = self.tok
-        if ct.kind != "global":
-            self.error("expected the callee (@name); indirect calls are not supported")
-        self.i += 1
-        cname = _unquote(ct.text[1:])
-        if cname.startswith("llvm.dbg."):
-            if ret != VOID:
-                self.error("debug intrinsics return void", ct)
-            self.skip_line(ct.line)  # llvm.dbg.value(metadata ...) describes variables: no semantics
-            return None
-        self.expect("(")
-        args: list[Value] = []
-        if not self.accept(")"):
-            while True:
-                args.append(self.typed_value())
-                if self.accept(")"):
-                    break
-                self.expect(",")
-        while self.tok.kind in ("ident", "attrgrp") and self.tok.line == ct.line and \
-                self.tok.text not in ("declare", "define", "attributes"):
+        if re.fullmatch(r"i\d+", t):
+            return IntType(int(t[1:]))
+        if t.startswith("ptr"):
+            return PtrType()
+        if t == "x86_amx":
+            return X86_AMX
+        if t in ("half", "bfloat", "float", "double", "fp128", "x86_fp80"):
+            return FloatType(t)
+        if t.startswith("%"):
+            name = t[1:].strip('"')
+            return self.structs.get(name, OpaqueType(t))
+        if t in ("[", "<"):
+            n = int(self.next())
+            self.next()  # x
+            e = self.type()
+            self.next()  # ] or >
+            return ArrayType(n, e) if t == "[" else VectorType(n, e)
+        if t in ("{", "<{"):
+            elems = []
+            while self.toks[self.k] not in ("}", "}>"):
+                elems.append(self.type())
+                if self.toks[self.k] == ",":
+                    self.k += 1
             self.next()
-            if self.tok.text == "(" and self.tok.kind == "punct":
-                self.skip_parens()
-        self.skip_trailing_meta()
-        callee = self.module.functions.get(cname)
-        if cname in self.module.globals:
-            self.error(f"@{cname} is not a function", ct)
-        if callee is None:
-            if not cname.startswith("llvm."):
-                self.error(f"call to undeclared function @{cname}", ct)
-            # the seed's IR calls intrinsics without declaring them: declare them from the call
-            callee = Function(cname, ret, [Argument(a.type, str(k)) for k, a in enumerate(args)],
-                              declaration=True, implicit=True)
-            self.module.functions[cname] = callee
-        if callee.ret_type != ret:
-            self.error(f"@{cname} returns {callee.ret_type}, called as returning {ret}", ct)
-        if not callee.varargs and len(callee.params) != len(args) or \
-                any(p.type != a.type for p, a in zip(callee.params, args)):
-            self.error(f"arguments ({', '.join(str(a.type) for a in args)}) do not match @{cname}"
-                       f"({', '.join(str(p.type) for p in callee.params)})", ct)
-        return Instr("call", ret, args, callee=callee)
-
-    def skip_line(self, line: int) -> None:
-        while self.tok.kind != "eof" and self.tok.line == line:
-            self.i += 1
-
-    def skip_parens(self) -> None:
-        depth = 0
-        while True:
-            t = self.next()
-            if t.kind == "eof":
-                self.error("unbalanced parentheses", t)
-            depth += (t.text == "(") - (t.text == ")")
-            if depth == 0:
-                return
+            return StructType(tuple(elems), packed=t == "<{")
+        return OpaqueType(t)
 
 
-def _bits(t: Type) -> int:
-    if isinstance(t, IntType):
-        return t.bits
-    return t.count * _bits(t.elem)
+def _c_string(body: str) -> bytes:
+    return bytes(int(m[1:], 16) if m.startswith("\\") else ord(m)
+                 for m in re.findall(r"\\[0-9A-Fa-f]{2}|.", body, re.S))
+
+
+# --------------------------------------------------------------------------------------------- translation
+class ModuleReader:
+    def __init__(self, ref, text: str, source: str | None):
+        self.ref, self.text, self.source = ref, text, source
+        self.module = Module(source=source)
+        self.types: dict[str, Type] = {}
+        self.structs: dict[str, StructType] = {}
+        self.lines = text.splitlines()
+        self.define_line = self._define_lines()
+
+    # ------------------------------------------------------------------ types
+    def type(self, t) -> Type:
+        key = str(t)
+        got = self.types.get(key)
+        if got is None:
+            got = self.types[key] = self._type(t, key)
+        return got
+
+    def _type(self, t, key: str) -> Type:
+        try:
+            kind = t.type_kind.name
+        except ValueError:  # target extension types
+            return OpaqueType(key)
+        if kind == "integer":
+            return IntType(t.type_width)
+        if kind == "pointer":
+            return PtrType()
+        if kind == "x86_amx":
+            return X86_AMX
+        if kind == "void":
+            return VOID
+        if kind == "label":
+            return LABEL
+        if kind in ("half", "bfloat", "float", "double", "fp128", "x86_fp80"):
+            return FloatType(kind)
+        if kind in ("array", "vector"):
+            elem = self.type(next(iter(t.elements)))
+            return (ArrayType if kind == "array" else VectorType)(t.element_count, elem)
+        if kind == "struct":
+            if t.is_opaque_struct:
+                return OpaqueType(key)
+            st = StructType(tuple(self.type(e) for e in t.elements), packed=t.is_packed_struct,
+                            name=t.name or None)
+            if t.name:
+                self.structs[t.name] = st
+            return st
+        return OpaqueType(key)
+
+    # ------------------------------------------------------------------ module
+    def read(self) -> Module:
+        m = self.module
+        for st in self.ref.struct_types:
+            self.type(st)
+        for key in ("source_filename", "target datalayout", "target triple"):
+            for line in str(self.ref).splitlines()[:8]:
+                if line.startswith(key + " ="):
+                    m.header.append(line)
+        for g in self.ref.global_variables:
+            m.globals[g.name] = self.global_variable(g)
+        fns = [fn for fn in self.ref.functions if not fn.name.startswith("llvm.dbg.")]
+        for fn in fns:  # every function first: a call may come before its callee's definition
+            m.functions[fn.name] = self.signature(fn)
+        for fn in fns:
+            if not fn.is_declaration:
+                f = m.functions[fn.name]
+                try:
+                    FunctionReader(self, fn, f).read()
+                except UnmodelledConstruct as err:
+                    f.blocks = []
+                    f.declaration = True
+                    f.refused = err
+                    m.refused[f.name] = err
+        m.text = self.text
+        return m
+
+    def global_variable(self, g) -> GlobalVariable:
+        vt = self.type(g.global_value_type)
+        text = str(g)
+        head, _, rest = text.partition(" = ")
+        m = re.match(r"(.*?)\b(global|constant)\s", rest)
+        linkage, kind = (m.group(1).strip(), m.group(2)) if m else ("", "global")
+        body = rest[m.end():] if m else ""
+        tstr = str(g.global_value_type)
+        init_text = body[len(tstr):].strip() if body.startswith(tstr) else ""
+        parts = facts.split_top_level(init_text)
+        gv = GlobalVariable(g.name, vt, constant=kind == "constant", linkage=linkage, external=g.is_declaration)
+        for p in parts[1:]:
+            am = re.fullmatch(r"align (\d+)", p)
+            if am:
+                gv.align = int(am.group(1))
+        if g.is_declaration:
+            gv.initializer = None
+        else:
+            gv.initializer = self.initializer(vt, parts[0] if parts else "")
+        try:
+            size = size_of(vt)
+        except TypeError:
+            size = None
+        if size is None or size > _MAX_BYTES:
+            gv.unreadable = f"global @{g.name} of type {vt} has no size the byte memory model holds"
+        elif gv.initializer is None and not g.is_declaration:
+            gv.unreadable = f"global @{g.name}'s initializer {parts[0][:60] if parts else ''} is not readable " \
+                            "as bytes (integers, strings and integer arrays are)"
+        return gv
+
+    def initializer(self, vt: Type, s: str):
+        """The initial value as the runner keeps it: 'zeroinitializer', an int, bytes or a list of ints; None
+        for initialisers the byte memory model does not read (floats, pointers, structs)."""
+        if s in ("zeroinitializer", "undef", "poison"):
+            return "zeroinitializer"
+        if isinstance(vt, IntType) and re.fullmatch(r"-?\d+", s):
+            return int(s)
+        if isinstance(vt, IntType) and s in ("true", "false"):
+            return int(s == "true")
+        if s.startswith('c"') and s.endswith('"'):
+            return _c_string(s[2:-1])
+        if s[:1] in ("[", "<") and isinstance(vt, (ArrayType, VectorType)) and isinstance(vt.elem, IntType):
+            vals = []
+            for item in facts.split_top_level(s[1:-1]):
+                # an undef/poison element may hold any value: its bytes are 0 here, as LLVM's code generator
+                # emits them (a program that reads them computes with an unspecified value either way)
+                tm = re.fullmatch(r"i\d+ (-?\d+|true|false|poison|undef)", item)
+                if tm is None:
+                    return None
+                v = tm.group(1)
+                vals.append(int(v == "true") if v in ("true", "false", "poison", "undef") else int(v))
+            return vals if len(vals) == vt.count else None
+        return None
+
+    def signature(self, fn) -> Function:
+        ft = fn.global_value_type
+        ret = self.type(ft.get_function_return())
+        params = []
+        for k, a in enumerate(fn.arguments):
+            attrs = tuple(x.decode() if isinstance(x, bytes) else str(x) for x in a.attributes)
+            attrs = tuple(x for x in attrs if re.fullmatch(r"[a-z_]+|align \d+|dereferenceable(_or_null)?\(\d+\)",
+                                                            x))
+            params.append(Argument(self.type(a.type), a.name or "", attrs))
+        link = fn.linkage.name
+        prefix = "" if link == "external" else link.replace("_any", "").replace("linker_private", "private")
+        f = Function(fn.name, ret, params, declaration=fn.is_declaration, prefix=prefix,
+                     varargs=ft.is_function_vararg)
+        f.meta["loc"] = self.define_line.get(fn.name)
+        if fn.is_declaration:  # declarations print their parameters unnamed-numbered
+            for k, p in enumerate(f.params):
+                p.name = p.name or str(k)
+        return f
+
+    def _define_lines(self) -> dict[str, int]:
+        out = {}
+        for k, line in enumerate(self.lines):
+            m = re.match(r"\s*define\b[^@]*@(\"[^\"]*\"|[-a-zA-Z$._0-9]+)\s*\(", line)
+            if m:
+                out[m.group(1).strip('"')] = k + 1
+        return out
+
+
+class FunctionReader:
+    """Translates one function; ops.OPS[opcode].read(self, inst, shell) reads each instruction through it."""
+
+    def __init__(self, mr: ModuleReader, fn, f: Function):
+        self.mr, self.fn, self.f = mr, fn, f
+        self.values: dict = {}
+        self.blocks: dict = {}
+        self.texts: dict = {}
+        self.line_of: dict = {}
+
+    # ------------------------------------------------------------------ services for the op definitions
+    def text(self, inst) -> str:
+        t = self.texts.get(inst)
+        if t is None:
+            t = self.texts[inst] = str(inst).strip()
+        return t
+
+    def operands(self, inst) -> list:
+        return list(inst.operands)
+
+    def refuse(self, inst, construct: str, rule: str = "what systolic's compiler models") -> None:
+        line = self.line_of.get(inst)
+        where = f"@{self.f.name}" + (f", line {line}" if line else "")
+        values = {"construct": construct, "function": self.f.name, "line": line}
+        src = facts.debug_line(self.mr.ref, self.text(inst)) if "!dbg" in self.text(inst) else None
+        if src is not None:  # compiled with -g: the C/C++ source line too
+            # the file's own name: clang compiled a copy in a temporary directory
+            values["source"] = f"{(src[0] or '?').rsplit('/', 1)[-1]}:{src[1]}:{src[2]}"
+            where += f" ({values['source']})"
+        raise UnmodelledConstruct(
+            f"{construct} in @{self.f.name} is not modelled{f' (line {line})' if line else ''}: "
+            f"{self.text(inst).split(', !dbg')[0][:120]}",
+            location=where, rule=rule, values=values)
+
+    def value(self, v) -> Value:
+        kind = v.value_kind.name
+        if kind in ("instruction", "argument"):
+            got = self.values.get(v)
+            if got is None:  # an instruction that was dropped (debug/lifetime intrinsics have no result)
+                raise self._construct_error(v, "use of a dropped value")
+            return got
+        if kind == "basic_block":
+            return self.block(v)
+        return self.constant(v)
+
+    def _construct_error(self, v, what):
+        return UnmodelledConstruct(f"{what} {str(v)[:80]} in @{self.f.name}", location=f"@{self.f.name}",
+                                   values={"construct": what, "function": self.f.name, "line": None})
+
+    def constant(self, v) -> Value:
+        kind = v.value_kind.name
+        t = self.mr.type(v.type)
+        if kind == "constant_int":
+            return ConstantInt(t, facts.int_value(v, signed=t.bits > 1))
+        if kind == "constant_pointer_null":
+            return ConstantSpecial(t, "null")
+        if kind in ("undef_value", "poison_value"):
+            return ConstantSpecial(t, "undef" if kind == "undef_value" else "poison")
+        if kind == "constant_aggregate_zero":
+            return ConstantSpecial(t, "zeroinitializer")
+        if kind == "global_variable":
+            return self.mr.module.globals[v.name]
+        if kind == "function":
+            return self.mr.module.functions[v.name]
+        if kind == "constant_expr":
+            return self.const_expr(str(v), v)
+        raise self._construct_error(v, kind.replace("_", " "))
+
+    def const_expr(self, s: str, v=None) -> Value:
+        """A constant expression from LLVM's printing of it: ``ptr getelementptr inbounds (i8, ptr @buf, i64
+        64)``; pointer casts fold to their operand (opaque pointers). Others are refused."""
+        s = s.strip()
+        m = re.match(r"(ptr(?:\s+addrspace\(\d+\))?|i\d+)\s+(.*)$", s, re.S)
+        if m is None:
+            raise self._construct_error(v or s, "constant expression")
+        ty_text, body = m.group(1), m.group(2).strip()
+        if body.startswith("@"):
+            name = body[1:].strip('"')
+            g = self.mr.module.globals.get(name) or self.mr.module.functions.get(name)
+            if g is None:
+                raise self._construct_error(s, "constant")
+            return g
+        if body == "null":
+            return ConstantSpecial(PtrType(), "null")
+        if re.fullmatch(r"-?\d+", body):
+            return ConstantInt(IntType(int(ty_text[1:])), int(body))
+        gm = re.match(r"getelementptr\s+((?:(?:inbounds|nuw|nusw|inrange\([^)]*\))\s+)*)\((.*)\)$", body, re.S)
+        if gm:
+            flags = gm.group(1).split()
+            args = facts.split_top_level(gm.group(2))
+            src = _TypeText(args[0], self.mr.structs).type()
+            base = self.const_expr(args[1])
+            idx = [self.const_expr(a) for a in args[2:]]
+            for i in idx:
+                if not isinstance(i, ConstantInt):
+                    raise self._construct_error(s, "getelementptr constant with a non-integer index")
+            self.check_gep(None, src, idx)
+            return ConstGEP(src, base, idx, "inbounds" in flags, PtrType())
+        cm = re.match(r"(bitcast|addrspacecast)\s+\((.*)\s+to\s+ptr(?:\s+addrspace\(\d+\))?\)$", body, re.S)
+        if cm:
+            return self.const_expr(cm.group(2))
+        raise self._construct_error(s, "constant expression")
+
+    def block(self, b) -> Block:
+        return self.blocks[b]
+
+    def function(self, fref) -> Function:
+        return self.mr.module.functions[fref.name]
+
+    def flags(self, inst) -> list[str]:
+        """Poison-generating flags in LLVM's printing order (so the printer writes what LLVM writes)."""
+        got = facts.flags(self.text(inst))
+        return [f for f in _FLAG_ORDER if f in got]
+
+    def predicate(self, inst) -> str:
+        return facts.predicate(self.text(inst))
+
+    def switch_values(self, inst) -> list[int]:
+        return [v for v, _dest in facts.switch_cases(self.text(inst))]
+
+    def align(self, inst) -> int | None:
+        m = re.search(r", align (\d+)", self.text(inst))
+        return int(m.group(1)) if m else None
+
+    def is_atomic(self, inst) -> bool:
+        return " atomic " in f" {self.text(inst)} "
+
+    def gep_source_type(self, inst) -> Type:
+        return _TypeText(facts.gep_source_type(self.text(inst)), self.mr.structs).type()
+
+    def alloca_type(self, inst) -> Type:
+        return _TypeText(facts.alloca_type(self.text(inst)), self.mr.structs).type()
+
+    def check_gep(self, inst, src: Type, idx: list[Value]) -> None:
+        t = src
+        for k, i in enumerate(idx[1:]):
+            if isinstance(t, StructType):
+                t = t.elems[i.value] if isinstance(i, ConstantInt) else None
+            elif isinstance(t, (ArrayType, VectorType)):
+                t = t.elem
+            else:
+                t = None
+            if t is None:
+                break
+        try:
+            if t is None:
+                raise TypeError
+            size_of(src)
+            size_of(t)
+        except TypeError:
+            if inst is None:
+                raise self._construct_error(str(src), "getelementptr over an unsized type") from None
+            self.refuse(inst, f"getelementptr over {src}", "getelementptr over sized integer/pointer aggregates")
+
+    def check_call(self, inst, ins: Instr) -> None:
+        name = ins.attrs["callee"].name
+        if name.startswith("llvm."):
+            self.check_intrinsic(inst, ins, name)
+        for o in ins.operands:
+            if not _modelled_arg(o.type):
+                self.refuse(inst, f"call of @{name} with a {o.type} argument",
+                            "calls pass integers, pointers and tiles")
+        if not _modelled_arg(ins.type) and ins.type != VOID:
+            self.refuse(inst, f"call of @{name} returning {ins.type}", "calls return integers, pointers or tiles")
+
+    def check_intrinsic(self, inst, ins: Instr, name: str) -> None:
+        """The AMX intrinsics the TileMachine models, the tile casts and llvm.mem*; anything else is refused
+        naming it (an AMX one with its family)."""
+        if is_cast(name):
+            vec = [t for t in [ins.type] + [o.type for o in ins.operands] if not isinstance(t, TileType)]
+            if len(vec) != 1 or not is_tile_vector(vec[0]):
+                self.refuse(inst, f"@{name} of {vec[0] if vec else '?'}",
+                            "a tile cast's vector is a 1024-byte integer vector (<256 x i32>, <512 x i16>, "
+                            "<1024 x i8>...): the 16 x 64 byte tile image")
+            return
+        if name.startswith(RUNNER_INTRINSICS):
+            return
+        if int_base_name(name) is not None and isinstance(ins.type, IntType):
+            return
+        if name in CONFIG:
+            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (as LLVM X86PreTileConfig); "
+                                          "its input uses the shaped .internal intrinsics only")
+        a = SHAPED.get(name)
+        if a is not None:
+            if not a.modelled:
+                self.refuse(inst, f"@{name} ({a.family})",
+                            f"the TileMachine does not model {a.family} ({a.mnemonic.upper()})")
+            return
+        a = PHYSICAL.get(name)
+        if a is not None:
+            self.refuse(inst, f"@{name} (physical-register form, {a.family})",
+                        "the physical-register form is the compiler's output; write the shaped intrinsic "
+                        f"@{name}.internal")
+        self.refuse(inst, f"intrinsic @{name}", "the compiler knows the AMX intrinsics of LLVM 22 that the "
+                                                "TileMachine models, the tile casts, llvm.mem* and the scalar "
+                                                "integer intrinsics of compiler.int_intrinsics")
+
+    # ------------------------------------------------------------------ the walk
+    def read(self) -> None:
+        f, fn = self.f, self.fn
+        slot = 0
+        for p, a in zip(f.params, fn.arguments):
+            if not p.name:
+                p.name = str(slot)
+                slot += 1
+            self.values[a] = p
+            if not _modelled_arg(p.type):
+                raise UnmodelledConstruct(
+                    f"parameter %{p.name} of type {p.type} in @{f.name} is not modelled",
+                    location=f"@{f.name}" + (f", line {f.meta.get('loc')}" if f.meta.get("loc") else ""),
+                    rule="functions take integers and pointers",
+                    values={"construct": f"{p.type} parameter", "function": f.name, "line": f.meta.get("loc")})
+        insts = []
+        for bref in fn.blocks:
+            name = bref.name
+            if not name:
+                name, slot = str(slot), slot + 1
+            b = f.add_block(name)
+            self.blocks[bref] = b
+            for inst in bref.instructions:
+                t = self.mr.type(inst.type)
+                nm = inst.name or None
+                if nm is None and t != VOID:
+                    nm, slot = str(slot), slot + 1
+                shell = Instr(inst.opcode, t, [], name=nm)
+                self.values[inst] = shell
+                insts.append((b, inst, shell))
+        self.assign_lines(insts)
+        for b, inst, shell in insts:
+            d = OPS.get(inst.opcode)
+            if d is None:
+                self.refuse(inst, f"instruction '{inst.opcode}'", "the LLVM instructions of compiler.ops: integer "
+                                                                  "arithmetic, icmp, casts, select, phi, br, "
+                                                                  "switch, ret, call, getelementptr, load, "
+                                                                  "store, alloca, freeze")
+            if inst.opcode == "call" and self._dropped(inst):
+                continue
+            shell.attrs["loc"] = self.line_of.get(inst)
+            d.read(self, inst, shell)
+            b.append(shell)
+
+    def _dropped(self, inst) -> bool:
+        callee = list(inst.operands)[-1]
+        return callee.value_kind.name == "function" and callee.name.startswith(DROPPED_INTRINSICS)
+
+    def assign_lines(self, insts) -> None:
+        """Line numbers in the user's text: each instruction is found, in order, on the first following line
+        that starts with its result name (or its opcode)."""
+        start = self.f.meta.get("loc")
+        if not start:
+            return
+        lines = self.mr.lines
+        k = start  # 0-based index of the line after ``define``
+        for _b, inst, shell in insts:
+            want = f"%{shell.name} =" if shell.name is not None and shell.type != VOID else None
+            j = k
+            while j < len(lines):
+                s = lines[j].strip()
+                if s.startswith("}"):
+                    j = len(lines)
+                    break
+                if (want and (s.startswith(want) or s.startswith(f'%"{shell.name}" ='))) or \
+                        (not want and re.match(rf"(tail |musttail |notail )?{re.escape(inst.opcode)}\b", s)):
+                    break
+                j += 1
+            if j >= len(lines):
+                continue
+            self.line_of[inst] = j + 1
+            k = j + 1
+
+
+def _modelled_arg(t: Type) -> bool:
+    if isinstance(t, (IntType, PtrType, TileType)):
+        return True
+    return isinstance(t, VectorType) and isinstance(t.elem, IntType) and t.elem.bits % 8 == 0
+
+
+# --------------------------------------------------------------------------------------------- entry points
+def read_module(ref, text: str = "", source: str | None = None) -> Module:
+    """Translate an ``llvmlite.binding`` module (already parsed and verified) into the compiler's IR."""
+    return ModuleReader(ref, text or str(ref), source).read()
 
 
 def parse(text: str, source: str | None = None) -> Module:
-    """Parse LLVM IR text (the subset above) into a :class:`Module`; errors are AsmSyntaxError(line, column)."""
+    """Parse LLVM IR text with LLVM and translate it (see the module docstring)."""
     if not isinstance(text, str):
         raise TypeError("parse() takes IR text (str)")
-    p = _Parser(text, source)
-    m = p.parse_module()
-    m.text = text
-    return m
+    return read_module(_parse_ref(text, source), text, source)
 
 
 def parse_type(text: str) -> Type:
-    p = _Parser(text, None)
-    ty = p.parse_type()
-    if p.tok.kind != "eof":
-        p.error("trailing text after the type")
-    return ty
+    """A type from its LLVM spelling (``i16``, ``ptr``, ``<256 x i32>``, ``x86_amx``, ``[4 x i8]``, ...)."""
+    tt = _TypeText(text, {})
+    try:
+        t = tt.type()
+    except (IndexError, ValueError):
+        t = None
+    if t is None or tt.k != len(tt.toks) or isinstance(t, OpaqueType):
+        raise AsmSyntaxError(f"not a type: {text!r}", line=1, column=1, rule="LLVM LangRef: types")
+    return t
+

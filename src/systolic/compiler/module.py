@@ -22,7 +22,7 @@ from .llvm_reader import parse
 from .printer import print_module
 from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing, memory_arrays
 
-__all__ = ["compile_ir", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
+__all__ = ["compile_ir", "compile_c", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
 
 PASSES = PASS_NAMES
 BACKENDS = ("emulator", "spec", "native", "llvm")
@@ -187,5 +187,26 @@ def compile_module(module: Module) -> CompiledModule:
 
 
 def compile_ir(text: str, source: str | None = None) -> CompiledModule:
-    """Parse LLVM IR text (the seed's form or LLVM's final form) and compile it."""
-    return CompiledModule(parse(text, source))
+    """Parse LLVM IR text with LLVM (any module LLVM accepts) and compile it. Functions using what systolic does
+    not model are refused one by one (``mod.source.refused``); the others compile."""
+    mod = CompiledModule(parse(text, source))
+    mod.llvm_ir = text
+    return mod
+
+
+def compile_c(source: str, *, opt: str = "-O2", flags=(), language: str = "c", debug: bool = False,
+              filename: str | None = None, source_dir=None) -> CompiledModule:
+    """Compile C (``language="c"``) or C++ (``"c++"``) written with clang's AMX API (``__tile1024i``,
+    ``__tile_loadd``, ``__tile_dpbssd``...; the seed's programming model) through clang and the tile compiler.
+
+    ``opt``: ``-O0`` .. ``-O3``; ``flags``: more clang flags (a list or one string; ``-O*``/``-g`` among them
+    win); ``debug``: ``-g``. See :mod:`.c_frontend` for what is added (all AMX features, no vectorization) and
+    how ``-O0`` output is brought to SSA first. clang's errors are ``SourceCompileError`` with file:line:col.
+    """
+    from .c_frontend import compile_c_to_ir
+    from .llvm_reader import read_module
+    ref, text = compile_c_to_ir(source, opt=opt, flags=flags, language=language, debug=debug,
+                                filename=filename, source_dir=source_dir)
+    mod = CompiledModule(read_module(ref, text, filename))
+    mod.llvm_ir = text
+    return mod

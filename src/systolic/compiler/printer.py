@@ -1,14 +1,16 @@
-"""Printer for the tile IR: LLVM IR text that :func:`llvm_reader.parse` reads back to the same module.
+"""Printer for the tile IR: LLVM IR text that LLVM (and so :func:`llvm_reader.parse`) reads back to the same
+module.
 
-Round trip: ``print_module(parse(print_module(m))) == print_module(m)``. Pseudo and machine instructions (after
-``lower`` / ``regalloc``) print in an LLVM-MIR-like form (``%t = PTILELOADDV %row, %col, %p, 64``) that is for
-reading, not for parsing.
+Round trip: ``print_module(parse(print_module(m))) == print_module(m)``. Each instruction is printed by its
+definition in :mod:`.ops`. Pseudo and machine instructions (after ``lower`` / ``regalloc``) print in an
+LLVM-MIR-like form (``%t = PTILELOADDV %row, %col, %p, 64``) that is for reading, not for parsing. A function
+the reader refused prints as a declaration after a comment giving the reason.
 """
 
 from __future__ import annotations
 
-from .ir import (BINARY_OPS, CAST_OPS, ArrayType, Block, Function, GlobalVariable, Instr, Module, Value, VOID,
-                 _quote)
+from .ir import ArrayType, Block, Function, GlobalVariable, Module, Value, _quote
+from .ops import print_instr
 
 __all__ = ["print_module", "print_function", "print_instr"]
 
@@ -38,60 +40,10 @@ def print_global(g: GlobalVariable) -> str:
     kind = "constant" if g.constant else "global"
     s = f"@{_quote(g.name)} = {link}{kind} {g.value_type}"
     if not g.external:
-        s += f" {_init(g)}"
+        s += f" {_init(g) if g.initializer is not None else 'zeroinitializer'}"
     if g.align is not None:
         s += f", align {g.align}"
     return s
-
-
-def print_instr(ins: Instr) -> str:
-    op = ins.opcode
-    lhs = f"%{_quote(ins.name)} = " if ins.name is not None and ins.type != VOID else ""
-    o = ins.operands
-    a = ins.attrs
-    align = f", align {a['align']}" if "align" in a else ""
-    if op in BINARY_OPS:
-        flags = "".join(f" {f}" for f in a.get("flags", []))
-        return f"{lhs}{op}{flags} {ins.type} {o[0].ref()}, {o[1].ref()}"
-    if op == "icmp":
-        return f"{lhs}icmp {a['pred']} {_tv(o[0])}, {o[1].ref()}"
-    if op in CAST_OPS:
-        return f"{lhs}{op} {_tv(o[0])} to {ins.type}"
-    if op == "select":
-        return f"{lhs}select {_tv(o[0])}, {_tv(o[1])}, {_tv(o[2])}"
-    if op == "phi":
-        inc = ", ".join(f"[ {v.ref()}, %{_quote(b.name)} ]" for v, b in zip(o, a["blocks"]))
-        return f"{lhs}phi {ins.type} {inc}"
-    if op == "br":
-        bl = a["blocks"]
-        if not o:
-            return f"br label %{_quote(bl[0].name)}"
-        return f"br {_tv(o[0])}, label %{_quote(bl[0].name)}, label %{_quote(bl[1].name)}"
-    if op == "ret":
-        return f"ret {_tv(o[0])}" if o else "ret void"
-    if op == "unreachable":
-        return "unreachable"
-    if op == "call":
-        tail = f"{a['tail']} " if a.get("tail") else ""
-        args = ", ".join(_tv(v) for v in o)
-        return f"{lhs}{tail}call {ins.type} {a['callee'].ref()}({args})"
-    if op == "getelementptr":
-        flags = "".join(f"{f} " for f in a.get("flags", []))
-        idx = "".join(f", {_tv(v)}" for v in o[1:])
-        return f"{lhs}getelementptr {flags}{a['source_type']}, {_tv(o[0])}{idx}"
-    if op == "load":
-        return f"{lhs}load {ins.type}, {_tv(o[0])}{align}"
-    if op == "store":
-        return f"store {_tv(o[0])}, {_tv(o[1])}{align}"
-    if op == "alloca":
-        return f"{lhs}alloca {a['alloc_type']}{align}"
-    # pseudo / machine instructions (lower.py, regalloc.py)
-    parts = []
-    if "tiles" in a:
-        parts += [f"tmm{t}" for t in a["tiles"]]
-    parts += [v.ref() for v in o]
-    extra = "".join(f" {k}={a[k]}" for k in ("slot",) if k in a)
-    return f"{lhs}{op} {', '.join(parts)}{extra}".rstrip()
 
 
 def print_function(f: Function) -> str:
@@ -105,7 +57,9 @@ def print_function(f: Function) -> str:
     suf = f" {f.suffix}" if f.suffix else ""
     head = f"{pre}{f.ret_type} @{_quote(f.name)}({', '.join(params)}){suf}"
     if f.declaration:
-        return f"declare {head}"
+        why = getattr(f, "refused", None)
+        note = f"; refused: {why.message if hasattr(why, 'message') else why}\n" if why is not None else ""
+        return f"{note}declare {head}"
     lines = [f"define {head} {{"]
     preds = f.predecessors()
     for k, b in enumerate(f.blocks):

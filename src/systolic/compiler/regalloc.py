@@ -24,13 +24,13 @@ from __future__ import annotations
 from ..errors import CompileError
 from .cfg import rpo
 from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value)
-from .lower import PSEUDO, TILE_DEF_OPS
+from .lower import PSEUDO, TILE_DEF_OPS, is_dot_pseudo
 from .shapes import Shape
 
 __all__ = ["allocate", "assign_registers", "apply", "VReg", "NUM_TILES", "RULE"]
 
 NUM_TILES = 8
-RULE = "seed section 8 / REFERENCE.md 7: one shape per physical tile per configuration"
+RULE = "LLVM X86TileConfig / the AMX proposal, section 8: one shape per physical tile per configuration"
 _MAX_ROUNDS = 50
 _MAX_SPLITS = 300  # splits of the 8 tiles among shape classes tried under pressure
 
@@ -43,7 +43,7 @@ class VReg(Value):
 
 
 def _is_dot(ins: Instr) -> bool:
-    return ins.opcode.startswith("PTDP")
+    return is_dot_pseudo(ins.opcode)
 
 
 def tile_def(ins: Instr):

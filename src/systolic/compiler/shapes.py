@@ -19,18 +19,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CompileError
+from .amx_table import MODELLED_DOTS, is_cast
+from .int_intrinsics import runner_executes
 from .cfg import Dominance
 from .ir import (I16, I64, PTR, V256I32, X86_AMX, VOID, ConstantInt, ConstantSpecial, Function, Instr, IntType,
-                 Module, PtrType, TileType, Value, intrinsic, is_tile, location, replace_uses, users)
+                 Module, PtrType, TileType, Value, intrinsic, is_tile, is_tile_vector, location, replace_uses, users)
 
 __all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "analyze", "rewrite",
            "ShapeAnalysis", "internal_name",
            "SHAPE_RULE"]
 
-#: the TMUL instructions the compiler knows (clang amxintrin.h: __tile_dpbssd ... __tile_dpfp16ps)
-DOT_MNEMONICS = ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps")
+#: the TMUL instructions the compiler knows: every one the TileMachine models (amx_table: INT8, BF16, FP16,
+#: COMPLEX, FP8)
+DOT_MNEMONICS = MODELLED_DOTS
 LOAD_MNEMONICS = ("tileloadd", "tileloaddt1")
-SHAPE_RULE = "REFERENCE.md 7 / seed section 6: shapes come from the intrinsics' shape operands"
+SHAPE_RULE = "LLVM X86LowerAMXType / the AMX proposal, section 6: shapes come from the intrinsics' shape operands"
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ for _m in DOT_MNEMONICS:
 _NTILE = {"load": 0, "store": 1, "zero": 0, "dot": 3}
 _NSCALAR = {"load": 4, "store": 4, "zero": 2, "dot": 3}
 CASTS = ("llvm.x86.cast.vector.to.tile.v256i32", "llvm.x86.cast.tile.to.vector.v256i32",
-         "llvm.x86.cast.vector.to.tile", "llvm.x86.cast.tile.to.vector")
+         "llvm.x86.cast.vector.to.tile", "llvm.x86.cast.tile.to.vector")  # every width: amx_table.is_cast
 
 
 def classify(ins: Instr) -> TileOp | None:
@@ -126,8 +129,9 @@ def same_value(a: Value, b: Value) -> bool:
 
 def _is_cast(ins: Instr) -> bool:
     if ins.opcode == "bitcast":
-        return {ins.type, ins.operands[0].type} == {V256I32, X86_AMX}
-    return ins.opcode == "call" and ins.intrinsic in CASTS
+        a, b = ins.type, ins.operands[0].type
+        return (a == X86_AMX and is_tile_vector(b)) or (b == X86_AMX and is_tile_vector(a))
+    return ins.opcode == "call" and is_cast(ins.intrinsic)
 
 
 class _Propagation:
@@ -138,7 +142,8 @@ class _Propagation:
             op = classify(ins)
             if op is not None:
                 self.ops[id(ins)] = op
-            elif ins.opcode == "call" and ins.intrinsic.startswith("llvm.") and ins.intrinsic not in CASTS:
+            elif ins.opcode == "call" and ins.intrinsic.startswith("llvm.") and not is_cast(ins.intrinsic) \
+                    and not runner_executes(ins.intrinsic):
                 raise CompileError(f"unsupported intrinsic @{ins.intrinsic}", location=location(ins),
                                    rule="the tile compiler knows the AMX intrinsics of clang's amxintrin.h",
                                    values={"known": sorted(internal_name(m) for m in

@@ -23,7 +23,7 @@ from ..errors import CompileError
 from .cfg import Dominance, reachable
 from .ir import (I8, PTR, VOID, ArrayType, ConstantInt, ConstantSpecial, Function, Instr, Module, VectorType,
                  location, I32)
-from .lower import is_pseudo
+from .lower import is_dot_pseudo, is_pseudo
 
 __all__ = ["place_config", "RULE"]
 
@@ -37,7 +37,7 @@ def _own_shape_operands(ins: Instr) -> list:
     register"), so a store whose shape value is recomputed after the load needs no later configuration."""
     if ins.opcode == "PTILESTOREDV":
         return []
-    return list(ins.operands[:3 if ins.opcode.startswith("PTDP") else 2])
+    return list(ins.operands[:3 if is_dot_pseudo(ins.opcode) else 2])
 
 
 def _shape_defs(f: Function) -> list[Instr]:
@@ -54,7 +54,7 @@ def _needs(f: Function, t: Instr) -> list[Instr]:
     """The shape values (instructions) the configuration must hold when tile instruction ``t`` runs: the shape
     operands of a tile definition and the shapes of the tiles it reads."""
     shapes = f.meta.get("shapes", {})
-    dot = t.opcode.startswith("PTDP")
+    dot = is_dot_pseudo(t.opcode)
     vals = _own_shape_operands(t)
     tiles = t.operands[3:6] if dot else (t.operands[4:5] if t.opcode == "PTILESTOREDV" else [])
     for v in tiles:

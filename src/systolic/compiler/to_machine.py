@@ -24,16 +24,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidValue, MemoryFault
+from . import int_intrinsics
+from .amx_table import MODELLED_DOTS, is_cast
 from .ir import (ArrayType, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
-                 Module, PtrType, TileType, Value, VectorType, VOID, size_of)
-from .printer import print_instr
+                 Module, PtrType, StructType, Value, VectorType, VOID, field_offsets, size_of)
+from .ops import OPS, POISON, mask as _mask, print_instr, signed as _signed, ub as _ub
 
 __all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS"]
 
 DEFAULT_MAX_STEPS = 2_000_000
-MAX_CALL_DEPTH = 200
-MACHINE_OPS = ("LDTILECFG", "TILELOADD", "TILELOADDT1", "TILESTORED", "TILEZERO", "TILERELEASE", "TDPBSSD",
-               "TDPBSUD", "TDPBUSD", "TDPBUUD", "TDPBF16PS", "TDPFP16PS")
+MAX_CALL_DEPTH = 150  # 5 Python frames per IR call level: stays under the interpreter limit
+MACHINE_OPS = ("LDTILECFG", "TILELOADD", "TILELOADDT1", "TILESTORED", "TILEZERO", "TILERELEASE",
+               *(m.upper() for m in MODELLED_DOTS))
 
 
 @dataclass(eq=False)
@@ -79,19 +81,6 @@ def listing(f: Function) -> str:
     return "\n".join(lines)
 
 
-def _mask(v: int, bits: int) -> int:
-    return v & ((1 << bits) - 1)
-
-
-def _signed(v: int, bits: int) -> int:
-    v = _mask(v, bits)
-    return v - (1 << bits) if v >> (bits - 1) & 1 else v
-
-
-def _ub(msg: str, **values) -> InvalidValue:
-    return InvalidValue(msg, rule="LLVM LangRef: undefined behaviour is refused, not guessed", values=values)
-
-
 def memory_arrays(memory) -> dict:
     """``memory=`` of Module.run / run_eager as a dict (None: no arrays given); anything but a mapping is an
     InvalidValue, not whatever ``dict()`` makes of it."""
@@ -124,6 +113,10 @@ class Runner:
                                    rule="module.run: memory={global_name: uint8 array}",
                                    values={"name": name, "globals": sorted(self.module.globals)})
         for name, g in self.module.globals.items():
+            if g.unreadable and name not in memory:
+                # a global the byte model cannot make: only a run that touches it needs it
+                self.regions[name] = Region("@" + name, np.zeros(0, np.uint8))
+                continue
             size = size_of(g.value_type)
             if name in memory:
                 arr = memory[name]
@@ -140,11 +133,17 @@ class Runner:
                 if not arr.flags.writeable:
                     raise InvalidValue(f"memory for @{name} is read-only", values={"name": name})
             else:
+                if g.unreadable or g.external:
+                    raise InvalidValue(f"@{name} needs memory=: " + (g.unreadable or "it is declared external"),
+                                       rule="module.run: memory={global_name: uint8 array}",
+                                       values={"name": name})
                 arr = _initial_bytes(g)
             self.regions[name] = Region("@" + name, arr)
 
     def memory(self) -> dict[str, np.ndarray]:
-        return {k: r.data for k, r in self.regions.items()}
+        # a global the byte model could not make (and nobody gave) has no bytes to report
+        return {k: r.data for k, r in self.regions.items()
+                if not (r.data.size == 0 and self.module.globals[k].unreadable)}
 
     def _access(self, p, size: int, what: str) -> tuple[np.ndarray, int]:
         if not isinstance(p, Pointer) or p.region is None:
@@ -159,14 +158,18 @@ class Runner:
         return arr, p.offset
 
     # ------------------------------------------------------------------ values
-    def value(self, v: Value, env: dict):
+    def value(self, v: Value, env: dict, allow_poison: bool = False):
         if isinstance(v, ConstantInt):
             return _mask(v.value, v.type.bits)
         if isinstance(v, Instr) or v.__class__.__name__ in ("Argument", "VReg"):
             try:
-                return env[id(v)]
+                x = env[id(v)]
             except KeyError:
                 raise _ub(f"%{v.name} used before it is defined", value=v.name) from None
+            if x is POISON and not allow_poison:
+                raise _ub(f"%{v.name} is poison and its use is undefined behaviour (only select, phi and freeze "
+                          "may take poison)", value=v.name)
+            return x
         if isinstance(v, GlobalVariable):
             return Pointer(self.regions[v.name], 0)
         if isinstance(v, ConstGEP):
@@ -195,6 +198,9 @@ class Runner:
             i = _signed(i, bits)
             if k == 0:
                 off += i * size_of(t)
+            elif isinstance(t, StructType):
+                off += field_offsets(t)[i]
+                t = t.elems[i]
             else:
                 if not isinstance(t, (ArrayType, VectorType)):
                     raise _ub(f"cannot index into {t}")
@@ -204,6 +210,8 @@ class Runner:
 
     # ------------------------------------------------------------------ execution
     def call(self, f: Function, args: list):
+        if self.module.refused.get(f.name) is not None:
+            raise self.module.refused[f.name]
         if f.declaration:
             raise InvalidValue(f"@{f.name} is only declared; the runner executes functions defined in the IR",
                                rule="module.run: callees must be defined", values={"function": f.name})
@@ -229,12 +237,8 @@ class Runner:
             # phis read their inputs simultaneously on entry
             phis = [i for i in block.instrs if i.opcode == "phi"]
             if phis:
-                vals = []
-                for phi in phis:
-                    k = next((j for j, b in enumerate(phi.attrs["blocks"]) if b is prev), None)
-                    if k is None:
-                        raise _ub(f"phi %{phi.name} has no entry for the block we came from")
-                    vals.append(self.value(phi.operands[k], env))
+                phi_def = OPS["phi"]
+                vals = [phi_def.execute(self, phi, env, prev) for phi in phis]
                 for phi, v in zip(phis, vals):
                     env[id(phi)] = v
             for ins in block.instrs[len(phis):]:
@@ -244,18 +248,12 @@ class Runner:
                                        rule="module.run max_steps (a guard against endless loops)",
                                        values={"max_steps": self.max_steps})
                 op = ins.opcode
-                if op == "br":
-                    bl = ins.attrs["blocks"]
-                    if ins.operands:
-                        nxt = bl[0] if self.value(ins.operands[0], env) & 1 else bl[1]
-                    else:
-                        nxt = bl[0]
-                    prev, block = block, nxt
-                    break
                 if op == "ret":
                     return self.value(ins.operands[0], env) if ins.operands else None
-                if op == "unreachable":
-                    raise _ub("reached 'unreachable'")
+                d = OPS.get(op)
+                if d is not None and d.terminator:
+                    prev, block = block, d.successor(self, ins, env)
+                    break
                 r = self.execute(ins, env)
                 if ins.type != VOID and ins.name is not None:
                     env[id(ins)] = r
@@ -303,54 +301,32 @@ class Runner:
                            values={"param": p.name, "type": str(t)})
 
     def execute(self, ins: Instr, env: dict):
-        op = ins.opcode
-        o = ins.operands
-        if op in ("add", "sub", "mul", "sdiv", "udiv", "srem", "urem", "shl", "lshr", "ashr", "and", "or", "xor"):
-            bits = ins.type.bits
-            a, b = self.value(o[0], env), self.value(o[1], env)
-            return _mask(_binop(op, a, b, bits), bits)
-        if op == "icmp":
-            a, b = self.value(o[0], env), self.value(o[1], env)
-            if isinstance(a, Pointer) or isinstance(b, Pointer):
-                if op != "icmp" or ins.attrs["pred"] not in ("eq", "ne"):
-                    raise _ub("only eq/ne compare pointers")
-                same = (a.region is b.region and a.offset == b.offset)
-                return int(same == (ins.attrs["pred"] == "eq"))
-            return int(_icmp(ins.attrs["pred"], a, b, o[0].type.bits))
-        if op in ("sext", "zext", "trunc"):
-            a = self.value(o[0], env)
-            sb, db = o[0].type.bits, ins.type.bits
-            if op == "sext":
-                return _mask(_signed(a, sb), db)
-            return _mask(a, db)
-        if op == "bitcast" or op == "addrspacecast":
-            a = self.value(o[0], env)
-            if isinstance(ins.type, PtrType):
-                return a
-            if isinstance(o[0].type, TileType) or isinstance(ins.type, TileType):
-                return a  # eager mode: tile <-> vector casts keep the value
-            return _bits_cast(a, o[0].type, ins.type)
-        if op == "select":
-            c = self.value(o[0], env)
-            return self.value(o[1] if c & 1 else o[2], env)
-        if op == "getelementptr":
-            return self.gep(ins.attrs["source_type"], self.value(o[0], env),
-                            [(self.value(i, env), i.type.bits) for i in o[1:]])
-        if op == "alloca":
-            return Pointer(Region(f"%{ins.name}", np.zeros(size_of(ins.attrs["alloc_type"]), np.uint8)), 0)
-        if op == "load":
-            return self.load(ins.type, self.value(o[0], env))
-        if op == "store":
-            self.store(o[0].type, self.value(o[0], env), self.value(o[1], env))
-            return None
-        if op == "call":
-            return self.do_call(ins, env)
-        if op in MACHINE_OPS:
+        """One instruction: its definition in :mod:`.ops` executes it; machine tile instructions run on the
+        TileMachine."""
+        d = OPS.get(ins.opcode)
+        if d is not None:
+            return d.execute(self, ins, env)
+        if ins.opcode in MACHINE_OPS:
             return self.machine_op(ins, env)
-        if op in ("ptrtoint", "inttoptr"):
-            raise _ub(f"{op} is not supported by the runner (pointers are region + offset)")
-        raise InvalidValue(f"the runner cannot execute {op!r}", rule="compiled machine program",
-                           values={"opcode": op})
+        raise InvalidValue(f"the runner cannot execute {ins.opcode!r}", rule="compiled machine program",
+                           values={"opcode": ins.opcode})
+
+    def alloca(self, ins: Instr) -> Pointer:
+        return Pointer(Region(f"%{ins.name}", np.zeros(size_of(ins.attrs["alloc_type"]), np.uint8)), 0)
+
+    def mem_intrinsic(self, name: str, args: list) -> None:
+        """``llvm.memset`` / ``llvm.memcpy`` / ``llvm.memmove`` (LangRef: the length in bytes; the i1 is
+        ``isvolatile``). A copy between overlapping bytes is memmove's; memcpy's overlap is undefined."""
+        n = args[2]
+        if name.startswith("llvm.memset."):
+            arr, off = self._access(args[0], n, "memset")
+            arr[off:off + n] = args[1] & 0xFF
+            return
+        dst, doff = self._access(args[0], n, name[5:11])
+        src, soff = self._access(args[1], n, name[5:11])
+        if name.startswith("llvm.memcpy.") and dst is src and n and abs(doff - soff) < n and doff != soff:
+            raise _ub("llvm.memcpy of overlapping bytes", dst=doff, src=soff, length=n)
+        dst[doff:doff + n] = src[soff:soff + n].copy()
 
     def load(self, ty, p):
         n = size_of(ty)
@@ -378,12 +354,18 @@ class Runner:
     def do_call(self, ins: Instr, env: dict):
         callee = ins.attrs["callee"]
         args = [self.value(a, env) for a in ins.operands]
+        if callee.name.startswith(("llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
+            return self.mem_intrinsic(callee.name, args)
+        if int_intrinsics.base_name(callee.name) is not None and isinstance(ins.type, IntType):
+            return int_intrinsics.execute(callee.name, args, ins.type.bits)
         if callee.name.startswith("llvm."):
             if self.mode == "eager":
                 return self.eager_intrinsic(ins, callee.name, args)
             raise InvalidValue(f"intrinsic @{callee.name} is not supported by the runner",
                                values={"intrinsic": callee.name})
         f = self.module.functions.get(callee.name)
+        if callee.name in self.module.refused:
+            raise self.module.refused[callee.name]
         if f is None or f.declaration:
             raise InvalidValue(f"@{callee.name} is only declared; the runner executes functions defined in the IR",
                                rule="module.run: callees must be defined", values={"function": callee.name})
@@ -417,8 +399,8 @@ class Runner:
     # ------------------------------------------------------------------ eager mode (uncompiled IR)
     def eager_intrinsic(self, ins: Instr, name: str, args: list):
         from ..amx import intrinsics as I
-        from .shapes import CASTS, classify
-        if name in CASTS:
+        from .shapes import classify
+        if is_cast(name):
             return args[0]
         op = classify(ins)
         if op is None:
@@ -465,53 +447,6 @@ class Runner:
         if not isinstance(p, Pointer) or p.region is None:
             raise MemoryFault("tile store through a null pointer", address=0, rule="memory operand")
         I.eager_store(self.tm, t.image, t.rows, t.cols, p.region.data, p.offset, stride)
-
-
-def _binop(op: str, a: int, b: int, bits: int) -> int:
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op in ("sdiv", "udiv", "srem", "urem"):
-        if b == 0:
-            raise _ub(f"{op} by zero", op=op)
-        if op[0] == "u":
-            return a // b if op == "udiv" else a % b
-        sa, sb = _signed(a, bits), _signed(b, bits)
-        if sa == -(1 << (bits - 1)) and sb == -1:
-            raise _ub(f"{op} overflow (INT_MIN / -1)", op=op)
-        q = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)
-        return q if op == "sdiv" else sa - q * sb
-    if op in ("shl", "lshr", "ashr"):
-        if b >= bits:
-            raise _ub(f"{op} by {b} >= {bits} bits is poison", op=op, shift=b)
-        if op == "shl":
-            return a << b
-        if op == "lshr":
-            return a >> b
-        return _signed(a, bits) >> b
-    if op == "and":
-        return a & b
-    if op == "or":
-        return a | b
-    return a ^ b
-
-
-def _icmp(pred: str, a: int, b: int, bits: int) -> bool:
-    if pred in ("slt", "sle", "sgt", "sge"):
-        a, b = _signed(a, bits), _signed(b, bits)
-    return {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b, "sge": a >= b,
-            "ult": a < b, "ule": a <= b, "ugt": a > b, "uge": a >= b}[pred]
-
-
-def _bits_cast(a, src, dst):
-    n = size_of(src)
-    raw = a.tobytes() if isinstance(a, np.ndarray) else _mask(a, 8 * n).to_bytes(n, "little")
-    if isinstance(dst, IntType):
-        return _mask(int.from_bytes(raw, "little"), dst.bits)
-    return np.frombuffer(raw, np.uint8).copy()
 
 
 def _initial_bytes(g: GlobalVariable) -> np.ndarray:

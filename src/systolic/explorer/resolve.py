@@ -19,6 +19,7 @@ import numpy as np
 from .. import types as T
 from ..errors import BackendUnavailable, InvalidValue
 from ..layout import Layout
+from ..suggest import did_you_mean
 
 __all__ = ["LAYERS", "resolve", "mma_layouts", "amx_layout"]
 
@@ -35,7 +36,8 @@ _LAYER_ALIASES = {"xmx": "dpas", "tile": "amx", "joint_matrix": "sycl", "cl": "o
 def _layer(name: str) -> str:
     n = _LAYER_ALIASES.get(str(name).lower(), str(name).lower())
     if n not in LAYERS:
-        raise InvalidValue(f"unknown layer {name!r}", rule="layers: " + ", ".join(LAYERS), values={"layer": name})
+        raise InvalidValue(f"unknown layer {name!r}{did_you_mean(name, [*LAYERS, *_LAYER_ALIASES])}",
+                           rule="layers: " + ", ".join(LAYERS), values={"layer": name})
     return n
 
 
@@ -46,7 +48,8 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     from ..layout import amx as LA
     mn = str(instruction).lower()
     if mn not in TMUL_TYPES:
-        raise InvalidValue(f"unknown AMX instruction {instruction!r}", rule="TMUL: " + ", ".join(TMUL_TYPES),
+        raise InvalidValue(f"unknown AMX instruction {instruction!r}{did_you_mean(mn, TMUL_TYPES)}",
+                           rule="TMUL: " + ", ".join(TMUL_TYPES),
                            values={"instruction": instruction})
     if mn.startswith("tcmm"):
         raise InvalidValue("complex TCMM* tiles hold (real, imaginary) pairs, not one matrix per operand",

@@ -12,9 +12,10 @@ import json
 
 from ..errors import InvalidValue
 from ..layout import Layout
+from ..layout.core import check_layout
 from ..layout.picture import cell_label  # the table labels; the renderer lives with the Layout
 
-__all__ = ["detail", "where", "what", "table", "cell_label", "FORMATS"]
+__all__ = ["detail", "where", "what", "table", "packing", "cell_label", "FORMATS"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -31,6 +32,7 @@ def _py(v):
 
 def where(L: Layout, row: int, col: int) -> dict:
     """Element (row, col) -> its holder, bit range, image byte and (for register operands) SIMD lane."""
+    check_layout(L, "where")
     w = L.where(row, col)                   # checks that both are integers inside the matrix (no coercion)
     row, col = int(row), int(col)
     if "unit_strides" in L.params and w.get("held", True):
@@ -47,11 +49,13 @@ def where(L: Layout, row: int, col: int) -> dict:
 
 def what(L: Layout, *coords: int, **named: int) -> list[dict]:
     """Holder (a prefix of its coordinates, or by name) -> the elements it keeps, lowest bits first."""
+    check_layout(L, "what")
     return [_py(d) for d in L.what(*coords, **named)]
 
 
 def detail(L: Layout) -> dict:
     """Shapes, K per step, operand size and alignment of one operand (what the calculator's ``detail`` lists)."""
+    check_layout(L, "detail")
     p = dict(L.params)
     d = {"layer": L.layer, "operand": L.operand, "title": L.title, "rows": L.rows, "cols": L.cols,
          "element": L.element, "element_bits": L.element_bits, "holder": list(L.holder), "unit_bits": L.unit_bits,
@@ -84,8 +88,39 @@ def detail(L: Layout) -> dict:
                  alignment="tile rows of colsb bytes; TILELOADD row r at base + r * stride (no alignment rule)")
     if "lanes" in p:
         d["simd"] = {"lanes": p["lanes"], "lane_bits": p["lane_bits"]}
+    d["vnni_factor"], d["packing"] = packing(L)
     d["params"] = {k: v for k, v in p.items() if k not in ("unit_strides",)}
     return _py(d)
+
+
+def packing(L: Layout) -> tuple[int, str]:
+    """(VNNI factor, one line saying how the operand is packed) for ``detail`` and the table's heading: the VNNI
+    factor is how many consecutive rows of one column share a 32-bit word (docs/glossary.md, "VNNI packing");
+    for a joint_matrix B it also says how memory is laid out (row_major and ext_intel_packed hold the same slice
+    in registers but differ in memory)."""
+    p = L.params
+    v = int(p.get("vnni") or (p.get("ops_per_chan") if L.layer in ("dpas", "dpasw") and L.operand == "src1"
+                                else 1) or 1)
+    if L.layer == "sycl" and L.operand == "b" and p.get("layout"):
+        lay = p["layout"]
+        vm = max(1, 32 // L.element_bits)      # memory packs a 32-bit word's worth (sycl matrix_core.mem_rowcol)
+        if lay == "ext_intel_packed":
+            mem = (f"memory ext_intel_packed (VNNI x{vm}): B[{vm}r+i][n] at element (r * ld + {vm}n + i), ld = "
+                   f"{vm} x N" + ("; loaded as is" if v == vm else "; the load unpacks it into the slice")
+                   if vm > 1 else "memory ext_intel_packed: B[k][n] at k * ld + n")
+        elif lay == "col_major":
+            mem = "memory col_major: B[k][n] at element n * ld + k" + \
+                (f"; the load packs {v} rows per 32-bit word" if v > 1 else "")
+        else:
+            mem = "memory row_major: B[k][n] at element k * ld + n" + \
+                (f"; the load packs {v} rows per 32-bit word" if v > 1 else "")
+        return v, mem
+    if v > 1:
+        return v, (f"VNNI-packed: each 32-bit word holds B[{v}r..{v}r+{v - 1}][n], {v} consecutive rows of one "
+                   "column (row-major B must be repacked)")
+    return v, "not packed: one row after another (row-major)" if L.operand in ("a", "src2", "c", "dst", "src0",
+                                                                                  "acc", "result", "accumulator") \
+        else "not packed: one element per unit"
 
 
 def _holder_rows(L: Layout) -> list[dict]:
@@ -108,6 +143,7 @@ def _holder_rows(L: Layout) -> list[dict]:
 def table(L: Layout, *, by: str = "element", fmt: str = "text", view: str = "holder") -> str:
     """The whole matrix either way, rendered: ``by="element"`` (the logical matrix, each cell its holder) or
     ``by="holder"`` (one row per holder with its elements, lowest bits first); ``fmt`` text/markdown/csv/json."""
+    check_layout(L, "table")
     if by not in ("element", "holder"):
         raise InvalidValue("table by 'element' or 'holder'", values={"by": by})
     if fmt not in FORMATS:
@@ -136,6 +172,9 @@ def table(L: Layout, *, by: str = "element", fmt: str = "text", view: str = "hol
         return "\n".join(lines) + "\n"
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     title = L.title or f"{L.layer} {L.operand}"
+    v, how = packing(L)
+    if v > 1 or L.layer == "sycl" and L.operand == "b":
+        title += f"  [{how}]"
     lines = [title, "  ".join(h.rjust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
     return "\n".join(lines) + "\n"

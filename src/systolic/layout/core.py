@@ -64,6 +64,14 @@ def check_coordinates(row, col) -> None:
                                rule="row and col are integers", values={name: v})
 
 
+def check_layout(L, verb: str) -> None:
+    """The verbs (detail, where, what, table, svg) read a :class:`Layout`; anything else is refused by name,
+    not left to fail on a missing attribute."""
+    if not isinstance(L, Layout):
+        raise InvalidValue(f"{verb} takes a Layout (systolic.layout.get(...)), not {type(L).__name__}",
+                           rule="layout verbs take a systolic.layout.Layout", values={"got": type(L).__name__})
+
+
 @dataclass(frozen=True, eq=False)
 class Layout:
     """The map of one operand: logical element (row, col) <-> (holder coordinates, bit offset).

@@ -86,7 +86,9 @@ def resolve(name: str, platform=None, *, m: int | None = None, acc: str | CType 
     P = get_platform(platform)
     recs = TB.by_name(str(name))
     if not recs:
-        raise InvalidValue(f"no sub-group matrix built-in is called {name!r}",
+        from ..suggest import did_you_mean
+        raise InvalidValue(f"no sub-group matrix built-in is called {name!r}"
+                           f"{did_you_mean(name, TB.NAMES)} (systolic opencl list: every name)",
                            rule="cl_intel_subgroup_matrix_multiply_accumulate (+ _tf32, _split) and IGC IBiF_dpas.cl",
                            values={"name": name})
     here = [r for r in recs if available(r, P) is None]

@@ -73,11 +73,18 @@ class Header:
 
 def pick_device(requested: str | None, default: str, devices, declared: str = "the program's DEVICES",
                 key: str = "DEVICES") -> str:
-    """``requested`` (or ``default``), checked against the devices the program declares (None: any)."""
+    """``requested`` (or ``default``), checked against the devices the program declares (None: any). Any alias
+    of a declared device names it (``sapphirerapids`` for ``spr``); the program gets its own spelling."""
     dev = default if requested is None else requested
     if devices is not None and dev not in devices:
-        raise ProgramError(f"the program does not support device {dev!r}",
-                           rule=f"systolic run --device: one of {declared}",
+        from .devices import same_device, unknown_device
+        match = [d for d in devices if same_device(dev, d)]
+        if match:
+            return match[0]
+        e = unknown_device(dev, "a device")
+        why = "" if "unknown device" not in e.message else e.message[len(f"unknown device {dev!r}"):]
+        raise ProgramError(f"the program does not support device {dev!r}{why}; it runs on "
+                           f"{', '.join(devices)}", rule=f"systolic run --device: one of {declared}",
                            values={"device": dev, key: list(devices)})
     return dev
 
@@ -134,6 +141,7 @@ def parse(text: str, comment: str) -> Header:
     h = Header()
     para: list[str] = []          # the first paragraph of comments: its first sentence is the title
     para_done = False
+    seen: dict = {}               # directive (or (directive, variable)) -> the line that set it
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s.startswith(comment):
@@ -154,6 +162,21 @@ def parse(text: str, comment: str) -> Header:
                        rule="systolic-run directives: " + ", ".join(sorted(_KEYS)))
         if not rest:
             raise _err(f"{key} needs a value", n, d)
+        # a key that holds one value, or a second directive for the same variable, would win silently over the
+        # first (and with it what the run checks): refused, naming both lines
+        one = "device" if key in ("cpu", "platform") else key
+        if one in ("device", "devices", "function", "args"):
+            target = one
+        elif key in ("fill", "oracle", "in"):
+            target = (key, (rest.partition("=")[0]).strip())
+        else:
+            target = None
+        if target is not None:
+            if target in seen:
+                raise _err(f"{key} is given twice (line {seen[target]} and line {n}); one would silently replace "
+                           "the other", n, d, rule="systolic-run header: a key holds one value; fill, oracle and "
+                                                   "in name each variable once")
+            seen[target] = n
         if key in ("device", "cpu", "platform"):
             h.device = rest
         elif key == "devices":

@@ -172,45 +172,69 @@ def models_used(mod) -> list[str]:
     return [label for prefix, label in MODELS if any(n == prefix or n.startswith(prefix + ".") for n in names)]
 
 
+class _Clauses:
+    """The protocol clauses a program breaks, gathered so that one error names them all (a program missing three
+    clauses hears of the three at once, not one per run)."""
+
+    def __init__(self):
+        self.broken: list[tuple[str, str, dict]] = []
+
+    def add(self, message: str, rule: str, values: dict) -> None:
+        self.broken.append((message, rule, values))
+
+    def raise_if_any(self) -> None:
+        if not self.broken:
+            return
+        if len(self.broken) == 1:
+            msg, rule, values = self.broken[0]
+            raise ProgramError(f"{msg} (docs/run.md: the program protocol)", rule=rule, values=values)
+        msgs = "; ".join(f"({n}) {m}" for n, (m, _, _) in enumerate(self.broken, 1))
+        values = {k: v for _, _, vs in self.broken for k, v in vs.items()}
+        raise ProgramError(f"the program breaks {len(self.broken)} clauses of the protocol: {msgs} "
+                           "(docs/run.md: the program protocol)",
+                           rule=" | ".join(r for _, r, _ in self.broken), values=values)
+
+
 def check_protocol(mod, path: Path) -> tuple[str, str, tuple[str, ...] | None]:
-    """(docstring, DEVICE, DEVICES or None) after checking every declaration clause of the protocol."""
+    """(docstring, DEVICE, DEVICES or None) after checking every declaration clause of the protocol; every
+    broken clause is named in one ProgramError."""
+    bad = _Clauses()
     doc = (mod.__doc__ or "").strip()
     if not doc:
-        raise ProgramError("the program has no module docstring",
-                           rule="program protocol: a module docstring says what the program computes",
-                           values={"file": str(path)})
+        bad.add("the program has no module docstring",
+                "program protocol: a module docstring says what the program computes", {"file": str(path)})
+    default = getattr(mod, "DEVICE", None)
+    device_rule = 'program protocol: DEVICE = "<name>", the default device'
     if not hasattr(mod, "DEVICE"):
-        raise ProgramError("the program declares no DEVICE",
-                           rule='program protocol: DEVICE = "<name>", the default device', values={"file": str(path)})
-    default = mod.DEVICE
-    if not isinstance(default, str) or not default:
-        raise ProgramError("DEVICE must be a non-empty string",
-                           rule='program protocol: DEVICE = "<name>", the default device',
-                           values={"DEVICE": repr(default)})
+        bad.add("the program declares no DEVICE", device_rule, {"file": str(path)})
+    elif not isinstance(default, str) or not default:
+        bad.add("DEVICE must be a non-empty string", device_rule, {"DEVICE": repr(default)})
+        default = None
     devices = getattr(mod, "DEVICES", None)
     if devices is not None:
         if isinstance(devices, str) or not isinstance(devices, (tuple, list)) or not devices \
                 or not all(isinstance(d, str) and d for d in devices):
-            raise ProgramError("DEVICES must be a non-empty tuple of device names",
-                               rule="program protocol: DEVICES = (...), the devices the program supports",
-                               values={"DEVICES": repr(devices)})
-        devices = tuple(devices)
-        if default not in devices:
-            raise ProgramError("DEVICE is not one of DEVICES",
-                               rule="program protocol: the default device is one of DEVICES",
-                               values={"DEVICE": default, "DEVICES": list(devices)})
+            bad.add("DEVICES must be a non-empty tuple of device names",
+                    "program protocol: DEVICES = (...), the devices the program supports", {"DEVICES": repr(devices)})
+            devices = None
+        else:
+            devices = tuple(devices)
+            if default is not None and default not in devices:
+                bad.add("DEVICE is not one of DEVICES", "program protocol: the default device is one of DEVICES",
+                        {"DEVICE": default, "DEVICES": list(devices)})
     fn = getattr(mod, "main", None)
     if not callable(fn):
-        raise ProgramError("the program defines no main(device)",
-                           rule="program protocol: def main(device: str) -> dict", values={"file": str(path)})
-    try:
-        inspect.signature(fn).bind("device")
-    except TypeError:
-        raise ProgramError("main must take exactly one argument, the device name",
-                           rule="program protocol: def main(device: str) -> dict",
-                           values={"signature": str(inspect.signature(fn))}) from None
-    except ValueError:  # no signature (a builtin): let the call decide
-        pass
+        bad.add("the program defines no main(device)", "program protocol: def main(device: str) -> dict",
+                {"file": str(path)})
+    else:
+        try:
+            inspect.signature(fn).bind("device")
+        except TypeError:
+            bad.add("main must take exactly one argument, the device name",
+                    "program protocol: def main(device: str) -> dict", {"signature": str(inspect.signature(fn))})
+        except ValueError:  # no signature (a builtin): let the call decide
+            pass
+    bad.raise_if_any()
     return doc, default, devices
 
 
@@ -240,11 +264,10 @@ def run(path: Path, device: str | None = None) -> dict:
     if not isinstance(out, dict):
         raise ProgramError("main must return a dict", rule='program protocol: main() returns {"result", "oracle"}',
                            values={"returned": type(out).__name__})
-    if "result" not in out:
-        raise ProgramError('main returned no "result"', rule='program protocol: main() returns {"result", "oracle"}',
-                           values={"keys": sorted(map(str, out))})
-    if "oracle" not in out:
-        raise ProgramError('main returned no "oracle"', rule='program protocol: main() returns {"result", "oracle"}',
+    missing = [k for k in ("result", "oracle") if k not in out]
+    if missing:
+        raise ProgramError(f"main returned no {' and no '.join(repr(k) for k in missing)} (docs/run.md: the "
+                           "program protocol)", rule='program protocol: main() returns {"result", "oracle"}',
                            values={"keys": sorted(map(str, out))})
     result = as_array(out["result"], "result")
     oracle = as_array(out["oracle"], "oracle")

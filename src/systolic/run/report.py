@@ -10,7 +10,16 @@ from __future__ import annotations
 from .. import types as T
 from ..amx.machine import TMUL_MNEMONICS, TMUL_TYPES
 
-__all__ = ["instructions", "layouts"]
+__all__ = ["instructions", "layouts", "amx_k"]
+
+
+def amx_k(op: str, k_dwords: int) -> tuple[int, str]:
+    """K in elements of the instruction's A type, and that type, for a TMUL that reads ``k_dwords`` dwords of
+    each A row (the report says K one way: elements; the dwords and the tile's bytes follow from it)."""
+    src1 = T.get(TMUL_TYPES[op][0]) if op in TMUL_TYPES else None
+    if src1 is None:
+        return k_dwords, "dwords"
+    return k_dwords * 32 // src1.bits, src1.name
 
 _AMX_TMUL = set(TMUL_MNEMONICS)
 
@@ -51,8 +60,8 @@ def _dpas_layouts(e: dict) -> dict:
     ops = ops_per_chan(b, a)
     K = sd * ops
     opts = dict(platform=plat, precision=b, src2_precision=a, rc=rc, dst_type=d)
-    base = f"systolic layout detail {e['op']} {{op}} --platform {plat} --precision {b}" + \
-        (f" --src2-precision {a}" if a != b else "") + f" --rc {rc}" + \
+    base = f"systolic layout detail {e['op']} {{op}} --device {plat} --precision {b}" + \
+        (f" --src2-precision {a}" if a != b else "") + f" --m {rc}" + \
         (f" --dst-type {d}" if d not in ("fp32", "int32") else "")
     rows = []
     for operand, role, shape, mine in (
@@ -63,7 +72,7 @@ def _dpas_layouts(e: dict) -> dict:
         title = _explorer_line(e["op"], operand, **opts)
         rows.append({"operand": f"{operand} ({role})", "shape": shape, "layout": title or mine,
                      "command": base.format(op=operand)})
-    return {"engine": "XMX", "instruction": f"{e['op'].upper()}.{sd}.{rc} {a} x {b} -> {d}",
+    return {"engine": "XMX", "instruction": f"{e['op'].upper()} M {rc}, N {ex}, K {K}: {a} x {b} -> {d}",
             "where": f"{plat}, exec size {ex}", "count": e["count"], "operands": rows}
 
 
@@ -82,7 +91,7 @@ def _amx_layouts(r: dict) -> dict:
         title = None if mn.startswith("tcmm") else _explorer_line("amx", operand, **opts)
         rows.append({"operand": f"{operand} ({role})", "shape": shape, "layout": title or mine,
                      "command": base.format(op=operand)})
-    return {"engine": "AMX", "instruction": f"{mn.upper()} {m}x{n}x{k}", "where": f"via {r['via']}",
+    return {"engine": "AMX", "instruction": f"{mn.upper()} M {m}, N {n}, K {k}", "where": f"via {r['via']}",
             "count": r["count"], "operands": rows}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..cli.inputs import read_text
+from ..cli.inputs import parse_var_input, read_text
 from ..errors import InvalidValue, ProgramError
 from .header import check_expects, parse
 
@@ -18,7 +18,6 @@ DEFAULT_DEVICE = "pvc"
 def run(path: Path, device: str | None = None) -> dict:
     """Parse, run on one thread of the platform ``device`` and check the header's ``expect`` lines."""
     from .. import counters
-    from ..cli.visa import _parse_in
     from ..visa import asm
     from ..visa.interp import Machine
     t0 = time.perf_counter()
@@ -30,14 +29,15 @@ def run(path: Path, device: str | None = None) -> dict:
                            values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
     dev = h.device_for(device, DEFAULT_DEVICE)
+    from .devices import xmx_platform
     prog = asm.parse(text, source=str(path))
-    m = Machine(prog, dev)
+    m = Machine(prog, xmx_platform(dev))      # any alias of an XMX GPU (xehpc, intel_gpu_pvc, arl)
     for spec, line in h.inputs:
         var, _, val = spec.partition("=")
         if val.endswith(".npy") and not Path(val).is_absolute():
             spec = f"{var}={path.parent / val}"        # relative to the program, as fill in .ll files
         try:
-            name, arr = _parse_in(spec)
+            name, arr = parse_var_input(spec)
         except InvalidValue as e:           # a bad value or .npy file: the error names the header line
             if isinstance(e, ProgramError):
                 raise

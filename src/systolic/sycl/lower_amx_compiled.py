@@ -135,16 +135,16 @@ def run_compiled(launch, kernel, make_item, backend: str = "emulator"):
     """Trace every work-item of ``launch`` into one function, compile it and run it on ``backend``."""
     from ..compiler.ir import VOID, Instr
     from ..compiler.module import compile_module
-    from ..compiler.tracing import _current
+    from ..amx.intrinsics import ACTIVE_TRACER      # the tracer slot the tile intrinsics hand their calls to
     ctx = TraceContext()
     launch.mode = "trace"
     launch.trace = ctx
-    token = _current.set(ctx.tracer)
+    token = ACTIVE_TRACER.set(ctx.tracer)
     try:
         for w in range(launch.n_items):
             kernel(make_item(w))
     finally:
-        _current.reset(token)
+        ACTIVE_TRACER.reset(token)
     ctx.tracer.emit(Instr("ret", VOID, []))
     cm = compile_module(ctx.module)
     memory = {name: mem.view(np.uint8) for name, mem in ctx.globals.values()}

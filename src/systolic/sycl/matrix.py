@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InvalidValue, UnsupportedCombination
 from ..layout import Layout
 from . import matrix_core as core
-from .devices import Combination, get_device, matrix_type
+from .devices import Combination, get_device, matrix_type, near_combinations
 from .matrix_core import JointMatrix, tf32
 from .simt import PerItem
 
@@ -97,7 +97,8 @@ def _sg(sg, name):
     return sg.launch
 
 
-def _mat(m, name, what="matrix"):
+def check_matrix(m, name, what="matrix"):
+    """``m`` itself if it is a joint_matrix, else InvalidValue naming the call (shared with the 2021 API)."""
     if not isinstance(m, JointMatrix):
         raise InvalidValue(f"{name}: {what} must be a joint_matrix", values={what: type(m).__name__})
     return m
@@ -165,14 +166,14 @@ def _fill_impl(b, *, checked=False):
 def joint_matrix_fill(sg, m, v) -> None:
     """Every element of ``m`` := ``v`` (converted to the element type)."""
     L = _sg(sg, "joint_matrix_fill")
-    _mat(m, "joint_matrix_fill")
+    check_matrix(m, "joint_matrix_fill")
     L.collective("joint_matrix_fill", _fill_impl, sg, (m, v))
 
 
 def joint_matrix_fill_checked(sg, m, v, height, width, x, y) -> None:
     """Fill the tile of ``m`` at row ``x``, column ``y`` of a ``height x width`` matrix: elements outside it 0."""
     L = _sg(sg, "joint_matrix_fill_checked")
-    _mat(m, "joint_matrix_fill_checked")
+    check_matrix(m, "joint_matrix_fill_checked")
     L.collective("joint_matrix_fill_checked", _fill_impl, sg, (m, v, height, width, x, y), checked=True)
 
 
@@ -318,15 +319,17 @@ def _store_impl(b, *, lay=None, checked=False):
 def joint_matrix_load(sg, m, ptr, stride, layout=None) -> None:
     """Load ``m`` from ``ptr`` (rows ``stride`` elements apart; accumulators take a layout, a/b use their own)."""
     L = _sg(sg, "joint_matrix_load")
-    _mat(m, "joint_matrix_load")
-    L.collective("joint_matrix_load", _load_impl, sg, (_mat(m, "load"), _ptr(ptr), stride), lay=layout)
+    check_matrix(m, "joint_matrix_load")
+    L.collective("joint_matrix_load", _load_impl, sg, (check_matrix(m, "load"), check_pointer(ptr), stride),
+                 lay=layout)
 
 
 def joint_matrix_store(sg, m, ptr, stride, layout=None) -> None:
     """Store ``m`` to ``ptr``: an accumulator in ``layout`` (row_major or col_major); Intel's store of a and b
     matrices takes no layout (they are written in their declared one)."""
     L = _sg(sg, "joint_matrix_store")
-    L.collective("joint_matrix_store", _store_impl, sg, (_mat(m, "store"), _ptr(ptr), stride), lay=layout)
+    L.collective("joint_matrix_store", _store_impl, sg, (check_matrix(m, "store"), check_pointer(ptr), stride),
+                 lay=layout)
 
 
 def _checked_args(name, args, layout):
@@ -349,7 +352,7 @@ def joint_matrix_load_checked(sg, m, ptr, stride, *args, layout=None) -> None:
     L = _sg(sg, "joint_matrix_load_checked")
     (h, w, x, y), lay = _checked_args("joint_matrix_load_checked", args, layout)
     L.collective("joint_matrix_load_checked", _load_impl, sg,
-                 (_mat(m, "load"), _ptr(ptr), stride, h, w, x, y), lay=lay, checked=True)
+                 (check_matrix(m, "load"), check_pointer(ptr), stride, h, w, x, y), lay=lay, checked=True)
 
 
 def joint_matrix_store_checked(sg, m, ptr, stride, *args, layout=None) -> None:
@@ -360,10 +363,11 @@ def joint_matrix_store_checked(sg, m, ptr, stride, *args, layout=None) -> None:
     L = _sg(sg, "joint_matrix_store_checked")
     (h, w, x, y), lay = _checked_args("joint_matrix_store_checked", args, layout)
     L.collective("joint_matrix_store_checked", _store_impl, sg,
-                 (_mat(m, "store"), _ptr(ptr), stride, h, w, x, y), lay=lay, checked=True)
+                 (check_matrix(m, "store"), check_pointer(ptr), stride, h, w, x, y), lay=lay, checked=True)
 
 
-def _ptr(p):
+def check_pointer(p):
+    """``p`` itself if it is a USM pointer, else InvalidValue (joint_matrix load/store/prefetch, both APIs)."""
     from .runtime import USMPtr
     if not isinstance(p, USMPtr):
         raise InvalidValue("joint_matrix load/store take a USM pointer (q.malloc_shared or sycl.ptr(array))",
@@ -391,7 +395,7 @@ def joint_matrix_prefetch(sg, ptr, rows, cols, stride, layout=None) -> None:
     ``joint_matrix_prefetch(sg, ptr, Rows, Cols, stride, Layout)``; the arguments are checked as in the other
     group operations (size_t values non-negative integers, the layout a ``layout`` value)."""
     L = _sg(sg, "joint_matrix_prefetch")
-    L.collective("joint_matrix_prefetch", _prefetch_impl, sg, (_ptr(ptr), rows, cols, stride, layout))
+    L.collective("joint_matrix_prefetch", _prefetch_impl, sg, (check_pointer(ptr), rows, cols, stride, layout))
 
 
 def round_to_tf32(elem):
@@ -418,7 +422,16 @@ def find_combination(device, ta, tb, tc, td, m, n, k) -> Combination:
     device's combinations."""
     rec = get_device(device.record if hasattr(device, "record") else device)
     names = tuple(core.type_info(t).name for t in (ta, tb, tc, td))
+    _check_shape(m=m, n=n, k=k)
     return _find(rec.name, names, int(m), int(n), int(k))
+
+
+def _check_shape(**dims) -> None:
+    """M, N, K are integers (template arguments): 8.5, "8" or True are refused, not coerced."""
+    for name, v in dims.items():
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InvalidValue(f"{name.upper()} must be an integer, not {type(v).__name__}",
+                               rule="M, N, K are size_t template arguments", values={name.upper(): repr(v)[:40]})
 
 
 @functools.cache
@@ -429,7 +442,7 @@ def _find(dev: str, names: tuple, m: int, n: int, k: int) -> Combination:
             return c
     raise UnsupportedCombination(
         f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]} with M={m}, N={n}, K={k}",
-        rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+        rule=near_combinations(rec, names, (m, n, k)),
         values={"device": rec.name, "types": names, "M": m, "N": n, "K": k})
 
 
@@ -499,7 +512,7 @@ def joint_matrix_mad(sg, D, A, B, C) -> None:
     """``D = A * B + C`` on the device's matrix engine (D may be C)."""
     L = _sg(sg, "joint_matrix_mad")
     for x, w in ((D, "D"), (A, "A"), (B, "B"), (C, "C")):
-        _mat(x, "joint_matrix_mad", w)
+        check_matrix(x, "joint_matrix_mad", w)
     L.collective("joint_matrix_mad", _mad_impl, sg, (D, A, B, C))
 
 
@@ -515,7 +528,8 @@ def _copy_impl(b):
 def joint_matrix_copy(sg, src, dst) -> None:
     """``dst`` := ``src`` converted to dst's element type (use and type may differ; the shape may not)."""
     L = _sg(sg, "joint_matrix_copy")
-    L.collective("joint_matrix_copy", _copy_impl, sg, (_mat(src, "copy", "src"), _mat(dst, "copy", "dst")))
+    L.collective("joint_matrix_copy", _copy_impl, sg,
+                 (check_matrix(src, "copy", "src"), check_matrix(dst, "copy", "dst")))
 
 
 def _apply_impl(b):
@@ -541,7 +555,7 @@ def joint_matrix_apply(sg, m, f) -> None:
     L = _sg(sg, "joint_matrix_apply")
     if not callable(f):
         raise InvalidValue("joint_matrix_apply takes a function", values={"f": type(f).__name__})
-    L.collective("joint_matrix_apply", _apply_impl, sg, (_mat(m, "apply"), PerItem(f)))
+    L.collective("joint_matrix_apply", _apply_impl, sg, (check_matrix(m, "apply"), PerItem(f)))
 
 
 # ------------------------------------------------------------------------------------------------ queries
@@ -559,7 +573,7 @@ class matrix_params:
         if not combos:
             raise UnsupportedCombination(
                 f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]}",
-                rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+                rule=near_combinations(rec, names),
                 values={"device": rec.name, "types": names})
         if M is None and N is None and K is None:
             c = next((c for c in combos if c.max_msize), combos[0])

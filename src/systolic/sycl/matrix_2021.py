@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import InvalidValue, UnsupportedCombination
 from . import matrix_core as core
+from .devices import near_combinations
 from .matrix_core import JointMatrix
 
 __all__ = ["SYCL_EXT_ONEAPI_MATRIX", "joint_matrix", "joint_matrix_load", "joint_matrix_mad", "joint_matrix_store",
@@ -113,15 +114,17 @@ def _io(b, *, store: bool, lay: str):
 def joint_matrix_load(sg, m, ptr, stride, layout=matrix_layout.row_major) -> None:
     """Load the declared Rows x Cols block from ``ptr`` (rows ``stride`` elements apart; col_major: columns)."""
     L = _sg(sg, "joint_matrix_load")
-    from .matrix import _mat, _ptr
-    L.collective("joint_matrix_load", _io, sg, (_mat(m, "load"), _ptr(ptr), stride), store=False, lay=_ml(layout))
+    from .matrix import check_matrix, check_pointer
+    L.collective("joint_matrix_load", _io, sg, (check_matrix(m, "load"), check_pointer(ptr), stride),
+                 store=False, lay=_ml(layout))
 
 
 def joint_matrix_store(sg, m, ptr, stride, layout=matrix_layout.row_major) -> None:
     """Store the declared block to ``ptr``."""
     L = _sg(sg, "joint_matrix_store")
-    from .matrix import _mat, _ptr
-    L.collective("joint_matrix_store", _io, sg, (_mat(m, "store"), _ptr(ptr), stride), store=True, lay=_ml(layout))
+    from .matrix import check_matrix, check_pointer
+    L.collective("joint_matrix_store", _io, sg, (check_matrix(m, "store"), check_pointer(ptr), stride),
+                 store=True, lay=_ml(layout))
 
 
 def _logical(vals: np.ndarray, lay: str, role: str) -> np.ndarray:
@@ -154,7 +157,7 @@ def _mad_2021(b, *, layouts):
         raise UnsupportedCombination(
             f"{rec.name} AMX cannot multiply {ta.name} x {tb.name} into {tc.name}",
             rule="seed: A(int8) B(int8, packed_b) C(int32), or A(bf16) B(bf16, packed_b) C(float); "
-                 f"{rec.name}: " + "; ".join(str(x) for x in rec.combinations),
+                 + near_combinations(rec, (ta.name, tb.name)),
             values={"a": ta.name, "b": tb.name, "c": tc.name})
     from .lower_amx import mad
     D.set(mad(rec.engine, ta.name, tb.name, a, bb, c, how=b.launch.device.amx))
@@ -163,9 +166,9 @@ def _mad_2021(b, *, layouts):
 def joint_matrix_mad(sg, A, B, C) -> JointMatrix:
     """``D = joint_matrix_mad(sg, A, B, C)``: A * B + C, returned as a new matrix shaped like C."""
     L = _sg(sg, "joint_matrix_mad")
-    from .matrix import _mat
+    from .matrix import check_matrix
     for x, w in ((A, "A"), (B, "B"), (C, "C")):
-        _mat(x, "joint_matrix_mad", w)
+        check_matrix(x, "joint_matrix_mad", w)
     D = joint_matrix(sg, C.spec.t.dtype, C.spec.rows, C.spec.cols)
     L.collective("joint_matrix_mad", _mad_2021, sg, (A, B, C, D), layouts=(_layout_of(A), _layout_of(B)))
     return D

@@ -8,7 +8,7 @@ IEEE operation is kept as written:
   binary32 fused multiply-add, so a chain of them in K order is the model (see the comment above it).
 * :func:`fast_mma` -- several products per stage (bf16/fp16/fp8 "stage"): each stage summed in binary64
   without checks, rounded once to fp32, and every element proven afterwards from a recorded maximum and
-  per-chunk statistics of A and B (the proof is in the comment above :func:`_fir`); unproven elements are
+  per-chunk statistics of A and B (the proof is in the comment above :func:`fast_mma`); unproven elements are
   returned flagged.
 * :func:`stage_mma` -- the per-operation checked kernels: the TwoSum cascade with the error terms rounded to
   odd (``hi + lo`` rounded to odd in binary64, then to nearest-even fp32), or the faster variant that checks
@@ -17,6 +17,10 @@ IEEE operation is kept as written:
 
 Callers recompute flagged elements with the next kernel down and finally the numpy path, from their initial
 C. If llvmlite cannot compile here, :func:`available` is False and callers use the numpy path.
+
+This module is the driver (threads, packing, statistics, refinement); the kernels are built with llvmlite's IR
+builder in :mod:`systolic.xmx.native_ir` and compiled by :mod:`systolic.jit`. Their vector width follows the
+host (:func:`systolic.jit.vector_bits`: AVX-512 or AVX2).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import hostjit
+from .. import jit
+from . import native_ir
 
 __all__ = ["available", "stage_mma"]
 
@@ -41,247 +46,12 @@ _CACHE: dict[tuple, object] = {}
 _STATE: dict[str, object] = {}
 
 
-def _two_sum(lines, a, b, s, e, tag):
-    lines += [
-        f"  {s} = fadd double {a}, {b}",
-        f"  %bb{tag} = fsub double {s}, {a}",
-        f"  %t1{tag} = fsub double {s}, %bb{tag}",
-        f"  %t2{tag} = fsub double {a}, %t1{tag}",
-        f"  %t3{tag} = fsub double {b}, %bb{tag}",
-        f"  {e} = fadd double %t2{tag}, %t3{tag}",
-    ]
-
-
-def _ir(T: int) -> str:
-    """LLVM IR of the kernel adding T products per step (T = OPS_PER_CHAN for "stage", 1 for "sequential")."""
-    L = [f"define void @mma{T}(float* noalias nocapture readonly %A, float* noalias nocapture readonly %B, "
-         "double* noalias nocapture %C, i8* noalias nocapture %F, i64 %N, i64 %K, i64 %i0, i64 %i1, i64 %j0, "
-         "i64 %j1) {",
-         "entry:", "  br label %iloop",
-         "iloop:", "  %i = phi i64 [%i0, %entry], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
-         "  br i1 %icond, label %kpre, label %exit",
-         "kpre:", "  %arow = mul i64 %i, %K", "  %crow = mul i64 %i, %N", "  br label %kloop",
-         "kloop:", "  %k = phi i64 [0, %kpre], [%knext, %klatch]", "  %kcond = icmp slt i64 %k, %K",
-         "  br i1 %kcond, label %kbody, label %ilatch",
-         "kbody:", "  %abase = add i64 %arow, %k"]
-    for t in range(T):
-        L += [f"  %aidx{t} = add i64 %abase, {t}",
-              f"  %pa{t} = getelementptr inbounds float, float* %A, i64 %aidx{t}",
-              f"  %af{t} = load float, float* %pa{t}",
-              f"  %a{t} = fpext float %af{t} to double",
-              f"  %kt{t} = add i64 %k, {t}",
-              f"  %brow{t} = mul i64 %kt{t}, %N"]
-    L += ["  br label %jloop",
-          "jloop:", "  %j = phi i64 [%j0, %kbody], [%jnext, %jbody]", "  %jcond = icmp slt i64 %j, %j1",
-          "  br i1 %jcond, label %jbody, label %klatch",
-          "jbody:", "  %cidx = add i64 %crow, %j", "  %pc = getelementptr inbounds double, double* %C, i64 %cidx",
-          "  %x = load double, double* %pc"]
-    s_prev, E_prev = "%x", None
-    bad = []
-    for t in range(T):
-        L += [f"  %bidx{t} = add i64 %brow{t}, %j",
-              f"  %pb{t} = getelementptr inbounds float, float* %B, i64 %bidx{t}",
-              f"  %bf{t} = load float, float* %pb{t}",
-              f"  %b{t} = fpext float %bf{t} to double",
-              f"  %p{t} = fmul double %a{t}, %b{t}"]
-        _two_sum(L, s_prev, f"%p{t}", f"%s{t}", f"%e{t}", f"s{t}")
-        s_prev = f"%s{t}"
-        if E_prev is None:
-            E_prev = f"%e{t}"
-        else:
-            _two_sum(L, E_prev, f"%e{t}", f"%E{t}", f"%ee{t}", f"E{t}")
-            L.append(f"  %bad{t} = fcmp une double %ee{t}, 0.0")
-            bad.append(f"%bad{t}")
-            E_prev = f"%E{t}"
-    _two_sum(L, s_prev, E_prev, "%hi", "%lo", "H")
-    L += ["  %hb = bitcast double %hi to i64",
-          "  %lsb = and i64 %hb, 1", "  %even = icmp eq i64 %lsb, 0",
-          "  %lonz = fcmp one double %lo, 0.0", "  %need = and i1 %even, %lonz",
-          "  %lopos = fcmp ogt double %lo, 0.0", "  %hineg = fcmp olt double %hi, 0.0",
-          "  %same = xor i1 %lopos, %hineg", "  %delta = select i1 %same, i64 1, i64 -1",
-          "  %hb2 = add i64 %hb, %delta", "  %hn = bitcast i64 %hb2 to double",
-          "  %y = select i1 %need, double %hn, double %hi",
-          "  %r = fptrunc double %y to float", "  %rd = fpext float %r to double",
-          "  store double %rd, double* %pc",
-          "  %expo = and i64 %hb, 9218868437227405312", "  %nonfin = icmp eq i64 %expo, 9218868437227405312",
-          "  %zero = fcmp ueq double %hi, 0.0"]
-    acc = "%nonfin"
-    for n, b in enumerate(bad + ["%zero"]):
-        L.append(f"  %or{n} = or i1 {acc}, {b}")
-        acc = f"%or{n}"
-    L += [f"  %badb = zext i1 {acc} to i8",
-          "  %pf = getelementptr inbounds i8, i8* %F, i64 %cidx", "  %f0 = load i8, i8* %pf",
-          "  %f1 = or i8 %f0, %badb", "  store i8 %f1, i8* %pf",
-          "  %jnext = add i64 %j, 1", "  br label %jloop",
-          "klatch:", f"  %knext = add i64 %k, {T}", "  br label %kloop",
-          "ilatch:", "  %inext = add i64 %i, 1", "  br label %iloop",
-          "exit:", "  ret void", "}"]
-    return "\n".join(L) + "\n"
-
-
-def _vconst(W: int, ty: str, v) -> str:
-    return "<" + ", ".join(f"{ty} {v}" for _ in range(W)) + ">"
-
-
-def _store_flags(u: str, lanes: int) -> list[str]:
-    """IR lines storing F[ci] = not %ok (one byte a lane): the element is not proven."""
-    B1, B8 = f"<{lanes} x i1>", f"<{lanes} x i8>"
-    return [f"  %bad{u} = xor {B1} %ok{u}, {_vconst(lanes, 'i1', 'true')}",
-            f"  %badb{u} = zext {B1} %bad{u} to {B8}",
-            f"  %pf{u} = getelementptr inbounds i8, i8* %F, i64 %ci{u}",
-            f"  %pfv{u} = bitcast i8* %pf{u} to {B8}*",
-            f"  store {B8} %badb{u}, {B8}* %pfv{u}, align 1"]
-
-
-def _vir(T: int, W: int, R: int) -> str:
-    """Explicit-vector kernel ``@vmma{T}_{R}``: W columns per vector, R rows at once (R independent dependency
-    chains for the out-of-order core), the accumulators kept in registers across K; rows i0..i1 step R."""
-    D, I, Fv, B1 = f"<{W} x double>", f"<{W} x i64>", f"<{W} x float>", f"<{W} x i1>"
-    Z = "zeroinitializer"
-    one, mone = _vconst(W, "i64", 1), _vconst(W, "i64", -1)
-    expm = _vconst(W, "i64", 9218868437227405312)
-    L = [f"define void @vmma{T}_{R}(float* noalias nocapture readonly %A, float* noalias nocapture readonly %B, "
-         "double* noalias nocapture %C, i8* noalias nocapture %F, i64 %N, i64 %K, i64 %i0, i64 %i1, i64 %j0, "
-         "i64 %j1) {",
-         "entry:", "  br label %iloop",
-         "iloop:", "  %i = phi i64 [%i0, %entry], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
-         "  br i1 %icond, label %ipre, label %exit", "ipre:"]
-    for r in range(R):
-        L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K", f"  %crow{r} = mul i64 %ir{r}, %N"]
-    L += ["  br label %jloop",
-          "jloop:", "  %j = phi i64 [%j0, %ipre], [%jnext, %jlatch]", "  %jcond = icmp slt i64 %j, %j1",
-          "  br i1 %jcond, label %jpre, label %ilatch", "jpre:"]
-    for r in range(R):
-        L += [f"  %cidx{r} = add i64 %crow{r}, %j",
-              f"  %pc{r} = getelementptr inbounds double, double* %C, i64 %cidx{r}",
-              f"  %pcv{r} = bitcast double* %pc{r} to {D}*",
-              f"  %acc0{r} = load {D}, {D}* %pcv{r}, align 8"]
-    L += ["  br label %kloop", "kloop:", "  %k = phi i64 [0, %jpre], [%knext, %kbody]"]
-    for r in range(R):
-        L += [f"  %x{r} = phi {D} [%acc0{r}, %jpre], [%rd{r}, %kbody]",
-              f"  %fl{r} = phi {B1} [{Z}, %jpre], [%flnew{r}, %kbody]"]
-    L += ["  %kcond = icmp slt i64 %k, %K", "  br i1 %kcond, label %kbody, label %jlatch", "kbody:"]
-    for t in range(T):
-        L += [f"  %kt{t} = add i64 %k, {t}", f"  %brow{t} = mul i64 %kt{t}, %N", f"  %bidx{t} = add i64 %brow{t}, %j",
-              f"  %pb{t} = getelementptr inbounds float, float* %B, i64 %bidx{t}",
-              f"  %pbv{t} = bitcast float* %pb{t} to {Fv}*", f"  %bf{t} = load {Fv}, {Fv}* %pbv{t}, align 4",
-              f"  %b{t} = fpext {Fv} %bf{t} to {D}"]
-
-    def two_sum(a, b, s_, e_, tag):
-        L.extend([f"  {s_} = fadd {D} {a}, {b}", f"  %bb{tag} = fsub {D} {s_}, {a}",
-                  f"  %t1{tag} = fsub {D} {s_}, %bb{tag}", f"  %t2{tag} = fsub {D} {a}, %t1{tag}",
-                  f"  %t3{tag} = fsub {D} {b}, %bb{tag}", f"  {e_} = fadd {D} %t2{tag}, %t3{tag}"])
-
-    for r in range(R):
-        for t in range(T):
-            L += [f"  %aidx{t}_{r} = add i64 %arow{r}, %kt{t}",
-                  f"  %pa{t}_{r} = getelementptr inbounds float, float* %A, i64 %aidx{t}_{r}",
-                  f"  %af{t}_{r} = load float, float* %pa{t}_{r}", f"  %ad{t}_{r} = fpext float %af{t}_{r} to double",
-                  f"  %ai{t}_{r} = insertelement {D} undef, double %ad{t}_{r}, i32 0",
-                  f"  %a{t}_{r} = shufflevector {D} %ai{t}_{r}, {D} undef, <{W} x i32> {Z}",
-                  f"  %p{t}_{r} = fmul {D} %a{t}_{r}, %b{t}"]
-        # the steps of kernels.round_sum_fp32: TwoSum cascade, error cascade (flag if inexact), round to odd
-        s_prev, E_prev, bad = f"%x{r}", None, []
-        for t in range(T):
-            two_sum(s_prev, f"%p{t}_{r}", f"%s{t}_{r}", f"%e{t}_{r}", f"s{t}_{r}")
-            s_prev = f"%s{t}_{r}"
-            if E_prev is None:
-                E_prev = f"%e{t}_{r}"
-            else:
-                two_sum(E_prev, f"%e{t}_{r}", f"%E{t}_{r}", f"%ee{t}_{r}", f"E{t}_{r}")
-                L.append(f"  %bad{t}_{r} = fcmp une {D} %ee{t}_{r}, {Z}")
-                bad.append(f"%bad{t}_{r}")
-                E_prev = f"%E{t}_{r}"
-        two_sum(s_prev, E_prev, f"%hi{r}", f"%lo{r}", f"H{r}")
-        L += [f"  %hb{r} = bitcast {D} %hi{r} to {I}",
-              f"  %lsb{r} = and {I} %hb{r}, {one}", f"  %even{r} = icmp eq {I} %lsb{r}, {Z}",
-              f"  %lonz{r} = fcmp one {D} %lo{r}, {Z}", f"  %need{r} = and {B1} %even{r}, %lonz{r}",
-              f"  %lopos{r} = fcmp ogt {D} %lo{r}, {Z}", f"  %hineg{r} = fcmp olt {D} %hi{r}, {Z}",
-              f"  %same{r} = xor {B1} %lopos{r}, %hineg{r}",
-              f"  %delta{r} = select {B1} %same{r}, {I} {one}, {I} {mone}",
-              f"  %hb2{r} = add {I} %hb{r}, %delta{r}", f"  %hn{r} = bitcast {I} %hb2{r} to {D}",
-              f"  %y{r} = select {B1} %need{r}, {D} %hn{r}, {D} %hi{r}",
-              f"  %rr{r} = fptrunc {D} %y{r} to {Fv}", f"  %rd{r} = fpext {Fv} %rr{r} to {D}",
-              f"  %expo{r} = and {I} %hb{r}, {expm}", f"  %nonfin{r} = icmp eq {I} %expo{r}, {expm}",
-              f"  %zero{r} = fcmp ueq {D} %hi{r}, {Z}"]
-        acc = f"%nonfin{r}"
-        for n, b in enumerate(bad + [f"%zero{r}"]):
-            L.append(f"  %or{n}_{r} = or {B1} {acc}, {b}")
-            acc = f"%or{n}_{r}"
-        L.append(f"  %flnew{r} = or {B1} {acc}, %fl{r}")
-    L += [f"  %knext = add i64 %k, {T}", "  br label %kloop", "jlatch:"]
-    for r in range(R):
-        L += [f"  store {D} %x{r}, {D}* %pcv{r}, align 8",
-              f"  %flb{r} = zext {B1} %fl{r} to <{W} x i8>",
-              f"  %pf{r} = getelementptr inbounds i8, i8* %F, i64 %cidx{r}",
-              f"  %pfv{r} = bitcast i8* %pf{r} to <{W} x i8>*",
-              f"  store <{W} x i8> %flb{r}, <{W} x i8>* %pfv{r}, align 1"]
-    L += [f"  %jnext = add i64 %j, {W}", "  br label %jloop",
-          "ilatch:", f"  %inext = add i64 %i, {R}", "  br label %iloop",
-          "exit:", "  ret void", "}"]
-    return "\n".join(L) + "\n"
-
-
-def _vir_exact(T: int, W: int, R: int) -> str:
-    """Explicit-vector kernel ``@emma{T}_{R}``: the common case where every addition of the step is exact.
-
-    hi = (((x + p0) + p1) + ...) in binary64; each addition s = a + b is checked exact by ``s - a == b and
-    s - b == a`` (if it rounded, Fast2Sum on the larger operand gives s - a (or s - b) exactly, which then
-    differs from the other operand). When all are exact, hi is the exact sum and ``fptrunc`` rounds it once to
-    nearest even; IEEE signed-zero addition then also matches the models' zero rule. Any lane with an inexact
-    addition or a non-finite value is flagged for the exact path.
-    """
-    D, I, Fv, B1 = f"<{W} x double>", f"<{W} x i64>", f"<{W} x float>", f"<{W} x i1>"
-    Z = "zeroinitializer"
-    expm = _vconst(W, "i64", 9218868437227405312)
-    src = _vir(T, W, R)
-    head, rest = src.split("kbody:\n", 1)
-    head = head.replace(f"@vmma{T}_{R}(", f"@emma{T}_{R}(")
-    tail = rest[rest.index(f"  %knext = add i64 %k, {T}"):]
-    L = ["kbody:"]
-    for t in range(T):
-        L += [f"  %kt{t} = add i64 %k, {t}", f"  %brow{t} = mul i64 %kt{t}, %N", f"  %bidx{t} = add i64 %brow{t}, %j",
-              f"  %pb{t} = getelementptr inbounds float, float* %B, i64 %bidx{t}",
-              f"  %pbv{t} = bitcast float* %pb{t} to {Fv}*", f"  %bf{t} = load {Fv}, {Fv}* %pbv{t}, align 4",
-              f"  %b{t} = fpext {Fv} %bf{t} to {D}"]
-    for r in range(R):
-        prev, oks = f"%x{r}", []
-        for t in range(T):
-            L += [f"  %aidx{t}_{r} = add i64 %arow{r}, %kt{t}",
-                  f"  %pa{t}_{r} = getelementptr inbounds float, float* %A, i64 %aidx{t}_{r}",
-                  f"  %af{t}_{r} = load float, float* %pa{t}_{r}", f"  %ad{t}_{r} = fpext float %af{t}_{r} to double",
-                  f"  %ai{t}_{r} = insertelement {D} undef, double %ad{t}_{r}, i32 0",
-                  f"  %a{t}_{r} = shufflevector {D} %ai{t}_{r}, {D} undef, <{W} x i32> {Z}",
-                  f"  %p{t}_{r} = fmul {D} %a{t}_{r}, %b{t}",
-                  f"  %h{t}_{r} = fadd {D} {prev}, %p{t}_{r}",
-                  f"  %da{t}_{r} = fsub {D} %h{t}_{r}, {prev}", f"  %db{t}_{r} = fsub {D} %h{t}_{r}, %p{t}_{r}",
-                  f"  %ca{t}_{r} = fcmp une {D} %da{t}_{r}, %p{t}_{r}", f"  %cb{t}_{r} = fcmp une {D} %db{t}_{r}, {prev}",
-                  f"  %nx{t}_{r} = or {B1} %ca{t}_{r}, %cb{t}_{r}"]
-            oks.append(f"%nx{t}_{r}")
-            prev = f"%h{t}_{r}"
-        # NaN and infinity are checked once per element after the K loop: once non-finite, a chain stays so
-        L += [f"  %rr{r} = fptrunc {D} {prev} to {Fv}", f"  %rd{r} = fpext {Fv} %rr{r} to {D}"]
-        acc = oks[0]
-        for n, b in enumerate(oks[1:]):
-            L.append(f"  %or{n}_{r} = or {B1} {acc}, {b}")
-            acc = f"%or{n}_{r}"
-        L.append(f"  %flnew{r} = or {B1} {acc}, %fl{r}")
-    fin = []
-    for r in range(R):
-        fin += [f"  %xb{r} = bitcast {D} %x{r} to {I}", f"  %xe{r} = and {I} %xb{r}, {expm}",
-                f"  %xnf{r} = icmp eq {I} %xe{r}, {expm}", f"  %flx{r} = or {B1} %fl{r}, %xnf{r}"]
-    tail = tail.replace("jlatch:\n", "jlatch:\n" + "\n".join(fin) + "\n", 1)
-    for r in range(R):
-        tail = tail.replace(f"  %flb{r} = zext {B1} %fl{r} to", f"  %flb{r} = zext {B1} %flx{r} to")
-    return head + "\n".join(L) + "\n" + tail
-
-
 def _engine():
-    """llvmlite with the host target ready (:mod:`systolic.hostjit`), or None where it cannot JIT here."""
+    """llvmlite with the host target ready (:mod:`systolic.jit`), or None where it cannot JIT here."""
     if "error" in _STATE:
         return None
     try:
-        return hostjit.llvm()
+        return jit.llvm()
     except Exception as exc:  # pragma: no cover - depends on the installation
         _STATE["error"] = repr(exc)
         return None
@@ -305,11 +75,9 @@ def _compiled(key, error_key: str, build):
 
 def _kernel(T: int):
     def build():
-        ee = hostjit.compile_host(_ir(T) + _vir(T, VW, VR) + _vir(T, VW, 1) + _vir_exact(T, VW, VR),
-                                  vectorize=True)
+        mod = jit.compile_module(native_ir.checked_module(T, VW, VR), vectorize=True)
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-        return tuple(proto(ee.get_function_address(name))
-                     for name in (f"mma{T}", f"vmma{T}_{VR}", f"vmma{T}_1", f"emma{T}_{VR}"))
+        return tuple(proto(mod.address(name)) for name in (f"mma{T}", f"vmma{T}_1", f"emma{T}_{VR}"))
     return _compiled(("checked", T), "error", build)
 
 
@@ -317,7 +85,7 @@ def ready(T: int, k: int) -> bool:
     """Whether the kernel a GEMM of ``k`` products with ``T`` per stage runs first -- the binary32 FMA chain
     (T = 1, :func:`fma32_mma`) or the unchecked kernel (:func:`fast_mma`) -- is already compiled in this process,
     so that using it costs no JIT time."""
-    key = ("fma32", SR, SVN) if T == 1 else ("fast", T, FR, FVN, _record_every(k, T))
+    key = _fma32_key() if T == 1 else ("fast", T, FR, FVN, _record_every(k, T), _fv())
     return _CACHE.get(key) is not None
 
 
@@ -352,7 +120,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
     jobs = [(j0, min(n, j0 + col_block)) for j0 in range(0, n, col_block)]
     nthreads = threads or min(os.cpu_count() or 1, len(jobs))
 
-    scalar_fn, _, vector_fn, vector_rows = fn
+    scalar_fn, vector_fn, vector_rows = fn
     mr = 0 if robust else m // VR * VR
 
     def work(job):
@@ -427,171 +195,12 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
 # kernel or the numpy path.  Failures are rare: a tiny element in a chunk lowers L for that chunk of its row or
 # column.
 
-#: doubles per vector register (AVX2: 4); the fast kernel keeps R rows x V vectors of accumulators in registers
-FV = 4
+def _fv() -> int:
+    """Doubles per vector register (AVX2: 4, AVX-512: 8); the fast kernel keeps R rows x V vectors of
+    accumulators in registers."""
+    return jit.vector_bits() // 64
 
 
-def _panel_loop_open(ty: str, W: int, entry: tuple[str, ...] = ()) -> list[str]:
-    """The IR of the panel kernels' loop nest down to one row block (``ipre:``): panels p0..p1 of W columns of
-    Bp (element type ``ty``, K x W each), row blocks from i0 to i1; ``entry`` adds lines to the entry block."""
-    return ["entry:", f"  %pstride = mul i64 %K, {W}", *entry, "  br label %ploop",
-            "ploop:", "  %p = phi i64 [%p0, %entry], [%pnext, %platch]", "  %pcond = icmp slt i64 %p, %p1",
-            "  br i1 %pcond, label %ppre, label %exit",
-            "ppre:", "  %pb0 = mul i64 %p, %pstride", f"  %pcol = mul i64 %p, {W}",
-            f"  %bpan = getelementptr inbounds {ty}, {ty}* %Bp, i64 %pb0", "  br label %iloop",
-            "iloop:", "  %i = phi i64 [%i0, %ppre], [%inext, %ilatch]", "  %icond = icmp slt i64 %i, %i1",
-            "  br i1 %icond, label %ipre, label %platch", "ipre:"]
-
-
-def _panel_loop_close(R: int) -> list[str]:
-    """The end of a row block of R rows (the ``ilatch`` block is open) and of the panel loop and the function."""
-    return [f"  %inext = add i64 %i, {R}", "  br label %iloop",
-            "platch:", "  %pnext = add i64 %p, 1", "  br label %ploop",
-            "exit:", "  ret void", "}"]
-
-
-def _fir(T: int, R: int, V: int, fma: bool, S: int = 1) -> str:
-    """Unchecked kernel ``@fmma{T}_{R}_{V}_{S}``: panels p0..p1 of W = 4V columns, rows i0..i1 (step R), full K
-    (a multiple of T*S); the largest |accumulator| is recorded every S stages, then the test is evaluated from
-    the per-chunk statistics.
-
-    A: M x K doubles (row-major); Bp: panels of K x W doubles; C (fp32 in/out), MX (binary64 out: the recorded
-    largest |x|, an fp32 value), F (out: 1 = not proven): row stride N. Per K chunk c of KC elements,
-    RAC[i, c] = 2**(51 + La_ic) and MAC[i, c] = S*T*max|a_i,chunk| (row-major M x nch), RBC[c, j] = 2**Lb_jc and
-    MBC[c, j] = max|b_j,chunk| (nch x N): with t = min_c RAC*RBC = 2**(51+L) and q = max_c MAC*MBC = S*T*P, the
-    element's test is ``(max|x| + q) * _GROW <= min(4t, FLT_MAX)`` and ``t >= 2**-98`` (L >= -149).
-
-    The stage loop keeps only the accumulators in registers: the maxima live in MX (volatile, so LLVM keeps
-    them there), and the statistics are read after the loop -- measured on Zen 3, the in-loop chunk statistics
-    and register-resident maxima cost 24% and 20% of the kernel's time.
-    """
-    W = FV * V
-    D, B1 = f"<{FV} x double>", f"<{FV} x i1>"
-    Fv = f"<{FV} x float>"
-    Z = "zeroinitializer"
-    name = f"fmma{T}_{R}_{V}_{S}"
-    RV = [(r, v) for r in range(R) for v in range(V)]
-    sigma = _vconst(FV, "double", "0x41C0000000800000")  # 2**29 + 1: Veltkamp's constant, 53 - 29 = 24 bits
-
-    def bcast(dst, ptr):
-        return [f"  %{dst}s = load double, double* {ptr}",
-                f"  %{dst}i = insertelement {D} undef, double %{dst}s, i32 0",
-                f"  %{dst} = shufflevector {D} %{dst}i, {D} undef, <{FV} x i32> {Z}"]
-
-    def vptr(dst, base, idx, ty="double", vt=D):
-        return [f"  %{dst}p = getelementptr inbounds {ty}, {ty}* {base}, i64 {idx}",
-                f"  %{dst}q = bitcast {ty}* %{dst}p to {vt}*"]
-
-    def vload(dst, base, idx, ty="double", vt=D, al=8):
-        return vptr(dst, base, idx, ty, vt) + [f"  %{dst} = load {vt}, {vt}* %{dst}q, align {al}"]
-
-    L = [f"define void @{name}(double* noalias nocapture readonly %A, double* noalias nocapture readonly %Bp, "
-         "float* noalias nocapture %C, double* noalias nocapture %MX, i64 %N, i64 %K, i64 %i0, i64 %i1, "
-         "i64 %p0, i64 %p1, double* noalias nocapture readonly %RAC, double* noalias nocapture readonly %MAC, "
-         "double* noalias nocapture readonly %RBC, double* noalias nocapture readonly %MBC, "
-         "i8* noalias nocapture %F, i64 %KC) {",
-         *_panel_loop_open("double", W, ("  %nch = udiv i64 %K, %KC",))]
-    for r in range(R):
-        L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K",
-              f"  %pa{r} = getelementptr inbounds double, double* %A, i64 %arow{r}",
-              f"  %srow{r} = mul i64 %ir{r}, %nch",
-              f"  %crow{r} = mul i64 %ir{r}, %N", f"  %cb{r} = add i64 %crow{r}, %pcol"]
-        for v in range(V):
-            u = f"{r}_{v}"
-            L += [f"  %ci{u} = add i64 %cb{r}, {FV * v}"]
-            L += vload(f"cf{u}", "%C", f"%ci{u}", "float", Fv, 4)
-            L += vptr(f"mx{u}", "%MX", f"%ci{u}")
-            L += [f"  %c0{u} = fpext {Fv} %cf{u} to {D}",
-                  f"  %m0{u} = call {D} @llvm.fabs.v{FV}f64({D} %c0{u})",
-                  f"  store volatile {D} %m0{u}, {D}* %mx{u}q, align 8"]
-    # the stage loop: S stages per step, then the recorded maxima
-    L += ["  br label %kloop", "kloop:", "  %k = phi i64 [0, %ipre], [%knext, %kbody]"]
-    for r, v in RV:
-        L += [f"  %x{r}_{v} = phi {D} [%c0{r}_{v}, %ipre], [%xs{S - 1}_{r}_{v}, %kbody]"]
-    L += ["  %kcond = icmp slt i64 %k, %K", "  br i1 %kcond, label %kbody, label %kexit", "kbody:"]
-    h = {rv: f"%x{rv[0]}_{rv[1]}" for rv in RV}
-    for st in range(S):
-        for t0 in range(T):
-            t = st * T + t0  # k offset inside the body
-            L += [f"  %kt{t} = add i64 %k, {t}", f"  %bo{t} = mul i64 %kt{t}, {W}"]
-            for v in range(V):
-                L += [f"  %bi{t}_{v} = add i64 %bo{t}, {FV * v}"] + vload(f"b{t}_{v}", "%bpan", f"%bi{t}_{v}")
-            for r in range(R):
-                L += [f"  %pae{t}_{r} = getelementptr inbounds double, double* %pa{r}, i64 %kt{t}"]
-                L += bcast(f"a{t}_{r}", f"%pae{t}_{r}")
-        for r, v in RV:
-            for t0 in range(T):  # the stage's exact sum in binary64, x first (proof (2))
-                t = st * T + t0
-                out = f"%h{t}_{r}_{v}"
-                if fma:
-                    L.append(f"  {out} = call {D} @llvm.fma.v{FV}f64({D} %a{t}_{r}, {D} %b{t}_{v}, {D} {h[r, v]})")
-                else:  # the product is exact in binary64, so multiply-then-add equals the fused operation
-                    L += [f"  %q{t}_{r}_{v} = fmul {D} %a{t}_{r}, %b{t}_{v}",
-                          f"  {out} = fadd {D} {h[r, v]}, %q{t}_{r}_{v}"]
-                h[r, v] = out
-            # the end of a systolic stage: one RNE to 24 significant bits by Veltkamp's splitting (proof (3))
-            u = f"{st}_{r}_{v}"
-            L += [f"  %vc{u} = fmul {D} {h[r, v]}, {sigma}", f"  %vt{u} = fsub {D} %vc{u}, {h[r, v]}",
-                  f"  %xs{u} = fsub {D} %vc{u}, %vt{u}"]
-            h[r, v] = f"%xs{u}"
-    for r, v in RV:  # the largest |x|, every S stages
-        u = f"{r}_{v}"
-        L += [f"  %mo{u} = load volatile {D}, {D}* %mx{u}q, align 8",
-              f"  %ab{u} = call {D} @llvm.fabs.v{FV}f64({D} {h[r, v]})",
-              f"  %gt{u} = fcmp ogt {D} %ab{u}, %mo{u}",
-              f"  %mn{u} = select {B1} %gt{u}, {D} %ab{u}, {D} %mo{u}",
-              f"  store volatile {D} %mn{u}, {D}* %mx{u}q, align 8"]
-    L += [f"  %knext = add i64 %k, {T * S}", "  br label %kloop", "kexit:"]
-    # the statistics of the test, chunk by chunk: t = min RAC*RBC, q = max MAC*MBC
-    inf = _vconst(FV, "double", "0x7FF0000000000000")
-    L += ["  br label %sloop", "sloop:", "  %ch = phi i64 [0, %kexit], [%chnext, %sbody]"]
-    for r, v in RV:
-        L += [f"  %tc{r}_{v} = phi {D} [{inf}, %kexit], [%tn{r}_{v}, %sbody]",
-              f"  %qc{r}_{v} = phi {D} [{Z}, %kexit], [%qn{r}_{v}, %sbody]"]
-    L += ["  %scond = icmp slt i64 %ch, %nch", "  br i1 %scond, label %sbody, label %ilatch", "sbody:",
-          "  %chnext = add i64 %ch, 1", "  %srb = mul i64 %ch, %N", "  %srb2 = add i64 %srb, %pcol"]
-    for v in range(V):
-        L += [f"  %sbi{v} = add i64 %srb2, {FV * v}"]
-        L += vload(f"rb{v}", "%RBC", f"%sbi{v}") + vload(f"mb{v}", "%MBC", f"%sbi{v}")
-    for r in range(R):
-        L += [f"  %sai{r} = add i64 %srow{r}, %ch",
-              f"  %prac{r} = getelementptr inbounds double, double* %RAC, i64 %sai{r}",
-              f"  %pmac{r} = getelementptr inbounds double, double* %MAC, i64 %sai{r}"]
-        L += bcast(f"ra{r}", f"%prac{r}") + bcast(f"ma{r}", f"%pmac{r}")
-        for v in range(V):
-            L += [f"  %tt{r}_{v} = fmul {D} %ra{r}, %rb{v}", f"  %tl{r}_{v} = fcmp olt {D} %tt{r}_{v}, %tc{r}_{v}",
-                  f"  %tn{r}_{v} = select {B1} %tl{r}_{v}, {D} %tt{r}_{v}, {D} %tc{r}_{v}",
-                  f"  %qq{r}_{v} = fmul {D} %ma{r}, %mb{v}",
-                  # a NaN statistic (an infinity in A times an all-zero chunk of B) is taken and then kept
-                  f"  %ql{r}_{v} = fcmp ugt {D} %qq{r}_{v}, %qc{r}_{v}",
-                  f"  %qs{r}_{v} = select {B1} %ql{r}_{v}, {D} %qq{r}_{v}, {D} %qc{r}_{v}",
-                  f"  %qu{r}_{v} = fcmp uno {D} %qc{r}_{v}, %qc{r}_{v}",
-                  f"  %qn{r}_{v} = select {B1} %qu{r}_{v}, {D} %qc{r}_{v}, {D} %qs{r}_{v}"]
-    L += ["  br label %sloop", "ilatch:"]
-    grow = _vconst(FV, "double", "0x%016X" % np.float64(_GROW).view(np.uint64))
-    four = _vconst(FV, "double", "4.0")
-    fmax = _vconst(FV, "double", "0x47EFFFFFE0000000")  # FLT_MAX
-    tmin = _vconst(FV, "double", "0x39D0000000000000")  # 2**-98 = 2**(51 - 149)
-    for r, v in RV:
-        u = f"{r}_{v}"
-        # x is an fp32 value (a rounded stage or C): the conversion is exact
-        L += [f"  %xf{u} = fptrunc {D} %x{u} to {Fv}", f"  store {Fv} %xf{u}, {Fv}* %cf{u}q, align 4",
-              f"  %mc{u} = load volatile {D}, {D}* %mx{u}q, align 8",
-              # (max|x| + S*T*P) * _GROW <= 2**(53+L) (proof (2), (5)), <= FLT_MAX (proof (4)), L >= -149 (3)
-              f"  %sm{u} = fadd {D} %mc{u}, %qc{u}", f"  %sg{u} = fmul {D} %sm{u}, {grow}",
-              f"  %t4{u} = fmul {D} %tc{u}, {four}", f"  %okmp{u} = fcmp ole {D} %sg{u}, %t4{u}",
-              f"  %okov{u} = fcmp ole {D} %sg{u}, {fmax}", f"  %oksb{u} = fcmp oge {D} %tc{u}, {tmin}",
-              # and the final x finite (proof (6): an inf*0 or a NaN input makes it NaN, and the model writes
-              # its own NaN, 0x7FC00000, where x86 would leave the default NaN with its sign bit set)
-              f"  %xa{u} = call {D} @llvm.fabs.v{FV}f64({D} %x{u})", f"  %okf{u} = fcmp olt {D} %xa{u}, {inf}",
-              f"  %ok1{u} = and {B1} %okmp{u}, %okov{u}", f"  %ok2{u} = and {B1} %ok1{u}, %oksb{u}",
-              f"  %ok{u} = and {B1} %ok2{u}, %okf{u}"] + _store_flags(u, FV)
-    L += _panel_loop_close(R)
-    return "\n".join(L) + "\n"
-
-
-_FDECL = (f"declare <{FV} x double> @llvm.fma.v{FV}f64(<{FV} x double>, <{FV} x double>, <{FV} x double>)\n"
-          f"declare <{FV} x double> @llvm.fabs.v{FV}f64(<{FV} x double>)\n")
 #: rows x vectors of the fast kernel's register block (Zen 3, bf16 1024^3, one thread, kernel only, ns per 4
 #: stage-lanes: 6x2 0.9-1.1, 5x2 0.9-1.0, 4x2 1.1, 3x3 1.0-1.4 -- within this machine's noise; 12 chains of 17
 #: cycles' latency keep the two FMA pipes busy, fewer do not)
@@ -600,12 +209,13 @@ FR, FVN = 6, 2
 
 def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
     def build():  # a failure leaves the checked kernels usable
-        fma = "+fma" in hostjit.host_features()
-        ee = hostjit.compile_host(_FDECL + _fir(T, R, V, fma, S))
+        fma = "+fma" in jit.host_features()
+        mod = jit.compile_module(native_ir.fast_module(T, R, V, fma, S, fv, _GROW))
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6),
                                  *([ctypes.c_void_p] * 5), ctypes.c_int64)
-        return proto(ee.get_function_address(f"fmma{T}_{R}_{V}_{S}"))
-    return _compiled(("fast", T, R, V, S), "fast_error", build)
+        return proto(mod.address(f"fmma{T}_{R}_{V}_{S}"))
+    fv = _fv()
+    return _compiled(("fast", T, R, V, S, fv), "fast_error", build)
 
 
 def _by_panels(ex: ThreadPoolExecutor, call, panels: int, nthreads: int) -> None:
@@ -686,7 +296,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
-    W = FV * V
+    W = _fv() * V
     mp, npn = -(-m // R) * R, -(-n // W) * W
     kc = KC if k % KC == 0 and KC % (T * S) == 0 else k
     nch = k // kc
@@ -829,68 +439,28 @@ def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, kc: int = 4, chunk: int = 1
 # the hardware writes with its own sign and payload) are flagged for the exact path.  A non-finite value never
 # becomes finite again, so the final value tells.
 
-SV = 8  # floats per vector register (AVX2)
+def _sv() -> int:
+    """Floats per vector register (AVX2: 8, AVX-512: 16)."""
+    return jit.vector_bits() // 32
 
 
-def _sir(R: int, V: int) -> str:
-    """Kernel ``@smma_{R}_{V}``: x = fma(a, b, x) in binary32, panels p0..p1 of W = 8V columns, rows i0..i1."""
-    W = SV * V
-    Fv = f"<{SV} x float>"
-    Z = "zeroinitializer"
-    RV = [(r, v) for r in range(R) for v in range(V)]
-    L = [f"define void @smma_{R}_{V}(float* noalias nocapture readonly %A, float* noalias nocapture readonly %Bp, "
-         "float* noalias nocapture %C, i8* noalias nocapture %F, i64 %N, i64 %K, i64 %i0, i64 %i1, i64 %p0, "
-         "i64 %p1) {",
-         *_panel_loop_open("float", W)]
-    for r in range(R):
-        L += [f"  %ir{r} = add i64 %i, {r}", f"  %arow{r} = mul i64 %ir{r}, %K",
-              f"  %pa{r} = getelementptr inbounds float, float* %A, i64 %arow{r}",
-              f"  %crow{r} = mul i64 %ir{r}, %N", f"  %cb{r} = add i64 %crow{r}, %pcol"]
-        for v in range(V):
-            L += [f"  %ci{r}_{v} = add i64 %cb{r}, {SV * v}",
-                  f"  %pc{r}_{v} = getelementptr inbounds float, float* %C, i64 %ci{r}_{v}",
-                  f"  %pcv{r}_{v} = bitcast float* %pc{r}_{v} to {Fv}*",
-                  f"  %c0{r}_{v} = load {Fv}, {Fv}* %pcv{r}_{v}, align 4"]
-    L += ["  br label %kloop", "kloop:", "  %k = phi i64 [0, %ipre], [%knext, %kbody]"]
-    for r, v in RV:
-        L.append(f"  %x{r}_{v} = phi {Fv} [%c0{r}_{v}, %ipre], [%h{r}_{v}, %kbody]")
-    L += ["  %kcond = icmp slt i64 %k, %K", "  br i1 %kcond, label %kbody, label %ilatch", "kbody:",
-          f"  %bo = mul i64 %k, {W}"]
-    for v in range(V):
-        L += [f"  %bi{v} = add i64 %bo, {SV * v}",
-              f"  %pbe{v} = getelementptr inbounds float, float* %bpan, i64 %bi{v}",
-              f"  %pbv{v} = bitcast float* %pbe{v} to {Fv}*", f"  %b{v} = load {Fv}, {Fv}* %pbv{v}, align 4"]
-    for r in range(R):
-        L += [f"  %pae{r} = getelementptr inbounds float, float* %pa{r}, i64 %k",
-              f"  %as{r} = load float, float* %pae{r}",
-              f"  %ai{r} = insertelement {Fv} undef, float %as{r}, i32 0",
-              f"  %a{r} = shufflevector {Fv} %ai{r}, {Fv} undef, <{SV} x i32> {Z}"]
-        for v in range(V):
-            L.append(f"  %h{r}_{v} = call {Fv} @llvm.fma.v{SV}f32({Fv} %a{r}, {Fv} %b{v}, {Fv} %x{r}_{v})")
-    L += ["  %knext = add i64 %k, 1", "  br label %kloop", "ilatch:"]
-    inf = _vconst(SV, "float", "0x7FF0000000000000")
-    for r, v in RV:
-        u = f"{r}_{v}"
-        L += [f"  store {Fv} %x{u}, {Fv}* %pcv{u}, align 4",
-              f"  %xa{u} = call {Fv} @llvm.fabs.v{SV}f32({Fv} %x{u})", f"  %ok{u} = fcmp olt {Fv} %xa{u}, {inf}"]
-        L += _store_flags(u, SV)
-    L += _panel_loop_close(R)
-    return "\n".join(L) + "\n"
-
-
-_SDECL = (f"declare <{SV} x float> @llvm.fma.v{SV}f32(<{SV} x float>, <{SV} x float>, <{SV} x float>)\n"
-          f"declare <{SV} x float> @llvm.fabs.v{SV}f32(<{SV} x float>)\n")
 SR, SVN = 6, 2
 
 
 def _fma32_kernel(R: int = SR, V: int = SVN):
     def build():  # a failure leaves the binary64 kernels usable
-        if "+fma" not in hostjit.host_features():
+        if "+fma" not in jit.host_features():
             raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
-        ee = hostjit.compile_host(_SDECL + _sir(R, V))
+        mod = jit.compile_module(native_ir.fma32_module(R, V, sv))
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-        return proto(ee.get_function_address(f"smma_{R}_{V}"))
-    return _compiled(("fma32", R, V), "fma32_error", build)
+        return proto(mod.address(f"smma_{R}_{V}"))
+    sv = _sv()
+    return _compiled(_fma32_key(R, V), "fma32_error", build)
+
+
+def _fma32_key(R: int = SR, V: int = SVN) -> tuple:
+    """The cache key of the binary32 FMA kernel (its vector width included)."""
+    return ("fma32", R, V, _sv())
 
 
 def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int | None = None,
@@ -907,7 +477,7 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
         c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
-    W = SV * V
+    W = _sv() * V
     mp, npn = -(-m // R) * R, -(-n // W) * W
     A = np.zeros((mp, k), dtype=np.float32)
     A[:m] = a32

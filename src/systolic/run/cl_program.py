@@ -1,0 +1,228 @@
+"""OpenCL C programs for ``systolic run`` (docs/cl.md, "systolic run"): the kernel through :mod:`systolic.cl`,
+described by ``// systolic-run:`` lines::
+
+    // systolic-run: device pvc
+    // systolic-run: devices pvc bmg lnl
+    // systolic-run: kernel gemm_bf16
+    // systolic-run: options -DTM=8
+    // systolic-run: global 64 8
+    // systolic-run: local 16 1
+    // systolic-run: buffer A:bf16[4096] = random -4 4 SEED     (integers in [lo, hi], exact in the type)
+    // systolic-run: buffer C:f32[4096] = zeros                   (or: range, or literal values v0 v1 ...)
+    // systolic-run: args C A B 64:int
+    // systolic-run: oracle C = matmul A B M=64 N=64 K=64 [vnni=2]
+    // systolic-run: expect C:f32[0:4] = 1 2 3 4
+
+``args`` lists the kernel's arguments: a buffer name, ``local:NBYTES`` for a ``__local`` pointer, or a number
+with its C type (``64:int``, ``0.5:float``). ``oracle C = matmul A B`` is C = A @ B computed from the buffers'
+values before the run in exact arithmetic (integers: int64 then wrapped to C's type; floats: float64 products and
+sums, exact for the small integers ``random`` makes, then C's type); ``vnni=V`` reads B in the VNNI form the
+kernel takes (K/V rows of N*V elements). The report is that of every ``systolic run`` program.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from ..cli.inputs import read_text
+from ..errors import ProgramError
+from .compare import compare
+from .header import Expect, check_expects, parse_values, typed_values
+
+__all__ = ["run", "DEFAULT_DEVICE", "parse_header"]
+
+DEFAULT_DEVICE = "pvc"
+_TYPES = {"i8": np.int8, "s8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32,
+          "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+          "f32": np.float32, "f64": np.float64}
+_CTYPES = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
+           "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "float": np.float32, "half": np.float16,
+           "double": np.float64}
+_KEYS = ("device", "devices", "kernel", "options", "global", "local", "buffer", "args", "oracle", "expect")
+
+
+def _err(msg, line, d, rule="systolic-run header of .cl files (docs/cl.md)"):
+    return ProgramError(msg, rule=rule, values={"line": line, "directive": d[:80]})
+
+
+def parse_header(text: str) -> dict:
+    h = {"device": None, "devices": None, "kernel": None, "options": "", "global": None, "local": None,
+         "buffers": {}, "args": None, "oracles": [], "expects": [], "title": ""}
+    para, done = [], False
+    for n, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        if not s.startswith("//"):
+            done = done or bool(para)
+            continue
+        body = s[2:].lstrip("/").strip()
+        if not body.startswith("systolic-run:"):
+            if not done and body:
+                para.append(body)
+            elif para:
+                done = True
+            continue
+        d = body[len("systolic-run:"):].strip()
+        key, _, rest = d.partition(" ")
+        rest = rest.strip()
+        if key not in _KEYS:
+            raise _err(f"unknown directive {key!r}", n, d, rule="systolic-run directives of .cl files: "
+                       + ", ".join(_KEYS))
+        if not rest:
+            raise _err(f"{key} needs a value", n, d)
+        if key == "device":
+            h["device"] = rest
+        elif key == "devices":
+            h["devices"] = tuple(rest.replace(",", " ").split())
+        elif key == "kernel":
+            h["kernel"] = rest
+        elif key == "options":
+            h["options"] = rest
+        elif key in ("global", "local"):
+            try:
+                h[key] = tuple(int(x) for x in rest.replace(",", " ").split())
+            except ValueError:
+                raise _err(f"{key} is 1 to 3 integers", n, d) from None
+        elif key == "buffer":
+            m = re.fullmatch(r"(\w+):(\w+)\[(\d+)\]\s*=\s*(.+)", rest)
+            if not m or m[2] not in _TYPES:
+                raise _err("buffer is 'buffer NAME:TYPE[COUNT] = zeros | range | random LO HI SEED | v0 v1 ...' "
+                           "(TYPE one of " + " ".join(_TYPES) + ")", n, d)
+            h["buffers"][m[1]] = (m[2], int(m[3]), m[4].strip(), n)
+        elif key == "args":
+            h["args"] = (rest.split(), n)
+        elif key == "oracle":
+            m = re.fullmatch(r"(\w+)\s*=\s*matmul\s+(\w+)\s+(\w+)((?:\s+\w+=\d+)*)", rest)
+            if not m:
+                raise _err("oracle is 'oracle C = matmul A B M=.. N=.. K=.. [vnni=V]'", n, d)
+            kv = dict(re.findall(r"(\w+)=(\d+)", m[4]))
+            if not {"M", "N", "K"} <= set(kv):
+                raise _err("oracle matmul needs M=, N= and K=", n, d)
+            h["oracles"].append((m[1], m[2], m[3], {k: int(v) for k, v in kv.items()}, n))
+        else:
+            m = re.fullmatch(r"(\w+)(?::(\w+))?\s*(?:\[\s*(\d*)\s*:\s*(\d*)\s*\])?\s*=\s*(.*)", rest)
+            if not m:
+                raise _err("expect is 'expect NAME[:TYPE][[LO:HI]] = v0 v1 ...'", n, d)
+            h["expects"].append(Expect(m[1], m[2], int(m[3]) if m[3] else None, int(m[4]) if m[4] else None,
+                                       parse_values(m[5], n), n))
+    if h["devices"] is not None and h["device"] is not None and h["device"] not in h["devices"]:
+        raise ProgramError("the header's device is not one of its devices",
+                           rule="systolic-run header: device is one of devices",
+                           values={"device": h["device"], "devices": list(h["devices"])})
+    text_para = " ".join(para)
+    h["title"] = re.split(r"(?<=[.!?])\s", text_para, maxsplit=1)[0] if text_para else ""
+    return h
+
+
+def _fill(name, typ, count, spec, line):
+    dt = np.dtype(_TYPES[typ])
+    words = spec.split()
+    if words == ["zeros"]:
+        return np.zeros(count, dt)
+    if words == ["range"]:
+        return typed_values(list(range(count)), dt, line, spec, "buffer")
+    if words[0] == "random":
+        if len(words) != 4:
+            raise _err("random takes LO HI SEED", line, spec)
+        lo, hi, seed = int(words[1]), int(words[2]), int(words[3])
+        vals = np.random.default_rng(seed).integers(lo, hi + 1, count)
+        return typed_values(vals.tolist(), dt, line, spec, "buffer")
+    vals = parse_values(spec, line, "buffer")
+    if len(vals) != count:
+        raise _err(f"buffer {name} lists {len(vals)} values for {count} elements", line, spec)
+    return typed_values(vals, dt, line, spec, "buffer")
+
+
+def _oracle(bufs, o):
+    cname, aname, bname, kv, line = o
+    for nm in (cname, aname, bname):
+        if nm not in bufs:
+            raise ProgramError(f"oracle names {nm}, which is not a buffer", rule="systolic-run oracle",
+                               values={"line": line})
+    M, N, K, V = kv["M"], kv["N"], kv["K"], kv.get("vnni", 1)
+    A, B, C = bufs[aname], bufs[bname], bufs[cname]
+    if A.size < M * K or B.size < K * N or C.size < M * N or K % V:
+        raise ProgramError("the oracle's M, N, K do not fit the buffers", rule="systolic-run oracle matmul",
+                           values={"line": line, "A": A.size, "B": B.size, "C": C.size})
+    a = A[:M * K].reshape(M, K)
+    b = B[:K * N]
+    b = b.reshape(K // V, N, V).transpose(0, 2, 1).reshape(K, N) if V > 1 else b.reshape(K, N)
+    if C.dtype.kind in "iu":
+        r = (a.astype(np.int64) @ b.astype(np.int64)) & ((1 << (8 * C.dtype.itemsize)) - 1)
+        return r.astype(np.uint64).astype(C.dtype.str.replace("i", "u")).view(C.dtype).reshape(-1)
+    return (a.astype(np.float64) @ b.astype(np.float64)).astype(C.dtype).reshape(-1)
+
+
+def run(path: Path, device: str | None = None) -> dict:
+    """Compile, run the header's kernel on ``device`` and check its oracle and expect lines."""
+    from .. import cl, counters
+    from .header import pick_device
+    t0 = time.perf_counter()
+    text = read_text(path, "OpenCL C program")
+    h = parse_header(text)
+    default = h["device"] or DEFAULT_DEVICE
+    dev = pick_device(device, default, h["devices"], "the header's devices", "devices")
+    for k in ("kernel", "global", "args"):
+        if h[k] is None:
+            raise ProgramError(f"the header has no '{k}' directive", rule="systolic-run header of .cl files: "
+                               "kernel, global and args are required", values={"file": str(path)})
+    ctx = cl.Context(device=dev)
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, text, filename=path.name, source_dir=str(path.parent)).build(options=h["options"])
+    if h["kernel"] not in prg.kernel_names:
+        raise ProgramError(f"the header's kernel {h['kernel']!r} is not in the program",
+                           rule="systolic-run kernel NAME", values={"kernels": prg.kernel_names})
+    host = {n: _fill(n, t, c, s, ln) for n, (t, c, s, ln) in h["buffers"].items()}
+    before = {n: v.copy() for n, v in host.items()}
+    bufs = {n: cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=v) for n, v in host.items()}
+    toks, aline = h["args"]
+    args = []
+    for tok in toks:
+        if tok in bufs:
+            args.append(bufs[tok])
+        elif tok.startswith("local:"):
+            args.append(cl.LocalMemory(int(tok[6:])))
+        else:
+            m = re.fullmatch(r"(-?[\w.+-]+):(\w+)", tok)
+            if not m or m[2] not in _CTYPES:
+                raise ProgramError(f"argument {tok!r} is a buffer name, local:NBYTES or VALUE:CTYPE",
+                                   rule="systolic-run args", values={"line": aline})
+            v = parse_values(m[1], aline, "args")[0]
+            args.append(np.dtype(_CTYPES[m[2]]).type(v))
+    with counters.recording() as rec:
+        t1 = time.perf_counter()
+        getattr(prg, h["kernel"])(q, h["global"], h["local"], *args)
+        t2 = time.perf_counter()
+    after = {}
+    for n, b in bufs.items():
+        out = np.empty_like(host[n])
+        cl.enqueue_copy(q, out, b)
+        after[n] = out
+    checks = []
+    for o in h["oracles"]:
+        want = _oracle(before, o)
+        got = after[o[0]][:want.size]
+        checks.append(compare(o[0], got, want))
+
+    def read(name, typ):
+        if name not in after:
+            raise ProgramError(f"expect names {name}, which is not a buffer", rule="systolic-run expect",
+                               values={"buffers": sorted(after)})
+        v = after[name]
+        return v.view(np.dtype(_TYPES[typ])) if typ else v
+
+    checks += check_expects(h["expects"], read)
+    st = q.last_stats
+    extras = {"kernel": h["kernel"], "global size": list(h["global"]), "local size": list(st.local_size),
+              "sub-groups": st.sub_groups,
+              "IR instructions executed (x sub-groups)": st.instructions,
+              "matrix built-in calls": {k: f"{v[0].signature} -> {v[0].dpas}: {v[1]} calls"
+                                        for k, v in st.matrix_calls.items()}}
+    return {"kind": "opencl-c", "title": h["title"] or f"OpenCL C kernel {h['kernel']}", "description": h["title"],
+            "device": dev, "default_device": default, "devices": list(h["devices"]) if h["devices"] else None,
+            "sub_group_size": st.sub_group_size, "checks": checks, "recorder": rec,
+            "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0}, "extras": extras}
