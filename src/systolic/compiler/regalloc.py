@@ -586,9 +586,6 @@ class _Allocator:
         f.meta["machine"] = True
 
 
-_WRITES_TILE = {"TILELOADD", "TILELOADDT1", "TILEZERO"}
-
-
 def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
     """Spill-everywhere leaves, within a block, reloads of a slot into a register that still holds it and
     stores into a slot that is stored again before anything reads it. Both go (per block, so no path is
@@ -621,8 +618,11 @@ def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
                 holds[r] = sl
             elif ins.opcode == "LDTILECFG" or _is_clobber(ins):
                 holds.clear()
-            elif ins.opcode in _WRITES_TILE or ins.opcode.startswith("TDP") or ins.opcode.startswith("TCMM"):
-                holds.pop(ins.attrs["tiles"][0], None)
+            elif "tiles" in ins.attrs and ins.opcode != "TILESTORED":
+                # a load, tilezero or TMUL writes its first tile; forgetting every tile it names is safe for any
+                # other tile instruction too
+                for r in ins.attrs["tiles"]:
+                    holds.pop(r, None)
             keep.append(ins)
         # stores into a slot that is stored again, with no reload in between, in the same block
         overwritten: set[int] = set()
