@@ -3,6 +3,7 @@ after every pass and catches a broken invariant, ``--print-after`` works for eac
 (shape-analysis + shapes, assign + regalloc) give what the combined ones give."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,8 @@ def test_snapshot_after_every_pass():
     assert mod.snapshots["shape-analysis"] == mod.snapshots["verify"]  # an analysis prints what it was given
     assert "PTDPBSSDV" in mod.snapshots["lower"] and "PLDTILECFGV" in mod.snapshots["tileconfig"]
     assert "TILECOPY" in mod.snapshots["assign"] and "TDPBSSD" in mod.snapshots["regalloc"]
+    # while allocating, a copy prints the tile variable it writes (the phi it replaces)
+    assert re.search(r"%\S+ = TILECOPY %\S+", mod.snapshots["assign"])
 
 
 @pytest.mark.parametrize("name", PASS_NAMES)
