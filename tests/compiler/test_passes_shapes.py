@@ -117,3 +117,22 @@ def test_copies_of_a_zero_tile_are_tilezeros():
     mod.run("zero_all", memory={"buf": got})
     mod.run_eager("zero_all", memory={"buf": eager})
     assert np.array_equal(got, eager) and not got[:64].any()
+
+
+def test_vector_loaded_before_its_shape():
+    """tests/compiler/data/shape_after_load.ll: the vector is read before the shape is; the tile keeps the bytes
+    read there although the source is zeroed before the shape is known (eager and exact oracle agree)."""
+    mod = compile_ir((DATA / "shape_after_load.ll").read_text(), source="shape_after_load.ll")
+    rng = np.random.default_rng(8)
+    a = rng.integers(1, 256, 1024, dtype=np.uint8)
+    shape = np.array([4, 0, 24, 0], np.uint8)  # rows 4, colsb 24 (little-endian i16s)
+    out = np.zeros(2048, np.uint8)
+    mem = {"a": a.copy(), "shape": shape.copy(), "out": out.copy()}
+    eager = {k: v.copy() for k, v in mem.items()}
+    mod.run("late_shape", "@out", memory=mem)
+    mod.run_eager("late_shape", "@out", memory=eager)
+    want = np.zeros(2048, np.uint8)
+    for r in range(4):
+        want[64 * r: 64 * r + 24] = a[64 * r: 64 * r + 24]
+    assert np.array_equal(mem["out"], want) and np.array_equal(eager["out"], want)
+    assert not mem["a"].any()  # the source was overwritten after the vector load

@@ -22,8 +22,8 @@ from ..errors import CompileError, UnmodelledConstruct
 from .amx_table import MODELLED_DOTS, is_cast
 from .int_intrinsics import runner_executes
 from .cfg import Dominance
-from .ir import (I16, I64, PTR, V256I32, X86_AMX, VOID, ConstantInt, ConstantSpecial, Function, Instr, IntType,
-                 Module, PtrType, TileType, Value, intrinsic, is_tile, is_tile_vector, location, replace_uses, users)
+from .ir import (I8, I16, I64, PTR, V256I32, X86_AMX, VOID, ArrayType, ConstantInt, ConstantSpecial, Function, Instr,
+                 IntType, Module, PtrType, TileType, Value, intrinsic, is_tile, is_tile_vector, location, replace_uses, users)
 
 __all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "analyze", "rewrite",
            "ShapeAnalysis", "internal_name",
@@ -334,6 +334,35 @@ class _Propagation:
                                    f"earlier ({what} needs {x.ref()}, which is not defined before it)",
                                    location=location(at), rule=SHAPE_RULE)
 
+    def defer_load(self, ins: Instr, s: Shape) -> None:
+        """A vector load whose tile shape is defined only after it (amx-combine.ll ``test_tile_dpbssd``: "the
+        shape is loaded after tile"): as LLVM's X86LowerAMXType, the vector load stays where it is and stores
+        its 1024 bytes to a stack slot, and the tile is loaded from that slot right before its first use, where
+        the shape must be defined. All its uses must be in one block (else the usual error). The bytes are the
+        ones the eager run reads at the load, masked to the tile's shape by the tile load as by the eager run."""
+        users_ = self.uses.get(id(ins), [])
+        blocks = {id(u.block) for u, _k in users_}
+        if not users_ or len(blocks) != 1:
+            return
+        b = users_[0][0].block
+        first = min((u for u, _k in users_), key=lambda u: b.instrs.index(u))
+        if not all(self.dom.value_available(x, first) for x in (s.rows, s.cols)):
+            return
+        f = self.f
+        slot = Instr("alloca", PTR, [], name=f.fresh("tile.vec."), alloc_type=ArrayType(1024, I8), align=64)
+        f.entry.insert(0, slot)
+        vec = Instr("load", ins.type, list(ins.operands), name=f.fresh(f"{ins.name}.vec."),
+                    **{k: v for k, v in ins.attrs.items()})
+        here = ins.block
+        k = here.instrs.index(ins)
+        here.instrs[k] = vec
+        vec.block = here
+        here.insert(k + 1, Instr("store", VOID, [vec, slot], align=64))
+        ins.operands = [slot]
+        ins.block = None
+        b.insert(b.instrs.index(first), ins)
+        self.dom = Dominance(f)
+
     def rewrite(self, tv: list[Instr]) -> None:
         f, m = self.f, self.m
         self.insert_pending()
@@ -353,6 +382,8 @@ class _Propagation:
                         ins.attrs["seed"] = True
                 elif ins.opcode == "load" and id(ins) in tset:
                     s = self.shape[id(ins)]
+                    if not all(self.dom.value_available(x, ins) for x in (s.rows, s.cols)):
+                        self.defer_load(ins, s)
                     self.check_available(s, ins, f"the tile load %{ins.name}")
                     callee = intrinsic(m, internal_name("tileloadd"), X86_AMX, [I16, I16, PTR, I64])
                     ins.opcode, ins.type = "call", X86_AMX
