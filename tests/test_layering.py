@@ -29,6 +29,7 @@ LAYERS = {
     "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.jit": 0,
     "systolic.observe": 0,                # the spec bodies' observer protocol (the explorer passes one in)
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
+    "systolic.vocabulary": 0,             # device= / path= / backend=, and the renamed keywords' shim
     "systolic.registry": 0,               # name -> record lookups (types, platforms, CPUs, devices, backends)
     "systolic.suggest": 0,                # "did you mean": close matches of a mistyped name (difflib)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports

@@ -31,6 +31,7 @@ from .predication import PredControl, evaluate_chen
 from .program import Instruction, Program, check_instruction, located
 from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,
                       check_two_grfs, dest_element_indices, source_element_indices)
+from ..vocabulary import check_path, deprecated
 from .values import variable_bytes
 from .variables import Layout, layout
 
@@ -50,11 +51,21 @@ class Machine:
 
     ``pair``: EU1's register file for DPASW (default: a copy of this thread's GRF taken when the
     DPASW executes, i.e. both fused threads ran the same program on the same data).
+    ``path``: ``"spec"`` (every instruction element by element, the default) or ``"fast"`` (DPAS through
+    :func:`systolic.xmx.kernels.dpas_fast` and the common ALU cases through :mod:`systolic.visa.alu_fast`, both
+    proven bit-identical); ``fast_dpas=`` / ``fast_alu=`` are its older, separate spellings (DeprecationWarning).
     """
 
     def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
-                 fast_dpas: bool = False, fast_alu: bool = False, two_grf_rule: str = "spec"):
+                 path: str = "spec", fast_dpas: bool | None = None, fast_alu: bool | None = None,
+                 two_grf_rule: str = "spec"):
+        fast = check_path(path, "visa Machine") == "fast"
+        for old, v in (("fast_dpas", fast_dpas), ("fast_alu", fast_alu)):
+            if v is not None:
+                deprecated(f"{old}=", "path='fast' (both) or path='spec'", "visa Machine", stacklevel=2)
+        fast_dpas = fast if fast_dpas is None else fast_dpas
+        fast_alu = fast if fast_alu is None else fast_alu
         if not isinstance(program, Program):
             raise InvalidValue("Machine runs a parsed vISA program (systolic.visa.asm.parse)",
                                values={"program": type(program).__name__})
@@ -443,7 +454,6 @@ class Machine:
             raise IllegalInstruction("mov from a predicate is handled with exec size 1", rule="MOV.md notes",
                                      values={"exec_size": inst.exec_size})
         return self._convert(v, dt, inst)
-
 
 
 def run(program: Program, platform="pvc", inputs: dict | None = None, **kw) -> Machine:
