@@ -311,14 +311,9 @@ class Machine:
             var, base = self._var_base(op.id)
             return [base + op.offset] * n, _UW
         if isinstance(op, PredicateOperand):
-            pv = self.prog.pvar(op.pred.id)
+            pv, off = self.predicate_span(op.pred.id, inst, "predicate operand reads past its variable",
+                                          " (contiguous from the mask offset)")
             bits = self.pred[pv.id]
-            off = inst.mask.offset
-            if off + n > pv.num_elts:
-                raise IllegalInstruction("predicate operand reads past its variable",
-                                         rule="visa-operands.md: Predicate Operands (contiguous from the mask offset)",
-                                         values={"variable": pv.name, "first": off, "exec_size": n,
-                                                 "num_elts": pv.num_elts})
             vals = [bits[off + i] for i in range(n)]
             if op.pred.inverse:
                 vals = [1 - b for b in vals]
@@ -331,6 +326,17 @@ class Machine:
         return vals, t
 
     # ------------------------------------------------------------------ masks
+    def predicate_span(self, pred_id: int, inst: Instruction, message: str, detail: str = ""):
+        """(predicate variable, first element): the ``exec_size`` elements from the mask offset, which must lie
+        inside the variable (visa-operands.md "Predicate Operands"), else IllegalInstruction ``message``."""
+        pv = self.prog.pvar(pred_id)
+        off, n = inst.mask.offset, inst.exec_size
+        if off + n > pv.num_elts:
+            raise IllegalInstruction(message, rule="visa-operands.md: Predicate Operands" + detail,
+                                     values={"variable": pv.name, "first": off, "exec_size": n,
+                                             "num_elts": pv.num_elts})
+        return pv, off
+
     def _pred_bits(self, pred: PredControl):
         if not pred.active:
             return None
