@@ -31,15 +31,17 @@ LAYERS = {
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
     "systolic.vocabulary": 0,             # device= / path= / backend=, and the renamed keywords' shim
     "systolic.registry": 0,               # name -> record lookups (types, platforms, CPUs, devices, backends)
+    "systolic.llvmir": 0,                 # the LLVM-IR front door: clang + LLVM's parser (imports only errors;
+                                          # in the base because the JIT, systolic.jit, parses through it)
     "systolic.suggest": 0,                # "did you mean": close matches of a mistyped name (difflib)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it
     "systolic.numerics": 1, "systolic.types": 1, "systolic.packing": 1,
-    "systolic.llvmir": 1,                 # the LLVM-IR front door: clang + LLVM's parser (imports only errors)
     "systolic.layout": 2,
     "systolic.amx": 3, "systolic.xmx": 3,                                        # engines
     "systolic.opencl": 4, "systolic.sycl": 4, "systolic.visa": 4, "systolic.compiler": 4,
+    "systolic.cl": 4,                     # OpenCL C / spir64 IR through the SIMT interpreter (issue 21)
     "systolic.amx.intrinsics": 4,                                                # models
     "systolic.gpu": 5, "systolic.torch": 5, "systolic.distributed": 5,          # integrations
     "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools

@@ -50,9 +50,7 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     """D[row, col] of EU ``eu``'s half of one DPASW (DPASW.md): A shared, its first NGrf_EU0 GRFs from EU0."""
     from ..xmx import GRF, dpasw
     o = dict(opts)
-    eu = int(o.pop("eu", 0))
-    if eu not in (0, 1):
-        raise InvalidValue("DPASW has two EUs: eu is 0 or 1", rule="DPASW.md: a fused EU pair", values={"eu": eu})
+    eu = _one_of_two("eu", o.pop("eu", 0), "DPASW.md: a fused EU pair")
     o.setdefault("platform", "dg2")
     la, lb, lc, ld = (resolve("dpasw", op, **o) for op in ("src2", "src1", "src0", "dst"))
     ld._check_element(row, col)
@@ -94,13 +92,21 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     return rep
 
 
+def _one_of_two(name: str, v, rule: str) -> int:
+    """0 or 1, as an integer (1.5, "1" or True are refused, not coerced), else InvalidValue naming ``name``."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v not in (0, 1):
+        raise InvalidValue(f"{name} is 0 or 1, not {v!r}", rule=rule, values={name: repr(v)[:40]})
+    return int(v)
+
+
 def explain_opencl_split(row, col, rng, model, a, b, c, opts) -> dict:
     """A split built-in (cl_intel_subgroup_split_matrix_multiply_accumulate) is one DPASW over the two
     sub-groups' registers (:mod:`systolic.opencl.lowering`): sub-group ``sub_group``'s D[row, col], each A element
     named by the sub-group, work-item and component that held it."""
     o = dict(opts)
     name = o.pop("name")
-    sg = int(o.pop("sub_group", 0))
+    sg = _one_of_two("sub_group", o.pop("sub_group", 0),
+                     "a split built-in runs on two sub-groups (cl_intel_subgroup_split_matrix_multiply_accumulate)")
     La = resolve("opencl", "a", name=name, **o)
     L = resolve("opencl", "acc", name=name, **o)
     _opcode, p1, p2, _sd, rc = L.params["dpas"].split(".")

@@ -115,7 +115,7 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     if M == 0 or N == 0 or kp == 0:
         c0 = cp.zeros((M, N), dtype=cdt) if cin is None else cin.copy()
         return intake.give_back(c0, kind)          # no TMUL runs: C untouched (no DAZ either)
-    count_tmuls(mn, M, N, kp // per)                # the same TMULs as the CPU path counts
+    count_tmuls(mn, M, N, kp // per, path="cuda")              # the same TMULs as the CPU path counts
     if integer:
         out = _int8(cp, ia, ib, cin, M, N, K)
     else:
@@ -142,7 +142,7 @@ def _int8_plan(M, K, N, da, db, c_meta, cpu, method, threads, b_layout):
 def _count(plan) -> None:
     if counters.active():
         from ..amx.gemm import count_tmuls
-        count_tmuls(*plan.tmuls)
+        count_tmuls(*plan.tmuls, path="cuda")
 
 
 def _int8_fast(a, b, c, cpu, method, threads):
