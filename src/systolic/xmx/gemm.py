@@ -22,6 +22,7 @@ from .. import backend_registry, counters, fpenv
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
 from ..host import out_of_memory, refuse_beyond_memory
+from ..vocabulary import renamed
 from ..numerics.formats import FP32
 from ..numerics.rounding import as_exact_array, to_bits
 from . import kernels as KN
@@ -56,9 +57,9 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
     return _DTYPE_PRECISION[name]
 
 
-def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
-           *, row_block: int | None = None, backend: str = "auto"):
-    """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.
+def matmul(a, b, c=None, device: str | Platform = "pvc", model="stage", precision: str | None = None,
+           *, row_block: int | None = None, backend: str = "auto", **renamed_keywords):
+    """D = C + A @ B computed by DPAS tiles on GPU platform ``device`` with the numerics ``model``.
 
     ``a`` (M x K) is Src2, ``b`` (K x N) is Src1; precisions come from their dtypes (ml_dtypes int2/int4/int8,
     uint*, bfloat16, float16, float8_e5m2, float8_e4m3fn, float4_e2m1fn; ``precision="tf32"`` for float32).
@@ -68,7 +69,12 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     ``backend``: ``"auto"`` (default: cuda when an input lives on a GPU, else cpu), ``"cpu"``, or ``"cuda"``
     (the kernels of :mod:`systolic.gpu.xmx_kernels`: same arguments, same errors, same bits; inputs may be numpy
     or GPU arrays, the result comes back as the kind of the first GPU input). See docs/gpu.md.
+    ``platform=`` is the older name of ``device=`` (DeprecationWarning).
     """
+    platform = device
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        given = None if device == "pvc" else device
+        platform = renamed(renamed_keywords, {"platform": "device"}, "xmx.matmul", device=given)["device"]
     if backend != "cpu":
         where = backend_registry.resolve(backend, a, b, c)  # loads no provider for numpy inputs
         if where != "cpu":               # a provider above the engines (systolic.gpu) registered its kernels
