@@ -160,3 +160,24 @@ def test_the_c_example_is_the_seed_program():
     for line in ("__tile1024i a = {row, col};", "__tile_loadd(&a, buf, STRIDE);", "__tile_loadd(&c, buf2, STRIDE);",
                  "__tile_dpbssd(&c, a, b);", "__tile_stored(buf, STRIDE, c);"):
         assert line in text
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+def test_c_gemm_loop_equals_eager_and_exact(opt):
+    """tile_gemm_s8u8.c (a K loop carrying the accumulator tile) at -O0 and -O3: compiled == eager == numpy."""
+    _clang_or_skip()
+    mod = compile_c(example("tile_gemm_s8u8.c"), opt=opt, filename="tile_gemm_s8u8.c")
+    rng = np.random.default_rng(11)
+    mem = {"A": rand_bytes(rng, 4096), "B": rand_bytes(rng, 4096), "C": rand_bytes(rng, 1024)}
+    m1 = {k: v.copy() for k, v in mem.items()}
+    m2 = {k: v.copy() for k, v in mem.items()}
+    mod.run("gemm16", "A", "B", "C", 3, memory=m1)
+    mod.run_eager("gemm16", "A", "B", "C", 3, memory=m2)
+    assert np.array_equal(m1["C"], m2["C"])
+    K = 192
+    a = mem["A"].view(np.int8)[:16 * K].reshape(16, K).astype(np.int64)
+    bv = mem["B"][:K // 4 * 64].reshape(K // 4, 16, 4).astype(np.int64)        # u8, VNNI rows
+    b = bv.transpose(0, 2, 1).reshape(K, 16)
+    c = mem["C"].view("<i4").reshape(16, 16).astype(np.int64)
+    want = ((c + a @ b + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+    assert np.array_equal(m1["C"].view("<i4").reshape(16, 16), want)
