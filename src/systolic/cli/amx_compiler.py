@@ -21,7 +21,8 @@ from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_
 from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
-PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+# the pipeline of systolic.compiler.passes (PASS_NAMES there; a test keeps the two equal)
+PASS_NAMES = ("verify", "shape-analysis", "shapes", "lower", "tileconfig", "assign", "regalloc", "config-prune")
 
 
 def _read(file: str) -> str:

@@ -439,7 +439,7 @@ class FunctionReader:
         if int_base_name(name) is not None and isinstance(ins.type, IntType):
             return
         if name in CONFIG:
-            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (REFERENCE.md 7); "
+            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (as LLVM X86PreTileConfig); "
                                           "its input uses the shaped .internal intrinsics only")
         a = SHAPED.get(name)
         if a is not None:

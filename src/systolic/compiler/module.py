@@ -1,12 +1,8 @@
 """The compiler's front door: ``compile_ir(text) -> CompiledModule`` and ``CompiledModule.run(...)``.
 
-Pipeline, per defined function (each pass its own module; ``snapshots`` keeps the text after each):
-
-    verify     cfg.verify_ssa         every use dominated by its definition
-    shapes     shapes.propagate       shapes to every tile value; the seed's <256 x i32> form -> x86_amx/.internal
-    lower      lower.lower + dce      pseudo tile instructions with shape operands (seed section 7); dead tile phis go
-    tileconfig tileconfig.place_config  config slot, ldtilecfg after the shape defs / after calls, tilerelease
-    regalloc   regalloc.allocate      8 physical tiles, shape-aware, spills, config filled (seed section 8)
+Pipeline, per defined function (:mod:`.passes`: each pass its own module, the verifier after every one,
+``snapshots`` keeps the text after each): verify, shape-analysis, shapes, lower, tileconfig, assign, regalloc,
+config-prune;
 
 then emission: ``machine`` (TileMachine program, :mod:`to_machine`), ``llvm`` (physical-register intrinsics,
 :func:`to_llvm.physical_ir`), ``llvm-internal`` (:func:`to_llvm.internal_ir`), ``asm`` (llvmlite).
@@ -20,7 +16,7 @@ import itertools
 import numpy as np
 
 from ..errors import AmxUnavailable, CompileError, InvalidValue
-from . import cfg, lower as lower_mod, regalloc, shapes, tileconfig
+from .passes import PASS_NAMES, PIPELINE, run_pipeline
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
 from .printer import print_module
@@ -28,7 +24,7 @@ from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing, memory_ar
 
 __all__ = ["compile_ir", "compile_c", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
 
-PASSES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+PASSES = PASS_NAMES
 BACKENDS = ("emulator", "spec", "native", "llvm")
 _jit_ids = itertools.count()
 
@@ -46,24 +42,13 @@ class CompiledModule:
         self.snapshots: dict[str, str] = {}
         m = copy.deepcopy(source)
         defined = [f for f in m.functions.values() if not f.declaration]
-        for f in defined:
-            cfg.verify_ssa(f)
-        self.snapshots["verify"] = print_module(m)
-        for f in defined:
-            shapes.propagate(m, f)
-        self.snapshots["shapes"] = print_module(m)
-        self.final = copy.deepcopy(m)
-        for f in defined:
-            lower_mod.lower(m, f)
-            lower_mod.dce(f)
-        self.snapshots["lower"] = print_module(m)
-        for f in defined:
-            tileconfig.place_config(m, f)
-        self.snapshots["tileconfig"] = print_module(m)
-        self.info = {}
-        for f in defined:
-            self.info[f.name] = regalloc.allocate(m, f)
-        self.snapshots["regalloc"] = print_module(m)
+
+        def keep(name: str, module: Module) -> None:
+            if name == "shapes":
+                self.final = copy.deepcopy(module)
+
+        self.snapshots = run_pipeline(m, PIPELINE, on_pass=keep)
+        self.info = {f.name: f.meta["regalloc"] for f in defined}
         self.machine = m
         self._jit = None
 

@@ -423,14 +423,15 @@ class Runner:
             self.tile_store(t, p, _signed(stride, 64))
             return None
         m, n, k = args[:3]
-        # the result (and so the accumulator's tile) has the intrinsic's (m, n); A and B keep their own shapes
+        # the TMUL writes C's register in place, so the result keeps the shape C was defined with (LLVM
+        # configures that register from C's definition; shapes.py); A and B keep their own shapes. A C with
+        # no shape of its own (a <256 x i32> from memory) takes the intrinsic's (m, n).
         c = self.as_tile(args[3], m, n)
         a = self.as_tile(args[4], m, k)
         b = self.as_tile(args[5], (k & 0xFFFF) >> 2, n)
-        cimg = I.mask_image(c.image.copy(), m, n)
-        img = I.eager_dot(self.tm, op.mnemonic, (cimg, m, n), (a.image, a.rows, a.cols),
+        img = I.eager_dot(self.tm, op.mnemonic, (c.image.copy(), c.rows, c.cols), (a.image, a.rows, a.cols),
                           (b.image, b.rows, b.cols))
-        return TileValue(img, m, n)
+        return TileValue(img, c.rows, c.cols)
 
     def as_tile(self, v, rows, cols) -> TileValue:
         if isinstance(v, TileValue):

@@ -72,6 +72,9 @@ def _run_file(path, device, function, args, mems) -> dict:
     from . import devices, report
     p = Path(path)
     kind = kind_of(p)
+    if p.is_dir():
+        raise ProgramError(f"{p} is a directory, not a program file", rule="systolic run FILE: an existing file",
+                           values={"file": str(p)})
     if not p.is_file():
         from ..suggest import did_you_mean_file
         raise ProgramError(f"no such program file{did_you_mean_file(p)}", rule="systolic run FILE: an existing file",
