@@ -116,6 +116,22 @@ def test_cpp_source():
     assert np.array_equal(buf[512:], buf[:512])
 
 
+def test_cpp_functions_by_their_source_name():
+    _clang_or_skip()
+    src = ("#include <immintrin.h>\nchar buf[1024];\nvoid f(unsigned short r) {\n  __tile1024i t = {r, 64};\n"
+           "  __tile_loadd(&t, buf, 64);\n  __tile_stored(buf + 512, 64, t);\n}\n"
+           "int g(int x) { return x + 1; }\nint g(int x, int y) { return x + y; }\n")
+    mod = compile_c(src, language="c++")
+    buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
+    mod.run("f", 8, memory={"buf": buf})                  # _Z1ft
+    assert np.array_equal(buf[512:], buf[:512])
+    from systolic.errors import InvalidValue
+    with pytest.raises(InvalidValue, match="overloads") as ei:
+        mod.run("g", 1)
+    assert ei.value.values["candidates"] == ["_Z1gi", "_Z1gii"]
+    assert mod.run("_Z1gii", 2, 3).value == 5
+
+
 def test_clang_errors_are_typed_with_file_line_column():
     _clang_or_skip()
     with pytest.raises(SourceCompileError) as ei:
