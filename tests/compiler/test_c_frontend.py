@@ -197,3 +197,16 @@ def test_c_gemm_loop_equals_eager_and_exact(opt):
     c = mem["C"].view("<i4").reshape(16, 16).astype(np.int64)
     want = ((c + a @ b + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
     assert np.array_equal(m1["C"].view("<i4").reshape(16, 16), want)
+
+
+def test_a_newer_clang_is_named_when_llvm_cannot_parse_its_ir(monkeypatch):
+    from systolic.compiler import c_frontend
+    from systolic.errors import AsmSyntaxError
+    from systolic.llvmir import clang as clang_mod
+    err = AsmSyntaxError("LLVM cannot parse the IR: unknown type", line=3, column=4, source="x.c")
+    monkeypatch.setattr(clang_mod, "clang_version", lambda: "clang version 99.1.0")
+    with pytest.raises(AsmSyntaxError, match="clang 99 writes IR for LLVM 99, but llvmlite parses LLVM") as ei:
+        c_frontend._explain_version_mismatch(err)
+    assert (ei.value.line, ei.value.column) == (3, 4)
+    monkeypatch.setattr(clang_mod, "clang_version", lambda: "clang version 22.1.8")
+    c_frontend._explain_version_mismatch(err)            # same major: nothing to add
