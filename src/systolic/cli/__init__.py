@@ -26,6 +26,7 @@ SUBGROUPS = {
     "xmx": ("systolic.cli.xmx", "XMX systolic arrays: DPAS / DPASW."),
     "visa": ("systolic.cli.visa", "vISA: assemble, encode, decode and run programs."),
     "opencl": ("systolic.cli.opencl", "OpenCL sub-group matrix built-ins: list and explain."),
+    "cl": ("systolic.cli.cl", "OpenCL C kernels through clang and the SIMT interpreter: build, prelude."),
     "sycl": ("systolic.cli.sycl", "SYCL joint_matrix: devices and their matrix combinations."),
     "layout": ("systolic.cli.layout", "Who holds which element, at every layer: detail, where, what, table, explain."),
     "gpu": ("systolic.cli.gpu", "The CUDA backend: its state and a self-check."),
@@ -81,7 +82,11 @@ def emit_json(obj) -> None:
 @click.group(cls=_Lazy, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="systolic")
 def cli():
-    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit."""
+    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit.
+
+    New here: the README's "Start here" (five commands); words: docs/glossary.md. Every command names the
+    hardware with --device (any alias: spr = sapphirerapids, pvc = xehpc, ...) and M with --m.
+    """
 
 
 @cli.command()
@@ -162,7 +167,8 @@ def types_cmd(as_json):
 @click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def tour(seed, as_json):
-    """Run every engine once (AMX, native AMX if present, XMX, vISA, tile compiler), each checked independently."""
+    """Run every engine and layer once (AMX, native AMX if present, XMX, SYCL, OpenCL, vISA, the tile compiler,
+    layouts, counters, torch if installed), each checked against an independent oracle."""
     from .tour import run_tour
     steps = run_tour(seed)
     if as_json:
@@ -174,7 +180,7 @@ def tour(seed, as_json):
         for col in ("engine", "what ran", "checked against", "result", "s"):
             t.add_column(col)
         for s in steps:
-            t.add_row(s.engine, s.what, s.check, "[green]bit-identical[/]" if s.ok else "[red]MISMATCH[/]",
+            t.add_row(s.engine, s.what, s.check, f"[green]{s.verdict}[/]" if s.ok else "[red]MISMATCH[/]",
                       f"{s.seconds:.2f}")
         Console().print(t)
     if not all(s.ok for s in steps):
