@@ -64,9 +64,13 @@ def amx_feature_string() -> str:
     return ",".join(f for f, since in _AMX_LLVM if major >= since)
 
 
-def host_features() -> set[str]:
-    """The host's CPU features as LLVM names them, e.g. {'+fma', '+avx2', ...} (enabled ones only)."""
-    return {f for f in llvm().get_host_cpu_features().flatten().split(",") if f.startswith("+")}
+def host_features() -> frozenset[str]:
+    """The host's CPU features as LLVM names them, e.g. {'+fma', '+avx2', ...} (enabled ones only); asked once."""
+    with _lock:
+        if "features" not in _state:
+            _state["features"] = frozenset(
+                f for f in llvm().get_host_cpu_features().flatten().split(",") if f.startswith("+"))
+        return _state["features"]
 
 
 def vector_bits() -> int:
