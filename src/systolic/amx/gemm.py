@@ -242,6 +242,10 @@ def _int8(a, b, c) -> np.ndarray:
     chunk an integer of at most 2^24: exact in fp32 whatever order the BLAS adds in. The shift is undone
     exactly in int64: A @ B = A_s @ B_s + beta * rowsum(A_s) + alpha * colsum(B_s) + alpha * beta * K.
     """
+    from ..jit import int_gemm
+    if not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
+        # int8/uint8 values fit 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm)
+        return int_gemm.gemm(a, b, c)
     alpha = 128 if a.dtype == np.uint8 else 0
     beta = 128 if b.dtype == np.uint8 else 0
     a_s = a.astype(np.float32)

@@ -16,6 +16,8 @@ exactly as the padded DPAS would).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import backend_registry, counters, fpenv
@@ -220,6 +222,10 @@ def _int_gemm(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str) -> np.ndarray:
     is at most 2**14 in magnitude and one float32 BLAS pass over K <= 1024 stays exact; the centring is undone
     with exact int64 row and column sums: sum_k (a'+oa)(b'+ob) = a'.b' + ob*rowsum(a') + oa*colsum(b') + K*oa*ob.
     """
+    from ..jit import int_gemm
+    if not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
+        # every element fits 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm)
+        return int_gemm.gemm(a, b, c)
     ta, tb = T.get(pa), T.get(pb)
     oa = 0 if ta.signed else 1 << (ta.bits - 1)
     ob = 0 if tb.signed else 1 << (tb.bits - 1)
