@@ -18,7 +18,7 @@ TORCH_ERRORS = (RuntimeError,)
 ENGINES = ["amx:spr", "amx:gnr", "xmx:pvc", "xmx:dg2"]
 
 
-@examples(40)
+@examples(12, weight=0.15)
 @given(st.data())
 def test_emulate_options(data):
     kw = {}
@@ -47,7 +47,7 @@ class _Net(torch.nn.Module):
         return self.fc(x)
 
 
-@examples(12)
+@examples(6, weight=0.05)
 @given(st.data())
 def test_compare_targets(data):
     torch.manual_seed(0)
