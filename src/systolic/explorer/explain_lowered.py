@@ -4,8 +4,8 @@ TCMM*FP16PS and AMX-FP8 TDP*F8PS.
 
 :func:`systolic.explorer.explain` dispatches here; the one-instruction replays this builds on are in
 :mod:`systolic.explorer.explain_single`. As there, the inputs are placed by the operands' Layout objects and the
-engine's spec path runs with its trace hook on (``xmx.dpasw(trace=)``, ``xmx.dpas(trace=)``, the AMX spec ops'
-``trace=``); nothing here recomputes the arithmetic. A joint_matrix_mad is replayed as the instructions its
+engine's spec path runs with an observer passed in (an :class:`systolic.observe.ElementRecord`:
+``xmx.dpasw(observer=)``, ``xmx.dpas(observer=)``, the AMX spec ops' ``observer=``); nothing here recomputes the arithmetic. A joint_matrix_mad is replayed as the instructions its
 lowering (:mod:`systolic.sycl.lower_xmx` / :mod:`systolic.sycl.lower_amx`, IGC ``DEFINE_MAD_LARGE_SLICE`` and the
 CPU's 16 x 16 x 64-byte tile blocking) issues for the element's tile, in order, each step's D carried as the
 next step's C in the type the lowering keeps it in (:func:`systolic.sycl.lower_xmx.intermediate`).
@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidValue
+from ..observe import ElementRecord
 from .explain_single import (
     _explain_amx,
     _explain_dpas,
@@ -68,10 +69,11 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     for i in (0, 1):
         g[i].write(offs["src1"], lb.scatter(B[i]))
         g[i].write(offs["src0"], lc.scatter(C[i]))
-    trace = {"row": row, "col": col, "eu": eu}
+    trace = {}
     s = dpasw(g[0], pair=g[1], dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"],
               dst_type=p["dst_type"], src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
-              rc=p["rc"], platform=p["platform"], model=model, trace=trace)
+              rc=p["rc"], platform=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"),
+              observer_eu=eu)
     D = ld.gather(g[eu].read(offs["dst"], ld.image_bits() // 8))
     rep = dpas_report(row, col, s, trace, la, lb, lc, ld, C[eu], D, model, opcode="dpasw")
     rep["eu"] = eu
@@ -306,9 +308,9 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
     lc._check_element(row, col)
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
-    trace = {"row": row, "col": col}
+    trace = {}
     M, N, K2 = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, trace=trace)
+    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     imag = mn == "tcmmimfp16ps"
     steps = []
@@ -348,9 +350,9 @@ def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     lc._check_element(row, col)
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
-    trace = {"row": row, "col": col}
+    trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K, trace=trace)
+    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     steps = []
     for kd in range(K // 4):

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InvalidValue, UnsupportedCombination
 from ..layout import Layout
 from . import matrix_core as core
-from .devices import Combination, get_device, matrix_type
+from .devices import Combination, get_device, matrix_type, near_combinations
 from .matrix_core import JointMatrix, tf32
 from .simt import PerItem
 
@@ -442,7 +442,7 @@ def _find(dev: str, names: tuple, m: int, n: int, k: int) -> Combination:
             return c
     raise UnsupportedCombination(
         f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]} with M={m}, N={n}, K={k}",
-        rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+        rule=near_combinations(rec, names, (m, n, k)),
         values={"device": rec.name, "types": names, "M": m, "N": n, "K": k})
 
 
@@ -573,7 +573,7 @@ class matrix_params:
         if not combos:
             raise UnsupportedCombination(
                 f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]}",
-                rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+                rule=near_combinations(rec, names),
                 values={"device": rec.name, "types": names})
         if M is None and N is None and K is None:
             c = next((c for c in combos if c.max_msize), combos[0])

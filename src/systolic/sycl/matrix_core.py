@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..layout import Layout
 from ..layout.joint_matrix import slice_layout
-from .devices import Device, get_device
+from .devices import Device, get_device, near_combinations
 from .simt import (
     Divergence,
     JointMatrixLike,
@@ -80,7 +80,10 @@ def type_info(t) -> TypeInfo:
             return _info("bf16")
         if dt in _DTYPE_NAME:
             return _info(_DTYPE_NAME[dt])
-    raise InvalidValue(f"{t!r} is not a joint_matrix element type",
+    from ..suggest import did_you_mean
+    hint = did_you_mean(t, [*_BY_NAME, "tf32", "bfloat16", "float16", "float32", "int8", "uint8", "int32"]) \
+        if isinstance(t, str) else ""
+    raise InvalidValue(f"{t!r} is not a joint_matrix element type{hint}",
                        rule="int8, uint8, int32, float32, float16, ml_dtypes.bfloat16, precision.tf32",
                        values={"type": repr(t)})
 
@@ -190,7 +193,7 @@ def _declaration_ok(spec: Spec, anysize: bool) -> bool:
             f"{rec.name} supports no {spec.text()}" + (
                 f" (intel/llvm lists {gone[0]}, but no {rec.name} instruction computes it: AMX-TF32 left the ISE)"
                 if gone else ""),
-            rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+            rule=near_combinations(rec, (spec.t.name,)),
             values={"device": rec.name, "type": spec.t.name, "use": spec.use, "rows": spec.rows, "cols": spec.cols})
     return True
 
