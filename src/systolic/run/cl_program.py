@@ -166,11 +166,14 @@ def run(path: Path, device: str | None = None) -> dict:
     h = parse_header(text)
     default = h["device"] or DEFAULT_DEVICE
     dev = pick_device(device, default, h["devices"], "the header's devices", "devices")
-    for k in ("kernel", "global", "args"):
-        if h[k] is None:
-            raise ProgramError(f"the header has no '{k}' directive", rule="systolic-run header of .cl files: "
-                               "kernel, global and args are required", values={"file": str(path)})
-    ctx = cl.Context(device=dev)
+    missing = [k for k in ("kernel", "global", "args") if h[k] is None]
+    if missing:                          # every missing clause at once (issue 27), not one per run
+        raise ProgramError(f"the header has no {', no '.join(repr(k) for k in missing)} directive"
+                           f"{'s' if len(missing) > 1 else ''} (docs/run.md)", rule="systolic-run header of .cl "
+                           "files: kernel, global and args are required", values={"file": str(path),
+                                                                                   "missing": missing})
+    from .devices import xmx_platform
+    ctx = cl.Context(device=xmx_platform(dev))   # any alias of an XMX GPU (xehpc, intel_gpu_pvc, arl)
     q = cl.CommandQueue(ctx)
     prg = cl.Program(ctx, text, filename=path.name, source_dir=str(path.parent)).build(options=h["options"])
     if h["kernel"] not in prg.kernel_names:
