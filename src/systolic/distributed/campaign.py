@@ -29,6 +29,9 @@ from .kinds import BACKENDS, IMAGES, Spec, make_kind, spec_dict
 
 __all__ = ["Campaign", "make_shard", "verify_shard", "generate", "verify", "GenerateResult", "VerifyResult"]
 
+#: mismatching rows listed by verify (all are counted)
+MAX_REPORTED = 1000
+
 
 @dataclass(frozen=True)
 class Campaign:
@@ -155,6 +158,7 @@ class GenerateResult:
     rejected: list[tuple[int, str]] = field(default_factory=list)   # shards found bad on resume, and why
     vectors: int = 0                                        # vectors computed in this run
     seconds: float = 0.0
+    client_seconds: float = 0.0                             # of which the client spent writing files and journal
 
 
 def _manifest(c: Campaign, shards: list[dict] | None) -> dict:
@@ -228,7 +232,7 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
         on_progress(0, total)
     if todo:
         threads = sum(client.nthreads().values()) if hasattr(client, "nthreads") else 1
-        window = window or max(2, 2 * threads)
+        window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(todo))
         submit = lambda p: client.submit(make_shard, args, p["index"], backend, pure=False,   # noqa: E731
@@ -240,17 +244,19 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
             for fut in ac:
                 r = fut.result()
                 fut.release()
+                tw = time.perf_counter()
                 p = plans[r["index"]]
+                if pending:                                  # keep the workers fed before the client writes
+                    ac.add(submit(pending.pop()))
                 store.atomic_write(out / p["file"], r["data"])
                 entry = {"index": p["index"], "file": p["file"], "count": r["count"], "sha256": r["sha256"]}
                 journal.append(entry)
+                res.client_seconds += time.perf_counter() - tw
                 done[p["index"]] = entry
                 res.computed.append(p["index"])
                 res.vectors += r["count"]
                 if on_progress:
                     on_progress(r["count"], total)
-                if pending:
-                    ac.add(submit(pending.pop()))
         finally:
             journal.close()
     shards = []
@@ -305,44 +311,51 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
         recorded.update(store.read_journal(out))
         res.bad_shards.append({"index": None, "file": store.MANIFEST,
                                "reason": "campaign incomplete (run the same generate command to resume)"})
-    jobs = []
+    jobs = []                            # shards to recompute; each file is read only when its task is submitted
     for i in range(c.shard_count):
         p = c.shard(i)
-        path = out / p["file"]
-        rec = recorded.get(i)
-        if not path.exists():
+        if not (out / p["file"]).exists():
             res.bad_shards.append({"index": i, "file": p["file"], "reason": "missing"})
             continue
-        data = path.read_bytes()
+        jobs.append(i)
+    total = sum(c.shard(i)["count"] for i in jobs)
+    if on_progress:
+        on_progress(0, total)
+
+    def read(i: int) -> bytes:
+        """Shard ``i``'s bytes; a digest or count unlike the manifest's is recorded as a bad shard (and the rows
+        are still recomputed, so the report says which ones changed)."""
+        p = c.shard(i)
+        data = (out / p["file"]).read_bytes()
+        rec = recorded.get(i)
         if rec is None:
             res.bad_shards.append({"index": i, "file": p["file"], "reason": "not in the manifest"})
         elif store.sha256_bytes(data) != rec["sha256"] or int(rec["count"]) != p["count"]:
             res.bad_shards.append({"index": i, "file": p["file"], "reason":
                                    f"sha256 differs from the manifest's ({len(data)} bytes): truncated or changed"})
-        jobs.append((i, data))
-    total = sum(c.shard(i)["count"] for i, _ in jobs)
-    if on_progress:
-        on_progress(0, total)
+        return data
+
     if jobs:
         threads = sum(client.nthreads().values())
-        window = window or max(2, 2 * threads)
+        window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(jobs))
-        submit = lambda j: client.submit(verify_shard, args, j[0], j[1], backend, pure=False)   # noqa: E731
+        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, pure=False)   # noqa: E731
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         for fut in ac:
             r = fut.result()
             fut.release()
+            if pending:
+                ac.add(submit(pending.pop()))
             i = r["index"]
             if r["problem"]:
                 res.bad_shards.append({"index": i, "file": c.shard(i)["file"], "reason": r["problem"]})
             res.vectors += r["checked"]
             res.mismatched_rows += r["bad_rows"]
-            res.mismatches.extend({"shard": i, **row} for row in r["rows"])
+            if len(res.mismatches) < MAX_REPORTED:            # every mismatching row is counted; the first are listed
+                res.mismatches.extend({"shard": i, **row} for row in r["rows"][:MAX_REPORTED - len(res.mismatches)])
             if on_progress:
                 on_progress(c.shard(i)["count"], total)
-            if pending:
-                ac.add(submit(pending.pop()))
     res.bad_shards.sort(key=lambda b: (-1 if b["index"] is None else b["index"]))
     res.seconds = time.perf_counter() - t0
     return res

@@ -56,12 +56,17 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
     address = scheduler or os.environ.get(ENV_SCHEDULER) or None
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise InvalidValue("--workers must be a positive integer", values={"workers": workers})
-    level = logging.ERROR if quiet else logging.INFO
+    level = logging.CRITICAL if quiet else logging.INFO   # quiet: no heartbeat noise while a cluster shuts down
     if address:
         if workers is not None or gpu:
             raise InvalidValue("--workers/--gpu size a local cluster; with --scheduler the cluster is already there",
                                values={"scheduler": address, "workers": workers, "gpu": gpu})
-        client = Client(address)
+        try:
+            client = Client(address)
+        except (OSError, TimeoutError) as exc:       # refused, unknown host, nothing answering in time
+            raise BackendUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}",
+                                     rule="--scheduler / SYSTOLIC_SCHEDULER: the address `dask scheduler` printed",
+                                     values={"scheduler": address}) from exc
         try:
             yield client
         finally:
@@ -77,7 +82,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
         spec = {f"gpu-{d}": {"cls": Nanny, "options": {"nthreads": 1, "resources": {"GPU": 1},
                                                        "env": {"CUDA_VISIBLE_DEVICES": d}, "silence_logs": level}}
                 for d in ids}
-        cluster = SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
+        cluster = SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}},
                               silence_logs=level)
     else:
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,

@@ -1,12 +1,14 @@
 """The campaign directory on disk: atomic writes, digests, the manifest and the journal.
 
-* every file is written to a temporary name in the same directory (``.tmp-<name>-<random>``), flushed,
-  fsynced and renamed over its final name (``os.replace``: atomic on POSIX), so a reader or a resumed run
-  never sees half a file under a final name;
+* every file is written to a temporary name in the same directory (``.tmp-<name>-<random>``) and renamed over
+  its final name (``os.replace``: atomic on POSIX), so a reader or a resumed run never sees half a file under a
+  final name after the client stops or crashes. Shard files and journal lines are not fsynced (the client
+  writes every shard of every worker, so it stays off the disk's flush path): after a power cut a shard may be
+  lost or empty, and it then fails its digest check and is computed again on resume. ``manifest.json`` is fsynced;
 * ``manifest.json``: the campaign's arguments, the systolic version and, once complete, every shard's file,
   count, seed pair, profile and sha256. It is a function of the arguments alone (no times, no host names),
   so one worker and sixteen write the same bytes;
-* ``.journal.jsonl``: one line per shard as it completes (index, file, count, sha256), appended and fsynced
+* ``.journal.jsonl``: one line per shard as it completes (index, file, count, sha256), appended and flushed
   by the client; a resumed run trusts a shard file only when its sha256 equals the journal's (or the complete
   manifest's). A torn last line (a crash mid-write) is ignored.
 """
@@ -28,15 +30,17 @@ MANIFEST = "manifest.json"
 JOURNAL = ".journal.jsonl"
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
+def atomic_write(path: Path, data: bytes, durable: bool = False) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename (``durable``: fsync
+    the data before the rename)."""
     path = Path(path)
     tmp = path.with_name(f".tmp-{path.name}-{secrets.token_hex(6)}")
     try:
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -60,7 +64,7 @@ def manifest_bytes(manifest: dict) -> bytes:
 
 
 def write_manifest(out: Path, manifest: dict) -> None:
-    atomic_write(Path(out) / MANIFEST, manifest_bytes(manifest))
+    atomic_write(Path(out) / MANIFEST, manifest_bytes(manifest), durable=True)
 
 
 def read_manifest(out: Path) -> dict | None:
@@ -95,7 +99,7 @@ def read_journal(out: Path) -> dict[int, dict]:
 
 
 class Journal:
-    """Append-only completion log, one fsynced JSON line per shard."""
+    """Append-only completion log, one flushed JSON line per shard."""
 
     def __init__(self, out: Path) -> None:
         self._f = open(Path(out) / JOURNAL, "a")
@@ -103,7 +107,6 @@ class Journal:
     def append(self, entry: dict) -> None:
         self._f.write(json.dumps(entry, sort_keys=True) + "\n")
         self._f.flush()
-        os.fsync(self._f.fileno())
 
     def close(self) -> None:
         self._f.close()

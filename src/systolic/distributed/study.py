@@ -10,8 +10,11 @@ A study script is a Python file that defines
 ``run_study`` splits the samples into ``shards`` contiguous slices (``torch.tensor_split``), runs
 ``compare(model(), inputs[slice], engines=[engine], targets=targets[slice])`` for every (engine, slice) pair
 on the workers (plain fp32 PyTorch rides along with the first engine), and merges the per-slice reports into
-one :class:`systolic.torch.compare.CompareReport` (table, JSON, plot) that equals the report of one
-``compare`` over all samples:
+one :class:`systolic.torch.compare.CompareReport` (table, JSON, plot). For float engines it equals the report
+of one ``compare`` over all samples up to rounding (the engines compute each sample's rows exactly as in the
+whole batch; the float64 reference and plain fp32 PyTorch may block a slice's GEMMs differently). int8 engines
+quantise activations with one scale per tensor, so each slice gets its own scale, as a deployment running
+batches of that size would: their results depend on ``shards``. The merge rules:
 
 * ``max_ulp``: the largest over slices (exact);
 * ``max_rel`` = max|x - ref| / max|ref| and ``mean_rel`` = mean|x - ref| / mean|ref|: each slice's numerator is
