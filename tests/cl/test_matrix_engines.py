@@ -1,6 +1,7 @@
 """The batched matrix engine of systolic.cl equals the per-call lowering of systolic.opencl (one DPAS per
 sub-group), bit for bit, on random operands including NaN, infinities and denormals (hypothesis)."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +107,16 @@ def test_grid_float_mma_equals_the_vectorised_chain(seed, steps, special):
     got = chain_bits(A, B, C0, rec, mdl)
     want = np.asarray(KN._chain(lambda kk: A[:, :, kk, None] * B[:, None, kk, :], C0, Kt, 2, 16, mdl), np.uint32)
     assert (got == want).all()
+
+
+@pytest.mark.parametrize("m", [1, 2, 4, 8])
+@pytest.mark.parametrize("special", [False, True])
+def test_batched_tf32_equals_per_call(m, special):
+    """tf32's A layout (work-items 0-7 the even rows, 8-15 the odd rows) read batched == one DPAS per call."""
+    rec = next(r for r in TB.by_name("intel_sub_group_tf32_tf32_matrix_mad_k8") if r.m == m)
+    P = get_platform("pvc")
+    rng = np.random.default_rng(m + 10 * special)
+    shape = lambda t: (3, 16) + ((t.n,) if t.n > 1 else ())           # noqa: E731
+    a, b, acc = (_bits(rng, t.dtype, shape(t), special) for t in (rec.a_type, rec.b_type, rec.acc_type))
+    got, want = batched(rec, a, b, acc, P), per_call(rec, a, b, acc, P)
+    assert (got.view(np.uint8) == want.view(np.uint8)).all()

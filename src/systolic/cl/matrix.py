@@ -47,7 +47,7 @@ def select(name: str, params: list[str], S: int, platform):
 
 
 def _can_batch(rec) -> bool:
-    return (not rec.split and rec.a_bits in (8, 16) and rec.b_bits in (8, 16) and rec.a_precision != "tf32"
+    return (not rec.split and ((rec.a_bits in (8, 16) and rec.b_bits in (8, 16)) or rec.a_precision == "tf32")
             and rec.acc_precision == rec.result_precision and rec.acc_precision in ("int32", "fp32"))
 
 
@@ -112,6 +112,19 @@ def float_operands(rec, a, b, P, mdl):
     """The logical A (G, M, K) and B (G, K, N) values (exact float64, flushed as the model says) of bf16/fp16
     calls of G sub-groups."""
     G, S, M, K = a.shape[0], rec.sub_group_size, rec.m, rec.k
+    if rec.a_precision == "tf32":
+        # A: work-items 0-7 hold the even rows, 8-15 the odd rows, component j = row pair j (SPIR-V's map for
+        # N > K); B: one column per work-item, component = row
+        from ..xmx import pack as PK
+        a3 = np.ascontiguousarray(a.reshape(G, S, -1)).view(np.uint32)
+        bits = np.zeros((G, M, K), np.uint32)
+        for j in range(a3.shape[2]):
+            bits[:, 2 * j, :] = a3[:, 0:K, j]
+            if 2 * j + 1 < M:
+                bits[:, 2 * j + 1, :] = a3[:, K:2 * K, j]
+        bb = np.ascontiguousarray(b.reshape(G, S, K)).view(np.uint32).transpose(0, 2, 1)
+        fl = mdl.flushes("tf32", P)
+        return PK.decode(bits, "tf32", flush=fl), PK.decode(bb, "tf32", flush=fl)
     a_rows = np.ascontiguousarray(a.reshape(G, S, -1).transpose(0, 2, 1))
     b_cols = np.ascontiguousarray(b.reshape(G, S, -1))
     A = decode16(a_rows.view(np.uint16).reshape(G, M, K), rec.a_precision, mdl.flushes(rec.a_precision, P))
