@@ -120,3 +120,20 @@ def test_batched_tf32_equals_per_call(m, special):
     a, b, acc = (_bits(rng, t.dtype, shape(t), special) for t in (rec.a_type, rec.b_type, rec.acc_type))
     got, want = batched(rec, a, b, acc, P), per_call(rec, a, b, acc, P)
     assert (got.view(np.uint8) == want.view(np.uint8)).all()
+
+
+@pytest.mark.parametrize("name", ["intel_sub_group_i8_i8_split_matrix_mad_k32", "intel_sub_group_u8_i8_split_matrix_mad_k32",
+                                  "intel_sub_group_bf16_bf16_split_matrix_mad_k16"])
+@pytest.mark.parametrize("m", [2, 4, 8])
+def test_batched_split_equals_dpasw(name, m):
+    """Split calls batched (each sub-group: the pair's whole A) == one DPASW per pair (systolic.opencl)."""
+    from systolic.cl.matrix import batched_split, split_twin
+    rec = next(r for r in TB.by_name(name) if r.m == m)
+    P = get_platform("dg2")
+    rng = np.random.default_rng(m)
+    shape = lambda t: (4, 8) + ((t.n,) if t.n > 1 else ())            # noqa: E731
+    a, b, acc = (_bits(rng, t.dtype, shape(t), True) for t in (rec.a_type, rec.b_type, rec.acc_type))
+    twin = split_twin(rec)
+    assert twin is not None
+    got, want = batched_split(rec, twin, a, b, acc, P), per_call(rec, a, b, acc, P)
+    assert (got.view(np.uint8) == want.view(np.uint8)).all()

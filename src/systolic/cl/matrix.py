@@ -220,6 +220,28 @@ def _grid(A, B):
     return ia, ib, a_first, b_first
 
 
+def split_twin(rec):
+    """The non-split built-in whose DPAS a split call's pair computes per sub-group (the whole A of the pair), or
+    None."""
+    if not rec.split:
+        return None
+    for r in TB.by_name(rec.name.replace("split_", "")):
+        if (r.sub_group_size, r.m, r.b_type, r.acc_type) == (rec.sub_group_size, rec.m, rec.b_type, rec.acc_type) \
+                and r.a_type.base == rec.a_type.base and _can_batch(r):
+            return r
+    return None
+
+
+def batched_split(rec, twin, a, b, acc, P, model=None) -> np.ndarray:
+    """Split calls of pairs of sub-groups (2p, 2p+1 consecutive in the arrays): DPASW gives each sub-group the
+    DPAS of the pair's whole A (sub-group 2p's rows first) with its own B and C."""
+    G = a.shape[0]
+    a3 = a.reshape(G // 2, 2, rec.sub_group_size, -1)
+    whole = np.concatenate([a3[:, 0], a3[:, 1]], axis=2)                  # (pairs, S, M)
+    a_full = np.repeat(whole, 2, axis=0)
+    return batched(twin, a_full, b, acc, P, model)
+
+
 def per_call(rec, a, b, acc, P, model=None) -> np.ndarray:
     """One DPAS per sub-group through systolic.opencl's lowering (split: one DPASW per pair of sub-groups)."""
     G = a.shape[0]
@@ -262,7 +284,11 @@ def matrix_builtin(info):
         if launch.engine == "batched" and _can_batch(rec) and rec.acc_precision == "fp32" and launch.defer:
             return _deferred(rec, P, launch, vals, args[2], g, L, info)
         a, b, c = (v[g] for v in vals)
-        if launch.engine == "batched" and _can_batch(rec):
+        twin = split_twin(rec) if launch.engine == "batched" else None
+        if twin is not None:
+            r = batched_split(rec, twin, a, b, c, P, launch.model)
+            _count(rec, P, len(g) // 2)
+        elif launch.engine == "batched" and _can_batch(rec):
             r = batched(rec, a, b, c, P, launch.model)
             _count(rec, P, len(g))
         else:
