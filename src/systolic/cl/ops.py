@@ -86,6 +86,12 @@ def _const_expr(ctx, text: str):
         off = _gep_const_offset(src, idx)
         return lambda fr: fr.ex.launch.global_addr(gname) + np.int64(off)
     inner = body.split(" to ")[0].strip()
+    last = inner.split()[-1] if inner.split() else ""
+    if last in ("null", "poison", "undef", "zeroinitializer"):
+        return lambda fr: np.int64(0)                  # a cast null pointer is null in every address space
+    if op == "inttoptr" and re.fullmatch(r"-?\d+", last):
+        v = np.int64(int(last))
+        return lambda fr: v
     if "@" in inner and "(" not in inner:
         gname = inner.split("@")[-1].strip().strip('"')
         return lambda fr: fr.ex.launch.global_addr(gname)
