@@ -32,6 +32,8 @@ __all__ = ["matrix_builtin", "batched", "per_call", "select"]
 
 def select(name: str, params: list[str], S: int, platform):
     """The overload a call site names (its C parameter types), or the typed error for a platform without it."""
+    if getattr(platform, "backend", "xmx") != "xmx":
+        raise unsupported_on(name, platform)
     for r in TB.by_name(name):
         if r.sub_group_size == S and [r.a_type.name, r.b_type.name, r.acc_type.name] == params[:3]:
             if MP.available(r, platform) is not None:
