@@ -223,8 +223,10 @@ def run(path: Path, device: str | None = None) -> dict:
     extras = {"kernel": h["kernel"], "global size": list(h["global"]), "local size": list(st.local_size),
               "sub-groups": st.sub_groups,
               "IR instructions executed (x sub-groups)": st.instructions,
-              "matrix built-in calls": {k: f"{v[0].signature} -> {v[0].dpas}: {v[1]} calls"
-                                        for k, v in st.matrix_calls.items()}}
+              "matrix built-in calls": "; ".join(f"{v[0].signature} -> one "
+                                                 f"{'DPASW per pair of sub-groups' if v[0].split else 'DPAS per sub-group'}"
+                                                 f" ({v[0].dpas}): {v[1]} sub-group calls"
+                                                 for v in st.matrix_calls.values()) or "none"}
     return {"kind": "opencl-c", "title": h["title"] or f"OpenCL C kernel {h['kernel']}", "description": h["title"],
             "device": dev, "default_device": default, "devices": list(h["devices"]) if h["devices"] else None,
             "sub_group_size": st.sub_group_size, "checks": checks, "recorder": rec,
