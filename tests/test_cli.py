@@ -56,5 +56,10 @@ def test_tour_checks_every_engine():
     r = CliRunner().invoke(cli, ["tour", "--json", "--seed", "3"])
     assert r.exit_code == 0, r.output
     steps = json.loads(r.output)
-    assert {s["engine"] for s in steps} >= {"AMX", "XMX", "vISA", "compiler"}
+    assert {s["engine"] for s in steps} >= {"AMX", "XMX", "SYCL", "OpenCL", "vISA", "compiler", "layout", "counters"}
     assert all(s["ok"] is True for s in steps)
+    # a count or a map "matches"; values are "bit-identical" (issue 27)
+    assert {s["engine"]: s["verdict"] for s in steps}["counters"] == "matches"
+    assert {s["verdict"] for s in steps if s["engine"] in ("AMX", "XMX", "SYCL", "OpenCL")} == {"bit-identical"}
+    import importlib.util
+    assert ("torch" in {s["engine"] for s in steps}) == (importlib.util.find_spec("torch") is not None)

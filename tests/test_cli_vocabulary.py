@@ -156,3 +156,15 @@ def test_suggest_helpers():
     assert close_matches("sapphire", ["spr", "sapphirerapids"]) == ["sapphirerapids"]
     assert did_you_mean("zzzz", ["pvc", "dg2"]) == ""
     assert did_you_mean("pcv", ["pvc"]) == " (did you mean 'pvc'?)"
+
+
+def test_refused_combination_lists_only_the_near_ones():
+    """pvc has 53 combinations; a bf16 request that none admits names the bf16 ones and the listing command."""
+    from systolic.errors import UnsupportedCombination
+    from systolic.sycl import matrix as jm
+    with pytest.raises(UnsupportedCombination) as ei:
+        jm.find_combination("pvc", "bf16", "bf16", "fp32", "fp32", 8, 16, 32)
+    rule = ei.value.rule
+    listed = rule.split(": ", 1)[1].split(" (all ")[0].split("; ")
+    assert 1 <= len(listed) <= 9 and all(x.startswith("bf16 x bf16 + fp32 -> fp32") for x in listed), listed
+    assert "(all 53: systolic sycl combinations pvc)" in rule and len(rule) < 1000

@@ -297,3 +297,24 @@ def test_shell_examples(page, scratch):
         ran += 1
     if skipped:
         pytest.skip(f"ran {ran} line(s); " + "; ".join(skipped))
+
+
+def test_pages_link_the_glossary_and_stay_inside_the_project():
+    """Every page links docs/glossary.md (at the first use of a term), every glossary anchor a page names exists,
+    and no page links outside the project (REFERENCE.md and shared/specs are not shipped: issue 27)."""
+    glossary = (ROOT / "docs" / "glossary.md").read_text()
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', glossary))
+    assert {"amx", "dpas", "grf", "vnni", "seed", "which-operand-is-which-matrix"} <= anchors
+    for page in [*DOCS, ROOT / "README.md"]:
+        text = page.read_text()
+        where = page.relative_to(ROOT)
+        assert "REFERENCE.md" not in text and "shared/specs" not in text and "specs/" not in text, where
+        if page.name != "glossary.md":
+            assert "glossary.md" in text, f"{where} does not link the glossary"
+        for target, anchor in re.findall(r"\]\(((?:docs/)?glossary\.md)#([^)]+)\)", text):
+            assert anchor in anchors, f"{where}: glossary.md#{anchor} is no anchor"
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"(?s)```.*?```", "", text))     # links live in prose only
+        for target in re.findall(r"\]\(([^)#\s]+)", prose):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            assert (page.parent / target).exists(), f"{where}: link to {target}, which is not in the project"

@@ -27,16 +27,20 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     # 0: the base: errors, counters, the host's float environment and its JIT.
     "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.jit": 0,
+    "systolic.observe": 0,                # the spec bodies' observer protocol (the explorer passes one in)
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
+    "systolic.registry": 0,               # name -> record lookups (types, platforms, CPUs, devices, backends)
+    "systolic.llvmir": 0,                 # the LLVM-IR front door: clang + LLVM's parser (imports only errors;
+                                          # in the base because the JIT, systolic.jit, parses through it)
     "systolic.suggest": 0,                # "did you mean": close matches of a mistyped name (difflib)
     # 1: numerics, the element types built from its formats and rounding (systolic.types imports
     #    numerics.formats/.rounding; numerics imports only the base) and the byte packing of those types
     #    (packing imports types): one layer, numerics -> types -> packing inside it
     "systolic.numerics": 1, "systolic.types": 1, "systolic.packing": 1,
-    "systolic.llvmir": 1,                 # the LLVM-IR front door: clang + LLVM's parser (imports only errors)
     "systolic.layout": 2,
     "systolic.amx": 3, "systolic.xmx": 3,                                        # engines
     "systolic.opencl": 4, "systolic.sycl": 4, "systolic.visa": 4, "systolic.compiler": 4,
+    "systolic.cl": 4,                     # OpenCL C / spir64 IR through the SIMT interpreter (issue 21)
     "systolic.amx.intrinsics": 4,                                                # models
     "systolic.gpu": 5, "systolic.torch": 5, "systolic.distributed": 5,          # integrations
     "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools

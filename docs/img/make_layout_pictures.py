@@ -10,9 +10,9 @@ from systolic.explorer import layout_svg, mma_layouts, mma_svg, resolve
 HERE = Path(__file__).resolve().parent
 
 
-def mma(fname, layer, title, view="lane", **opts):
+def mma(fname, layer, title, view="lane", highlight=None, **opts):
     d = mma_layouts(layer, **opts)
-    (HERE / fname).write_text(mma_svg(d["A"], d["B"], d["C"], view=view, title=title))
+    (HERE / fname).write_text(mma_svg(d["A"], d["B"], d["C"], view=view, title=title, highlight=highlight))
 
 
 def one(fname, layer, operand, view="holder", title=None, **opts):
@@ -36,5 +36,7 @@ if __name__ == "__main__":
         name="intel_sub_group_bf16_bf16_split_matrix_mad_k16", platform="dg2", m=8)
     mma("sycl_pvc_bf16_16x16x16.svg", "sycl", "joint_matrix bf16 16x16x16 on PVC (two DPAS): work-item.index",
         view="holder", device="pvc", type="bf16", m=16, n=16, k=16, ctype="fp32", layout="ext_intel_packed")
+    mma("dpas_pvc_bf16_d2_3.svg", "dpas", "DPAS bf16 on PVC, RC 4: what D[2, 3] is made of", view="holder",
+        highlight=(2, 3), platform="pvc", precision="bf16", rc=4)
     one("dpas_pvc_bf16_b_grf.svg", "dpas", "b", title="DPAS Src1 (B) bf16 on PVC: GRF.dword@bit",
         platform="pvc", precision="bf16")

@@ -1,4 +1,4 @@
-; The seed proposal's example (specs/amx-llvm-programming-model.md, section 5 "LLVM IR", listing lines 12-38) in
+; The AMX programming-model proposal's example (llvm-dev, August 2020; section 5 "LLVM IR", lines 12-38) in
 ; the form LLVM 22 accepts. The proposal's listing is not valid LLVM IR any more: LLVM reserved the names
 ; @llvm.x86.tileloadd64 / @llvm.x86.tdpbssd / @llvm.x86.tilestored64 for the physical-register forms
 ; (i8 tile numbers) and realised the proposal's shaped forms as the *.internal intrinsics on x86_amx values,

@@ -1,4 +1,4 @@
-; LLVM's final form of AMX code (REFERENCE.md section 7): x86_amx values, the *.internal intrinsics with shape
+; LLVM's final form of AMX code (llvm-project X86LowerAMXType.cpp): x86_amx values, the *.internal intrinsics with shape
 ; operands, opaque pointers, and the -O0 shapes of a front end: a <256 x i32> stack slot written through
 ; @llvm.x86.cast.tile.to.vector and read back with load + bitcast to x86_amx.
 ;

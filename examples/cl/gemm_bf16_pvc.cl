@@ -21,7 +21,9 @@ kernel void gemm_bf16(global float* C, global ushort* A, global uint* B, int N, 
         short8 a;
         for (int r = 0; r < 8; r++)                       // row m0 + r: one bf16 per work-item
             a[r] = as_short(intel_sub_group_block_read_us(A + (m0 + r) * K + k));
-        int8 b = as_int8(intel_sub_group_block_read8(B + (k / 2) * N + n0));  // 8 VNNI rows
+        int8 b;
+        for (int j = 0; j < 8; j++)                       // VNNI row k/2 + j: rows k+2j, k+2j+1 of column n
+            b[j] = as_int(intel_sub_group_block_read(B + (k / 2 + j) * N + n0));
         acc = intel_sub_group_bf16_bf16_matrix_mad_k16(a, b, acc);
     }
     for (int r = 0; r < 8; r++)

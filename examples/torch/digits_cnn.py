@@ -3,7 +3,7 @@ inference under AMX and XMX numerics and print where and how much its results mo
 
     python examples/torch/digits_cnn.py [--json out.json] [--plot out.png] [--epochs 30] [--limit N]
 
-Needs ``pip install 'systolic[torch]'`` (torch, scikit-learn, matplotlib). Runs in about a minute on 2 cores.
+Needs ``pip install 'systolic[torch-examples]'`` (torch, scikit-learn, matplotlib). Runs in about a minute on 2 cores.
 """
 
 from __future__ import annotations

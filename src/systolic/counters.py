@@ -32,7 +32,7 @@ from collections import Counter
 from contextlib import contextmanager
 from itertools import product
 
-__all__ = ["Recorder", "recording", "count", "count_dpas", "count_tiling", "active"]
+__all__ = ["Recorder", "recording", "count", "count_dpas", "count_tiling", "active", "note_path", "path_taken"]
 
 _lock = threading.Lock()
 #: the recorders now active (a tuple, replaced as a whole under the lock, so readers need no lock)
@@ -158,3 +158,19 @@ def count_tiling(kind: str, extents: dict, blocks: dict, *, partial: bool, **par
             num *= how_many
             shape[name] = size
         count(kind, num, **params, **shape)
+
+
+# ------------------------------------------------------------------ which implementation ran
+
+_paths: dict[str, str] = {}
+
+
+def note_path(entry: str, path: str) -> None:
+    """Remember that the last call of ``entry`` (e.g. ``"amx.matmul tdpbf16ps"``) ran on ``path`` (``"native"``,
+    ``"emulator"``, ...). Always recorded (one dict store), recorder or not."""
+    _paths[entry] = path
+
+
+def path_taken(entry: str | None = None):
+    """The path the last call of ``entry`` ran on (None if never called), or all of them as a dict."""
+    return dict(_paths) if entry is None else _paths.get(entry)

@@ -26,6 +26,7 @@ from . import fpenv
 from .errors import InvalidValue
 from .numerics import formats as F
 from .numerics.rounding import _as_float64, as_exact_array, from_bits, to_bits
+from .registry import Registry
 
 __all__ = ["ElementType", "TYPES", "get", "all_types", "convert", "to_bits", "from_bits", "round_to_tf32",
            "from_dtype", "as_dict"]
@@ -121,23 +122,14 @@ _ALL = (
 )
 
 TYPES: dict[str, ElementType] = {t.name: t for t in _ALL}
-_LOOKUP: dict[str, ElementType] = {}
+_REGISTRY: Registry[ElementType] = Registry("element type", rule="known types", key="name", kind=ElementType)
 for _t in _ALL:
-    for _n in (_t.name, *_t.aliases):
-        _LOOKUP[_n.lower()] = _t
+    _REGISTRY.add(_t.name, _t, _t.aliases)
 
 
 def get(name: str | ElementType) -> ElementType:
     """The element type called ``name`` (canonical name or alias, case-insensitive)."""
-    if isinstance(name, ElementType):
-        return name
-    t = _LOOKUP.get(str(name).lower())
-    if t is None:
-        from .suggest import did_you_mean
-        raise InvalidValue(f"unknown element type {name!r}{did_you_mean(name, _LOOKUP)}",
-                           rule="known types: " + ", ".join(TYPES),
-                           values={"name": name})
-    return t
+    return _REGISTRY.get(name)
 
 
 def all_types() -> list[ElementType]:

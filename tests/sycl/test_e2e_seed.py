@@ -135,7 +135,7 @@ def test_seed_gemm_today(device, rng):
 
 # ----------------------------------------------------------------------------------------- program files
 PROGRAMS = {"seed_gemm_2021": ("spr", "gnr"), "gemm_int8": ("spr", "gnr", "dg2", "pvc", "bmg", "lnl"),
-            "gemm_bf16": ("spr", "gnr", "dg2", "pvc", "bmg", "lnl")}
+            "gemm_bf16": ("spr", "gnr", "dg2", "pvc", "bmg", "lnl"), "get_coord_sums": ("spr", "dg2", "pvc")}
 
 
 @pytest.mark.parametrize("name,device", [(n, d) for n, ds in PROGRAMS.items() for d in ds])

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Callable, Protocol, runtime_checkable
 
-from ..errors import InvalidValue
+from ..registry import Registry
+from .isa import INSTRUCTIONS
 
 __all__ = ["Backend", "register_backend", "get_backend", "backend_names", "EmulatorBackend", "SpecBackend"]
 
@@ -46,6 +47,7 @@ class _ArrayBackend:
 
     name = "?"
     ops = None
+    body = "spec"           # which body of the instruction records (systolic.amx.isa) runs a TMUL
 
     def load_config(self, m) -> None:
         pass  # the machine has already zeroed the tiles and set the configuration
@@ -63,8 +65,8 @@ class _ArrayBackend:
 
     def dot(self, m, mnemonic, dst, src1, src2) -> None:
         cfg = m.config
-        self.ops.DOT[mnemonic](m.tiles[dst], m.tiles[src1], m.tiles[src2], cfg.rows[dst], cfg.colsb[dst],
-                               cfg.colsb[src1])
+        body = getattr(INSTRUCTIONS[mnemonic], self.body)     # the record's spec or fast body
+        body(m.tiles[dst], m.tiles[src1], m.tiles[src2], cfg.rows[dst], cfg.colsb[dst], cfg.colsb[src1])
 
     def release(self, m) -> None:
         pass
@@ -74,6 +76,7 @@ class EmulatorBackend(_ArrayBackend):
     """The fast emulator: vectorised kernels proven bit-identical to the spec path."""
 
     name = "emulator"
+    body = "fast"
 
     def __init__(self) -> None:
         from . import kernels
@@ -95,23 +98,24 @@ def _native() -> Backend:
     return NativeBackend()
 
 
-_FACTORIES: dict[str, Callable[[], Backend]] = {"emulator": EmulatorBackend, "spec": SpecBackend, "native": _native}
+#: backend name -> factory (called once per machine)
+_FACTORIES: Registry[Callable[[], Backend]] = Registry("AMX backend", rule="backends", key="backend",
+                                                       normalize=str, listed=lambda r: sorted(r.names()))
+for _n, _f in (("emulator", EmulatorBackend), ("spec", SpecBackend), ("native", _native)):
+    _FACTORIES.add(_n, _f)
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Make ``TileMachine(backend=name)`` use ``factory()`` (called once per machine)."""
-    _FACTORIES[name] = factory
+    _FACTORIES.add(name, factory)
 
 
 def backend_names() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted(_FACTORIES.names())
 
 
 def get_backend(name: str | Backend) -> Backend:
     """A new backend instance by name, or the object itself."""
     if not isinstance(name, str):
         return name
-    if name not in _FACTORIES:
-        raise InvalidValue(f"unknown AMX backend {name!r}", rule="backends: " + ", ".join(backend_names()),
-                           values={"backend": name})
-    return _FACTORIES[name]()
+    return _FACTORIES.get(name)()

@@ -27,22 +27,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InvalidValue
+from ..registry import Registry
+from .isa import INSTRUCTIONS
 
 __all__ = ["Palette", "CpuModel", "PALETTE_1", "CPUS", "get_cpu", "INSTRUCTION_FEATURE", "FEATURES"]
 
 #: AMX feature names, in the order CPUID lists them.
 FEATURES = ("amx-tile", "amx-int8", "amx-bf16", "amx-fp16", "amx-complex", "amx-fp8", "amx-avx512", "amx-movrs")
 
-#: which feature each instruction needs (SDM / ISE "CPUID Feature Flag" column of each page)
-INSTRUCTION_FEATURE = {
-    "ldtilecfg": "amx-tile", "sttilecfg": "amx-tile", "tileloadd": "amx-tile", "tileloaddt1": "amx-tile",
-    "tilestored": "amx-tile", "tilezero": "amx-tile", "tilerelease": "amx-tile",
-    "tdpbssd": "amx-int8", "tdpbsud": "amx-int8", "tdpbusd": "amx-int8", "tdpbuud": "amx-int8",
-    "tdpbf16ps": "amx-bf16",
-    "tdpfp16ps": "amx-fp16",
-    "tcmmimfp16ps": "amx-complex", "tcmmrlfp16ps": "amx-complex",
-    "tdpbf8ps": "amx-fp8", "tdpbhf8ps": "amx-fp8", "tdphbf8ps": "amx-fp8", "tdphf8ps": "amx-fp8",
-}
+#: which feature each instruction needs (SDM / ISE "CPUID Feature Flag" column of each page): read from the
+#: instruction records (systolic.amx.isa)
+INSTRUCTION_FEATURE = {r.mnemonic: r.feature for r in INSTRUCTIONS.values()}
 
 # CPUID bit positions (leaf, subleaf, register, bit) of each feature
 _CPUID_07 = {"amx-bf16": (0, "edx", 22), "amx-tile": (0, "edx", 24), "amx-int8": (0, "edx", 25),
@@ -158,15 +153,12 @@ CPUS: dict[str, CpuModel] = {c.name: c for c in (
 )}
 
 
+_REGISTRY: Registry[CpuModel] = Registry("CPU model", rule="CPU models", key="cpu", kind=CpuModel,
+                                         normalize=lambda n: n.lower().replace("_", "-"))
+for _c in CPUS.values():
+    _REGISTRY.add(_c.name, _c, _c.aliases)
+
+
 def get_cpu(cpu: str | CpuModel) -> CpuModel:
-    """A CPU model by name or alias (case-insensitive), or the model itself."""
-    if isinstance(cpu, CpuModel):
-        return cpu
-    key = str(cpu).lower().replace("_", "-")
-    for c in CPUS.values():
-        if key == c.name or key in c.aliases:
-            return c
-    from ..suggest import did_you_mean
-    known = [n for c in CPUS.values() for n in (c.name, *c.aliases)]
-    raise InvalidValue(f"unknown CPU model {cpu!r}{did_you_mean(key, known)}", rule="CPU models: " + ", ".join(CPUS),
-                       values={"cpu": cpu})
+    """A CPU model by name or alias (case-insensitive, ``_`` read as ``-``), or the model itself."""
+    return _REGISTRY.get(cpu)

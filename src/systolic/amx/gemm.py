@@ -38,6 +38,7 @@ from .. import backend_registry, counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue
 from ..host import out_of_memory, refuse_beyond_memory
 from . import fp_x86 as fp
+from . import native_matmul
 from .cpu import get_cpu
 
 __all__ = ["matmul", "mnemonic_for", "check_arguments"]
@@ -125,18 +126,32 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
         return _by_instructions(mn, a, b, c, model, "emulator" if method == "instructions" else "spec")
     if M == 0 or N == 0 or kp == 0:
         return c.copy()                            # no TMUL runs: C is returned untouched (no DAZ either)
-    count_tmuls(mn, M, N, kp // per)
+    if method == "auto":
+        ok, _ = native_matmul.usable(mn, model.name)
+        if ok:
+            out, kn = native_matmul.run(mn, a, b, c, threads)
+            if out is not None:
+                path = "native" if kn == kp else "native+emulator"
+                count_tmuls(mn, M, N, kp // per, path=path)
+                counters.note_path(f"amx.matmul {mn}", path)
+                if kn == kp:
+                    return out
+                # the partial last tile-K block on the emulator, from the native result (native_matmul.run)
+                return _float(mn, a[:, kn:], b[kn:], out, method, threads)
+    count_tmuls(mn, M, N, kp // per, path="emulator")
+    counters.note_path(f"amx.matmul {mn}", "emulator")
     if integer:
         return _int8(a, b, c)
     return _float(mn, a, b, c, method, threads)
 
 
-def count_tmuls(mn: str, M: int, N: int, k_dwords: int, via: str = "matmul") -> None:
+def count_tmuls(mn: str, M: int, N: int, k_dwords: int, via: str = "matmul", path: str = "emulator") -> None:
     """Record the TMULs of an M x N GEMM over ``k_dwords`` dwords of K (systolic.counters), as the tile loop nest
     issues them (tiles of 16 rows x 16 dwords of C, K blocks of 16 dwords; edge tiles smaller). The CPU and the
-    CUDA paths count the same."""
+    CUDA paths count the same; ``path`` says which implementation ran them (emulator, native, native+emulator;
+    the CUDA path names its own)."""
     counters.count_tiling("amx", {"m": M, "n": N, "k_dwords": k_dwords}, {"m": TILE_ROWS, "n": 16, "k_dwords": 16},
-                          partial=True, op=mn, via=via)
+                          partial=True, op=mn, via=via, path=path)
 
 
 def check_arguments(a_shape, a_dtype, b_shape, b_dtype, c_meta, cpu, method, threads):
@@ -373,3 +388,7 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     if bad_cols.size:
         ob[:, bad_cols] = _chains_numpy(a32, b32[:, bad_cols], c32[:, bad_cols], kt)
     return out
+
+
+# the native path's self-check compares with the emulator: this module's numpy / compiled chains
+native_matmul.register_emulator(lambda a, b, c, cpu: matmul(a, b, c, cpu=cpu, method="numpy"))

@@ -26,23 +26,18 @@ import numpy as np
 from .. import counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue, MemoryFault
 from . import kernels
+from . import isa as ISA
 from .backends import Backend, get_backend
 from .cpu import CpuModel, INSTRUCTION_FEATURE, get_cpu
 from .tilecfg import NTILES, TileConfig, check_ldtilecfg
 
 __all__ = ["TileMachine", "TMUL_MNEMONICS"]
 
-TMUL_MNEMONICS = ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps", "tcmmimfp16ps",
-                  "tcmmrlfp16ps", "tdpbf8ps", "tdpbhf8ps", "tdphbf8ps", "tdphf8ps")
+#: the TMUL mnemonics, in the records' order (systolic.amx.isa)
+TMUL_MNEMONICS = ISA.TMUL_MNEMONICS
 
-#: element types of (src1, src2) of each TMUL instruction, for users reading tiles back
-TMUL_TYPES = {
-    "tdpbssd": ("s8", "s8", "s32"), "tdpbsud": ("s8", "u8", "s32"), "tdpbusd": ("u8", "s8", "s32"),
-    "tdpbuud": ("u8", "u8", "s32"), "tdpbf16ps": ("bf16", "bf16", "fp32"), "tdpfp16ps": ("fp16", "fp16", "fp32"),
-    "tcmmimfp16ps": ("fp16", "fp16", "fp32"), "tcmmrlfp16ps": ("fp16", "fp16", "fp32"),
-    "tdpbf8ps": ("bf8", "bf8", "fp32"), "tdpbhf8ps": ("bf8", "hf8", "fp32"), "tdphbf8ps": ("hf8", "bf8", "fp32"),
-    "tdphf8ps": ("hf8", "hf8", "fp32"),
-}
+#: element types of (src1, src2, dst) of each TMUL instruction, for users reading tiles back (from the records)
+TMUL_TYPES = {r.mnemonic: r.types for r in ISA.TMULS}
 
 
 def _check_memory(memory) -> np.ndarray:
@@ -308,53 +303,6 @@ class TileMachine:
                            via="machine")
         self._zero_tilecfg_start()
 
-    def tdpbssd(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBSSD: int32 += signed int8 x signed int8, 4 products per dword (wraps mod 2^32)."""
-        self._tmul("tdpbssd", dst, src1, src2)
-
-    def tdpbsud(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBSUD: int32 += signed int8 (src1) x unsigned int8 (src2)."""
-        self._tmul("tdpbsud", dst, src1, src2)
-
-    def tdpbusd(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBUSD: int32 += unsigned int8 (src1) x signed int8 (src2)."""
-        self._tmul("tdpbusd", dst, src1, src2)
-
-    def tdpbuud(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBUUD: int32 += unsigned int8 x unsigned int8."""
-        self._tmul("tdpbuud", dst, src1, src2)
-
-    def tdpbf16ps(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBF16PS: fp32 += bf16 pairs (two fp32 chains, DAZ/FTZ/RNE; AMX-BF16)."""
-        self._tmul("tdpbf16ps", dst, src1, src2)
-
-    def tdpfp16ps(self, dst: int, src1: int, src2: int) -> None:
-        """TDPFP16PS: fp32 += fp16 pairs (AMX-FP16)."""
-        self._tmul("tdpfp16ps", dst, src1, src2)
-
-    def tcmmimfp16ps(self, dst: int, src1: int, src2: int) -> None:
-        """TCMMIMFP16PS: imaginary part of complex fp16 matrix products (AMX-COMPLEX)."""
-        self._tmul("tcmmimfp16ps", dst, src1, src2)
-
-    def tcmmrlfp16ps(self, dst: int, src1: int, src2: int) -> None:
-        """TCMMRLFP16PS: real part of complex fp16 matrix products (AMX-COMPLEX)."""
-        self._tmul("tcmmrlfp16ps", dst, src1, src2)
-
-    def tdpbf8ps(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBF8PS: fp32 += bf8 x bf8 (AMX-FP8; model unverified on silicon)."""
-        self._tmul("tdpbf8ps", dst, src1, src2)
-
-    def tdpbhf8ps(self, dst: int, src1: int, src2: int) -> None:
-        """TDPBHF8PS: fp32 += bf8 (src1) x hf8 (src2) (AMX-FP8; unverified)."""
-        self._tmul("tdpbhf8ps", dst, src1, src2)
-
-    def tdphbf8ps(self, dst: int, src1: int, src2: int) -> None:
-        """TDPHBF8PS: fp32 += hf8 (src1) x bf8 (src2) (AMX-FP8; unverified)."""
-        self._tmul("tdphbf8ps", dst, src1, src2)
-
-    def tdphf8ps(self, dst: int, src1: int, src2: int) -> None:
-        """TDPHF8PS: fp32 += hf8 x hf8 (AMX-FP8; unverified)."""
-        self._tmul("tdphf8ps", dst, src1, src2)
 
     def execute(self, mnemonic: str, *operands) -> None:
         """Run an instruction by name, e.g. ``m.execute("tdpbssd", 0, 1, 2)``."""
@@ -414,3 +362,16 @@ class TileMachine:
                                values={"shape": v.shape, "dtype": str(v.dtype), "rows": rows, "colsb": colsb})
         self.tiles[t] = 0
         self.tiles[t, :rows, :colsb] = b
+
+
+def _tmul_method(rec: ISA.Instruction):
+    """The TileMachine method of one TMUL record: its checks (SDM AMX-E4) then the backend's body."""
+    def method(self, dst: int, src1: int, src2: int) -> None:
+        self._tmul(rec.mnemonic, dst, src1, src2)
+    method.__name__, method.__qualname__, method.__doc__ = rec.mnemonic, f"TileMachine.{rec.mnemonic}", rec.doc
+    return method
+
+
+# one method per TMUL record (tdpbssd ... tdphf8ps): a new record is a new method
+for _r in ISA.TMULS:
+    setattr(TileMachine, _r.mnemonic, _tmul_method(_r))

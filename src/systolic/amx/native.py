@@ -78,7 +78,7 @@ def require_native() -> None:
         from .. import host
         raise AmxUnavailable(f"native AMX is unavailable: {why}",
                              rule="native AMX needs CPUID AMX-TILE and Linux arch_prctl(ARCH_REQ_XCOMP_PERM, "
-                                  "XFEATURE_XTILEDATA) (REFERENCE.md section 6)",
+                                  "XFEATURE_XTILEDATA) (Linux Documentation/arch/x86/xstate.rst)",
                              values={"cpu": host.cpu_model_name(), "amx_features": host.amx_features()})
 
 

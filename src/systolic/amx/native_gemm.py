@@ -55,6 +55,7 @@ KERNELS = {
     ("int8", "uint8"): ("tdpbsud", 1, np.int32),
     ("uint8", "int8"): ("tdpbusd", 1, np.int32),
     ("uint8", "uint8"): ("tdpbuud", 1, np.int32),
+    ("float16", "float16"): ("tdpfp16ps", 2, np.float32),   # AMX-FP16 (Granite Rapids on)
 }
 
 
@@ -290,8 +291,9 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
            block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int = 0,
-           out: np.ndarray | None = None) -> np.ndarray:
-    """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`).
+           out: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
+    """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
+    C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
     workers (POSIX threads created by the JIT code; default all CPUs) over regions of
@@ -315,9 +317,12 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
                            values={"a": a.shape, "b": (pb.k, pb.n)})
     mnemonic, esize, cdt = KERNELS[key]
     m, k = a.shape
+    if c is not None and (c.shape != (m, pb.n) or c.dtype != cdt):
+        raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
+                           values={"shape": c.shape, "dtype": str(c.dtype)})
     if m == 0 or pb.n == 0 or k == 0:
-        # nothing to multiply (the kernel's loops run at least once): the empty sum is +0
-        res = np.zeros((m, pb.n), cdt)
+        # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
+        res = np.zeros((m, pb.n), cdt) if c is None else c.copy()
         if out is not None:
             out[...] = res
             return out
@@ -329,7 +334,11 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         ap[:m, :k] = a
     else:
         ap = a
-    cp = np.empty((mp, pb.np_), cdt)
+    if c is None:
+        cp = np.empty((mp, pb.np_), cdt)
+    else:
+        cp = np.zeros((mp, pb.np_), cdt)
+        cp[:m, :pb.n] = c
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
     if runtime not in ("pool", "spawn"):
@@ -347,7 +356,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     tids = np.zeros(nthreads, np.uint64)
     args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, (1 if pack_a else 0) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
+               ksteps, 0, 0, 0, (1 if pack_a else 0) | (0 if c is None else 2) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
                tids.ctypes.data)
     for w, sh in enumerate(shares):
         args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w

@@ -4,7 +4,8 @@ resident worker pool (the driver, packing and planning are in :mod:`systolic.amx
 * ``gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags)`` -- the 32x32 micro-kernel
   (tmm0-3 hold C, tmm4-5 A, tmm6-7 B) over a list of regions of C. flags: bit 0 = pack A (each region's rows of A
   copied by tile moves into abuf, one contiguous 1 KiB tile per K step; consecutive regions with the same rows
-  reuse the copy); bits 8.. = K steps per K block (0: all). With K blocks, C tiles are stored after each block
+  reuse the copy); bits 8.. = K steps per K block (0: all); bit 1 = accumulate: the first K block loads C (the caller's initial values) instead
+  of zeroing the tiles. With K blocks, C tiles are stored after each block
   and loaded again for the next (an exact round trip); the TDP chain of every C tile is unchanged.
 * ``gemm_mt(shares, n, tids)`` -- n shares of work on a binary tree of POSIX threads.
 * ``pool_worker(ctrl, w)`` / ``pool_run(ctrl, workers)`` -- the resident pool parked on Linux futexes.
@@ -79,7 +80,8 @@ def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
     kb = lkb.index
     kend0 = b.add(kb, kc)
     kend = b.select(b.icmp_unsigned(">", kend0, ksteps), ksteps, kend0)
-    first = b.icmp_unsigned("==", kb, i64(0))
+    # the first K block starts the C tiles at zero, unless flags bit 1 asks to accumulate into C as given
+    first = b.and_(b.icmp_unsigned("==", kb, i64(0)), b.icmp_unsigned("==", b.and_(flags, i64(2)), i64(0)))
     lm = Loop(b, m0, m1, 32, name="m", unsigned=True, do_while=True)
     mrow = lm.index
     aoff = b.select(dopack, b.mul(b.udiv(b.sub(mrow, m0), i64(16)), apanel), b.mul(mrow, lda))

@@ -22,6 +22,7 @@ import numpy as np
 from . import fp_x86 as fp
 from ..numerics.formats import BF8, FP32, HF8
 from ..numerics.rounding import decode_fraction, round_fraction
+from ..observe import Observer, from_trace
 
 __all__ = ["tileload", "tilestore", "tilezero", "DOT"]
 
@@ -115,8 +116,9 @@ def _dpbd(x: int, y: int, ext1, ext2) -> int:
 
 def _tdpb_d(ext1, ext2):
     def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int,
-           trace: dict | None = None) -> None:
-        # trace (the explorer's explain hook): {"row": m, "col": n} gets C and each step's dword sum recorded
+           trace: dict | None = None, observer: Observer | None = None) -> None:
+        # observer (systolic.observe; the explorer's explain): each step's dword sum of a watched element
+        obs = from_trace(trace, observer)
         elements_src1 = k_colsb // 4
         elements_dest = n_colsb // 4
         for m in range(m_rows):
@@ -125,9 +127,8 @@ def _tdpb_d(ext1, ext2):
                 for n in range(elements_dest):
                     # int32 accumulation, wrapping modulo 2^32 (no saturation)
                     dot = _dpbd(_dword(a, m, k), _dword(b, k, n), ext1, ext2)
-                    if trace is not None and (trace["row"], trace["col"]) == (m, n):
-                        trace.setdefault("c", tmp[n])
-                        trace.setdefault("steps", []).append({"k": k, "dot": dot, "acc": (tmp[n] + dot) & 0xFFFFFFFF})
+                    if obs and obs.watches(m, n):
+                        obs.step(m, n, c=tmp[n], k=k, dot=dot, acc=(tmp[n] + dot) & 0xFFFFFFFF)
                     tmp[n] = (tmp[n] + dot) & 0xFFFFFFFF
             write_row_and_zero(c, m, _row_from_dwords(tmp), n_colsb)
         zero_upper_rows(c, m_rows)
@@ -170,9 +171,10 @@ def _two_chain(step):
     (k, n) for the instruction at hand.
     """
     def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int,
-           trace: dict | None = None) -> None:
-        # trace (the explorer's explain hook): {"row": m, "col": n} gets both chains after every k, the
-        # chains' sum and the final add recorded (fp32 bit patterns)
+           trace: dict | None = None, observer: Observer | None = None) -> None:
+        # observer (systolic.observe): both chains of a watched element after every k, then the chains' sum and
+        # the final add (fp32 bit patterns)
+        obs = from_trace(trace, observer)
         elements_src1 = k_colsb // 4
         elements_dest = n_colsb // 4
         for m in range(m_rows):
@@ -180,13 +182,13 @@ def _two_chain(step):
             for k in range(elements_src1):
                 for n in range(elements_dest):
                     step(temp1, n, _dword(a, m, k), _dword(b, k, n))
-                    if trace is not None and (trace["row"], trace["col"]) == (m, n):
-                        trace.setdefault("steps", []).append({"k": k, "even": temp1[2 * n], "odd": temp1[2 * n + 1]})
+                    if obs and obs.watches(m, n):
+                        obs.step(m, n, k=k, even=temp1[2 * n], odd=temp1[2 * n + 1])
             row = [_dword(c, m, n) for n in range(elements_dest)]
             for n in range(elements_dest):
                 tmpf32 = fp.add(temp1[2 * n], temp1[2 * n + 1])
-                if trace is not None and (trace["row"], trace["col"]) == (m, n):
-                    trace.update(c=row[n], chains_sum=tmpf32, result=fp.add(row[n], tmpf32))
+                if obs and obs.watches(m, n):
+                    obs.result(m, n, c=row[n], chains_sum=tmpf32, result=fp.add(row[n], tmpf32))
                 row[n] = fp.add(row[n], tmpf32)
             write_row_and_zero(c, m, _row_from_dwords(row), n_colsb)
         zero_upper_rows(c, m_rows)
@@ -262,16 +264,15 @@ def _fp8_dot(fmt1, fmt2):
     add up with their signs, and +inf + -inf not resolved within the same dword gives the default NaN.
     """
     def op(c: np.ndarray, a: np.ndarray, b: np.ndarray, m_rows: int, n_colsb: int, k_colsb: int,
-           trace: dict | None = None) -> None:
-        # trace (the explorer's explain hook): {"row": m, "col": n} gets C, the exact sum, its fp32 rounding and
-        # the result recorded (record-only)
+           trace: dict | None = None, observer: Observer | None = None) -> None:
+        # observer (systolic.observe): C, the exact sum, its fp32 rounding and the result of a watched element
+        obs = from_trace(trace, observer)
         elements_src1 = k_colsb // 4
         elements_dest = n_colsb // 4
         for m in range(m_rows):
             row = [_dword(c, m, n) for n in range(elements_dest)]
             for n in range(elements_dest):
                 srcdest = row[n]
-                traced = trace is not None and (trace["row"], trace["col"]) == (m, n)
                 nan = fp.is_nan(srcdest)
                 inf_state = None            # None, "+", "-" or "cancelled"
                 temp = Fraction(0)
@@ -295,19 +296,18 @@ def _fp8_dot(fmt1, fmt2):
                         nan = True
                 if nan:
                     row[n] = fp.DEFAULT_NAN
-                    if traced:
-                        trace.update(c=srcdest, special="NaN (a NaN input, inf * 0 or +inf + -inf)",
-                                     result=row[n])
+                    if obs and obs.watches(m, n):
+                        obs.result(m, n, c=srcdest, special="NaN (a NaN input, inf * 0 or +inf + -inf)",
+                                   result=row[n])
                     continue
                 if inf_state is not None:
                     tmpf32 = (fp.SIGN if inf_state == "-" else 0) | fp.EXP
                 else:
                     tmpf32 = round_fraction(temp, FP32, "rne", ftz=True)   # FP32(temp), one rounding
                 row[n] = fp.add(srcdest, tmpf32)
-                if traced:
-                    trace.update(c=srcdest, temp=temp, tmpf32=tmpf32, result=row[n])
-                    if inf_state is not None:
-                        trace["special"] = f"{inf_state}inf among the products"
+                if obs and obs.watches(m, n):
+                    obs.result(m, n, c=srcdest, temp=temp, tmpf32=tmpf32, result=row[n],
+                               **({} if inf_state is None else {"special": f"{inf_state}inf among the products"}))
             write_row_and_zero(c, m, _row_from_dwords(row), n_colsb)
         zero_upper_rows(c, m_rows)
     return op

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue
+from .availability import unsupported_on
 from .blockio2d import parse_name, supported
 
 __all__ = ["block2d"]
@@ -37,7 +38,6 @@ def block2d(info):
         L = fr.ex.lanes
         P = fr.ex.launch.platform
         if not supported(P):
-            from .library import unsupported_on
             raise unsupported_on(info.base, P)
         active = fr.ex.require_converged(fr.mask, info.base, info.where(fr))
         g = np.flatnonzero(active)
@@ -73,8 +73,7 @@ def block2d(info):
         if spec.op.startswith("read"):
             data = np.zeros(addr.shape, edt)
             if inb.any():
-                from .library import _gather
-                data[inb] = _gather(mem, addr[inb], lane_of[inb], edt, where)
+                data[inb] = mem.gather(addr[inb], lane_of[inb], edt, where)
             if spec.op == "read_transform":
                 per = 4 // eb
                 d = data.reshape(len(g), C, R // per, per, W).transpose(0, 1, 2, 4, 3)     # (g, C, R/per, W, per)
@@ -96,7 +95,6 @@ def block2d(info):
         flat = np.ascontiguousarray(units.transpose(0, 2, 1)).reshape(len(g), -1)[:, :total_units]
         flat = np.ascontiguousarray(flat).view(edt).reshape(addr.shape)
         if inb.any():
-            from .library import _scatter
-            _scatter(mem, addr[inb], lane_of[inb], flat[inb], edt, where)
+            mem.scatter(addr[inb], lane_of[inb], flat[inb], edt, where)
         return None
     return f

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -170,15 +169,19 @@ def enqueue_fill_buffer(queue, mem: Buffer, pattern, offset: int, size: int, wai
 
 
 class Program:
-    """``Program(ctx, source)``: OpenCL C source (or ``Program(ctx, ir=...)``: spir64 LLVM IR text)."""
+    """``Program(ctx, source)``: OpenCL C source, or a SPIR-V module as bytes (read through ``llvm-spirv -r``
+    when installed: :func:`systolic.cl.program.spirv_to_ir`), or ``Program(ctx, ir=...)``: spir64 LLVM IR text."""
 
     def __init__(self, context: Context, source: str | None = None, *, ir: str | None = None,
                  filename: str = "kernel.cl", source_dir=None) -> None:
         if not isinstance(context, Context):
             raise InvalidValue("Program takes a systolic.cl.Context", values={"type": type(context).__name__})
-        if (source is None) == (ir is None):
+        if source is None and ir is None or (source is not None and ir is not None):
             raise InvalidValue("Program takes OpenCL C source or ir=, one of them", rule="Program(ctx, source)")
         self.context = context
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            from .program import spirv_to_ir
+            ir, source = spirv_to_ir(bytes(source)), None
         self.source = source
         self.filename = filename
         self.source_dir = source_dir
@@ -307,7 +310,6 @@ def _default_local(G, S):
 
 
 def enqueue_nd_range_kernel(queue, kernel: Kernel, global_size, local_size, global_offset=None) -> Event:
-    from .. import counters  # noqa: F401
     from .interp import Executor
     from .lanes import Lanes
     from .launch import Batch

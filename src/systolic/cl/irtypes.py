@@ -34,12 +34,17 @@ class VType:
         self.text, self.kind, self.dtype, self.n, self.bits, self.addrspace = text, kind, dtype, n, bits, addrspace
 
     @property
+    def odd(self) -> bool:
+        """An integer width numpy has no type for (held sign-extended in a wider one)."""
+        return self.kind == "int" and self.bits not in (1, 8, 16, 32, 64)
+
+    @property
     def udtype(self) -> np.dtype:
         return _UNSIGNED.get(self.dtype, self.dtype)
 
     @property
     def elem_bytes(self) -> int:
-        return 1 if self.bits == 1 else self.bits // 8
+        return 1 if self.bits == 1 else -(-self.bits // 8)
 
     @property
     def nbytes(self) -> int:
@@ -83,15 +88,19 @@ def vtype(text: str) -> VType:
         return VType(t, e.kind, e.dtype, int(m[1]), e.bits, e.addrspace)
     if t.startswith("i") and t[1:].isdigit():
         b = int(t[1:])
-        if b not in _INT:
-            raise UnsupportedOperation(f"the interpreter holds i1, i8, i16, i32 and i64 values, not {t}",
-                                       rule="systolic.cl interpreter: integer widths", values={"type": t})
-        return VType(t, "int", _INT[b], 0, b)
+        if b in _INT:
+            return VType(t, "int", _INT[b], 0, b)
+        if 1 < b < 64:      # odd widths (SCEV's i33 ...): held sign-extended in the next wider numpy integer
+            return VType(t, "int", next(_INT[w] for w in (8, 16, 32, 64) if w > b), 0, b)
+        raise UnsupportedOperation(f"the interpreter holds integers of 1 to 64 bits, not {t}",
+                                   rule="systolic.cl interpreter: integer widths", values={"type": t})
     if t in _FLOAT:
         return VType(t, "float", _FLOAT[t], 0, _FLOAT[t].itemsize * 8)
     m = _PTR.match(t)
     if m:
         return VType(t, "ptr", np.dtype(np.int64), 0, 64, int(m[1] or 0))
+    if t.startswith('target("spirv.CooperativeMatrixKHR"'):
+        return VType(t, "int", np.dtype(np.int64), 0, 64)      # a handle (systolic.cl.coop)
     raise UnsupportedOperation(f"values of type {t} are not modelled by the interpreter",
                                rule="systolic.cl interpreter: first-class types i1..i64, half, float, double, "
                                     "pointers and their vectors", values={"type": t})

@@ -20,10 +20,13 @@ import re
 
 import numpy as np
 
-from ..errors import InvalidValue, UnsupportedCombination, UnsupportedOperation
+from ..errors import InvalidValue, UnsupportedOperation
 from ..llvmir import facts as F
-from . import irtypes as IT
-from .interp import Where, demangle
+from .availability import unsupported_on  # noqa: F401  (re-exported)
+from .blockio2d import parse_name as _parse_2d
+from .blocks import block2d
+from .matrix import matrix_builtin
+from .names import Where, demangle
 from .irtypes import vtype
 
 __all__ = ["decode_call", "HANDLERS", "names"]
@@ -95,13 +98,15 @@ def _factory(base):
             f = HANDLERS.get(".".join(parts[:k]))
             if f is not None:
                 return f
-    from . import blockio2d
-    if blockio2d.parse_name(base):
-        from .blocks import block2d
+    if base.startswith("__spirv_"):
+        from .coop import HANDLERS as COOP
+        for k, v in COOP.items():
+            if base == k or base.startswith(k + "_"):
+                return v
+    if _parse_2d(base):
         return block2d
     from ..opencl import table as TB
     if base in TB.NAMES:
-        from .matrix import matrix_builtin
         return matrix_builtin
     m = re.match(r"^convert_([a-z]+)(\d*)(_sat)?(_rt[enzp])?$", base)
     if m:
@@ -177,6 +182,9 @@ def _numsg(info):
 def barrier_check(fr, info, what):
     """Every work-item of each work-group reaches it, or none (cl 3.0 6.15.8: all work-items of the work-group)."""
     L = fr.ex.lanes
+    if fr.mask is fr.ex.launch.all_mask:
+        fr.ex.launch.barriers += 1
+        return
     m = fr.mask.reshape(L.n_wg, L.wg_lanes)
     v = L.valid.reshape(L.n_wg, L.wg_lanes)
     act = (m & v).sum(axis=1)
@@ -383,41 +391,37 @@ def _block(info):
                                rule=f"cl_intel_subgroups 6.13.X.1: p must be {align * 8}-bit aligned for "
                                     f"{kind}s", values={"instruction": info.text[:100],
                                                          **L.describe(int(g[k]) * S)})
-        # lane i component j = p[i + j*S]: addresses of all (i, j) per sub-group
+        mem = fr.ex.launch.mem
+        # lane i component j = p[i + j*S]: each sub-group's block is the S*n contiguous elements at p
+        fast = mem.contiguous(base, S * n * dt.itemsize, dt.itemsize)
+        if fast is not None:
+            reg, first = fast
+            idx = first[:, None] + np.arange(S * n)[None, :]
+            if kind == "read":
+                out = np.zeros((L.G, S, n), dt)
+                out[g] = reg.data.view(dt)[idx].reshape(len(g), n, S).transpose(0, 2, 1)
+                res = out.reshape(L.n, n).view(ret.dtype)
+                return res[:, 0] if n == 1 else res
+            data = np.broadcast_to(np.asarray(args[1]), (L.n, n) if n > 1 else (L.n,))
+            data = np.ascontiguousarray(data).view(dt).reshape(L.G, S, n)[g]
+            reg.data.view(dt)[idx] = data.transpose(0, 2, 1).reshape(len(g), S * n)
+            return None
         offs = (np.arange(n)[None, :] * S + np.arange(S)[:, None]) * dt.itemsize     # (S, n)
         addr = (base[:, None, None] + offs[None]).reshape(len(g), -1)
         lanes_of = (g[:, None] * S + np.arange(S)[None, :])
         lanes_rep = np.repeat(lanes_of, n, axis=1)
         where = info.where(fr)
-        mem = fr.ex.launch.mem
         if kind == "read":
             out = np.zeros((L.G, S, n), dt)
-            vals = _gather(mem, addr.reshape(-1), lanes_rep.reshape(-1), dt, where)
+            vals = mem.gather(addr.reshape(-1), lanes_rep.reshape(-1), dt, where)
             out[g] = vals.reshape(len(g), S, n)
             res = out.reshape(L.n, n).view(ret.dtype)
             return res[:, 0] if n == 1 else res
         data = np.broadcast_to(np.asarray(args[1]), (L.n, n) if n > 1 else (L.n,))
         data = np.ascontiguousarray(data).view(dt).reshape(L.G, S, n)[g]
-        _scatter(mem, addr.reshape(-1), lanes_rep.reshape(-1), data.reshape(-1), dt, where)
+        mem.scatter(addr.reshape(-1), lanes_rep.reshape(-1), data.reshape(-1), dt, where)
         return None
     return f
-
-
-def _gather(mem, addr, lanes, dt, where):
-    out = np.zeros(len(addr), dt)
-    for reg, off, sel in mem._resolve(addr, lanes, dt.itemsize, "block read", where):
-        raw = reg.data[off[:, None] + np.arange(dt.itemsize)].view(dt)[:, 0]
-        if sel is None:
-            out = raw
-        else:
-            out[sel] = raw
-    return out
-
-
-def _scatter(mem, addr, lanes, vals, dt, where):
-    raw = np.ascontiguousarray(vals).view(np.uint8).reshape(len(addr), dt.itemsize)
-    for reg, off, sel in mem._resolve(addr, lanes, dt.itemsize, "block write", where):
-        reg.data[off[:, None] + np.arange(dt.itemsize)] = raw if sel is None else raw[sel]
 
 
 for _k in ("read", "write"):
@@ -826,17 +830,3 @@ for _op in ("exchange", "load", "store"):
     HANDLERS[f"atomic_{_op}_explicit"] = _atomic
 HANDLERS["atomic_compare_exchange_strong"] = _atomic
 HANDLERS["atomic_compare_exchange_strong_explicit"] = _atomic
-
-
-def unsupported_on(name: str, platform) -> UnsupportedCombination:
-    """The typed error for a built-in the platform lacks, naming where it exists."""
-    from ..opencl import mapping as MP
-    from ..opencl import table as TB
-    from ..xmx.platform import PLATFORMS
-    where = [p for p in PLATFORMS if any(MP.available(r, PLATFORMS[p]) is None for r in TB.by_name(name))]
-    if not where and name.startswith("intel_sub_group_2d_block_"):
-        from .blockio2d import supported
-        where = [p for p, P in PLATFORMS.items() if supported(P)]
-    return UnsupportedCombination(f"{name} is not available on {platform.name}",
-                                  rule="the platform's built-ins (systolic opencl list --platform P)",
-                                  values={"function": name, "platform": platform.name, "available_on": where})

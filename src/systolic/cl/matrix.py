@@ -25,13 +25,13 @@ from .. import counters
 from ..opencl import lowering as LW
 from ..opencl import mapping as MP
 from ..opencl import table as TB
+from .availability import unsupported_on
 
 __all__ = ["matrix_builtin", "batched", "per_call", "select"]
 
 
 def select(name: str, params: list[str], S: int, platform):
     """The overload a call site names (its C parameter types), or the typed error for a platform without it."""
-    from .library import unsupported_on
     for r in TB.by_name(name):
         if r.sub_group_size == S and [r.a_type.name, r.b_type.name, r.acc_type.name] == params[:3]:
             if MP.available(r, platform) is not None:
@@ -62,11 +62,26 @@ def _elements(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:
     return np.ascontiguousarray(x).view(dt)
 
 
+def decode16(bits: np.ndarray, precision: str, flush: bool) -> np.ndarray:
+    """bf16/fp16 element bits -> exact float64 values, as :func:`systolic.xmx.pack.decode` (denormals to signed
+    zeros with ``flush``); proven equal on all 65536 patterns by tests/cl/test_matrix_engines.py."""
+    u = np.asarray(bits).view(np.uint16)
+    if precision == "bf16":
+        with np.errstate(invalid="ignore"):               # signalling NaNs widen to NaNs: intended
+            v = (u.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        den = ((u & 0x7F80) == 0) & ((u & 0x7F) != 0)
+    else:
+        v = u.view(np.float16).astype(np.float64)
+        den = ((u & 0x7C00) == 0) & ((u & 0x3FF) != 0)
+    if flush and den.any():
+        v = np.where(den, np.where(u & 0x8000, -0.0, 0.0), v)
+    return v
+
+
 def batched(rec, a, b, acc, P, model=None) -> np.ndarray:
     """``a``, ``b``, ``acc`` of G sub-groups ((G, S) or (G, S, n) each) -> the results (G, S[, M])."""
     from ..xmx import kernels as KN
     from ..xmx import models as MD
-    from ..xmx import pack as PK
     from ..xmx.rules import ops_per_chan
     G, S, M, K = a.shape[0], rec.sub_group_size, rec.m, rec.k
     a3 = a.reshape(G, S, -1)
@@ -82,19 +97,114 @@ def batched(rec, a, b, acc, P, model=None) -> np.ndarray:
         out = (D & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     else:
         mdl = MD.get_model(model, P)
-        Ab = a_rows.view(np.uint16).reshape(G, M, K)
-        Bb = b_cols.view(np.uint16).reshape(G, S, K).transpose(0, 2, 1)
-        A = PK.decode(Ab, rec.a_precision, flush=mdl.flushes(rec.a_precision, P))
-        B = PK.decode(Bb, rec.b_precision, flush=mdl.flushes(rec.b_precision, P))
-        C = c3.transpose(0, 2, 1).astype(np.float64)
-        A = np.asarray(A, np.float64)
-        B = np.asarray(B, np.float64)
+        A, B = float_operands(rec, a, b, P, mdl)
+        with np.errstate(invalid="ignore"):
+            C = c3.transpose(0, 2, 1).astype(np.float64)
         ops = ops_per_chan(rec.b_precision, rec.a_precision)
         with np.errstate(invalid="ignore", over="ignore"):
             bits = KN._chain(lambda kk: A[:, :, kk, None] * B[:, None, kk, :], C, K, ops, K, mdl)
         out = np.asarray(bits, np.uint32).view(np.float32)
     res = np.ascontiguousarray(out.transpose(0, 2, 1))                      # (G, S, M)
     return res[:, :, 0] if rec.result_type.n == 1 else res
+
+
+def float_operands(rec, a, b, P, mdl):
+    """The logical A (G, M, K) and B (G, K, N) values (exact float64, flushed as the model says) of bf16/fp16
+    calls of G sub-groups."""
+    G, S, M, K = a.shape[0], rec.sub_group_size, rec.m, rec.k
+    a_rows = np.ascontiguousarray(a.reshape(G, S, -1).transpose(0, 2, 1))
+    b_cols = np.ascontiguousarray(b.reshape(G, S, -1))
+    A = decode16(a_rows.view(np.uint16).reshape(G, M, K), rec.a_precision, mdl.flushes(rec.a_precision, P))
+    B = decode16(b_cols.view(np.uint16).reshape(G, S, K).transpose(0, 2, 1), rec.b_precision,
+                 mdl.flushes(rec.b_precision, P))
+    return A, B
+
+
+class PendingChain:
+    """The result of a chain of float DPAS calls (acc of one = result of the previous) whose intermediate
+    accumulators nothing has read: the DPAS are counted when called and computed together when the value is
+    first used (``numpy.asarray``), as one chain over the whole K per element: the same arithmetic, since the
+    fp32 result of one DPAS is the C of the next (:func:`systolic.xmx.kernels.float_mma` chains DPAS so).
+
+    Computing it: the sub-groups' A and B contents are keyed; when the sub-groups form (most of) a grid of
+    distinct A panels by distinct B panels (a tiled GEMM), one :func:`~systolic.xmx.kernels.float_mma` on the
+    stacked panels computes every element of every sub-group (each element's chain is independent of the
+    others, and a product's value does not depend on which operand is which); otherwise the vectorised chain of
+    :func:`batched`. ``tests/cl/test_matrix_engines.py`` proves the chains equal to per-call DPAS.
+    """
+
+    __slots__ = ("rec", "P", "mdl", "g", "shape", "C0", "As", "Bs", "_value")
+
+    def __init__(self, rec, P, mdl, g, shape, C0, As, Bs):
+        self.rec, self.P, self.mdl, self.g, self.shape = rec, P, mdl, g, shape
+        self.C0, self.As, self.Bs, self._value = C0, As, Bs, None
+
+    def extend(self, A, B) -> "PendingChain":
+        return PendingChain(self.rec, self.P, self.mdl, self.g, self.shape, self.C0, self.As + [A], self.Bs + [B])
+
+    def value(self) -> np.ndarray:
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
+
+    def __array__(self, dtype=None, copy=None):
+        v = self.value()
+        return v if dtype is None else v.astype(dtype)
+
+    @property
+    def ndim(self):
+        return len(self.shape) - 1
+
+    def _compute(self) -> np.ndarray:
+        rec = self.rec
+        A = np.concatenate(self.As, axis=2) if len(self.As) > 1 else self.As[0]
+        B = np.concatenate(self.Bs, axis=1) if len(self.Bs) > 1 else self.Bs[0]
+        bits = chain_bits(A, B, self.C0, rec, self.mdl)                       # (G', M, N) uint32
+        G, S = self.shape[0], self.shape[1]
+        out = np.zeros((G, S, rec.m), np.float32)
+        out[self.g] = bits.view(np.float32).transpose(0, 2, 1)
+        n = G * S
+        return out.reshape(n, rec.m) if rec.result_type.n > 1 else out.reshape(n)
+
+
+def chain_bits(A, B, C0, rec, mdl) -> np.ndarray:
+    """fp32 bits of C0 + A @ B per sub-group (A (G, M, Kt), B (G, Kt, N)) as chained DPAS of K each."""
+    from ..xmx import kernels as KN
+    from ..xmx.gemm import _sig_bits
+    from ..xmx.rules import ops_per_chan
+    ops = ops_per_chan(rec.b_precision, rec.a_precision)
+    G, M, Kt = A.shape
+    N = B.shape[2]
+    grid = _grid(A, B)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if grid is not None:
+            ia, ib, a_first, b_first = grid
+            nA, nB = len(a_first), len(b_first)
+            As = A[a_first].reshape(nA * M, Kt)
+            Bs = B[b_first].transpose(1, 0, 2).reshape(Kt, nB * N)
+            Cs = np.zeros((nA, M, nB, N))
+            Cs[ia, :, ib, :] = C0
+            full = KN.float_mma(As, Bs, Cs.reshape(nA * M, nB * N), ops_per_chan=ops, k_per_instr=rec.k,
+                                model=mdl, sig_bits=(_sig_bits(rec.a_precision), _sig_bits(rec.b_precision)))
+            return np.asarray(full, np.uint32).reshape(nA, M, nB, N)[ia, :, ib, :]
+        return np.asarray(KN._chain(lambda kk: A[:, :, kk, None] * B[:, None, kk, :], C0, Kt, ops, rec.k, mdl),
+                          np.uint32)
+
+
+def _grid(A, B):
+    """(A index, B index, first sub-group of each distinct A, of each distinct B) when every sub-group is a
+    distinct (A, B) pair and the pairs cover at least half the grid; else None."""
+    G = A.shape[0]
+    if G < 4:
+        return None
+    ka, kb = {}, {}
+    ia = np.array([ka.setdefault(A[g].tobytes(), len(ka)) for g in range(G)])
+    ib = np.array([kb.setdefault(B[g].tobytes(), len(kb)) for g in range(G)])
+    if len(ka) * len(kb) > 2 * G or len(set(zip(ia.tolist(), ib.tolist()))) != G:
+        return None
+    a_first = np.array([int(np.flatnonzero(ia == i)[0]) for i in range(len(ka))])
+    b_first = np.array([int(np.flatnonzero(ib == i)[0]) for i in range(len(kb))])
+    return ia, ib, a_first, b_first
 
 
 def per_call(rec, a, b, acc, P, model=None) -> np.ndarray:
@@ -121,16 +231,23 @@ def matrix_builtin(info):
         active = fr.ex.require_converged(fr.mask, info.base, info.where(fr))
         g = np.flatnonzero(active)
         shapes = [(L.G, L.S) + ((t.n,) if t.n > 1 else ()) for t in (rec.a_type, rec.b_type, rec.acc_type)]
-        vals = [np.broadcast_to(np.asarray(v), (L.n,) + s[2:]).reshape(s).view(t.dtype)
+        pend = args[2] if isinstance(args[2], PendingChain) else None
+        vals = [None if (v is pend and pend is not None) else
+                np.broadcast_to(np.asarray(v), (L.n,) + s[2:]).reshape(s).view(t.dtype)
                 if np.asarray(v).dtype.itemsize == t.dtype.itemsize else
                 np.broadcast_to(np.asarray(v), (L.n,) + s[2:]).reshape(s).astype(t.dtype)
                 for v, s, t in zip(args[:3], shapes, (rec.a_type, rec.b_type, rec.acc_type))]
+        if vals[2] is None and not (launch.engine == "batched" and launch.defer and pend.rec is rec
+                                    and np.array_equal(pend.g, g)):
+            vals[2] = np.asarray(pend).reshape(shapes[2]).view(rec.acc_type.dtype)
         rshape = (L.G, L.S) + ((rec.result_type.n,) if rec.result_type.n > 1 else ())
         out = np.zeros(rshape, rec.result_type.dtype)
         if not len(g):
             return out.reshape((L.n,) + rshape[2:])
         if rec.split:
             _check_pairs(fr, info, g, L)
+        if launch.engine == "batched" and _can_batch(rec) and rec.acc_precision == "fp32" and launch.defer:
+            return _deferred(rec, P, launch, vals, args[2], g, L, info)
         a, b, c = (v[g] for v in vals)
         if launch.engine == "batched" and _can_batch(rec):
             r = batched(rec, a, b, c, P, launch.model)
@@ -157,3 +274,20 @@ def _check_pairs(fr, info, g, L):
             raise DivergentCollective(f"{info.base}: sub-group {int(x) % nsg} calls it without its partner",
                                       rule="both sub-groups of a pair execute the same split built-in",
                                       values={"instruction": info.text[:100], **L.describe(int(x) * L.S)})
+
+
+def _deferred(rec, P, launch, vals, acc_arg, g, L, info):
+    """A float DPAS call kept pending (see :class:`PendingChain`); counted now."""
+    from ..xmx import models as MD
+    mdl = MD.get_model(launch.model, P)
+    A, B = float_operands(rec, vals[0][g], vals[1][g], P, mdl)
+    if isinstance(acc_arg, PendingChain) and vals[2] is None:
+        res = acc_arg.extend(A, B)
+    else:
+        c3 = vals[2][g].reshape(len(g), L.S, rec.m)
+        with np.errstate(invalid="ignore"):
+            C0 = c3.transpose(0, 2, 1).astype(np.float64)
+        res = PendingChain(rec, P, mdl, g, (L.G, L.S, rec.m), C0, [A], [B])
+    _count(rec, P, len(g))
+    launch.matrix_calls.setdefault(info.callee, [rec, 0, info.text])[1] += len(g)
+    return res

@@ -145,6 +145,22 @@ class Memory:
             else:
                 reg.data[off[:, None] + ar] = raw[sel]
 
+    def contiguous(self, base: np.ndarray, nbytes: int, itemsize: int):
+        """(region, first element index per base) when every ``base`` starts ``nbytes`` inside one shared
+        (global or constant) region, aligned to ``itemsize``: block accesses then index the region directly.
+        None otherwise (the general path checks and names any fault)."""
+        rid = base >> SHIFT
+        r = int(rid[0])
+        if not 0 < r < len(self.regions) or (rid != r).any():
+            return None
+        reg = self.regions[r]
+        if reg is None or reg.lane_stride or reg.group_stride or reg.data.size % itemsize:
+            return None
+        off = base & OFFSET_MASK
+        if int(off.min()) < 0 or int(off.max()) + nbytes > reg.data.size or (off % itemsize).any():
+            return None
+        return reg, off // itemsize
+
     def region_of(self, addr: int) -> Region | None:
         r = int(addr) >> SHIFT
         return self.regions[r] if 0 < r < len(self.regions) else None
@@ -155,3 +171,21 @@ class Memory:
         (reg, off, _), = self._resolve(a, np.array([lane]), nbytes, "read", where)
         o = int(off[0])
         return reg.data[o:o + nbytes]
+
+    def gather(self, addr, lanes, dt, where):
+        """Elements of ``dt`` at many addresses (block reads), bounds-checked."""
+        out = np.zeros(len(addr), dt)
+        for reg, off, sel in self._resolve(addr, lanes, dt.itemsize, "block read", where):
+            raw = reg.data[off[:, None] + np.arange(dt.itemsize)].view(dt)[:, 0]
+            if sel is None:
+                out = raw
+            else:
+                out[sel] = raw
+        return out
+
+
+    def scatter(self, addr, lanes, vals, dt, where):
+        """Store elements at many addresses (block writes), bounds-checked."""
+        raw = np.ascontiguousarray(vals).view(np.uint8).reshape(len(addr), dt.itemsize)
+        for reg, off, sel in self._resolve(addr, lanes, dt.itemsize, "block write", where):
+            reg.data[off[:, None] + np.arange(dt.itemsize)] = raw if sel is None else raw[sel]

@@ -8,7 +8,8 @@ import numpy as np
 from ..errors import InvalidValue, UnsupportedOperation
 from ..llvmir import facts as F
 from . import irtypes as IT
-from .interp import Where, const_from_text
+from .library import decode_call
+from .names import Where, const_from_text
 from .irtypes import vtype
 
 __all__ = ["DecodeCtx", "decode_instruction"]
@@ -111,7 +112,17 @@ def _gep_const_offset(src: str, idx: list[int]) -> int:
 
 
 def _uns(x, t):
-    return np.asarray(x).view(t.udtype) if t.bits != 1 else np.asarray(x)
+    if t.bits == 1:
+        return np.asarray(x)
+    if t.odd:
+        return np.asarray(x).view(t.udtype) & t.udtype.type((1 << t.bits) - 1)
+    return np.asarray(x).view(t.udtype)
+
+
+def _sext(x, t):
+    """An odd-width result wrapped to its bits, sign-extended in its container."""
+    sh = t.dtype.type(t.dtype.itemsize * 8 - t.bits)
+    return (np.asarray(x) << sh) >> sh
 
 
 def _shape_of(*vals):
@@ -119,6 +130,13 @@ def _shape_of(*vals):
 
 
 def _int_binop(op, t, text, fname):
+    f = _int_binop_raw(op, t, text, fname)
+    if not t.odd:
+        return f
+    return lambda a, b, fr: _sext(f(a, b, fr), t)
+
+
+def _int_binop_raw(op, t, text, fname):
     bits = t.bits
     if op == "add":
         return lambda a, b, fr: a + b
@@ -132,13 +150,13 @@ def _int_binop(op, t, text, fname):
         return lambda a, b, fr: a | b
     if op == "xor":
         return lambda a, b, fr: a ^ b
-    sh = np.dtype(t.udtype).type(bits - 1) if bits > 1 else None
+    sh = np.dtype(t.udtype).type(bits) if bits > 1 else None       # shift amounts modulo the width
     if op == "shl":
-        return lambda a, b, fr: (_uns(a, t) << (_uns(b, t) & sh)).view(t.dtype)
+        return lambda a, b, fr: (_uns(a, t) << (_uns(b, t) % sh)).view(t.dtype)
     if op == "lshr":
-        return lambda a, b, fr: (_uns(a, t) >> (_uns(b, t) & sh)).view(t.dtype)
+        return lambda a, b, fr: (_uns(a, t) >> (_uns(b, t) % sh)).view(t.dtype)
     if op == "ashr":
-        return lambda a, b, fr: np.right_shift(a, (_uns(b, t) & sh).astype(t.dtype))
+        return lambda a, b, fr: np.right_shift(a, (_uns(b, t) % sh).astype(t.dtype))
     if op in ("udiv", "urem", "sdiv", "srem"):
         def div(a, b, fr):
             bb = np.asarray(b)
@@ -194,10 +212,14 @@ def _cast(op, st, tt):
     if op == "trunc":
         if tt.bits == 1:
             return lambda x: (np.asarray(x) & 1) != 0
+        if tt.odd:
+            return lambda x: _sext(np.asarray(x).astype(tt.dtype), tt)
         return lambda x: np.asarray(x).astype(tt.dtype)
     if op == "zext":
         if st.bits == 1:
             return lambda x: np.asarray(x).astype(tt.dtype)
+        if tt.odd:
+            return lambda x: _sext(_uns(x, st).astype(tt.udtype).view(tt.dtype), tt)
         return lambda x: _uns(x, st).astype(tt.udtype).view(tt.dtype) if np.ndim(x) else \
             np.asarray(_uns(x, st).astype(tt.udtype)).view(tt.dtype)
     if op == "sext":
@@ -245,9 +267,14 @@ def decode_instruction(ctx: DecodeCtx, db, ins) -> None:
         elif op == "switch":
             get = ctx.get(ops[0])
             default = ctx.block(ops[1])
-            cases = []
-            for i in range(2, len(ops), 2):
-                cases.append((F.int_value(ops[i]), ctx.block(ops[i + 1])))
+            # LLVM 22 keeps the case values out of the operands: [cond, default, dest1, dest2, ...]; the values
+            # come from the text, in the same order
+            dests = [o for o in ops[2:] if o.value_kind.name == "basic_block"]
+            vals = [v for v, _ in F.switch_cases(ins)]
+            if len(vals) != len(dests):
+                raise UnsupportedOperation("a switch whose cases cannot be read", rule="LangRef: switch",
+                                           values={"instruction": text[:100]})
+            cases = [(v, ctx.block(d)) for v, d in zip(vals, dests)]
             db.term = ("switch", (get, default, cases))
         else:
             db.term = ("unreachable", None)
@@ -425,7 +452,6 @@ def decode_instruction(ctx: DecodeCtx, db, ins) -> None:
         emit(store)
         return
     if op == "call":
-        from .library import decode_call
         emit(decode_call(ctx, ins, slot, ops, text))
         return
     if op in ("extractvalue", "insertvalue"):

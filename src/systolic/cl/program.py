@@ -89,13 +89,48 @@ def _platform_lacks(e: SourceCompileError, platform) -> None:
     """An undeclared intel_* built-in that exists on another platform: say so (issue 21 item 8)."""
     from ..opencl import table as TB
     from .blockio2d import FUNCTIONS
-    from .library import unsupported_on
+    from .availability import unsupported_on
     for d in getattr(e, "diagnostics", []):
         m = re.search(r"(?:undeclared function|undeclared identifier) '(intel_\w+)'", d.message)
         if m and (m[1] in TB.NAMES or m[1] in FUNCTIONS):
             err = unsupported_on(m[1], platform)
             err.values["location"] = f"{d.file}:{d.line}:{d.column}"
             raise err from None
+
+
+SPIRV_MAGIC = b"\x03\x02\x23\x07"
+
+
+def spirv_to_ir(data: bytes) -> str:
+    """A SPIR-V module -> LLVM IR text, through a SPIR-V-to-LLVM translator (``llvm-spirv -r``; the
+    ``SYSTOLIC_LLVM_SPIRV`` variable names one). None installed: BackendUnavailable saying what to install."""
+    import shutil
+    import subprocess
+    from ..errors import BackendUnavailable
+    if data[:4] != SPIRV_MAGIC:
+        raise InvalidValue("not a SPIR-V module (magic number 0x07230203, little-endian)",
+                           rule="SPIR-V 2.3: the first word is the magic number", values={"first_bytes": data[:4].hex()})
+    exe = os.environ.get("SYSTOLIC_LLVM_SPIRV") or shutil.which("llvm-spirv")
+    if not exe:
+        raise BackendUnavailable(
+            "reading SPIR-V needs a SPIR-V-to-LLVM translator: install llvm-spirv (Khronos SPIRV-LLVM-Translator "
+            "matching LLVM 22, or `pip install dpcpp-llvm-spirv`, Intel's build under its own licence) and put "
+            "it on PATH or set SYSTOLIC_LLVM_SPIRV; or give the OpenCL C source / LLVM IR instead",
+            rule="systolic.cl reads SPIR-V only through llvm-spirv -r", values={"searched": "SYSTOLIC_LLVM_SPIRV, PATH"})
+    import llvmlite.binding as llvm
+    with tempfile.TemporaryDirectory(prefix="systolic-spv-") as tmp:
+        spv, bc = Path(tmp) / "in.spv", Path(tmp) / "out.bc"
+        spv.write_bytes(data)
+        proc = subprocess.run([exe, "-r", str(spv), "-o", str(bc)], capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0 or not bc.exists():
+            raise InvalidValue(f"llvm-spirv -r refused the module: {proc.stderr.strip()[:300]}",
+                               rule="SPIR-V to LLVM translation", values={"translator": exe})
+        try:
+            return str(llvm.parse_bitcode(bc.read_bytes()))
+        except RuntimeError as e:
+            raise InvalidValue(f"LLVM {'.'.join(map(str, llvm.llvm_version_info))} cannot read the translator's "
+                               f"bitcode: {e}", rule="the translator's LLVM must not be newer than llvmlite's",
+                               values={"translator": exe}) from None
 
 
 class KernelInfo:

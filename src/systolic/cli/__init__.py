@@ -26,6 +26,7 @@ SUBGROUPS = {
     "xmx": ("systolic.cli.xmx", "XMX systolic arrays: DPAS / DPASW."),
     "visa": ("systolic.cli.visa", "vISA: assemble, encode, decode and run programs."),
     "opencl": ("systolic.cli.opencl", "OpenCL sub-group matrix built-ins: list and explain."),
+    "cl": ("systolic.cli.cl", "OpenCL C kernels through clang and the SIMT interpreter: build, prelude."),
     "sycl": ("systolic.cli.sycl", "SYCL joint_matrix: devices and their matrix combinations."),
     "layout": ("systolic.cli.layout", "Who holds which element, at every layer: detail, where, what, table, explain."),
     "gpu": ("systolic.cli.gpu", "The CUDA backend: its state and a self-check."),
@@ -81,7 +82,11 @@ def emit_json(obj) -> None:
 @click.group(cls=_Lazy, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="systolic")
 def cli():
-    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit."""
+    """systolic: Intel's matrix engines (AMX tiles, XMX/DPAS) made executable, bit for bit.
+
+    New here: the README's "Start here" (five commands); words: docs/glossary.md. Every command names the
+    hardware with --device (any alias: spr = sapphirerapids, pvc = xehpc, ...) and M with --m.
+    """
 
 
 @cli.command()
@@ -96,6 +101,13 @@ def info(as_json):
     except ImportError as exc:  # pragma: no cover - the native module is part of the package
         ok, why = False, f"native backend not importable: {exc}"
     s["native_amx_backend"] = {"available": ok, "reason": why}
+    from ..amx import native_matmul
+    from ..jit import vector_bits
+    s["amx_matmul_paths"] = native_matmul.status()    # which path amx.matmul takes per instruction (no self-check)
+    try:
+        s["jit_vector_bits"] = vector_bits()
+    except Exception as exc:  # no llvmlite JIT here, or a bad SYSTOLIC_VECTOR_BITS
+        s["jit_vector_bits"] = f"unavailable: {exc}"
     from ..gpu import runtime as gpu_runtime       # lazy inside: imports no CuPy until asked
     s["cuda_backend"] = gpu_runtime.info()
     if as_json:
@@ -112,6 +124,14 @@ def info(as_json):
     perm = s["tile_data_permission"]
     t.add_row("Linux tile data (XTILEDATA)", ("granted" if perm["granted"] else "not granted: " + perm["reason"]))
     t.add_row("native AMX backend", "available" if ok else f"unavailable: {why} (the emulator is used)")
+    paths = s["amx_matmul_paths"]
+    reasons = {v["reason"] for v in paths.values()}
+    if len(reasons) == 1 and not any(v["native"] for v in paths.values()):
+        t.add_row("amx.matmul path", f"emulator ({reasons.pop()})")
+    else:
+        t.add_row("amx.matmul path", "; ".join(f"{mn}: " + ("native" if v["native"] else f"emulator ({v['reason']})")
+                                               for mn, v in paths.items()))
+    t.add_row("JIT vector width", f"{s['jit_vector_bits']} bits (SYSTOLIC_VECTOR_BITS overrides)")
     g = s["cuda_backend"]
     from rich.markup import escape
     t.add_row("CUDA backend (systolic.gpu)", escape(("available: " if g["available"] else "unavailable: ") + g["reason"]))
@@ -147,7 +167,8 @@ def types_cmd(as_json):
 @click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def tour(seed, as_json):
-    """Run every engine once (AMX, native AMX if present, XMX, vISA, tile compiler), each checked independently."""
+    """Run every engine and layer once (AMX, native AMX if present, XMX, SYCL, OpenCL, vISA, the tile compiler,
+    layouts, counters, torch if installed), each checked against an independent oracle."""
     from .tour import run_tour
     steps = run_tour(seed)
     if as_json:
@@ -159,7 +180,7 @@ def tour(seed, as_json):
         for col in ("engine", "what ran", "checked against", "result", "s"):
             t.add_column(col)
         for s in steps:
-            t.add_row(s.engine, s.what, s.check, "[green]bit-identical[/]" if s.ok else "[red]MISMATCH[/]",
+            t.add_row(s.engine, s.what, s.check, f"[green]{s.verdict}[/]" if s.ok else "[red]MISMATCH[/]",
                       f"{s.seconds:.2f}")
         Console().print(t)
     if not all(s.ok for s in steps):

@@ -3,6 +3,10 @@
     systolic amx compile examples/amx/api.ll --emit machine
     systolic amx compile examples/amx/api.ll --print-after shapes --print-after regalloc
     systolic amx run examples/amx/api.ll --function api --arg 1 --arg 8 --arg 32 --mem buf=buf.npy
+    systolic amx run examples/amx/api.c --cflags "-O0 -g" --function api --arg 1 --arg 8 --arg 32
+
+A ``.c`` / ``.cpp`` (``.cc``, ``.cxx``) file goes through clang first (:func:`systolic.compiler.compile_c`);
+``--cflags`` adds clang flags (``-O0`` .. ``-O3``, ``-g``, ``-D...``; default ``-O2``).
 """
 
 from __future__ import annotations
@@ -12,15 +16,38 @@ import hashlib
 import click
 import numpy as np
 
+from ..errors import InvalidValue
 from .inputs import load_global_npy, make_dir, parse_call_arg, read_text, write_output
 from .options import device_option
 
 EMITS = ("ir", "pseudo", "machine", "llvm", "llvm-internal", "asm", "asm-internal")
-PASS_NAMES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+# the pipeline of systolic.compiler.passes (PASS_NAMES there; a test keeps the two equal)
+PASS_NAMES = ("verify", "shape-analysis", "shapes", "lower", "tileconfig", "assign", "regalloc", "config-prune")
 
 
 def _read(file: str) -> str:
     return read_text(file, "LLVM IR file")
+
+
+def _compile(file: str, cflags: str | None):
+    """An LLVM IR file through the reader; a C/C++ file through clang first."""
+    import pathlib
+
+    from ..compiler import compile_c, compile_ir
+    from ..compiler.c_frontend import C_SUFFIXES
+    path = pathlib.Path(file)
+    language = C_SUFFIXES.get(path.suffix)
+    if language is None:
+        if cflags:
+            raise InvalidValue("--cflags applies to C and C++ sources (.c, .cpp, .cc, .cxx), not to LLVM IR",
+                               rule="systolic amx --cflags", values={"file": file, "cflags": cflags})
+        return compile_ir(_read(file), source=file)
+    return compile_c(read_text(file, f"{language.upper()} source file"), language=language, flags=cflags or "",
+                     filename=path.name, source_dir=str(path.parent))
+
+
+_CFLAGS = click.option("--cflags", default=None,
+                       help='clang flags for a .c/.cpp FILE, e.g. "-O0 -g" (default -O2).')
 
 
 @click.command("compile")
@@ -33,10 +60,12 @@ def _read(file: str) -> str:
 @click.option("--print-after", "print_after", type=click.Choice(PASS_NAMES), multiple=True,
               help="Also print the module after this pass (repeatable).")
 @click.option("--stats", is_flag=True, help="Print the tile allocation of each function (JSON).")
-def compile_cmd(file, emit, print_after, stats):
-    """Compile an LLVM IR FILE (the seed's <256 x i32> form or LLVM's x86_amx form) to AMX code."""
-    from ..compiler import compile_ir
-    mod = compile_ir(_read(file), source=file)
+@_CFLAGS
+def compile_cmd(file, emit, print_after, stats, cflags):
+    """Compile FILE - LLVM IR (.ll, any module LLVM accepts) or C/C++ with clang's AMX API - to AMX code."""
+    mod = _compile(file, cflags)
+    for name, err in mod.source.refused.items():
+        click.echo(f"; refused @{name}: {err}", err=True)
     for p in print_after:
         click.echo(f"; *** IR after {p} ***")
         click.echo(mod.snapshots[p])
@@ -64,10 +93,11 @@ compile_cmd.name = "compile"
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, as_json):
-    """Compile FILE and run FUNCTION; print its result and a digest of every global."""
-    from ..compiler import compile_ir
-    mod = compile_ir(_read(file), source=file)
+@_CFLAGS
+def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, as_json, cflags):
+    """Compile FILE (LLVM IR, or C/C++ through clang) and run FUNCTION; print its result and a digest of every
+    global."""
+    mod = _compile(file, cflags)
     memory = dict(load_global_npy(m) for m in mems)
     values = [parse_call_arg(a) for a in args]
     if eager:

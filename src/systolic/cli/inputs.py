@@ -42,7 +42,10 @@ def read_text(path: str | os.PathLike, what: str = "source file") -> str:
         with open(p, "rb") as f:
             data = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as e:
-        raise InvalidValue(f"cannot read {what} {str(p)!r}: {e.strerror or e}", rule=f"the {what} is a readable file",
+        from ..suggest import did_you_mean_file
+        hint = did_you_mean_file(p) if isinstance(e, FileNotFoundError) else ""
+        raise InvalidValue(f"cannot read {what} {str(p)!r}: {e.strerror or e}{hint}",
+                           rule=f"the {what} is a readable file",
                            values={"path": str(p)}) from None
     if len(data) > MAX_SOURCE_BYTES:
         raise InvalidValue(f"{what} {str(p)!r} is larger than {MAX_SOURCE_BYTES} bytes (or endless)",

@@ -211,12 +211,30 @@ def table_cmd(layer, operand, by, fmt, view, as_json, svg_path, **kw):
 @layer_options
 @click.option("--view", type=click.Choice(["holder", "lane"]), default="lane", show_default=True)
 @click.option("--svg", "svg_path", required=True, help="Write the A | B / C picture to this SVG file.")
-def mma_cmd(layer, view, svg_path, **kw):
+@click.option("--highlight", default=None, metavar="ROW,COL",
+              help="Outline D[ROW, COL], the A row and B column that feed it, and name who holds them.")
+def mma_cmd(layer, view, svg_path, highlight, **kw):
     """Picture of one MMA of LAYER in CuTe's arrangement: A left of C, B above C."""
     from ..explorer import mma_layouts
     from ..explorer.svg import mma_svg
     d = mma_layouts(layer, **_opts(kw, layer))
-    _write_svg(svg_path, mma_svg(d["A"], d["B"], d["C"], view=view, title=f"{layer}: D = A x B + C"))
+    cell = _highlight(highlight)
+    _write_svg(svg_path, mma_svg(d["A"], d["B"], d["C"], view=view, title=f"{layer}: D = A x B + C",
+                                 highlight=cell))
+    if cell is not None:
+        from ..layout.picture import feed_text
+        for line in feed_text(d["A"], d["B"], d["C"], *cell, view="holder"):
+            click.echo(line)
+
+
+def _highlight(text: str | None) -> tuple[int, int] | None:
+    """``ROW,COL`` as two integers (the range is checked against D by the picture)."""
+    if text is None:
+        return None
+    parts = text.replace(" ", "").split(",")
+    if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+        raise click.BadParameter(f"{text!r} is not ROW,COL (two integers, e.g. 2,3)", param_hint="--highlight")
+    return int(parts[0]), int(parts[1])
 
 
 @group.command("explain")
@@ -232,7 +250,9 @@ def mma_cmd(layer, view, svg_path, **kw):
 @click.option("--btype", default=None, help="sycl: B type (default: --type).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random A, B, C.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def explain_cmd(layer, row, col, model, eu, sub_group, dtype, btype, seed, as_json, **kw):
+@click.option("--svg", "svg_path", default=None,
+              help="Also draw the MMA with D[ROW, COL], its A row and B column outlined (as mma --highlight).")
+def explain_cmd(layer, row, col, model, eu, sub_group, dtype, btype, seed, as_json, svg_path, **kw):
     """How D[ROW, COL] was produced: exact products, order and rounding of the sums, intermediate values.
 
     LAYER: dpas, dpasw (--eu), amx (TDPB*D, TDPBF16PS, TDPFP16PS, TCMM*FP16PS, TDP*F8PS), opencl (--name; split
@@ -246,6 +266,13 @@ def explain_cmd(layer, row, col, model, eu, sub_group, dtype, btype, seed, as_js
     o.update({k: v for k, v in (("eu", eu), ("sub_group", sub_group), ("dtype", dtype), ("btype", btype))
               if v is not None})
     rep = explain(layer, row, col, seed=seed, model=model, **o)
+    if svg_path:
+        from ..explorer import mma_layouts
+        from ..explorer.svg import mma_svg
+        lo = {k: v for k, v in o.items() if k not in ("eu", "sub_group", "dtype", "btype")}
+        d = mma_layouts(layer, **lo)
+        _write_svg(svg_path, mma_svg(d["A"], d["B"], d["C"], title=f"{layer}: D[{row}, {col}] = C + A x B",
+                                     highlight=(row, col)))
     if as_json:
         emit_json(rep)
         return

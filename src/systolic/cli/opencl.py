@@ -86,7 +86,10 @@ def explain(name, platform, m, acc, operands, as_json):
     for op, L in layouts.items():
         hs = _holders(L)
         ncomp = L.params["components"]
-        con.print(f"\n[bold]{op}[/] ({typ[op].name} per work-item): {L.title}; cells: elements (row,col), "
+        ct = typ[op]
+        # OpenCL C's int8 is a vector of 8 ints, not an 8-bit integer: say so where the name appears
+        what = f"{ct.name} = {ct.n} x {ct.base}" if ct.n > 1 else ct.name
+        con.print(f"\n[bold]{op}[/] ({what} per work-item): {L.title}; cells: elements (row,col), "
                   "lowest bits first")
         t = Table()
         for h in L.holder[:-1]:

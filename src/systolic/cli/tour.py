@@ -24,6 +24,8 @@ class Step:
     check: str
     ok: bool
     seconds: float
+    #: what agreement means for this step: "bit-identical" (values, bit for bit) or "matches" (a count, a map)
+    verdict: str = "bit-identical"
 
 
 def _wrap32(x: np.ndarray) -> np.ndarray:
@@ -82,7 +84,7 @@ def _xmx(rng) -> tuple[str, str, bool]:
     b = rng.integers(-128, 128, (64, 32), dtype=np.int8)
     got = matmul(a, b, platform="pvc")
     want = _wrap32(a.astype(np.int64) @ b.astype(np.int64))
-    return "GEMM 16x32x64 int8 as DPAS tiles on pvc (SD 8, RC 8, exec size 16)", "int64 numpy", bool(
+    return "GEMM 16x32x64 int8 as DPAS tiles on pvc (8 x 16 x 32 per DPAS)", "int64 numpy", bool(
         (got == want).all())
 
 
@@ -161,15 +163,90 @@ def _counts(rng) -> tuple[str, str, bool]:
         rec.total("dpas") == 18
 
 
+def _sycl(rng) -> tuple[str, str, bool]:
+    """A joint_matrix int8 GEMM written per work-item (one sub-group of 16 on pvc)."""
+    from .. import sycl
+    from ..sycl.matrix import (joint_matrix, joint_matrix_fill, joint_matrix_load, joint_matrix_mad,
+                               joint_matrix_store, layout, use)
+    M, N, K, SG = 8, 16, 64, 16
+    a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+    b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+    c = np.zeros((M, N), np.int32)
+    pa, pb, pc = sycl.ptr(a), sycl.ptr(b), sycl.ptr(c)
+
+    def kernel(item):
+        sg = item.get_sub_group()
+        ta = joint_matrix(sg, np.int8, use.a, M, 32, layout.row_major)
+        tb = joint_matrix(sg, np.int8, use.b, 32, N, layout.row_major)
+        tc = joint_matrix(sg, np.int32, use.accumulator, M, N)
+        joint_matrix_fill(sg, tc, 0)
+        for k in range(0, K, 32):
+            joint_matrix_load(sg, ta, pa + k, K)
+            joint_matrix_load(sg, tb, pb + k * N, N)
+            joint_matrix_mad(sg, tc, ta, tb, tc)
+        joint_matrix_store(sg, tc, pc, N, layout.row_major)
+
+    sycl.queue("pvc").parallel_for(sycl.nd_range((1, SG), (1, SG)), kernel).wait()
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    return "joint_matrix int8 8x16x64 kernel, per work-item, on pvc (2 joint_matrix_mad)", "int64 numpy", \
+        bool((np.asarray(pc).reshape(M, N) == want).all())
+
+
+def _opencl(rng) -> tuple[str, str, bool]:
+    """One OpenCL sub-group built-in, its operands distributed over the 16 work-items as the extension says."""
+    from .. import opencl
+    name = "intel_sub_group_i8_i8_matrix_mad_k32"
+    a = rng.integers(-128, 128, (8, 32), dtype=np.int64)
+    b = rng.integers(-128, 128, (32, 16), dtype=np.int64)
+    acc = rng.integers(-2 ** 20, 2 ** 20, (8, 16), dtype=np.int64)
+    args = [opencl.distribute(name, op, x, platform="pvc") for op, x in (("a", a), ("b", b), ("acc", acc))]
+    got = opencl.gather(name, "result", getattr(opencl, name)(*args, platform="pvc"), platform="pvc")
+    return f"OpenCL {name} on pvc (16 work-items)", "int64 numpy", bool((got == acc + a @ b).all())
+
+
+def _layout(rng) -> tuple[str, str, bool]:
+    """Who holds B of a bf16 DPAS on pvc, for every element, against the rule written out by hand."""
+    from ..explorer import resolve, where
+    L = resolve("dpas", "b", platform="pvc", precision="bf16")
+    # visa-DPAS: B (K x N) bf16 is VNNI-packed, two K rows per dword: element (k, n) is in GRF k // 2,
+    # dword n (exec size 16 fills a 64-byte GRF), bits 16 * (k % 2)
+    ok = all((w := where(L, k, n))["grf"] == k // 2 and w["dword"] == n and w["bits"][0] == 16 * (k % 2)
+             for k in range(16) for n in range(16))
+    return "systolic layout where dpas b (bf16, pvc): all 256 elements", \
+        "GRF k // 2, dword n, bits 16 (k % 2), by hand", bool(ok)
+
+
+def _torch(rng) -> tuple[str, str, bool] | None:
+    """An unchanged torch matmul under XMX numerics (needs torch)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    import systolic.torch as st
+    a = rng.integers(-8, 9, (16, 32))
+    b = rng.integers(-8, 9, (32, 24))
+    with st.emulate("xmx:pvc", precision="bf16"):
+        got = torch.mm(torch.tensor(a, dtype=torch.float32), torch.tensor(b, dtype=torch.float32))
+    # small integers: bf16-exact inputs, exact products and sums (|sum| < 2^24), so fp32 holds them exactly
+    return "torch.mm under st.emulate('xmx:pvc', precision='bf16')", "int64 numpy (exact here)", \
+        bool((got.numpy().astype(np.int64) == a @ b).all())
+
+
+#: the steps whose agreement is a count or a map rather than values
+_MATCHES = {_counts, _layout}
+
+
 def run_tour(seed: int = 0) -> list[Step]:
     from .inputs import seeded_rng
     rng = seeded_rng(seed)
     steps = []
     for engine, fn in (("AMX", _amx_int8), ("AMX", _amx_bf16), ("AMX native", _amx_native), ("XMX", _xmx),
-                       ("XMX", _xmx_exact), ("vISA", _visa), ("compiler", _compiler), ("counters", _counts)):
+                       ("XMX", _xmx_exact), ("SYCL", _sycl), ("OpenCL", _opencl), ("vISA", _visa),
+                       ("compiler", _compiler), ("layout", _layout), ("counters", _counts), ("torch", _torch)):
         t = time.perf_counter()
         r = fn(rng)
         if r is None:
             continue
-        steps.append(Step(engine, r[0], r[1], r[2], time.perf_counter() - t))
+        steps.append(Step(engine, r[0], r[1], r[2], time.perf_counter() - t,
+                          "matches" if fn in _MATCHES else "bit-identical"))
     return steps

@@ -7,6 +7,7 @@ import sys
 import click
 
 from . import emit_json
+from .options import DST_TYPE_HELP, SuggestingGroup
 
 
 def cluster_options(f):
@@ -37,7 +38,7 @@ def _backend(backend, gpu):
     return "cuda" if gpu else (backend or "cpu")
 
 
-@click.group("vectors")
+@click.group("vectors", cls=SuggestingGroup)
 def group():
     """Test-vector campaigns: generate bit-exact vectors on a cluster, verify them (docs/distributed.md)."""
 
@@ -47,8 +48,8 @@ def group():
 @click.option("--instruction", default=None, help="AMX TMUL mnemonic (tdpbf16ps, tdpbssd, ...); XMX: dpas.")
 @click.option("--precision", default=None, help="XMX: bf16, fp16, tf32, s8, ... or AxB (Src2 x Src1), e.g. s8xu4.")
 @click.option("--model", default=None, help="XMX float numerics model (stage, sequential, exact, block(L,F)).")
-@click.option("--dst-type", default=None, help="XMX Dst/Src0 type (fp32, bf16, fp16, int32, u32).")
-@click.option("--rc", type=int, default=None, help="XMX repeat count 1..8 (default 8).")
+@click.option("--dst-type", default=None, help="XMX: " + DST_TYPE_HELP)
+@click.option("--m", "--rc", "rc", type=int, default=None, help="XMX: M (DPAS's repeat count), 1..8 (default 8).")
 @click.option("--shape", default=None, metavar="M,K,N", help="AMX: rows, K dwords, N dwords (default 16,16,16).")
 @click.option("--profile", default="random", show_default=True,
               help="random|specials|denormals|ftz-window|cancellation (float), random|extremes|wrap (integer), all.")

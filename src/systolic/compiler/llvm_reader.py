@@ -29,7 +29,8 @@ from ..llvmir import module as llvmir_module
 from .amx_table import CONFIG, PHYSICAL, SHAPED, is_cast
 from .ir import (LABEL, VOID, X86_AMX, Argument, ArrayType, Block, ConstantInt, ConstantSpecial, ConstGEP,
                  FloatType, Function, GlobalVariable, Instr, IntType, Module, OpaqueType, PtrType, StructType,
-                 TileType, Type, Value, VectorType, size_of)
+                 TileType, Type, Value, VectorType, is_tile_vector, size_of)
+from .int_intrinsics import base_name as int_base_name
 from .ops import OPS
 
 __all__ = ["parse", "parse_type", "read_module", "DROPPED_INTRINSICS", "RUNNER_INTRINSICS"]
@@ -220,11 +221,13 @@ class ModuleReader:
         if s[:1] in ("[", "<") and isinstance(vt, (ArrayType, VectorType)) and isinstance(vt.elem, IntType):
             vals = []
             for item in facts.split_top_level(s[1:-1]):
-                tm = re.fullmatch(r"i\d+ (-?\d+|true|false)", item)
+                # an undef/poison element may hold any value: its bytes are 0 here, as LLVM's code generator
+                # emits them (a program that reads them computes with an unspecified value either way)
+                tm = re.fullmatch(r"i\d+ (-?\d+|true|false|poison|undef)", item)
                 if tm is None:
                     return None
                 v = tm.group(1)
-                vals.append(int(v == "true") if v in ("true", "false") else int(v))
+                vals.append(int(v == "true") if v in ("true", "false", "poison", "undef") else int(v))
             return vals if len(vals) == vt.count else None
         return None
 
@@ -279,11 +282,16 @@ class FunctionReader:
     def refuse(self, inst, construct: str, rule: str = "what systolic's compiler models") -> None:
         line = self.line_of.get(inst)
         where = f"@{self.f.name}" + (f", line {line}" if line else "")
+        values = {"construct": construct, "function": self.f.name, "line": line}
+        src = facts.debug_line(self.mr.ref, self.text(inst)) if "!dbg" in self.text(inst) else None
+        if src is not None:  # compiled with -g: the C/C++ source line too
+            # the file's own name: clang compiled a copy in a temporary directory
+            values["source"] = f"{(src[0] or '?').rsplit('/', 1)[-1]}:{src[1]}:{src[2]}"
+            where += f" ({values['source']})"
         raise UnmodelledConstruct(
             f"{construct} in @{self.f.name} is not modelled{f' (line {line})' if line else ''}: "
-            f"{self.text(inst)[:120]}",
-            location=where, rule=rule,
-            values={"construct": construct, "function": self.f.name, "line": line})
+            f"{self.text(inst).split(', !dbg')[0][:120]}",
+            location=where, rule=rule, values=values)
 
     def value(self, v) -> Value:
         kind = v.value_kind.name
@@ -407,18 +415,31 @@ class FunctionReader:
 
     def check_call(self, inst, ins: Instr) -> None:
         name = ins.attrs["callee"].name
+        if name.startswith("llvm."):
+            self.check_intrinsic(inst, ins, name)
         for o in ins.operands:
             if not _modelled_arg(o.type):
                 self.refuse(inst, f"call of @{name} with a {o.type} argument",
                             "calls pass integers, pointers and tiles")
         if not _modelled_arg(ins.type) and ins.type != VOID:
             self.refuse(inst, f"call of @{name} returning {ins.type}", "calls return integers, pointers or tiles")
-        if not name.startswith("llvm."):
+
+    def check_intrinsic(self, inst, ins: Instr, name: str) -> None:
+        """The AMX intrinsics the TileMachine models, the tile casts and llvm.mem*; anything else is refused
+        naming it (an AMX one with its family)."""
+        if is_cast(name):
+            vec = [t for t in [ins.type] + [o.type for o in ins.operands] if not isinstance(t, TileType)]
+            if len(vec) != 1 or not is_tile_vector(vec[0]):
+                self.refuse(inst, f"@{name} of {vec[0] if vec else '?'}",
+                            "a tile cast's vector is a 1024-byte integer vector (<256 x i32>, <512 x i16>, "
+                            "<1024 x i8>...): the 16 x 64 byte tile image")
             return
-        if is_cast(name) or name.startswith(RUNNER_INTRINSICS):
+        if name.startswith(RUNNER_INTRINSICS):
+            return
+        if int_base_name(name) is not None and isinstance(ins.type, IntType):
             return
         if name in CONFIG:
-            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (REFERENCE.md 7); "
+            self.refuse(inst, f"@{name}", "the compiler places ldtilecfg/tilerelease itself (as LLVM X86PreTileConfig); "
                                           "its input uses the shaped .internal intrinsics only")
         a = SHAPED.get(name)
         if a is not None:
@@ -428,11 +449,12 @@ class FunctionReader:
             return
         a = PHYSICAL.get(name)
         if a is not None:
-            self.refuse(inst, f"@{name} (physical-register form)",
+            self.refuse(inst, f"@{name} (physical-register form, {a.family})",
                         "the physical-register form is the compiler's output; write the shaped intrinsic "
-                        f"@llvm.x86.{name[len('llvm.x86.'):]}.internal")
+                        f"@{name}.internal")
         self.refuse(inst, f"intrinsic @{name}", "the compiler knows the AMX intrinsics of LLVM 22 that the "
-                                                "TileMachine models, the tile casts and llvm.mem*")
+                                                "TileMachine models, the tile casts, llvm.mem* and the scalar "
+                                                "integer intrinsics of compiler.int_intrinsics")
 
     # ------------------------------------------------------------------ the walk
     def read(self) -> None:

@@ -7,25 +7,31 @@ PTDPBSSDV, ...). Operand order is the intrinsic's:
     %t = PTILELOADDV   rows, cols, base, stride          (also PTILELOADDT1V)
          PTILESTOREDV  rows, cols, base, stride, %t
     %t = PTILEZEROV    rows, cols
-    %d = PTDPBSSDV     m, n, k, %c, %a, %b               (TDPBSUD/TDPBUSD/TDPBUUD/TDPBF16PS/TDPFP16PS alike)
+    %d = PTDPBSSDV     m, n, k, %c, %a, %b               (every TMUL of amx_table.MODELLED_DOTS alike)
 
-The result of a PTDP*V is tied to its C operand (TMUL accumulates in place); regalloc makes them one register.
+The result of a TMUL pseudo (PTDP*V, PTCMM*V) is tied to its C operand (TMUL accumulates in place); regalloc makes them one register.
 """
 
 from __future__ import annotations
 
+from .amx_table import MODELLED_DOTS, MODELLED_LOADS
 from .ir import Function, Module
 from .shapes import classify
 
-__all__ = ["lower", "dce", "PSEUDO", "pseudo_name", "is_pseudo", "TILE_DEF_OPS"]
+__all__ = ["lower", "dce", "PSEUDO", "pseudo_name", "is_pseudo", "TILE_DEF_OPS", "DOT_PSEUDOS", "is_dot_pseudo"]
 
 
 def pseudo_name(mnemonic: str) -> str:
     return f"P{mnemonic.upper()}V"
 
 
-PSEUDO = {pseudo_name(m): m for m in ("tileloadd", "tileloaddt1", "tilestored", "tilezero", "tdpbssd", "tdpbsud",
-                                      "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps")}
+PSEUDO = {pseudo_name(m): m for m in (*MODELLED_LOADS, "tilestored", "tilezero", *MODELLED_DOTS)}
+#: the TMUL pseudos (TDP*, and AMX-COMPLEX's TCMM*): result tied to the C operand
+DOT_PSEUDOS = frozenset(pseudo_name(m) for m in MODELLED_DOTS)
+
+
+def is_dot_pseudo(opcode: str) -> bool:
+    return opcode in DOT_PSEUDOS
 #: pseudos that define a tile value
 TILE_DEF_OPS = {k for k, v in PSEUDO.items() if v != "tilestored"}
 

@@ -1,12 +1,8 @@
 """The compiler's front door: ``compile_ir(text) -> CompiledModule`` and ``CompiledModule.run(...)``.
 
-Pipeline, per defined function (each pass its own module; ``snapshots`` keeps the text after each):
-
-    verify     cfg.verify_ssa         every use dominated by its definition
-    shapes     shapes.propagate       shapes to every tile value; the seed's <256 x i32> form -> x86_amx/.internal
-    lower      lower.lower + dce      pseudo tile instructions with shape operands (seed section 7); dead tile phis go
-    tileconfig tileconfig.place_config  config slot, ldtilecfg after the shape defs / after calls, tilerelease
-    regalloc   regalloc.allocate      8 physical tiles, shape-aware, spills, config filled (seed section 8)
+Pipeline, per defined function (:mod:`.passes`: each pass its own module, the verifier after every one,
+``snapshots`` keeps the text after each): verify, shape-analysis, shapes, lower, tileconfig, assign, regalloc,
+config-prune;
 
 then emission: ``machine`` (TileMachine program, :mod:`to_machine`), ``llvm`` (physical-register intrinsics,
 :func:`to_llvm.physical_ir`), ``llvm-internal`` (:func:`to_llvm.internal_ir`), ``asm`` (llvmlite).
@@ -20,15 +16,15 @@ import itertools
 import numpy as np
 
 from ..errors import AmxUnavailable, CompileError, InvalidValue
-from . import cfg, lower as lower_mod, regalloc, shapes, tileconfig
+from .passes import PASS_NAMES, PIPELINE, run_pipeline
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
 from .printer import print_module
 from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing, memory_arrays
 
-__all__ = ["compile_ir", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
+__all__ = ["compile_ir", "compile_c", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
 
-PASSES = ("verify", "shapes", "lower", "tileconfig", "regalloc")
+PASSES = PASS_NAMES
 BACKENDS = ("emulator", "spec", "native", "llvm")
 _jit_ids = itertools.count()
 
@@ -46,24 +42,13 @@ class CompiledModule:
         self.snapshots: dict[str, str] = {}
         m = copy.deepcopy(source)
         defined = [f for f in m.functions.values() if not f.declaration]
-        for f in defined:
-            cfg.verify_ssa(f)
-        self.snapshots["verify"] = print_module(m)
-        for f in defined:
-            shapes.propagate(m, f)
-        self.snapshots["shapes"] = print_module(m)
-        self.final = copy.deepcopy(m)
-        for f in defined:
-            lower_mod.lower(m, f)
-            lower_mod.dce(f)
-        self.snapshots["lower"] = print_module(m)
-        for f in defined:
-            tileconfig.place_config(m, f)
-        self.snapshots["tileconfig"] = print_module(m)
-        self.info = {}
-        for f in defined:
-            self.info[f.name] = regalloc.allocate(m, f)
-        self.snapshots["regalloc"] = print_module(m)
+
+        def keep(name: str, module: Module) -> None:
+            if name == "shapes":
+                self.final = copy.deepcopy(module)
+
+        self.snapshots = run_pipeline(m, PIPELINE, on_pass=keep)
+        self.info = {f.name: f.meta["regalloc"] for f in defined}
         self.machine = m
         self._jit = None
 
@@ -202,5 +187,26 @@ def compile_module(module: Module) -> CompiledModule:
 
 
 def compile_ir(text: str, source: str | None = None) -> CompiledModule:
-    """Parse LLVM IR text (the seed's form or LLVM's final form) and compile it."""
-    return CompiledModule(parse(text, source))
+    """Parse LLVM IR text with LLVM (any module LLVM accepts) and compile it. Functions using what systolic does
+    not model are refused one by one (``mod.source.refused``); the others compile."""
+    mod = CompiledModule(parse(text, source))
+    mod.llvm_ir = text
+    return mod
+
+
+def compile_c(source: str, *, opt: str = "-O2", flags=(), language: str = "c", debug: bool = False,
+              filename: str | None = None, source_dir=None) -> CompiledModule:
+    """Compile C (``language="c"``) or C++ (``"c++"``) written with clang's AMX API (``__tile1024i``,
+    ``__tile_loadd``, ``__tile_dpbssd``...; the seed's programming model) through clang and the tile compiler.
+
+    ``opt``: ``-O0`` .. ``-O3``; ``flags``: more clang flags (a list or one string; ``-O*``/``-g`` among them
+    win); ``debug``: ``-g``. See :mod:`.c_frontend` for what is added (all AMX features, no vectorization) and
+    how ``-O0`` output is brought to SSA first. clang's errors are ``SourceCompileError`` with file:line:col.
+    """
+    from .c_frontend import compile_c_to_ir
+    from .llvm_reader import read_module
+    ref, text = compile_c_to_ir(source, opt=opt, flags=flags, language=language, debug=debug,
+                                filename=filename, source_dir=source_dir)
+    mod = CompiledModule(read_module(ref, text, filename))
+    mod.llvm_ir = text
+    return mod

@@ -24,7 +24,7 @@ from ..errors import CompileError, InvalidValue
 from .ir import (I1, VOID, ArrayType, Instr, IntType, PtrType, StructType, TileType, Type, Value, VectorType,
                  field_offsets, size_of, _quote)
 
-__all__ = ["OpDef", "OPS", "op_for", "print_instr", "verify_instr", "verify_function", "BINARY_OPS", "CAST_OPS",
+__all__ = ["POISON", "OpDef", "OPS", "op_for", "print_instr", "verify_instr", "verify_function", "BINARY_OPS", "CAST_OPS",
            "mask", "signed", "binop", "icmp", "ub"]
 
 BINARY_OPS = ("add", "sub", "mul", "sdiv", "udiv", "srem", "urem", "shl", "lshr", "ashr", "and", "or", "xor")
@@ -33,6 +33,27 @@ ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", 
 
 
 # --------------------------------------------------------------------------------------------- semantics helpers
+class _Poison:
+    """LLVM's poison value (LangRef "Poison Values"): the result of e.g. ``shl`` by >= the width or ``cttz(0,
+    true)``. It propagates through arithmetic, casts, icmp, getelementptr, select and phi; ``freeze`` turns it
+    into an arbitrary value (0 here). A use that is undefined behaviour on poison (a branch condition, an
+    address, a divisor, a stored, returned or passed value, a tile intrinsic's operand) is refused by the
+    runner (``Runner.value``)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "poison"
+
+
+POISON = _Poison()
+
+
 def mask(v: int, bits: int) -> int:
     return v & ((1 << bits) - 1)
 
@@ -66,7 +87,7 @@ def binop(op: str, a: int, b: int, bits: int) -> int:
         return q if op == "sdiv" else sa - q * sb
     if op in ("shl", "lshr", "ashr"):
         if b >= bits:
-            raise ub(f"{op} by {b} >= {bits} bits is poison", op=op, shift=b)
+            return POISON  # LangRef: a shift by >= the width is poison
         if op == "shl":
             return a << b
         if op == "lshr":
@@ -161,8 +182,13 @@ class BinaryOp(OpDef):
 
     def execute(self, rn, ins, env):
         bits = ins.type.bits
-        a, b = rn.value(ins.operands[0], env), rn.value(ins.operands[1], env)
-        return mask(binop(ins.opcode, a, b, bits), bits)
+        # poison propagates (LangRef), except as a divisor, which is undefined behaviour
+        a = rn.value(ins.operands[0], env, allow_poison=True)
+        b = rn.value(ins.operands[1], env, allow_poison=ins.opcode not in ("sdiv", "udiv", "srem", "urem"))
+        if a is POISON or b is POISON:
+            return POISON
+        r = binop(ins.opcode, a, b, bits)
+        return r if r is POISON else mask(r, bits)
 
 
 class ICmp(OpDef):
@@ -184,7 +210,9 @@ class ICmp(OpDef):
 
     def execute(self, rn, ins, env):
         o = ins.operands
-        a, b = rn.value(o[0], env), rn.value(o[1], env)
+        a, b = rn.value(o[0], env, allow_poison=True), rn.value(o[1], env, allow_poison=True)
+        if a is POISON or b is POISON:
+            return POISON
         pred = ins.attrs["pred"]
         if isinstance(o[0].type, PtrType):
             if pred not in ("eq", "ne"):
@@ -227,7 +255,9 @@ class Cast(OpDef):
 
     def execute(self, rn, ins, env):
         op, src = ins.opcode, ins.operands[0]
-        a = rn.value(src, env)
+        a = rn.value(src, env, allow_poison=True)
+        if a is POISON:
+            return POISON
         if op == "sext":
             return mask(signed(a, src.type.bits), ins.type.bits)
         if op in ("zext", "trunc"):
@@ -253,7 +283,8 @@ class Freeze(OpDef):
         return f"{self.lhs(ins)}freeze {_tv(ins.operands[0])}"
 
     def execute(self, rn, ins, env):
-        return rn.value(ins.operands[0], env)
+        v = rn.value(ins.operands[0], env, allow_poison=True)
+        return 0 if v is POISON else v  # freeze(poison) is some fixed value; 0 is one
 
 
 class Select(OpDef):
@@ -277,7 +308,10 @@ class Select(OpDef):
 
     def execute(self, rn, ins, env):
         o = ins.operands
-        return rn.value(o[1] if rn.value(o[0], env) & 1 else o[2], env)
+        c = rn.value(o[0], env, allow_poison=True)
+        if c is POISON:
+            return POISON
+        return rn.value(o[1] if c & 1 else o[2], env, allow_poison=True)
 
 
 class Phi(OpDef):
@@ -296,6 +330,13 @@ class Phi(OpDef):
     def verify(self, ins):
         if len(ins.operands) != len(ins.attrs["blocks"]) or any(o.type != ins.type for o in ins.operands):
             raise _verr(ins, "phi has one value of its type per incoming block", "LLVM LangRef: phi")
+
+    def execute(self, rn, ins, env, prev=None):
+        """The value for the edge from block ``prev`` (the runner reads a block's phis together on entry)."""
+        k = next((j for j, b in enumerate(ins.attrs["blocks"]) if b is prev), None)
+        if k is None:
+            raise ub(f"phi %{ins.name} has no entry for the block we came from")
+        return rn.value(ins.operands[k], env, allow_poison=True)
 
 
 class Br(OpDef):
@@ -447,7 +488,10 @@ class GetElementPtr(OpDef):
 
     def execute(self, rn, ins, env):
         o = ins.operands
-        return rn.gep(ins.attrs["source_type"], rn.value(o[0], env), [(rn.value(i, env), i.type.bits) for i in o[1:]])
+        vals = [rn.value(v, env, allow_poison=True) for v in o]
+        if any(v is POISON for v in vals):
+            return POISON
+        return rn.gep(ins.attrs["source_type"], vals[0], [(v, i.type.bits) for v, i in zip(vals[1:], o[1:])])
 
 
 def _align(ins: Instr) -> str:

@@ -24,14 +24,15 @@ from __future__ import annotations
 from ..errors import CompileError
 from .cfg import rpo
 from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value)
-from .lower import PSEUDO, TILE_DEF_OPS
+from .lower import PSEUDO, TILE_DEF_OPS, is_dot_pseudo
 from .shapes import Shape
 
-__all__ = ["allocate", "VReg", "NUM_TILES", "RULE"]
+__all__ = ["allocate", "assign_registers", "apply", "VReg", "NUM_TILES", "RULE"]
 
 NUM_TILES = 8
-RULE = "seed section 8 / REFERENCE.md 7: one shape per physical tile per configuration"
+RULE = "LLVM X86TileConfig / the AMX proposal, section 8: one shape per physical tile per configuration"
 _MAX_ROUNDS = 50
+_MAX_SPLITS = 300  # splits of the 8 tiles among shape classes tried under pressure
 
 
 class VReg(Value):
@@ -42,7 +43,7 @@ class VReg(Value):
 
 
 def _is_dot(ins: Instr) -> bool:
-    return ins.opcode.startswith("PTDP")
+    return is_dot_pseudo(ins.opcode)
 
 
 def tile_def(ins: Instr):
@@ -239,8 +240,46 @@ class _Allocator:
         return iv, crossing
 
     # ------------------------------------------------------------------ spilling
+    def zero_defined(self, v) -> bool:
+        """Whether every definition of ``v`` is a tilezero (then it is rematerialised, not spilled)."""
+        defs = [i for i in self.f.instructions() if tile_def(i) is v]
+        return bool(defs) and all(i.opcode == "PTILEZEROV" and not _is_dot(i) for i in defs)
+
+    def rematerialize(self, v) -> None:
+        """A tile made by tilezero is made again right before each use instead of being stored and reloaded
+        (LLVM's greedy allocator does the same: amx-lower-tile-copy.ll test2 has a second ``tilezero`` after the
+        call, no spill). The shape operands dominate the definition, which dominates every use; tilezero cannot
+        fault and touches no memory, so the program's bytes and faults are unchanged."""
+        f = self.f
+        s = self.shape(v)
+        self.stats.setdefault("rematerialized", []).append(v.name)
+        for b in f.blocks:
+            k = 0
+            while k < len(b.instrs):
+                ins = b.instrs[k]
+                if tile_def(ins) is v:
+                    b.instrs.pop(k)
+                    continue
+                dot = _is_dot(ins)
+                for j, op in enumerate(ins.operands):
+                    if op is not v or (dot and j <= 3) or (not dot and ins.opcode not in ("TILECOPY",
+                                                                                        "PTILESTOREDV")):
+                        continue
+                    z = Instr("PTILEZEROV", X86_AMX, [s.rows, s.cols], name=f.fresh(f"remat.{v.name}."),
+                              remat=True)
+                    self.shapes[id(z)] = s
+                    self.unspillable.add(id(z))
+                    b.insert(k, z)
+                    k += 1
+                    ins.operands[j] = z
+                k += 1
+
     def spill(self, v) -> None:
-        """Spill everywhere: store after each definition, reload (same shape, stride 64) before each use."""
+        """Spill everywhere: store after each definition, reload (same shape, stride 64) before each use.
+        A tile only tilezero defines is rematerialised instead (:meth:`rematerialize`)."""
+        if self.zero_defined(v):
+            self.rematerialize(v)
+            return
         f = self.f
         s = self.shape(v)
         slot = self.new_slot(f"spill.{v.name}.")
@@ -335,10 +374,49 @@ class _Allocator:
             if gaps[c] <= 0:
                 break
             count[c] += 1
-        regs, out = iter(range(NUM_TILES)), []
-        for c in range(n):
-            out.append([next(regs) for _ in range(count[c])])
-        return out
+        best = count
+        if sum(min(p, NUM_TILES) for p in peak) > NUM_TILES:
+            best = self.best_split(count, need, peak, cls, iv)
+        return _pools_of(best)
+
+    def best_split(self, first, need, peak, cls, iv) -> list[int]:
+        """Under pressure, the split of the 8 tiles among the shape classes whose linear scan spills the least
+        (spill weight: the instructions that define or use the spilled tiles; ties keep the pressure-gap
+        split ``first``). A physical tile has one shape per configuration, so the split holds for the whole
+        function; every class keeps at least what one instruction needs of it."""
+        refs: dict[int, int] = {}
+        for ins in self.f.instructions():
+            for v in tile_uses(ins):
+                refs[id(v)] = refs.get(id(v), 0) + 1
+            t = tile_def(ins)
+            if t is not None:
+                refs[id(t)] = refs.get(id(t), 0) + 1
+        n = len(need)
+        hi = [max(need[c], min(peak[c], NUM_TILES)) for c in range(n)]
+        splits: list[list[int]] = []
+
+        def walk(c: int, left: int, acc: list[int]) -> None:
+            if len(splits) >= _MAX_SPLITS:
+                return
+            if c == n:
+                if left == 0:
+                    splits.append(list(acc))
+                return
+            for k in range(need[c], min(hi[c], left) + 1):
+                walk(c + 1, left - k, acc + [k])
+
+        walk(0, NUM_TILES, [])
+
+        def weight(split):
+            _assign, spill = self.scan(iv, cls, _pools_of(split))
+            return sum(refs.get(id(v), 1) for v in spill)
+
+        best, best_w = first, weight(first)
+        for split in splits:
+            w = weight(split)
+            if w < best_w:
+                best, best_w = split, w
+        return best
 
     # ------------------------------------------------------------------ linear scan
     def scan(self, iv, cls, pools) -> tuple[dict[int, int], list]:
@@ -396,7 +474,10 @@ class _Allocator:
         return assign, to_spill
 
     # ------------------------------------------------------------------ driver
-    def run(self) -> dict:
+    def assign_registers(self) -> dict:
+        """Phi elimination, TMUL ties, then linear scan; spill code is inserted until every tile variable has a
+        register. Returns the allocation (virtual tile -> register, register -> shape); the pseudos keep their
+        virtual operands until :meth:`apply`."""
         self.split_critical_edges()
         self.eliminate_phis()
         self.tie_dots()
@@ -424,14 +505,30 @@ class _Allocator:
         reg_shape: dict[int, Shape] = {}
         for vid, reg in assign.items():
             reg_shape.setdefault(reg, reps[cls[vid]])
+        return {"assign": assign, "reg_shape": reg_shape, "names": {vid: iv[vid][2].name for vid in assign},
+                "allocator": self}
+
+    def apply(self, allocation: dict) -> dict:
+        """Rewrite to physical tiles (copies through the slot, config stores); returns f.meta['regalloc']."""
+        assign, reg_shape = allocation["assign"], allocation["reg_shape"]
         self.rewrite(assign, reg_shape)
-        info = {"assign": {iv[vid][2].name: reg for vid, reg in assign.items()},
+        self.stats["spill_code_removed"] = _drop_redundant_spill_code(self.f, self.slots)
+        info = {"assign": {allocation["names"][vid]: reg for vid, reg in assign.items()},
                 "shapes": {reg: s for reg, s in sorted(reg_shape.items())}, **self.stats}
         self.f.meta["regalloc"] = info
         return info
 
+    def run(self) -> dict:
+        return self.apply(self.assign_registers())
+
     def rewrite(self, assign: dict[int, int], reg_shape: dict[int, Shape]) -> None:
         f = self.f
+        defs: dict[int, list[Instr]] = {}
+        for ins in f.instructions():
+            t = tile_def(ins)
+            if t is not None:
+                defs.setdefault(id(t), []).append(ins)
+        zero_vars = {vid for vid, ds in defs.items() if all(d.opcode == "PTILEZEROV" for d in ds)}
         from .cfg import Dominance
         dom = Dominance(f)
         for b in f.blocks:
@@ -443,6 +540,12 @@ class _Allocator:
                     self.stats["copies"] += 1
                     if src == dst:
                         self.stats["copies_eliminated"] += 1
+                        continue
+                    if id(ins.operands[0]) in zero_vars:
+                        # a copy of a tile only tilezero defines: zero the destination (same shape class, so
+                        # the same bytes as the store/load through the slot, without memory)
+                        self.stats["copies_as_tilezero"] = self.stats.get("copies_as_tilezero", 0) + 1
+                        out.append(_m("TILEZERO", [dst], [], remat=True))
                         continue
                     if self.copy_slot is None:
                         # not inserted yet: this loop may be walking (and rebuilding) the entry block itself
@@ -483,6 +586,67 @@ class _Allocator:
         f.meta["machine"] = True
 
 
+_WRITES_TILE = {"TILELOADD", "TILELOADDT1", "TILEZERO"}
+
+
+def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
+    """Spill-everywhere leaves, within a block, reloads of a slot into a register that still holds it and
+    stores into a slot that is stored again before anything reads it. Both go (per block, so no path is
+    assumed). The slots are allocas of this pass that no program pointer reaches, so only this code reads or
+    writes them; a reload into a register that holds the slot's bytes, under the same configuration, changes
+    no byte of it. Returns how many instructions went."""
+    slot_ids = {id(s) for s in slots}
+
+    def slot_of(ins):
+        if ins.attrs.get("spill") and ins.opcode in ("TILESTORED", "TILELOADD") and id(ins.operands[0]) in slot_ids:
+            return id(ins.operands[0])
+        return None
+
+    removed = 0
+    for b in f.blocks:
+        holds: dict[int, int] = {}  # register -> spill slot whose bytes it holds
+        keep = []
+        for ins in b.instrs:
+            sl = slot_of(ins)
+            if sl is not None and ins.opcode == "TILELOADD":
+                r = ins.attrs["tiles"][0]
+                if holds.get(r) == sl:
+                    removed += 1
+                    continue
+                holds[r] = sl
+            elif sl is not None:  # TILESTORED into a slot: the slot now holds this register's bytes
+                r = ins.attrs["tiles"][0]
+                for r2 in [x for x, v in holds.items() if v == sl and x != r]:
+                    del holds[r2]
+                holds[r] = sl
+            elif ins.opcode == "LDTILECFG" or _is_clobber(ins):
+                holds.clear()
+            elif ins.opcode in _WRITES_TILE or ins.opcode.startswith("TDP") or ins.opcode.startswith("TCMM"):
+                holds.pop(ins.attrs["tiles"][0], None)
+            keep.append(ins)
+        # stores into a slot that is stored again, with no reload in between, in the same block
+        overwritten: set[int] = set()
+        out = []
+        for ins in reversed(keep):
+            sl = slot_of(ins)
+            if sl is not None and ins.opcode == "TILESTORED":
+                if sl in overwritten:
+                    removed += 1
+                    continue
+                overwritten.add(sl)
+            elif sl is not None:
+                overwritten.discard(sl)
+            out.append(ins)
+        b.instrs = out[::-1]
+    return removed
+
+
+def _pools_of(split: list[int]) -> list[list[int]]:
+    """Consecutive physical tiles for each class: split [3, 2] -> [[0, 1, 2], [3, 4]]."""
+    regs = iter(range(NUM_TILES))
+    return [[next(regs) for _ in range(k)] for k in split]
+
+
 def _overlap(a: list[list[int]], b: list[list[int]]) -> bool:
     """Whether two sorted segment lists intersect (segments are [start, end): a value that dies where another
     is defined does not clash with it, so a copy's source and destination may share a tile)."""
@@ -505,6 +669,7 @@ def _m(opcode: str, tiles: list[int], operands: list, **attrs) -> Instr:
 def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
     """rows[reg] (byte 48 + reg) and colsb[reg] (u16 at 16 + 2*reg) of the 64-byte TILECFG (SDM LDTILECFG)."""
     out = []
+    real = s is not None
     if s is None:
         s = Shape(ConstantInt(I16, 0), ConstantInt(I16, 0))
     rows = s.rows
@@ -518,14 +683,32 @@ def _config_stores(f: Function, slot: Instr, reg: int, s: Shape) -> list[Instr]:
     pcol = Instr("getelementptr", PTR, [slot, ConstantInt(I64, 16 + 2 * reg)], name=f.fresh(f"cfg.pcols{reg}."),
                  source_type=I8, flags=["inbounds"])
     cols = s.cols if not isinstance(s.cols, ConstantInt) else ConstantInt(I16, s.cols.value & 0xFFFF)
-    out += [prow, Instr("store", VOID, [rows8, prow], align=1), pcol, Instr("store", VOID, [cols, pcol], align=1)]
+    # cfg= marks the stores for counting (tools/llvm_amx_corpus.py): "rows" only where a shape is written
+    kind = "rows" if real else "none"
+    out += [prow, Instr("store", VOID, [rows8, prow], align=1, cfg=kind), pcol,
+            Instr("store", VOID, [cols, pcol], align=1, cfg="cols" if real else "none")]
     return out
 
 
-def allocate(module: Module, f: Function) -> dict:
-    """Allocate the tiles of ``f`` (after tileconfig.place_config); returns f.meta['regalloc']."""
-    # no tile instruction left (shape propagation may still have recorded shapes): nothing to allocate
-    if not any(i.opcode in PSEUDO or i.opcode == "TILECOPY" for i in f.instructions()):
+def _no_tiles(f: Function) -> bool:
+    """No tile instruction left (shape propagation may still have recorded shapes): nothing to allocate."""
+    return not any(i.opcode in PSEUDO or i.opcode == "TILECOPY" for i in f.instructions())
+
+
+def assign_registers(module: Module, f: Function) -> dict | None:
+    """The allocation of ``f`` (after tileconfig.place_config): phi copies, TMUL ties and spill code are
+    inserted, the pseudos keep their virtual tiles; stored in ``f.meta['allocation']`` for :func:`apply`."""
+    allocation = None if _no_tiles(f) else _Allocator(module, f).assign_registers()
+    f.meta["allocation"] = allocation
+    return allocation
+
+
+def apply(module: Module, f: Function, allocation: dict | None = None) -> dict:
+    """Rewrite ``f`` to physical tiles with ``allocation`` (default ``f.meta['allocation']``); returns
+    f.meta['regalloc']."""
+    if allocation is None:
+        allocation = f.meta.get("allocation")
+    if allocation is None:
         f.meta["regalloc"] = {"assign": {}, "shapes": {}, "spilled": [], "copies": 0, "copies_eliminated": 0,
                               "rounds": 0}
         for b in f.blocks:
@@ -534,4 +717,12 @@ def allocate(module: Module, f: Function) -> dict:
                     b.instrs[k] = _m("LDTILECFG", [], ins.operands)
         f.meta["machine"] = True
         return f.meta["regalloc"]
-    return _Allocator(module, f).run()
+    info = allocation["allocator"].apply(allocation)
+    f.meta.pop("allocation", None)
+    return info
+
+
+def allocate(module: Module, f: Function) -> dict:
+    """Allocate the tiles of ``f`` (after tileconfig.place_config): :func:`assign_registers` then :func:`apply`;
+    returns f.meta['regalloc']."""
+    return apply(module, f, assign_registers(module, f))

@@ -2,7 +2,9 @@
 
 Seed section 6 (specs/amx-llvm-programming-model.md) and REFERENCE.md section 7 (X86LowerAMXType): shapes are
 rooted at the tile intrinsics' shape operands. For ``tdp*(m, n, k, C, A, B)``: C and the result are (m, n),
-A is (m, k), B is (k/4, n); loads, stores and tilezero take (rows, colsb) directly. Shapes flow through phis and
+A is (m, k), B is (k/4, n), and the result is C's register, so it has C's shape (the shape of C's
+definition; (m, n) only for a C that has none, such as a plain ``<256 x i32>`` load); loads, stores and tilezero
+take (rows, colsb) directly. Shapes flow through phis and
 the casts between ``<256 x i32>`` and ``x86_amx``. A ``load <256 x i32>`` whose value feeds a tile intrinsic
 becomes ``tileloadd64.internal(rows, cols, p, 64)`` and a ``store <256 x i32>`` of a tile value becomes
 ``tilestored64.internal(rows, cols, p, 64, t)`` (a ``<256 x i32>`` in memory is 16 rows of 64 bytes).
@@ -18,18 +20,20 @@ from dataclasses import dataclass
 
 from ..errors import CompileError
 from .amx_table import MODELLED_DOTS, is_cast
+from .int_intrinsics import runner_executes
 from .cfg import Dominance
 from .ir import (I16, I64, PTR, V256I32, X86_AMX, VOID, ConstantInt, ConstantSpecial, Function, Instr, IntType,
                  Module, PtrType, TileType, Value, intrinsic, is_tile, is_tile_vector, location, replace_uses, users)
 
-__all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "internal_name",
+__all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propagate", "analyze", "rewrite",
+           "ShapeAnalysis", "internal_name",
            "SHAPE_RULE"]
 
 #: the TMUL instructions the compiler knows: every one the TileMachine models (amx_table: INT8, BF16, FP16,
 #: COMPLEX, FP8)
 DOT_MNEMONICS = MODELLED_DOTS
 LOAD_MNEMONICS = ("tileloadd", "tileloaddt1")
-SHAPE_RULE = "REFERENCE.md 7 / seed section 6: shapes come from the intrinsics' shape operands"
+SHAPE_RULE = "LLVM X86LowerAMXType / the AMX proposal, section 6: shapes come from the intrinsics' shape operands"
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,7 @@ class _Propagation:
             if op is not None:
                 self.ops[id(ins)] = op
             elif ins.opcode == "call" and ins.intrinsic.startswith("llvm.") and not is_cast(ins.intrinsic) \
-                    and not ins.intrinsic.startswith(("llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
+                    and not runner_executes(ins.intrinsic):
                 raise CompileError(f"unsupported intrinsic @{ins.intrinsic}", location=location(ins),
                                    rule="the tile compiler knows the AMX intrinsics of clang's amxintrin.h",
                                    values={"known": sorted(internal_name(m) for m in
@@ -148,6 +152,7 @@ class _Propagation:
         self.uses = users(f)
         self.shape: dict[int, Shape] = {}
         self.kdiv4: dict[int, Value] = {}
+        self.pending: list[tuple[Value, Instr]] = []  # K/4 values named by the analysis, not yet inserted
         self.dom = Dominance(f)
 
     # ------------------------------------------------------------------ which values hold tiles
@@ -188,15 +193,21 @@ class _Propagation:
         if id(k) in self.kdiv4:
             return self.kdiv4[id(k)]
         ins = Instr("lshr", I16, [k, ConstantInt(I16, 2)], name=self.f.fresh("shape.k4."))
-        if isinstance(k, Instr):
-            b = k.block
-            idx = b.first_non_phi() if k.opcode == "phi" else b.instrs.index(k) + 1
-        else:
-            b, idx = self.f.entry, 0
-        b.insert(idx, ins)
+        # the analysis only names the value; the rewrite inserts it right after k (:meth:`insert_pending`)
+        self.pending.append((k, ins))
         self.kdiv4[id(k)] = ins
-        self.uses = users(self.f)
         return ins
+
+    def insert_pending(self) -> None:
+        for k, ins in self.pending:
+            if isinstance(k, Instr):
+                b = k.block
+                idx = b.first_non_phi() if k.opcode == "phi" else b.instrs.index(k) + 1
+            else:
+                b, idx = self.f.entry, 0
+            b.insert(idx, ins)
+        self.pending = []
+        self.uses = users(self.f)
 
     def use_shape(self, user: Instr, k: int) -> Shape | None:
         op = self.ops.get(id(user))
@@ -220,6 +231,13 @@ class _Propagation:
         if not isinstance(v, Instr):
             return None
         op = self.ops.get(id(v))
+        if op is not None and op.kind == "dot":
+            # the result is C's register, written in place: it keeps C's shape (LLVM ties the def to C and
+            # configures the register from C's definition); C without a shape of its own takes (m, n) by use
+            c = v.operands[3]
+            if not isinstance(c, Instr):
+                return Shape(v.operands[0], v.operands[1])
+            return self.shape.get(id(c))
         if op is not None:
             return Shape(v.operands[0], v.operands[1])
         if v.opcode == "phi":
@@ -231,7 +249,9 @@ class _Propagation:
             return self.shape.get(id(v.operands[0]))
         return None
 
-    def run(self) -> dict[int, Shape]:
+    def analyze(self) -> list[Instr]:
+        """The analysis: a shape for every tile value, checked for consistency; the function is not changed.
+        Returns the tile values."""
         f = self.f
         tv = self.tile_values()
         for v in tv:
@@ -290,8 +310,7 @@ class _Propagation:
                     if su is not None and not su.same(s):
                         raise CompileError(f"conflicting tile shapes for %{v.name}: used as {s} and as {su}",
                                            location=location(u), rule=SHAPE_RULE, values={"value": v.name})
-        self.rewrite(tv)
-        return self.shape
+        return tv
 
     # ------------------------------------------------------------------ rewrite into the final form
     def check_available(self, s: Shape, at: Instr, what: str) -> None:
@@ -303,6 +322,7 @@ class _Propagation:
 
     def rewrite(self, tv: list[Instr]) -> None:
         f, m = self.f, self.m
+        self.insert_pending()
         tset = {id(v) for v in tv}
         casts = [v for v in tv if _is_cast(v)]  # before retyping: afterwards both sides are x86_amx
         self.dom = Dominance(f)
@@ -343,11 +363,21 @@ class _Propagation:
                 elif ins.opcode == "phi" and id(ins) in tset:
                     ins.type = X86_AMX
         for v in casts:
-            if True:
-                src = v.operands[0]
-                replace_uses(f, v, src)
-                v.block.instrs.remove(v)
-                self.shape.pop(id(v), None)
+            src = v.operands[0]
+            if isinstance(src, ConstantSpecial) and id(v) in self.shape:
+                # a constant vector (zeroinitializer, or undef, which the runner reads as zeros) cast to a
+                # tile is a tilezero of the cast's shape (LLVM's amx-tile-basic.ll PR90954, pr209512.ll)
+                s = self.shape[id(v)]
+                z = Instr("call", X86_AMX, [s.rows, s.cols], name=f.fresh("tz"),
+                          callee=intrinsic(m, internal_name("tilezero"), X86_AMX, [I16, I16]))
+                v.block.insert(v.block.instrs.index(v), z)
+                self.check_available(s, z, f"the tilezero for {src.ref()} cast to a tile")
+                self.ops[id(z)] = TileOp("zero", "tilezero", "internal")
+                self.shape[id(z)] = s
+                src = z
+            replace_uses(f, v, src)
+            v.block.instrs.remove(v)
+            self.shape.pop(id(v), None)
         # undef / zeroinitializer flowing into a tile phi: a tilezero of the phi's shape in the predecessor
         for b in f.blocks:
             for phi in b.phis():
@@ -366,16 +396,39 @@ class _Propagation:
                         self.shape[id(z)] = s
 
 
-def propagate(module: Module, f: Function) -> dict[int, Shape]:
-    """Propagate shapes in ``f`` and rewrite it to the final form (see the module docstring).
+@dataclass
+class ShapeAnalysis:
+    """What :func:`analyze` found: ``shapes`` (id(tile value) -> Shape), the tile values, and the K/4 values the
+    rewrite will insert (``pending``)."""
+
+    shapes: dict
+    tile_values: list
+    pending: list
+    _prop: object = None
+
+
+def analyze(module: Module, f: Function) -> ShapeAnalysis:
+    """Shape analysis of ``f`` (no change to ``f``): errors for unknown or conflicting shapes are raised here."""
+    p = _Propagation(module, f)
+    tv = p.analyze()
+    return ShapeAnalysis(p.shape, tv, list(p.pending), p)
+
+
+def rewrite(module: Module, f: Function, analysis: ShapeAnalysis) -> dict[int, Shape]:
+    """Rewrite ``f`` into LLVM's final form with the shapes of ``analysis`` (see the module docstring).
 
     Returns (and stores in ``f.meta["shapes"]``) ``id(tile value) -> Shape``.
     """
-    p = _Propagation(module, f)
-    shapes = p.run()
+    p = analysis._prop
+    p.rewrite(analysis.tile_values)
     # keep only live entries (casts were removed)
     live = {id(i) for i in f.instructions()}
-    shapes = {k: v for k, v in shapes.items() if k in live}
+    shapes = {k: v for k, v in p.shape.items() if k in live}
     f.meta["shapes"] = shapes
     f.meta["uses_tiles"] = bool(shapes) or any(classify(i) is not None for i in f.instructions())
     return shapes
+
+
+def propagate(module: Module, f: Function) -> dict[int, Shape]:
+    """:func:`analyze` then :func:`rewrite`."""
+    return rewrite(module, f, analyze(module, f))

@@ -23,7 +23,7 @@ from ..errors import CompileError
 from .cfg import Dominance, reachable
 from .ir import (I8, PTR, VOID, ArrayType, ConstantInt, ConstantSpecial, Function, Instr, Module, VectorType,
                  location, I32)
-from .lower import is_pseudo
+from .lower import is_dot_pseudo, is_pseudo
 
 __all__ = ["place_config", "RULE"]
 
@@ -37,7 +37,7 @@ def _own_shape_operands(ins: Instr) -> list:
     register"), so a store whose shape value is recomputed after the load needs no later configuration."""
     if ins.opcode == "PTILESTOREDV":
         return []
-    return list(ins.operands[:3 if ins.opcode.startswith("PTDP") else 2])
+    return list(ins.operands[:3 if is_dot_pseudo(ins.opcode) else 2])
 
 
 def _shape_defs(f: Function) -> list[Instr]:
@@ -54,7 +54,7 @@ def _needs(f: Function, t: Instr) -> list[Instr]:
     """The shape values (instructions) the configuration must hold when tile instruction ``t`` runs: the shape
     operands of a tile definition and the shapes of the tiles it reads."""
     shapes = f.meta.get("shapes", {})
-    dot = t.opcode.startswith("PTDP")
+    dot = is_dot_pseudo(t.opcode)
     vals = _own_shape_operands(t)
     tiles = t.operands[3:6] if dot else (t.operands[4:5] if t.opcode == "PTILESTOREDV" else [])
     for v in tiles:
@@ -203,3 +203,60 @@ def _multi_points(f: Function, dom: Dominance, slot: Instr, tile_instrs: list[In
         return []
     order = {id(i): k for k, i in enumerate(f.instructions())}
     return sorted(points, key=lambda p: order[id(p)])
+
+
+def _is_tile_machine_op(ins: Instr) -> bool:
+    return "tiles" in ins.attrs and ins.opcode != "LDTILECFG"
+
+
+def _ends_config(ins: Instr) -> bool:
+    """A call clobbers the configuration (whatever follows it is configured again after it); a ret ends it."""
+    return ins.opcode == "ret" or (ins.opcode == "call" and ins.intrinsic is not None
+                                   and not ins.intrinsic.startswith("llvm."))
+
+
+def observed_configs(f: Function) -> tuple[list[Instr], list[Instr]]:
+    """Analysis (after regalloc): which LDTILECFGs some tile instruction runs under, and which none does.
+
+    From each LDTILECFG, every path forward is followed until a tile instruction (the load is observed), a
+    call or ``ret`` (the configuration dies unobserved) or another LDTILECFG (which replaces it). A load no tile
+    instruction observes is one LLVM does not make: the one at the entry when a call comes before any tile
+    instruction, the one after a last call before ``ret`` (amx-across-func.ll, amx-ldtilecfg-insert.ll).
+    Every tile instruction still runs under a load: walking back from it, the first LDTILECFG or call met is a
+    LDTILECFG (calls that may run after a configuration are followed by one), and that load observes it.
+    """
+    loads = [i for i in f.instructions() if i.opcode == "LDTILECFG"]
+    observed, unobserved = [], []
+    for ld in loads:
+        seen = set()
+        work = [(ld.block, ld.block.instrs.index(ld) + 1)]
+        hit = False
+        while work and not hit:
+            b, k = work.pop()
+            for ins in b.instrs[k:]:
+                if _is_tile_machine_op(ins):
+                    hit = True
+                    break
+                if ins.opcode == "LDTILECFG" or _ends_config(ins):
+                    break
+            else:
+                for s in b.successors:
+                    if id(s) not in seen:
+                        seen.add(id(s))
+                        work.append((s, 0))
+        (observed if hit else unobserved).append(ld)
+    return observed, unobserved
+
+
+def prune_config(module: Module, f: Function) -> int:
+    """Rewrite: delete the LDTILECFGs :func:`observed_configs` finds unobserved (their shape stores stay: a
+    later load after a call reads them). Returns how many went."""
+    if not f.meta.get("machine"):
+        return 0
+    _obs, dead = observed_configs(f)
+    for ld in dead:
+        ld.block.instrs.remove(ld)
+    meta = f.meta.get("tilecfg")
+    if meta:
+        meta["pruned"] = len(dead)
+    return len(dead)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 
+from .amx_table import MODELLED_DOTS
 from .ir import (ConstGEP, Function, Instr, Module, PtrType, PTR, Type, VectorType, ArrayType,
                  _quote)
 from .printer import print_global, print_instr
@@ -119,7 +120,7 @@ def physical_ir(machine_module: Module, *, external_globals: bool = False, renam
         if op in _PHYS:
             args = [f"i8 {x}" for x in t] + [f"{o.type} {o.ref()}" for o in ins.operands]
             return f"call void @{_PHYS[op]}({', '.join(args)})"
-        if op.startswith("TDP"):
+        if op.lower() in MODELLED_DOTS:
             dots.add(op.lower())
             return f"call void @llvm.x86.{op.lower()}(i8 {t[0]}, i8 {t[1]}, i8 {t[2]})"
         return print_instr(ins)

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidValue, MemoryFault
+from . import int_intrinsics
 from .amx_table import MODELLED_DOTS, is_cast
 from .ir import (ArrayType, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
                  Module, PtrType, StructType, Value, VectorType, VOID, field_offsets, size_of)
-from .ops import OPS, mask as _mask, print_instr, signed as _signed, ub as _ub
+from .ops import OPS, POISON, mask as _mask, print_instr, signed as _signed, ub as _ub
 
 __all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS"]
 
@@ -140,7 +141,9 @@ class Runner:
             self.regions[name] = Region("@" + name, arr)
 
     def memory(self) -> dict[str, np.ndarray]:
-        return {k: r.data for k, r in self.regions.items()}
+        # a global the byte model could not make (and nobody gave) has no bytes to report
+        return {k: r.data for k, r in self.regions.items()
+                if not (r.data.size == 0 and self.module.globals[k].unreadable)}
 
     def _access(self, p, size: int, what: str) -> tuple[np.ndarray, int]:
         if not isinstance(p, Pointer) or p.region is None:
@@ -155,14 +158,18 @@ class Runner:
         return arr, p.offset
 
     # ------------------------------------------------------------------ values
-    def value(self, v: Value, env: dict):
+    def value(self, v: Value, env: dict, allow_poison: bool = False):
         if isinstance(v, ConstantInt):
             return _mask(v.value, v.type.bits)
         if isinstance(v, Instr) or v.__class__.__name__ in ("Argument", "VReg"):
             try:
-                return env[id(v)]
+                x = env[id(v)]
             except KeyError:
                 raise _ub(f"%{v.name} used before it is defined", value=v.name) from None
+            if x is POISON and not allow_poison:
+                raise _ub(f"%{v.name} is poison and its use is undefined behaviour (only select, phi and freeze "
+                          "may take poison)", value=v.name)
+            return x
         if isinstance(v, GlobalVariable):
             return Pointer(self.regions[v.name], 0)
         if isinstance(v, ConstGEP):
@@ -230,12 +237,8 @@ class Runner:
             # phis read their inputs simultaneously on entry
             phis = [i for i in block.instrs if i.opcode == "phi"]
             if phis:
-                vals = []
-                for phi in phis:
-                    k = next((j for j, b in enumerate(phi.attrs["blocks"]) if b is prev), None)
-                    if k is None:
-                        raise _ub(f"phi %{phi.name} has no entry for the block we came from")
-                    vals.append(self.value(phi.operands[k], env))
+                phi_def = OPS["phi"]
+                vals = [phi_def.execute(self, phi, env, prev) for phi in phis]
                 for phi, v in zip(phis, vals):
                     env[id(phi)] = v
             for ins in block.instrs[len(phis):]:
@@ -353,6 +356,8 @@ class Runner:
         args = [self.value(a, env) for a in ins.operands]
         if callee.name.startswith(("llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
             return self.mem_intrinsic(callee.name, args)
+        if int_intrinsics.base_name(callee.name) is not None and isinstance(ins.type, IntType):
+            return int_intrinsics.execute(callee.name, args, ins.type.bits)
         if callee.name.startswith("llvm."):
             if self.mode == "eager":
                 return self.eager_intrinsic(ins, callee.name, args)
@@ -418,14 +423,15 @@ class Runner:
             self.tile_store(t, p, _signed(stride, 64))
             return None
         m, n, k = args[:3]
-        # the result (and so the accumulator's tile) has the intrinsic's (m, n); A and B keep their own shapes
+        # the TMUL writes C's register in place, so the result keeps the shape C was defined with (LLVM
+        # configures that register from C's definition; shapes.py); A and B keep their own shapes. A C with
+        # no shape of its own (a <256 x i32> from memory) takes the intrinsic's (m, n).
         c = self.as_tile(args[3], m, n)
         a = self.as_tile(args[4], m, k)
         b = self.as_tile(args[5], (k & 0xFFFF) >> 2, n)
-        cimg = I.mask_image(c.image.copy(), m, n)
-        img = I.eager_dot(self.tm, op.mnemonic, (cimg, m, n), (a.image, a.rows, a.cols),
+        img = I.eager_dot(self.tm, op.mnemonic, (c.image.copy(), c.rows, c.cols), (a.image, a.rows, a.cols),
                           (b.image, b.rows, b.cols))
-        return TileValue(img, m, n)
+        return TileValue(img, c.rows, c.cols)
 
     def as_tile(self, v, rows, cols) -> TileValue:
         if isinstance(v, TileValue):

@@ -4,8 +4,8 @@ TCMM*FP16PS and AMX-FP8 TDP*F8PS.
 
 :func:`systolic.explorer.explain` dispatches here; the one-instruction replays this builds on are in
 :mod:`systolic.explorer.explain_single`. As there, the inputs are placed by the operands' Layout objects and the
-engine's spec path runs with its trace hook on (``xmx.dpasw(trace=)``, ``xmx.dpas(trace=)``, the AMX spec ops'
-``trace=``); nothing here recomputes the arithmetic. A joint_matrix_mad is replayed as the instructions its
+engine's spec path runs with an observer passed in (an :class:`systolic.observe.ElementRecord`:
+``xmx.dpasw(observer=)``, ``xmx.dpas(observer=)``, the AMX spec ops' ``observer=``); nothing here recomputes the arithmetic. A joint_matrix_mad is replayed as the instructions its
 lowering (:mod:`systolic.sycl.lower_xmx` / :mod:`systolic.sycl.lower_amx`, IGC ``DEFINE_MAD_LARGE_SLICE`` and the
 CPU's 16 x 16 x 64-byte tile blocking) issues for the element's tile, in order, each step's D carried as the
 next step's C in the type the lowering keeps it in (:func:`systolic.sycl.lower_xmx.intermediate`).
@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidValue
+from ..observe import ElementRecord
 from .explain_single import (
     _explain_amx,
     _explain_dpas,
@@ -49,9 +50,7 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     """D[row, col] of EU ``eu``'s half of one DPASW (DPASW.md): A shared, its first NGrf_EU0 GRFs from EU0."""
     from ..xmx import GRF, dpasw
     o = dict(opts)
-    eu = int(o.pop("eu", 0))
-    if eu not in (0, 1):
-        raise InvalidValue("DPASW has two EUs: eu is 0 or 1", rule="DPASW.md: a fused EU pair", values={"eu": eu})
+    eu = _one_of_two("eu", o.pop("eu", 0), "DPASW.md: a fused EU pair")
     o.setdefault("platform", "dg2")
     la, lb, lc, ld = (resolve("dpasw", op, **o) for op in ("src2", "src1", "src0", "dst"))
     ld._check_element(row, col)
@@ -70,10 +69,11 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     for i in (0, 1):
         g[i].write(offs["src1"], lb.scatter(B[i]))
         g[i].write(offs["src0"], lc.scatter(C[i]))
-    trace = {"row": row, "col": col, "eu": eu}
+    trace = {}
     s = dpasw(g[0], pair=g[1], dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"],
               dst_type=p["dst_type"], src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
-              rc=p["rc"], platform=p["platform"], model=model, trace=trace)
+              rc=p["rc"], platform=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"),
+              observer_eu=eu)
     D = ld.gather(g[eu].read(offs["dst"], ld.image_bits() // 8))
     rep = dpas_report(row, col, s, trace, la, lb, lc, ld, C[eu], D, model, opcode="dpasw")
     rep["eu"] = eu
@@ -92,13 +92,21 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     return rep
 
 
+def _one_of_two(name: str, v, rule: str) -> int:
+    """0 or 1, as an integer (1.5, "1" or True are refused, not coerced), else InvalidValue naming ``name``."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v not in (0, 1):
+        raise InvalidValue(f"{name} is 0 or 1, not {v!r}", rule=rule, values={name: repr(v)[:40]})
+    return int(v)
+
+
 def explain_opencl_split(row, col, rng, model, a, b, c, opts) -> dict:
     """A split built-in (cl_intel_subgroup_split_matrix_multiply_accumulate) is one DPASW over the two
     sub-groups' registers (:mod:`systolic.opencl.lowering`): sub-group ``sub_group``'s D[row, col], each A element
     named by the sub-group, work-item and component that held it."""
     o = dict(opts)
     name = o.pop("name")
-    sg = int(o.pop("sub_group", 0))
+    sg = _one_of_two("sub_group", o.pop("sub_group", 0),
+                     "a split built-in runs on two sub-groups (cl_intel_subgroup_split_matrix_multiply_accumulate)")
     La = resolve("opencl", "a", name=name, **o)
     L = resolve("opencl", "acc", name=name, **o)
     _opcode, p1, p2, _sd, rc = L.params["dpas"].split(".")
@@ -290,9 +298,9 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
     lc._check_element(row, col)
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
-    trace = {"row": row, "col": col}
+    trace = {}
     M, N, K2 = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, trace=trace)
+    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     imag = mn == "tcmmimfp16ps"
     steps = []
@@ -332,9 +340,9 @@ def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     lc._check_element(row, col)
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
-    trace = {"row": row, "col": col}
+    trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K, trace=trace)
+    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     steps = []
     for kd in range(K // 4):

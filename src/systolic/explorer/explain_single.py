@@ -1,11 +1,11 @@
 """One plain DPAS or one TMUL explained: the replays :mod:`systolic.explorer.explain` and
 :mod:`systolic.explorer.explain_lowered` both build on, and the value helpers of their reports.
 
-:func:`_explain_dpas` places A, B, C in a GRF *by the operands' Layout objects*, runs ``xmx.dpas`` once with its
-trace hook on (the numerics model's ``accumulate(trace=...)`` inside) and reads D back through D's layout;
-:func:`dpas_report` turns what the engine traced into the report (also DPASW's, for explain_lowered);
-:func:`_explain_amx` does the same for one TDPB*D / TDPBF16PS / TDPFP16PS on tiles through the AMX spec ops'
-``trace=``. Nothing here recomputes the arithmetic. Seeded random inputs (:func:`_rand_bits`) or the caller's
+:func:`_explain_dpas` places A, B, C in a GRF *by the operands' Layout objects*, runs ``xmx.dpas`` once with an
+observer passed in (a :class:`systolic.observe.ElementRecord` of the element; the numerics model's sums too) and
+reads D back through D's layout; :func:`dpas_report` turns what the engine announced into the report (also
+DPASW's, for explain_lowered); :func:`_explain_amx` does the same for one TDPB*D / TDPBF16PS / TDPFP16PS on tiles
+through the AMX spec ops' ``observer=``. Nothing here recomputes the arithmetic. Seeded random inputs (:func:`_rand_bits`) or the caller's
 (:func:`_pick`).
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidValue
+from ..observe import ElementRecord
 from .resolve import amx_layout, resolve
 
 __all__ = ["dpas_report"]
@@ -99,10 +100,10 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
     g.write(offs["src2"], la.scatter(A))
     g.write(offs["src1"], lb.scatter(B))
     g.write(offs["src0"], lc.scatter(C))
-    trace = {"row": row, "col": col}
+    trace = {}
     s = dpas(g, dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"], dst_type=p["dst_type"],
              src0_type=src0_type, src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
-             rc=p["rc"], platform=p["platform"], model=model, trace=trace)
+             rc=p["rc"], platform=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"))
     D = ld.gather(g.read(offs["dst"], ld.image_bits() // 8))
     return dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model)
 
@@ -177,9 +178,10 @@ def _explain_amx(row, col, rng, a, b, c, opts):
                            values={"instruction": mn})
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
-    trace = {"row": row, "col": col}
+    trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K * la.element_bits // 8, trace=trace)
+    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K * la.element_bits // 8,
+                 observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     per = 32 // la.element_bits
     rep = {"layer": "amx", "instruction": f"{mn} (M={M}, N={N}, K={K})", "element": [row, col], "K": K,

@@ -15,7 +15,7 @@ from ..layout import Layout
 from ..layout.core import check_layout
 from ..layout.picture import cell_label  # the table labels; the renderer lives with the Layout
 
-__all__ = ["detail", "where", "what", "table", "cell_label", "FORMATS"]
+__all__ = ["detail", "where", "what", "table", "packing", "cell_label", "FORMATS"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -88,8 +88,39 @@ def detail(L: Layout) -> dict:
                  alignment="tile rows of colsb bytes; TILELOADD row r at base + r * stride (no alignment rule)")
     if "lanes" in p:
         d["simd"] = {"lanes": p["lanes"], "lane_bits": p["lane_bits"]}
+    d["vnni_factor"], d["packing"] = packing(L)
     d["params"] = {k: v for k, v in p.items() if k not in ("unit_strides",)}
     return _py(d)
+
+
+def packing(L: Layout) -> tuple[int, str]:
+    """(VNNI factor, one line saying how the operand is packed) for ``detail`` and the table's heading: the VNNI
+    factor is how many consecutive rows of one column share a 32-bit word (docs/glossary.md, "VNNI packing");
+    for a joint_matrix B it also says how memory is laid out (row_major and ext_intel_packed hold the same slice
+    in registers but differ in memory)."""
+    p = L.params
+    v = int(p.get("vnni") or (p.get("ops_per_chan") if L.layer in ("dpas", "dpasw") and L.operand == "src1"
+                                else 1) or 1)
+    if L.layer == "sycl" and L.operand == "b" and p.get("layout"):
+        lay = p["layout"]
+        vm = max(1, 32 // L.element_bits)      # memory packs a 32-bit word's worth (sycl matrix_core.mem_rowcol)
+        if lay == "ext_intel_packed":
+            mem = (f"memory ext_intel_packed (VNNI x{vm}): B[{vm}r+i][n] at element (r * ld + {vm}n + i), ld = "
+                   f"{vm} x N" + ("; loaded as is" if v == vm else "; the load unpacks it into the slice")
+                   if vm > 1 else "memory ext_intel_packed: B[k][n] at k * ld + n")
+        elif lay == "col_major":
+            mem = "memory col_major: B[k][n] at element n * ld + k" + \
+                (f"; the load packs {v} rows per 32-bit word" if v > 1 else "")
+        else:
+            mem = "memory row_major: B[k][n] at element k * ld + n" + \
+                (f"; the load packs {v} rows per 32-bit word" if v > 1 else "")
+        return v, mem
+    if v > 1:
+        return v, (f"VNNI-packed: each 32-bit word holds B[{v}r..{v}r+{v - 1}][n], {v} consecutive rows of one "
+                   "column (row-major B must be repacked)")
+    return v, "not packed: one row after another (row-major)" if L.operand in ("a", "src2", "c", "dst", "src0",
+                                                                                  "acc", "result", "accumulator") \
+        else "not packed: one element per unit"
 
 
 def _holder_rows(L: Layout) -> list[dict]:
@@ -141,6 +172,9 @@ def table(L: Layout, *, by: str = "element", fmt: str = "text", view: str = "hol
         return "\n".join(lines) + "\n"
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     title = L.title or f"{L.layer} {L.operand}"
+    v, how = packing(L)
+    if v > 1 or L.layer == "sycl" and L.operand == "b":
+        title += f"  [{how}]"
     lines = [title, "  ".join(h.rjust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
     return "\n".join(lines) + "\n"

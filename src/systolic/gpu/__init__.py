@@ -11,7 +11,8 @@ CUDA device, or a driver too old) is :class:`systolic.errors.BackendUnavailable`
 
 from __future__ import annotations
 
-from .runtime import availability, info, is_gpu_array, require
+from .intake import is_gpu_array
+from .runtime import availability, info, require
 
 __all__ = ["availability", "info", "is_gpu_array", "require", "resolve_backend"]
 

@@ -10,7 +10,7 @@ CUDA kernels compiled with NVRTC through CuPy:
   the x86 NaN rules (:mod:`systolic.gpu.amx_float_cuda`). Rows of A and columns of B holding an inf or NaN
   are recomputed by a kernel that applies the NaN operand priority at every step.
 
-Results come back as the caller's kind of array (:func:`systolic.gpu.runtime.give_back`).
+Results come back as the caller's kind of array (:func:`systolic.gpu.intake.give_back`).
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ import numpy as np
 from .. import counters
 from ..errors import InvalidValue
 from . import amx_float_cuda as FC
-from . import int_gemm
-from . import runtime
+from . import int_gemm, intake, runtime
 
 __all__ = ["matmul", "exact_matmul", "float_variant", "set_float_variant", "set_int8_fast_path"]
 
 #: tile-K block of TDPBF16PS / TDPFP16PS: 16 dwords = 16 pairs of 16-bit values (SDM: tmul_maxk 16)
 KT = 16
 _FLOAT = {"fast": "128x128_8x8", "check": "64x64_4x4"}
-_INT8 = {"fast": True}
+_INT8 = intake.IN_PLACE                               # one switch: the XMX engine's s8/u8 path reads it too
 _NULL = np.uint64(0)                                 # a null pointer argument: "C omitted, zeros"
 
 
@@ -77,8 +76,8 @@ def _fn(name: str, smem: int = 0):
 
 def _meta(x):
     """(shape, dtype) of an argument without moving it: GPU arrays are taken in (zero-copy), others read as numpy."""
-    if runtime.is_gpu_array(x):
-        it = runtime.intake(x)
+    if intake.is_gpu_array(x):
+        it = intake.intake(x)
         return it, it.shape, it.dtype
     arr = np.asarray(x)
     return arr, arr.shape, arr.dtype
@@ -104,10 +103,10 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
                            "(method='numpy', 'instructions' and 'spec' are CPU methods: use backend='cpu')",
                            values={"method": method})
     cp = runtime.require()
-    ia = a_ if isinstance(a_, runtime.Intake) else runtime.intake(a_, "a")
-    ib = b_ if isinstance(b_, runtime.Intake) else runtime.intake(b_, "b")
-    ic = None if c is None else (c_ if isinstance(c_, runtime.Intake) else runtime.intake(c_, "c"))
-    kind = runtime.result_kind(ia, ib, ic)
+    ia = a_ if isinstance(a_, intake.Intake) else intake.intake(a_, "a")
+    ib = b_ if isinstance(b_, intake.Intake) else intake.intake(b_, "b")
+    ic = None if c is None else (c_ if isinstance(c_, intake.Intake) else intake.intake(c_, "c"))
+    kind = intake.result_kind(ia, ib, ic)
     M, K = a_shape
     N = b_shape[1]
     per = 4 if integer else 2
@@ -115,173 +114,49 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     cin = None if ic is None else ic.data           # None: the kernels read C as zeros (no memset, no pass)
     if M == 0 or N == 0 or kp == 0:
         c0 = cp.zeros((M, N), dtype=cdt) if cin is None else cin.copy()
-        return runtime.give_back(c0, kind)          # no TMUL runs: C untouched (no DAZ either)
-    count_tmuls(mn, M, N, kp // per)                # the same TMULs as the CPU path counts
+        return intake.give_back(c0, kind)          # no TMUL runs: C untouched (no DAZ either)
+    count_tmuls(mn, M, N, kp // per, path="cuda")              # the same TMULs as the CPU path counts
     if integer:
         out = _int8(cp, ia, ib, cin, M, N, K)
     else:
         out = _float(cp, mn, ia, ib, None if cin is None else cin.view(cp.uint32), M, N, K).view(cp.float32)
-    return runtime.give_back(out, kind)
+    return intake.give_back(out, kind)
 
 
 # ------------------------------------------------------------------------------------------ int8, cached launch path
-#
-# At 4096^3 cuBLAS's int8 GEMM takes ~0.13 ms on an H100, and the general path below spends 0.1-0.3 ms on the
-# host before its first launch (DLPack intake, Intake objects, CuPy slicing): as long as the GEMM. Everything
-# that depends only on (shapes, dtypes, layout of B, C given, cpu, method, threads, device) is therefore decided
-# once and kept in an int_gemm.Plan: the argument checks (check_arguments raised or passed on the first call of
-# that key; integer inputs cannot hold out-of-range values, so nothing else needs a look at the data), which
-# copies, shifts and rank-one terms the sign mix needs, the K chunks. A call that finds its plan reads the raw
-# device pointers (``data_ptr()`` / ``data.ptr``, no DLPack), allocates the output and scratch from the
-# caller's own allocator and launches on the caller's stream (torch: its current stream; CuPy: CuPy's). B given
-# column-major (a transposed view of an (N, K) array, torch._int_mm's preferred layout) is read in place.
-# Non-contiguous A or C, other layouts of B and anything that is not a CUDA torch tensor or CuPy array take the
-# general path.
-
-_PLANS: dict = {}
-_STREAMS: dict = {}
-_I8 = (np.dtype(np.int8), np.dtype(np.uint8))
-
-
-def _torch_fast_kind(x, torch):
-    """The layout of a 2-D CUDA torch tensor the fast path can read in place: 'r' (C-contiguous) or 'c' (a
-    transposed view of a C-contiguous array); None otherwise."""
-    if type(x) is not torch.Tensor or not x.is_cuda or x.dim() != 2:
-        return None
-    if x.is_contiguous():
-        return "r"
-    s0, s1 = x.stride()
-    if s0 == 1 and s1 == x.shape[0]:
-        return "c"
-    return None
-
-
-def _stream_of(ptr: int, dev: int):
-    """A CuPy view of the caller's torch stream (cached per raw stream pointer)."""
-    s = _STREAMS.get((ptr, dev))
-    if s is None:
-        import warnings
-        import cupy as cp
-        with warnings.catch_warnings():      # CuPy 14 prefers Stream.from_external (a __cuda_stream__ object)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            s = _STREAMS[(ptr, dev)] = cp.cuda.ExternalStream(ptr, dev)
-    return s
-
+# The in-place intake (systolic.gpu.intake.int8_in_place) with the AMX engine's argument checks: torch / CuPy
+# operands it can read through raw pointers run from a cached int_gemm.Plan, every other call the general path.
 
 def _int8_plan(M, K, N, da, db, c_meta, cpu, method, threads, b_layout):
     """Check the arguments as the CPU path does (typed errors) and build the launch plan; None: general path."""
     from ..amx.gemm import check_arguments
     mn, _model, integer, _cdt = check_arguments((M, K), da, (K, N), db, c_meta, cpu, method, threads)
-    if method != "auto" or not integer or M == 0 or N == 0 or K == 0:
+    if method != "auto" or not integer:
         return None                                  # the general path raises / runs the float kernels
-    plan = int_gemm.Plan(M, K, N, da == np.int8, db == np.int8, b_layout == "c", c_meta is not None)
-    plan.tmuls = (mn, M, N, -(-K // 4))              # what count_tmuls records per call (as the CPU path)
-    return plan
-
-
-_RETRY = object()                                    # build(): no plan now, but do not cache that
-
-
-def _plan_for(key, build):
-    """The cached plan of ``key`` (built on a miss; None cached too: such calls go the general path)."""
-    try:
-        return _PLANS[key]
-    except KeyError:
-        pass
-    except TypeError:                               # an unhashable cpu / threads: the general path checks it
-        return None
-    runtime.require()
-    plan = build()
-    if plan is _RETRY:
-        return None
-    _PLANS[key] = plan
+    plan = intake.int8_plan(M, K, N, da, db, c_meta is not None, b_layout)
+    if plan is not None:
+        plan.tmuls = (mn, M, N, -(-K // 4))          # what count_tmuls records per call (as the CPU path)
     return plan
 
 
 def _count(plan) -> None:
     if counters.active():
         from ..amx.gemm import count_tmuls
-        count_tmuls(*plan.tmuls)
+        count_tmuls(*plan.tmuls, path="cuda")
 
 
-def _int8_fast(a, b, c, cpu, method, threads, count=True):
-    """One int8 GEMM through a cached plan, or None when the call does not fit (then the general path runs).
-    ``count``: record the TMULs (the XMX engine, which runs its s8/u8 DPAS through here, counts DPAS itself)."""
-    import sys
-    torch = sys.modules.get("torch")
-    if torch is not None and type(a) is torch.Tensor:
-        la, lb = _torch_fast_kind(a, torch), _torch_fast_kind(b, torch)
-        if la != "r" or lb is None or a.dtype not in (torch.int8, torch.uint8) \
-                or b.dtype not in (torch.int8, torch.uint8):
-            return None
-        if c is not None and (_torch_fast_kind(c, torch) != "r" or c.dtype != torch.int32):
-            return None
-        dev = a.get_device()
-        if b.get_device() != dev or (c is not None and c.get_device() != dev):
-            return None
-        (M, K), (K2, N) = a.shape, b.shape
-        key = ("t", M, K, K2, N, a.dtype, b.dtype, lb, None if c is None else tuple(c.shape), cpu, method, threads,
-               dev)
-
-        def build():
-            import cupy as cp
-            if cp.cuda.runtime.getDevice() != dev:
-                return _RETRY                       # kernels are loaded per device: the general path copes
-            if K2 != K:
-                return None                         # the general path raises the K mismatch
-            dm = runtime._torch_dtype_map()
-            return _int8_plan(M, K, N, dm[a.dtype], dm[b.dtype],
-                              None if c is None else (tuple(c.shape), np.dtype(np.int32)), cpu, method, threads, lb)
-        cp = sys.modules.get("cupy")
-        if cp is not None and cp.cuda.runtime.getDevice() != dev:
-            return None                             # a plan's kernels belong to its device: the general path
-        plan = _plan_for(key, build)
-        if plan is None:
-            return None
-        try:
-            raw = torch._C._cuda_getCurrentRawStream(dev)
-        except AttributeError:                      # pragma: no cover - older torch
-            raw = torch.cuda.current_stream(dev).cuda_stream
-        keep = []
-
-        def alloc(nbytes):
-            keep.append(a.new_empty(max(1, nbytes), dtype=torch.uint8))
-            return keep[-1].data_ptr()
-        out = a.new_empty((M, N), dtype=torch.int32)
-        plan.run(a.data_ptr(), b.data_ptr(), None if c is None else c.data_ptr(), out.data_ptr(), alloc,
-                 _stream_of(raw, dev))
-        if count:
-            _count(plan)
-        return out
-    if type(a).__module__.split(".")[0] != "cupy":
+def _int8_fast(a, b, c, cpu, method, threads):
+    """One int8 GEMM through a cached plan (TMULs counted), or None when the call does not fit (then the general
+    path runs)."""
+    if not _INT8["fast"]:
         return None
-    import cupy as cp
-    if type(a) is not cp.ndarray or type(b) is not cp.ndarray or (c is not None and type(c) is not cp.ndarray):
+    got = intake.int8_in_place(a, b, c, ("amx", cpu, method, threads),
+                               lambda M, K, N, da, db, cm, lb: _int8_plan(M, K, N, da, db, cm, cpu, method, threads,
+                                                                         lb))
+    if got is None:
         return None
-    if a.ndim != 2 or b.ndim != 2 or not a.flags.c_contiguous or a.dtype not in _I8 or b.dtype not in _I8:
-        return None
-    lb = "r" if b.flags.c_contiguous else "c" if b.flags.f_contiguous else None
-    if lb is None or (c is not None and (not c.flags.c_contiguous or c.dtype != np.int32 or c.ndim != 2)):
-        return None
-    dev = a.device.id
-    if b.device.id != dev or (c is not None and c.device.id != dev) or cp.cuda.runtime.getDevice() != dev:
-        return None
-    (M, K), (K2, N) = a.shape, b.shape
-    key = ("c", M, K, K2, N, a.dtype, b.dtype, lb, None if c is None else c.shape, cpu, method, threads, dev)
-    plan = _plan_for(key, lambda: None if K2 != K else _int8_plan(
-        M, K, N, a.dtype, b.dtype, None if c is None else (c.shape, c.dtype), cpu, method, threads, lb))
-    if plan is None:
-        return None
-    keep = []
-
-    def alloc(nbytes):
-        keep.append(cp.empty(max(1, nbytes), dtype=cp.uint8))
-        return keep[-1].data.ptr
-    out = cp.empty((M, N), dtype=cp.int32)
-    plan.run(a.data.ptr, b.data.ptr, None if c is None else c.data.ptr, out.data.ptr, alloc,
-             cp.cuda.get_current_stream())
-    if count:
-        _count(plan)
+    out, plan = got
+    _count(plan)
     return out
 
 
@@ -368,8 +243,8 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     independent GPU path that the tests compare with the fast one and with the CPU."""
     from ..amx.gemm import check_arguments
     cp = runtime.require()
-    ia, ib = runtime.intake(a, "a"), runtime.intake(b, "b")
-    ic = None if c is None else runtime.intake(c, "c")
+    ia, ib = intake.intake(a, "a"), intake.intake(b, "b")
+    ic = None if c is None else intake.intake(c, "c")
     mn, _m, integer, cdt = check_arguments(ia.shape, ia.dtype, ib.shape, ib.dtype,
                                            None if ic is None else (ic.shape, ic.dtype), cpu, "auto", None)
     if integer:
@@ -378,7 +253,7 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     N = ib.shape[1]
     cin = cp.zeros((M, N), cp.float32) if ic is None else ic.data
     if M == 0 or N == 0 or K == 0:
-        return runtime.give_back(cin.copy(), runtime.result_kind(ia, ib, ic))
+        return intake.give_back(cin.copy(), intake.result_kind(ia, ib, ic))
     at, b32, _r, _c, _s, K2, Mp, Np = _convert(cp, mn, ia.data, ib.data, M, N, K, 128, 128)
     out = cp.empty((M, N), dtype=cp.uint32)
     rs, cs = cp.arange(M, dtype=cp.int32), cp.arange(N, dtype=cp.int32)
@@ -386,4 +261,4 @@ def exact_matmul(a, b, c=None, *, cpu="sapphirerapids"):
     _fn("amx_exact")((-(-n // 128),), (128,), (at, b32, cin.view(cp.uint32), out, rs, np.int32(M), cs,
                                                            np.int32(N), np.int32(Mp), np.int32(Np), np.int32(N),
                                                            np.int32(K2), np.int32(KT)))
-    return runtime.give_back(out.view(cp.float32), runtime.result_kind(ia, ib, ic))
+    return intake.give_back(out.view(cp.float32), intake.result_kind(ia, ib, ic))

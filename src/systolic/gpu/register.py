@@ -17,7 +17,7 @@ def register() -> None:
     """Fill the registry: ``amx.matmul`` and ``xmx.matmul`` on ``cuda``, and the ``auto`` detector (an input
     that lives on a CUDA device)."""
     from . import amx_kernels, xmx_kernels
-    from .runtime import is_gpu_array
+    from .intake import is_gpu_array
     backend_registry.register_detector("cuda", is_gpu_array)
     backend_registry.register("amx.matmul", "cuda", amx_kernels.matmul)
     backend_registry.register("xmx.matmul", "cuda", xmx_kernels.matmul)

@@ -1,4 +1,9 @@
-"""The CUDA runtime under the GPU kernels: availability, array intake and return, the kernel cache.
+"""The CUDA runtime under the GPU kernels: availability, the kernels' CUDA C sources, array intake and return,
+the kernel cache.
+
+The CUDA C sources are package data beside this module (``*.cu``, pyproject ``[tool.setuptools.package-data]``),
+read by :func:`source` as UTF-8 text, byte for byte (they are compiled by NVRTC from that text; editors and CUDA
+tools read them as C).
 
 Everything here is lazy: importing :mod:`systolic.gpu.runtime` never imports CuPy; the first call that
 needs it does, and a missing piece becomes :class:`systolic.errors.BackendUnavailable` saying which one
@@ -19,6 +24,9 @@ Arrays (:func:`intake` / :func:`give_back`):
 
 Element types are carried as numpy dtypes (``ml_dtypes.bfloat16`` for bfloat16); on the device a 16-bit
 float is held as its uint16 bit pattern, which is what the kernels read.
+
+The engines' kernels take their arrays through :mod:`systolic.gpu.intake`, which hands these on together with
+the in-place intake of the s8/u8 GEMM.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import numpy as np
 
 from ..errors import BackendUnavailable, InvalidValue
 
-__all__ = ["availability", "require", "info", "is_gpu_array", "Intake", "intake", "give_back",
+__all__ = ["availability", "require", "info", "source", "is_gpu_array", "Intake", "intake", "give_back",
            "result_kind", "to_numpy", "module", "kernel", "MIN_COMPUTE_CAPABILITY", "INSTALL_HINT", "DISABLE_ENV"]
 
 #: what to tell a user who lacks CuPy (pyproject.toml extra ``gpu``)
@@ -344,6 +352,19 @@ def to_numpy(x) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------ kernels
+
+@functools.lru_cache(maxsize=None)
+def source(name: str) -> str:
+    """The CUDA C text of ``name`` (e.g. ``"xmx.cu"``), a file of this package. Reading it needs no GPU and no
+    CuPy; a missing file (a broken install) is :class:`BackendUnavailable` naming it."""
+    from importlib import resources
+    try:
+        return resources.files(__package__).joinpath(name).read_bytes().decode("utf-8")
+    except (FileNotFoundError, OSError) as e:
+        raise BackendUnavailable(f"the CUDA source {name} is missing from this install ({e})",
+                                 rule="systolic/gpu/*.cu ship as package data (pyproject.toml)",
+                                 values={"source": name}) from None
+
 
 #: NVRTC options of every systolic kernel. No fast-math and ``--ftz=false --prec-div=true --prec-sqrt=true
 #: --fmad=false``: the kernels spell each FMA out (``__fmaf_rn``) and each add (``__fadd_rn``); nothing may be

@@ -26,7 +26,7 @@ same bits. How each model is kept identical (docs/gpu.md, "XMX"):
 
 Inputs: numpy arrays (decoded on the host exactly as the CPU path decodes them, then copied) or GPU arrays
 (CuPy, PyTorch CUDA tensors, ``__cuda_array_interface__`` / ``__dlpack__`` objects; taken zero-copy by
-:func:`systolic.gpu.runtime.intake`: bf16/fp16 bit patterns, float32 for tf32 and int8/uint8 are decoded on
+:func:`systolic.gpu.intake.intake`: bf16/fp16 bit patterns, float32 for tf32 and int8/uint8 are decoded on
 the device). The result comes back as the kind of the first GPU input (numpy when all inputs are numpy).
 :data:`last_run` records what the last call did (elements flagged, sent to the robust kernel, to the CPU).
 """
@@ -40,9 +40,8 @@ from .. import types as T
 from ..errors import InvalidValue
 from ..xmx import gemm as G
 from ..xmx import kernels as KN
-from . import amx_kernels as _AK
+from . import int_gemm, intake
 from . import runtime as R
-from . import int_gemm
 from .xmx_source import (ALL_NAMES, NAMES, S_SMEM, SOURCE, STAGE32_MAX_SIG, STAGE32_PLAIN, STAGE32_VARIANT,
                           STAGE_VARIANT, stage32_kernel)
 
@@ -104,8 +103,8 @@ def _grid1(n: int, block: int = 256) -> tuple:
 
 def _gpu_kind(*xs) -> str:
     for x in xs:
-        if x is not None and R.is_gpu_array(x):
-            return "torch" if R._is_torch(x) else "cupy"
+        if x is not None and intake.is_gpu_array(x):
+            return "torch" if intake._is_torch(x) else "cupy"
     return "numpy"
 
 
@@ -119,11 +118,11 @@ class _Meta:
 
     def __init__(self, x, name):
         self._x, self._name, self._intake = x, name, None
-        if R.is_gpu_array(x):
+        if intake.is_gpu_array(x):
             self._gpu = True
             light = _integer_meta(x)
             if light is None:
-                self._intake = R.intake(x, name)
+                self._intake = intake.intake(x, name)
                 self.dtype = np.dtype(self._intake.dtype)
                 self.shape = tuple(int(s) for s in self._intake.shape)
             else:
@@ -140,7 +139,7 @@ class _Meta:
     def intake(self):
         """The device view of a GPU argument (made on first use), None for a host array."""
         if self._gpu and self._intake is None:
-            self._intake = R.intake(self._x, self._name)
+            self._intake = intake.intake(self._x, self._name)
         return self._intake
 
     def to_host(self) -> np.ndarray:
@@ -157,7 +156,7 @@ def _integer_meta(x):
     """(dtype, shape) of an integer torch tensor or CuPy array read off the object, else None."""
     mod = type(x).__module__.split(".")[0]
     if mod == "torch":
-        dt = R._torch_dtype_map().get(x.dtype)
+        dt = intake._torch_dtype_map().get(x.dtype)
     elif mod == "cupy":
         dt = np.dtype(x.dtype)
     else:
@@ -178,13 +177,19 @@ _FAST_TYPES = {"torch", "cupy"}
 
 
 def _amx_int8_fast(a, b, c):
-    """The AMX int8 kernel's cached launch path on the operands as they are (C + exact products mod 2**32, the
-    function of s8/u8 DPAS too), or None when they do not fit it."""
-    out = _AK._int8_fast(a, b, c, "sapphirerapids", "auto", None, count=False) if _AK._INT8["fast"] else None
-    if out is not None:
-        last_run.clear()
-        last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
-    return out
+    """The s8/u8 GEMM's in-place intake (:func:`systolic.gpu.intake.int8_in_place`, shared with the AMX engine:
+    C + exact products mod 2**32 is the function of s8/u8 DPAS and of TDPB[SU][SU]D) on the operands as they
+    are, or None when they do not fit it. The caller has checked the arguments (gemm.plan)."""
+    got = intake.int8_in_place(a, b, c, ("xmx",), _int8_plan) if intake.IN_PLACE["fast"] else None
+    if got is None:
+        return None
+    last_run.clear()
+    last_run.update(path="amx-int8-fast", flagged=0, robust=0, cpu=0)
+    return got[0]
+
+
+def _int8_plan(M, K, N, da, db, c_meta, b_layout):
+    return intake.int8_plan(M, K, N, da, db, c_meta is not None, b_layout)
 
 
 def _fast_key(a, b, c, platform, model, precision, row_block):
@@ -240,10 +245,10 @@ def matmul(a, b, c=None, platform="pvc", model="stage", precision=None, *, row_b
         cv = None if Cm is None else _int_c(cp, Cm, m, n)
         tally()
         if m == 0 or n == 0:
-            return R.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
+            return intake.give_back(cp.zeros((m, n), dtype=cp.int32), kind)
         last_run.clear()
         last_run.update(path="int-gemm", flagged=0, robust=0, cpu=0)
-        return R.give_back(_int_gemm(cp, a8, b8, cv, p2, p1), kind)
+        return intake.give_back(_int_gemm(cp, a8, b8, cv, p2, p1), kind)
 
     with fpenv.default():  # the host's share of a float GEMM (flagged elements, exact fallbacks) reads MXCSR
         return _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, precision, row_block, tally)
@@ -254,7 +259,7 @@ def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, prec
     tally()
     if m == 0 or n == 0:
         out = cp.zeros((m, n), dtype=cp.float32) if cv is None else cv.astype(cp.float32)
-        return R.give_back(out, kind)
+        return intake.give_back(out, kind)
     if mdl.name not in ("stage", "sequential") or mdl.ftz_result:
         # no GPU kernel for these models: the CPU path computes them (same bits by definition)
         last_run.clear()
@@ -262,7 +267,7 @@ def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, prec
         with counters.suspended():   # counted above already, as this call's DPAS
             out = G.matmul(A.to_host(), B.to_host(), None if cv is None else cv.get(), platform=P, model=mdl,
                            precision=precision, row_block=row_block)
-        return R.give_back(cp.asarray(out), kind)
+        return intake.give_back(cp.asarray(out), kind)
     n4 = -(-n // 4) * 4
     _marks.clear()
     _mark(cp, "start")
@@ -276,7 +281,7 @@ def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, prec
         last_run.update(path="fma32", flagged=0, robust=0, cpu=0)
     else:
         d = _stage(cp, av, bv, cv, m, n, kp, n4, step, ops, kd, mdl, (G._sig_bits(p2), G._sig_bits(p1)))
-    return R.give_back(d.view(cp.float32), kind)
+    return intake.give_back(d.view(cp.float32), kind)
 
 
 # ------------------------------------------------------------------------------------------ operands

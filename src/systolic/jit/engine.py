@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import threading
 
-from ..errors import AsmSyntaxError, InvalidValue
+from ..errors import InvalidValue
 
 __all__ = ["llvm", "llvm_version", "host_machine", "host_features", "vector_bits", "target_machine",
            "compile_module", "emit_asm", "JitModule", "amx_feature_string"]
@@ -110,20 +109,14 @@ def target_machine(cpu: str, features: str | None = None, *, amx: bool = True, o
 
 
 def _parse(module):
-    """llvmlite.binding module from an ``ir.Module`` (or IR text from a compiler front end), verified.
-    LLVM's complaints become AsmSyntaxError with the line and column LLVM names."""
-    lb = llvm()
+    """llvmlite.binding module from an ``ir.Module`` (or IR text from a compiler front end), verified, through the
+    project's one LLVM parser (:func:`systolic.llvmir.module.parse`: AsmSyntaxError / IRVerifyError with LLVM's
+    line and column)."""
+    from ..llvmir.module import parse
+    llvm()
     text = module if isinstance(module, str) else str(module)
-    try:
-        mod = lb.parse_assembly(text)
-        mod.verify()
-    except RuntimeError as exc:
-        msg = str(exc)
-        m = re.search(r":(\d+):(\d+):", msg)  # "<string>:LINE:COL: error: ..."
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
-        raise AsmSyntaxError(f"LLVM rejected the IR: {msg.strip()}", line=line, column=col, source="<llvm-ir>",
-                             rule="LLVM IR parser / verifier") from None
-    return mod, text
+    name = "<llvm-ir>" if isinstance(module, str) else f"<{module.name or 'jit'}>"
+    return parse(text, name=name), text
 
 
 def _optimise(mod, tm, vectorize: bool) -> None:

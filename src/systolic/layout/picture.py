@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidValue
-from .core import check_layout
 
 if TYPE_CHECKING:                      # annotations only: core imports this module for _repr_svg_
     from .core import Layout
@@ -33,6 +32,14 @@ _SHORT = {"grf": "r", "dword": "d", "eu": "eu", "tile_row": "row", "byte": "B", 
 
 #: the views a table or picture labels its cells by: the holder's coordinates, or the SIMD lane and component
 VIEWS = ("holder", "lane")
+
+
+def check_layout(L, verb: str) -> None:
+    """A Layout's fields are there (checked by name: core imports this module, so no isinstance here); anything
+    else is refused by name rather than failing on a missing attribute."""
+    if not all(hasattr(L, a) for a in ("layer", "operand", "rows", "cols", "index", "bit", "holder", "params")):
+        raise InvalidValue(f"{verb} takes a Layout (systolic.layout.get(...)), not {type(L).__name__}",
+                           rule="layout verbs take a systolic.layout.Layout", values={"got": type(L).__name__})
 
 
 def check_view(view) -> None:
@@ -93,15 +100,21 @@ def cell_width(L: Layout, view: str) -> float:
     return max(CELL_W, 5.6 * n + 8)
 
 
+def _foot_unit(L: Layout, view: str) -> int:
+    """The bits of the packing unit whose slots a cell's foot strip shows (the lane's component, or the holder's
+    unit; an AMX tile's dword: the unit its DPBD / FMA pairs read, though the holder counts bytes)."""
+    return L.params.get("lane_bits", L.unit_bits) if view == "lane" else max(L.unit_bits, 32 if L.layer == "amx" else 0)
+
+
 def _grid(L: Layout, x0: float, y0: float, view: str, caption: str, axes: str = "left,top",
-          cw: float | None = None) -> list[str]:
+          cw: float | None = None, mark=None) -> list[str]:
+    """One operand's cells. ``mark``: a predicate (row, col) -> bool; when given, the marked cells keep their
+    colour and a heavy outline and the others are faded (the elements that feed one D cell)."""
     ck, sk, _, _ = color_keys(L)
     CELL_W = cw or cell_width(L, view)
     nc = int(ck.max()) + 1 if ck.size else 1
     ns = int(sk.max()) + 1 if sk.size else 1
-    # the packing unit whose slots the foot strip shows: the lane's component, or the holder's unit (an AMX
-    # tile's dword: the unit its DPBD / FMA pairs read, though the holder counts bytes)
-    pw = L.params.get("lane_bits", L.unit_bits) if view == "lane" else max(L.unit_bits, 32 if L.layer == "amx" else 0)
+    pw = _foot_unit(L, view)
     per = max(1, pw // L.element_bits)
     out = [f"<g class='layout' data-layer='{escape(L.layer)}' data-operand='{escape(L.operand)}'>"]
     out.append(f"<text x='{x0}' y='{y0 - 22}' font-size='13' font-weight='bold' {FONT}>{escape(caption)}</text>")
@@ -121,8 +134,11 @@ def _grid(L: Layout, x0: float, y0: float, view: str, caption: str, axes: str = 
             lab = cell_label(L, r, c, view) if held else "-"
             w = L.where(r, c)
             tip = ", ".join(f"{k}={v}" for k, v in w.items())
-            out.append(f"<rect x='{x}' y='{y}' width='{CELL_W}' height='{CELL_H}' fill='{fill}' stroke='#333' "
-                       f"stroke-width='0.6'><title>{escape(tip)}</title></rect>")
+            on = mark is None or mark(r, c)
+            look = "stroke='#333' stroke-width='0.6'" if mark is None else (
+                "stroke='#c00000' stroke-width='2.2'" if on else "stroke='#999' stroke-width='0.4' fill-opacity='0.25'")
+            out.append(f"<rect x='{x}' y='{y}' width='{CELL_W}' height='{CELL_H}' fill='{fill}' {look}>"
+                       f"<title>{escape(tip)}</title></rect>")
             main, _, sub = lab.partition("@")
             size = 9
             out.append(f"<text x='{x + CELL_W / 2}' y='{y + (12 if per > 1 else 16)}' font-size='{size}' "
@@ -149,13 +165,38 @@ def _doc(body: list[str], width: float, height: float, note: str) -> str:
     return "\n".join([head, bg, *body, foot, "</svg>"]) + "\n"
 
 
-def _legend(L: Layout, view: str) -> str:
+def _legend(L: Layout, view: str, drawn: tuple = ()) -> str:
+    """What the picture shows, and only that: the shade is named only where it varies, the foot strip only
+    where some drawn cell has one (an element packed with others into one unit)."""
+    Ls = drawn or (L,)
     _, _, cn, sn = color_keys(L)
+    shaded = any(int(color_keys(X)[1].max(initial=0)) > 0 for X in Ls)
+    strip = any(_foot_unit(X, view) // X.element_bits > 1 for X in Ls)
+    colour = f"colour = {cn}" + (f", shade = {sn}" if shaded else "")
     if view == "lane":
-        return f"cell = L<lane>.c<component>; colour = {cn}, shade = {sn}; foot strip = slot inside the component"
+        text = f"cell = L<lane>.c<component>; {colour}"
+        return text + ("; foot strip = slot inside the component" if strip else "")
     names = ", ".join(L.holder)
     unit = "dword" if L.layer == "amx" else f"{L.unit_bits}-bit unit"
-    return f"cell = holder ({names})@bit; colour = {cn}, shade = {sn}; foot strip = slot inside the {unit}"
+    at = "@bit" if any(X.element_bits < X.unit_bits for X in Ls) else ""
+    return f"cell = holder ({names}){at}; {colour}" + (f"; foot strip = slot inside the {unit}" if strip else "")
+
+
+def holders_of(L: Layout, cells, view: str = "holder") -> list[str]:
+    """The distinct holders of some elements of ``L`` (labels without the bit offset), in order of first use."""
+    return list(dict.fromkeys(cell_label(L, r, c, view).partition("@")[0] for r, c in cells))
+
+
+def feed_text(A: Layout, B: Layout, C: Layout, row: int, col: int, view: str = "holder") -> list[str]:
+    """Who holds what D[row, col] is made of: A's row, B's column, C's and D's element (one line each)."""
+    ka = [(row, k) for k in range(A.cols)]
+    kb = [(k, col) for k in range(B.rows)]
+    hold = [("A", f"row {row} (K = {A.cols})", holders_of(A, ka, view)),
+            ("B", f"column {col} (K = {B.rows})", holders_of(B, kb, view)),
+            ("C/D", f"[{row}, {col}]", holders_of(C, [(row, col)], view))]
+    def short(h: list[str]) -> str:          # a long run in order of K: its ends and its count
+        return " ".join(h) if len(h) <= 8 else f"{h[0]} {h[1]} ... {h[-1]} ({len(h)} holders)"
+    return [f"{m} {what}: held by {short(h)}" for m, what, h in hold]
 
 
 def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> str:
@@ -171,12 +212,21 @@ def layout_svg(L: Layout, *, view: str = "holder", title: str | None = None) -> 
     return _doc(body, w, h, _legend(L, view))
 
 
-def mma_svg(A: Layout, B: Layout, C: Layout, *, view: str = "holder", title: str | None = None) -> str:
-    """D = A x B + C in CuTe's picture: A (M x K) left of C (M x N), B (K x N) above C."""
+def mma_svg(A: Layout, B: Layout, C: Layout, *, view: str = "holder", title: str | None = None,
+            highlight: tuple[int, int] | None = None) -> str:
+    """D = A x B + C in CuTe's picture: A (M x K) left of C (M x N), B (K x N) above C. ``highlight=(row, col)``
+    outlines D[row, col], the A row and B column that feed it, and lists who holds them below the picture."""
     for X in (A, B, C):
         check_layout(X, "mma_svg")
     if any(v.lanes() is None for v in (A, B, C)):
         view = "holder" if view == "lane" else view
+    marks = (None, None, None)
+    notes: list[str] = []
+    if highlight is not None:
+        row, col = _cell(highlight, C)
+        marks = (lambda r, c: r == row, lambda r, c: c == col, lambda r, c: (r, c) == (row, col))
+        notes = [f"D[{row}, {col}] = C[{row}, {col}] + sum over k of A[{row}, k] x B[k, {col}] (outlined)",
+                 *feed_text(A, B, C, row, col, view)]
     gap = 44
     mx, my = 40, 62
     ax, cx = mx, mx + A.cols * cell_width(A, view) + gap
@@ -186,9 +236,27 @@ def mma_svg(A: Layout, B: Layout, C: Layout, *, view: str = "holder", title: str
     if title:
         body.append(f"<text x='{mx}' y='20' font-size='15' font-weight='bold' {FONT}>{escape(title)}</text>")
     wbc = max(cell_width(B, view), cell_width(C, view))       # B's columns line up with C's
-    body += _grid(B, cx, by, view, B.title or "B", cw=wbc)
-    body += _grid(A, ax, cy, view, A.title or "A")
-    body += _grid(C, cx, cy, view, C.title or "C", axes="top", cw=wbc)
+    body += _grid(B, cx, by, view, B.title or "B", cw=wbc, mark=marks[1])
+    body += _grid(A, ax, cy, view, A.title or "A", mark=marks[0])
+    body += _grid(C, cx, cy, view, C.title or "C", axes="top", cw=wbc, mark=marks[2])
     w = max(cx + C.cols * wbc, cx + 8.2 * len(B.title or "B"), cx + 8.2 * len(C.title or "C")) + 16
     h = cy + max(A.rows, C.rows) * CELL_H + 30
-    return _doc(body, max(w, 6.2 * len(_legend(C, view)) + 16), h, _legend(C, view))
+    for i, line in enumerate(notes):
+        body.append(f"<text x='8' y='{h + 4 + 14 * i:.0f}' font-size='11' {FONT}>{escape(line)}</text>")
+    h += 14 * len(notes) + (12 if notes else 0)
+    legend = _legend(C, view, (A, B, C))
+    width = max(w, 6.2 * len(legend) + 16, *(6.7 * len(s) + 16 for s in notes))
+    return _doc(body, width, h, legend)
+
+
+def _cell(highlight, C: Layout) -> tuple[int, int]:
+    """``highlight`` as a D cell inside C's M x N, or InvalidValue naming the range."""
+    try:
+        row, col = highlight
+    except (TypeError, ValueError):
+        raise InvalidValue("highlight is (row, col) of D", values={"highlight": repr(highlight)[:40]}) from None
+    if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in (row, col)) or \
+            not (0 <= row < C.rows and 0 <= col < C.cols):
+        raise InvalidValue(f"highlight ({row}, {col}) is not a cell of D ({C.rows} x {C.cols})",
+                           rule="0 <= row < M and 0 <= col < N", values={"row": row, "col": col})
+    return int(row), int(col)

@@ -5,7 +5,8 @@ Three kinds of program, by suffix (docs/run.md):
 * ``.py``: a Python program (SYCL joint_matrix, OpenCL sub-group built-ins, or the engines directly) following the
   program-file protocol of :mod:`systolic.run.python_program`;
 * ``.ll``: LLVM IR with AMX intrinsics, compiled by the tile compiler and run on the emulated AMX
-  (:mod:`systolic.run.llvm_program`, the machinery of ``systolic amx run``);
+  (:mod:`systolic.run.llvm_program`, the machinery of ``systolic amx run``); ``.c`` / ``.cpp`` (``.cc``,
+  ``.cxx``): C or C++ with clang's AMX API, through clang (-O2) and then the same way, header in ``//`` comments;
 * ``.visa``: a vISA kernel on the vISA interpreter (:mod:`systolic.run.visa_program`, as ``systolic visa run``).
 
 :func:`run_file` returns the report as data: the program, the device and what it is, the verdict against the
@@ -28,7 +29,10 @@ from ..errors import ProgramError
 __all__ = ["run_file", "KINDS", "kind_of"]
 
 #: suffix -> program kind
-KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa", ".cl": "opencl-c"}
+KINDS = {".py": "python", ".ll": "llvm-ir", ".visa": "visa", ".cl": "opencl-c", ".c": "c", ".cpp": "c++",
+         ".cc": "c++", ".cxx": "c++"}
+#: the kinds the tile compiler runs (--function/--arg/--mem apply to them)
+_TILE_KINDS = ("llvm-ir", "c", "c++")
 
 
 def kind_of(path: str | Path) -> str:
@@ -36,8 +40,8 @@ def kind_of(path: str | Path) -> str:
     suffix = Path(path).suffix
     if suffix not in KINDS:
         raise ProgramError(f"systolic run does not know {suffix or 'files without a suffix'!r} programs",
-                           rule="systolic run FILE: a .py program, an .ll LLVM IR file, a .visa file or a .cl OpenCL C "
-                                "file",
+                           rule="systolic run FILE: a .py program, an .ll LLVM IR file, a .c/.cpp AMX source, a .visa "
+                                "file or a .cl OpenCL C file",
                            values={"file": str(path), "suffix": suffix})
     return KINDS[suffix]
 
@@ -68,17 +72,20 @@ def _run_file(path, device, function, args, mems) -> dict:
     from . import devices, report
     p = Path(path)
     kind = kind_of(p)
+    if p.is_dir():
+        raise ProgramError(f"{p} is a directory, not a program file", rule="systolic run FILE: an existing file",
+                           values={"file": str(p)})
     if not p.is_file():
         from ..suggest import did_you_mean_file
         raise ProgramError(f"no such program file{did_you_mean_file(p)}", rule="systolic run FILE: an existing file",
                            values={"file": str(p)})
-    if kind != "llvm-ir" and (function or args or mems):
+    if kind not in _TILE_KINDS and (function or args or mems):
         raise ProgramError("--function, --arg and --mem apply to LLVM IR programs only",
                            rule="systolic run: options of .ll files", values={"file": str(p), "kind": kind})
     if kind == "python":
         from .python_program import run
         raw = run(p, device)
-    elif kind == "llvm-ir":
+    elif kind in _TILE_KINDS:
         from .llvm_program import run
         raw = run(p, device, function=function, args=tuple(args), mems=tuple(mems))
     elif kind == "opencl-c":

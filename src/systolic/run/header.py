@@ -141,6 +141,7 @@ def parse(text: str, comment: str) -> Header:
     h = Header()
     para: list[str] = []          # the first paragraph of comments: its first sentence is the title
     para_done = False
+    seen: dict = {}               # directive (or (directive, variable)) -> the line that set it
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s.startswith(comment):
@@ -161,6 +162,21 @@ def parse(text: str, comment: str) -> Header:
                        rule="systolic-run directives: " + ", ".join(sorted(_KEYS)))
         if not rest:
             raise _err(f"{key} needs a value", n, d)
+        # a key that holds one value, or a second directive for the same variable, would win silently over the
+        # first (and with it what the run checks): refused, naming both lines
+        one = "device" if key in ("cpu", "platform") else key
+        if one in ("device", "devices", "function", "args"):
+            target = one
+        elif key in ("fill", "oracle", "in"):
+            target = (key, (rest.partition("=")[0]).strip())
+        else:
+            target = None
+        if target is not None:
+            if target in seen:
+                raise _err(f"{key} is given twice (line {seen[target]} and line {n}); one would silently replace "
+                           "the other", n, d, rule="systolic-run header: a key holds one value; fill, oracle and "
+                                                   "in name each variable once")
+            seen[target] = n
         if key in ("device", "cpu", "platform"):
             h.device = rest
         elif key == "devices":

@@ -1,5 +1,6 @@
 """LLVM IR programs for ``systolic run``: the tile compiler and the emulated AMX of ``systolic amx run``, plus the
-file's header (which function with which arguments, the globals' initial bytes, the oracle).
+file's header (``;`` comments in ``.ll``; ``//`` comments in a ``.c``/``.cpp`` source, which clang compiles at
+-O2 first through :func:`systolic.compiler.compile_c`) (which function with which arguments, the globals' initial bytes, the oracle).
 
 The ``gemm-int8`` oracle is exact integer arithmetic (numpy int64, wrapped mod 2^32 as TDPB*D wraps), computed
 from the globals' bytes before the run, independently of the compiler and of the AMX emulator.
@@ -148,11 +149,13 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     """Compile with the tile compiler, run ``function`` on the emulated AMX of CPU ``device``, check the header's
     oracles. ``function``/``args``/``mems`` (as ``systolic amx run``'s --function/--arg/--mem) override the header."""
     from .. import counters
-    from ..compiler import compile_ir
+    from ..compiler import compile_c, compile_ir
+    from ..compiler.c_frontend import C_SUFFIXES
     from ..compiler.to_machine import _initial_bytes
     t0 = time.perf_counter()
-    text = read_text(path, "LLVM IR file")
-    h = parse(text, ";")
+    language = C_SUFFIXES.get(path.suffix)
+    text = read_text(path, "LLVM IR file" if language is None else f"{language.upper()} source file")
+    h = parse(text, ";" if language is None else "//")
     if h.inputs:
         raise ProgramError("'in' is a vISA directive; IR globals are set with 'fill'",
                            rule="systolic-run header of .ll files", values={"file": str(path)})
@@ -165,7 +168,10 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
         raise ProgramError("no function to run: the header has no 'function' directive and --function is not given",
                            rule="systolic-run header: function NAME (or systolic run --function)",
                            values={"file": str(path)})
-    mod = compile_ir(text, source=str(path))
+    if language is None:
+        mod = compile_ir(text, source=str(path))
+    else:
+        mod = compile_c(text, language=language, filename=path.name, source_dir=str(path.parent))
     memory = {name: np.array(_initial_bytes(g), dtype=np.uint8).reshape(-1).copy()
               for name, g in mod.machine.globals.items()}
     for name_tok, spec, line in h.fills:
@@ -198,7 +204,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
 
     checks += check_expects(h.expects, read)
     info = mod.info.get(fn, {})
-    return {"kind": "llvm-ir", "title": h.title or f"LLVM IR function @{fn}", "description": h.title, "device": dev,
+    return {"kind": "llvm-ir" if language is None else language, "title": h.title or f"LLVM IR function @{fn}", "description": h.title, "device": dev,
             "default_device": default, "devices": list(h.devices) if h.devices else None, "sub_group_size": None,
             "checks": checks, "recorder": rec, "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},
             "extras": {"function": fn, "args": " ".join(args or h.args or ()), "returned": res.value,

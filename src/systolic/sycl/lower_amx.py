@@ -31,7 +31,7 @@ def _check(ta: str, tb: str) -> str:
         raise UnsupportedOperation(
             f"no AMX instruction multiplies {ta} by {tb}",
             rule="AMX TMULs: TDPB[SS|SU|US|UU]D, TDPBF16PS, TDPFP16PS (AMX-TF32 was removed from the ISE; "
-                 "REFERENCE.md section 6)", values={"atype": ta, "btype": tb})
+                 "Intel ISE, AMX chapter)", values={"atype": ta, "btype": tb})
     return name
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InvalidValue, UnsupportedCombination
 from ..layout import Layout
 from . import matrix_core as core
-from .devices import Combination, get_device, matrix_type
+from .devices import Combination, get_device, matrix_type, near_combinations
 from .matrix_core import JointMatrix, tf32
 from .simt import PerItem
 
@@ -422,7 +422,16 @@ def find_combination(device, ta, tb, tc, td, m, n, k) -> Combination:
     device's combinations."""
     rec = get_device(device.record if hasattr(device, "record") else device)
     names = tuple(core.type_info(t).name for t in (ta, tb, tc, td))
+    _check_shape(m=m, n=n, k=k)
     return _find(rec.name, names, int(m), int(n), int(k))
+
+
+def _check_shape(**dims) -> None:
+    """M, N, K are integers (template arguments): 8.5, "8" or True are refused, not coerced."""
+    for name, v in dims.items():
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InvalidValue(f"{name.upper()} must be an integer, not {type(v).__name__}",
+                               rule="M, N, K are size_t template arguments", values={name.upper(): repr(v)[:40]})
 
 
 @functools.cache
@@ -433,7 +442,7 @@ def _find(dev: str, names: tuple, m: int, n: int, k: int) -> Combination:
             return c
     raise UnsupportedCombination(
         f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]} with M={m}, N={n}, K={k}",
-        rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+        rule=near_combinations(rec, names, (m, n, k)),
         values={"device": rec.name, "types": names, "M": m, "N": n, "K": k})
 
 
@@ -564,7 +573,7 @@ class matrix_params:
         if not combos:
             raise UnsupportedCombination(
                 f"{rec.name} has no combination {names[0]} x {names[1]} + {names[2]} -> {names[3]}",
-                rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+                rule=near_combinations(rec, names),
                 values={"device": rec.name, "types": names})
         if M is None and N is None and K is None:
             c = next((c for c in combos if c.max_msize), combos[0])

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import InvalidValue, UnsupportedCombination
 from . import matrix_core as core
+from .devices import near_combinations
 from .matrix_core import JointMatrix
 
 __all__ = ["SYCL_EXT_ONEAPI_MATRIX", "joint_matrix", "joint_matrix_load", "joint_matrix_mad", "joint_matrix_store",
@@ -156,7 +157,7 @@ def _mad_2021(b, *, layouts):
         raise UnsupportedCombination(
             f"{rec.name} AMX cannot multiply {ta.name} x {tb.name} into {tc.name}",
             rule="seed: A(int8) B(int8, packed_b) C(int32), or A(bf16) B(bf16, packed_b) C(float); "
-                 f"{rec.name}: " + "; ".join(str(x) for x in rec.combinations),
+                 + near_combinations(rec, (ta.name, tb.name)),
             values={"a": ta.name, "b": tb.name, "c": tc.name})
     from .lower_amx import mad
     D.set(mad(rec.engine, ta.name, tb.name, a, bb, c, how=b.launch.device.amx))

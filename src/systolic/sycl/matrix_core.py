@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..layout import Layout
 from ..layout.joint_matrix import slice_layout
-from .devices import Device, get_device
+from .devices import Device, get_device, near_combinations
 from .simt import (
     Divergence,
     JointMatrixLike,
@@ -80,7 +80,10 @@ def type_info(t) -> TypeInfo:
             return _info("bf16")
         if dt in _DTYPE_NAME:
             return _info(_DTYPE_NAME[dt])
-    raise InvalidValue(f"{t!r} is not a joint_matrix element type",
+    from ..suggest import did_you_mean
+    hint = did_you_mean(t, [*_BY_NAME, "tf32", "bfloat16", "float16", "float32", "int8", "uint8", "int32"]) \
+        if isinstance(t, str) else ""
+    raise InvalidValue(f"{t!r} is not a joint_matrix element type{hint}",
                        rule="int8, uint8, int32, float32, float16, ml_dtypes.bfloat16, precision.tf32",
                        values={"type": repr(t)})
 
@@ -185,9 +188,12 @@ def _declaration_ok(spec: Spec, anysize: bool) -> bool:
         elif spec.use == "accumulator" and spec.t.name in (c.ctype, c.dtype):
             ok.append(anysize or _dim_ok(spec.rows, c.max_msize, c.msize) and _dim_ok(spec.cols, c.max_nsize, c.nsize))
     if not any(ok):
+        gone = [c for c in rec.not_lowered if spec.t.name in c.types()]
         raise UnsupportedCombination(
-            f"{rec.name} supports no {spec.text()}",
-            rule=f"{rec.name} matrix combinations: " + "; ".join(str(c) for c in rec.combinations),
+            f"{rec.name} supports no {spec.text()}" + (
+                f" (intel/llvm lists {gone[0]}, but no {rec.name} instruction computes it: AMX-TF32 left the ISE)"
+                if gone else ""),
+            rule=near_combinations(rec, (spec.t.name,)),
             values={"device": rec.name, "type": spec.t.name, "use": spec.use, "rows": spec.rows, "cols": spec.cols})
     return True
 
@@ -549,9 +555,13 @@ def _check_fpint(v: np.ndarray, ti: TypeInfo) -> None:
 def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_mode: bool = False) -> np.ndarray:
     """Run ``fn`` on the slices ``m_view`` (items, L) of work-items at sub-group positions ``wis``.
 
-    ``fn`` is first called once on whole slices (:class:`Varying` x, row, col); a function that branches on
-    element values is then called per element. In a vectorised launch, a function that also captures
-    per-work-item values (or fails on whole slices) makes the launch run again per work-item (Divergence)."""
+    DPC++ calls ``f`` once per element per work-item, in slice order (``joint_matrix_apply``'s loop over
+    ``get_wi_data``), so a function with side effects (``sum_rows[row] += x``, the get_coordinate tests' idiom)
+    sees every element once. That is what happens here for any function that may have side effects (it
+    captures or names mutable state: :func:`_pure`): it is called per element, work-item by work-item, and in
+    a vectorised launch it first makes the launch run per work-item (Divergence), since each work-item's
+    private state is its own there. A pure function (no side effects to observe) is called once on whole
+    slices (:class:`Varying` x, row, col) when that works, else per element - the results are the same."""
     lay = spec.map
     n_l = m_view.shape[1]
     rows = np.full((lay.params["sg_size"], n_l), -1, dtype=np.int64)
@@ -563,20 +573,24 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_
     mask = r_i >= 0
     nargs = _arity(fn)
     x = m_view
-    try:
-        res = fn(Varying(x)) if nargs == 1 else fn(Varying(x), Varying(r_i), Varying(c_i))
-        if res is None:
-            return m_view
-        out = res.v if isinstance(res, Varying) else np.broadcast_to(np.asarray(res), x.shape)
-        if np.asarray(out).dtype.kind not in "biuf" and not str(np.asarray(out).dtype) in NUMERIC_EXTRA:
-            raise TypeError("not a number")       # the per-element run below names the value
-        return np.where(mask, convert(out, spec.t), m_view).astype(spec.t.dtype)
-    except Divergence:
-        if vector_mode and _captures_per_item(fn):
-            raise
-    except Exception:  # noqa: BLE001 - whole-slice call failed; the per-work-item run decides
-        if vector_mode:
-            raise Divergence("joint_matrix_apply function needs per-work-item execution") from None
+    pure = _pure(fn)
+    if vector_mode and not pure:
+        raise Divergence("joint_matrix_apply: f may have side effects; each work-item calls it on its own elements")
+    if pure:
+        try:
+            res = fn(Varying(x)) if nargs == 1 else fn(Varying(x), Varying(r_i), Varying(c_i))
+            if res is None:
+                return m_view
+            out = res.v if isinstance(res, Varying) else np.broadcast_to(np.asarray(res), x.shape)
+            if np.asarray(out).dtype.kind not in "biuf" and not str(np.asarray(out).dtype) in NUMERIC_EXTRA:
+                raise TypeError("not a number")       # the per-element run below names the value
+            return np.where(mask, convert(out, spec.t), m_view).astype(spec.t.dtype)
+        except Divergence:
+            if vector_mode and _captures_per_item(fn):
+                raise
+        except Exception:  # noqa: BLE001 - whole-slice call failed; the per-work-item run decides
+            if vector_mode:
+                raise Divergence("joint_matrix_apply function needs per-work-item execution") from None
     out = m_view.copy()
     results: dict[np.dtype, tuple[list, list, list]] = {}    # converted once per result type, after the calls
     for i, j in zip(*np.nonzero(mask)):
@@ -589,6 +603,47 @@ def apply_slices(m_view: np.ndarray, spec: Spec, wis: np.ndarray, fn, *, vector_
     for dt, (rows_, cols_, vals) in results.items():
         out[rows_, cols_] = convert(np.array(vals, dtype=dt), spec.t)
     return out
+
+
+#: bytecodes that write state outside the call's own locals
+_WRITES = {"STORE_DEREF", "STORE_GLOBAL", "STORE_ATTR", "STORE_SUBSCR", "DELETE_DEREF", "DELETE_GLOBAL",
+           "DELETE_ATTR", "DELETE_SUBSCR", "STORE_SLICE", "DELETE_SLICE"}
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), np.generic, np.dtype, type, frozenset)
+
+
+def _pure(fn) -> bool:
+    """Whether ``fn`` can have no side effect visible outside one call: a plain Python function whose code (and
+    its nested code) writes no cell, global, attribute or item, and which captures or names (as a global) no
+    mutable object - only numbers, strings, types, modules, functions, numpy arrays (written only by item
+    assignment, which the bytecode shows) and tuples of those. Anything else
+    (methods, callable objects, a captured list or array) counts as possibly impure; numpy ufuncs and C builtins
+    are pure."""
+    import dis
+    import types
+
+    if isinstance(fn, (np.ufunc, types.BuiltinFunctionType)):
+        return True                     # numpy ufuncs and C builtins (np.exp, abs) keep no state
+    if not isinstance(fn, types.FunctionType):
+        return False
+    codes = [fn.__code__]
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        if any(ins.opname in _WRITES for ins in dis.get_instructions(c)):
+            return False
+
+    def harmless(v, depth=0) -> bool:
+        if isinstance(v, _IMMUTABLE) or isinstance(v, (types.ModuleType, types.BuiltinFunctionType, np.ufunc)):
+            return True
+        if isinstance(v, np.ndarray):   # read as a table; a write to it is a STORE_SUBSCR, refused above
+            return True
+        if isinstance(v, types.FunctionType):
+            return depth < 3 and (v is fn or _pure(v))
+        if isinstance(v, tuple):
+            return all(harmless(x, depth) for x in v)
+        return False
+    cells = [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
+    named = [fn.__globals__[n] for c in codes for n in c.co_names if n in fn.__globals__]
+    return all(harmless(v) for v in cells + named + list(fn.__defaults__ or ()))
 
 
 #: ml_dtypes element types numpy reports as kind "V": numbers too

@@ -20,6 +20,7 @@ __all__ = [
     "USMPtr",
     "device",
     "event",
+    "group",
     "nd_item",
     "nd_range",
     "ptr",
@@ -32,15 +33,80 @@ __all__ = [
 _builtin_range = range
 
 
+#: ml_dtypes element types numpy reports as kind "V": numbers too
+_ML_NUMBERS = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3", "float8_e3m4", "float4_e2m1fn",
+               "float6_e2m3fn", "float6_e3m2fn", "int4", "uint4", "int2", "uint2")
+
+
 def storage_dtype(T) -> np.dtype:
-    """The numpy dtype that stores elements of ``T`` (a numpy/ml_dtypes type; ``precision.tf32`` -> float32)."""
+    """The numpy dtype that stores elements of ``T`` (a numpy/ml_dtypes number type; ``precision.tf32`` ->
+    float32). ``None`` (numpy's float64 default), strings, objects, complex and datetimes are refused: USM holds
+    the element types a kernel computes with."""
     from .matrix_core import tf32
-    if T is tf32 or T == "tf32":
+    if T is tf32 or (isinstance(T, str) and T == "tf32"):
         return np.dtype(np.float32)
+    if T is None or isinstance(T, (bool, int, float)):
+        raise InvalidValue(f"{T!r} is not an element type", rule="an element type: a numpy / ml_dtypes number type",
+                           values={"type": repr(T)})
     try:
-        return np.dtype(T)
-    except TypeError:
+        dt = np.dtype(T)
+    except (TypeError, ValueError, SyntaxError):
         raise InvalidValue(f"{T!r} is not an element type", values={"type": repr(T)}) from None
+    if dt.kind not in "biuf" and dt.name not in _ML_NUMBERS:
+        raise InvalidValue(f"{dt} is not a number type USM elements can have",
+                           rule="an element type: a numpy / ml_dtypes number type", values={"type": str(dt)})
+    return dt
+
+
+def _elements(value, dt: np.dtype, what: str) -> np.ndarray:
+    """``value`` (a number or array) as elements of ``dt``.
+
+    Integer elements take the integers they hold exactly: a value out of range, a float with a fraction, NaN or
+    infinity is refused (:class:`InvalidValue`), not wrapped or truncated. Float elements take any real number,
+    rounded once to nearest even (C++'s conversion to float / half / bfloat16; out of range gives +-inf).
+    Strings, None, complex numbers and other objects are refused."""
+    from .. import types as Ty
+    from ..numerics.rounding import as_exact_array
+    try:
+        a = as_exact_array(value)
+    except (TypeError, ValueError, OverflowError):
+        a = np.asarray(value, dtype=object)
+    k = a.dtype.kind
+    if k == "O":
+        odd = [x for x in a.flat if not isinstance(x, (bool, int, float, np.integer, np.floating))]
+    else:
+        odd = [] if (k in "biuf" or a.dtype.name in _ML_NUMBERS) else [value]
+    if odd:
+        raise InvalidValue(f"{what}: {odd[0]!r:.60} is not a number {dt} can hold", rule="USM elements are numbers",
+                           values={"value": repr(odd[0])[:60], "type": str(dt)})
+    if dt.kind in "iu":
+        if k in "biu":
+            ints = a
+        else:
+            vals = list(a.flat) if k == "O" else list(a.astype(np.float64).flat)
+            bad = [x for x in vals if not isinstance(x, (int, np.integer)) and not (
+                np.isfinite(float(x)) and float(x) == int(float(x)))]
+            if bad:
+                raise InvalidValue(f"{what}: {bad[0]!r} is not an integer; {dt} elements hold integers exactly",
+                                   rule="a value enters exactly or is refused (no truncation)",
+                                   values={"value": repr(bad[0]), "type": str(dt)})
+            ints = np.array([int(x) for x in vals], dtype=object).reshape(a.shape)
+        info = np.iinfo(dt)
+        if a.size:
+            lo, hi = int(ints.min()), int(ints.max())
+            if lo < info.min or hi > info.max:
+                v = lo if lo < info.min else hi
+                raise InvalidValue(f"{what}: {v} is out of range for {dt}",
+                                   rule=f"{dt} holds [{info.min}, {info.max}]; a value enters exactly or is refused "
+                                        "(no wrapping)", values={"value": v, "type": str(dt)})
+        return ints.astype(dt)
+    if dt.name in ("float32", "float16", "bfloat16"):       # one rounding from the exact value (big ints too)
+        name = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[dt.name]
+        return np.asarray(Ty.convert(a if k != "b" else a.astype(np.int64), name)).astype(dt)
+    try:
+        return a.astype(dt)
+    except OverflowError:
+        raise InvalidValue(f"{what}: a value is out of range for {dt}", values={"type": str(dt)}) from None
 
 
 class range(tuple):
@@ -106,8 +172,12 @@ class USMPtr(USMPtrLike):
             return self.offset + k
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
             raise InvalidValue(f"a pointer moves by an integer number of elements, not {type(k).__name__}",
-                               values={"offset": repr(k)})
-        return self.offset + int(k)
+                               values={"offset": repr(k)[:60]})
+        off = self.offset + int(k)
+        if not isinstance(off, Varying) and not -(1 << 62) <= off < (1 << 62):
+            raise InvalidValue("a pointer offset past 2**62 elements has no address",
+                               rule="USM pointers are 64-bit addresses", values={"offset": off})
+        return off
 
     def __add__(self, k) -> USMPtr:
         return USMPtr(self.mem, self._off(k))
@@ -116,13 +186,18 @@ class USMPtr(USMPtrLike):
 
     def __sub__(self, k):
         if isinstance(k, USMPtr):
-            if k.mem is not self.mem:
+            if not simt.same_memory(k.mem, self.mem):
                 raise InvalidValue("pointers into different allocations cannot be subtracted")
             return self.offset - k.offset
+        if isinstance(k, USMPtrLike):
+            raise InvalidValue("pointer - pointer needs two USM pointers of one allocation")
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer, Varying)):
+            raise InvalidValue(f"a pointer moves by an integer number of elements, not {type(k).__name__}",
+                               values={"offset": repr(k)[:60]})
         return self.__add__(-k)
 
     def __eq__(self, o) -> bool:  # type: ignore[override]
-        return isinstance(o, USMPtr) and o.mem is self.mem and bool(np.all(np.asarray(
+        return isinstance(o, USMPtr) and simt.same_memory(o.mem, self.mem) and bool(np.all(np.asarray(
             o.offset.v if isinstance(o.offset, Varying) else o.offset) == np.asarray(
             self.offset.v if isinstance(self.offset, Varying) else self.offset)))
 
@@ -144,10 +219,21 @@ class USMPtr(USMPtrLike):
 
     def __setitem__(self, i, value) -> None:
         _, idx = self._index(i)
-        val = value.v if isinstance(value, Varying) else value
+        if not self.mem.flags.writeable:
+            raise InvalidValue("the USM allocation is read-only (a read-only numpy array wrapped by ptr())",
+                               rule="a kernel writes only writable memory", values={"elements": int(self.mem.size)})
+        val = _elements(value.v if isinstance(value, Varying) else value, self.mem.dtype, "USM element assignment")
+        if val.ndim and val.shape != np.shape(idx) and val.size != 1:
+            try:
+                np.broadcast_to(val, np.shape(idx))
+            except ValueError:
+                raise InvalidValue("the assigned values do not match the elements addressed",
+                                   values={"values": val.shape, "elements": np.shape(idx)}) from None
+        if not np.shape(idx) and val.ndim:
+            raise InvalidValue("one element takes one value, not an array", values={"shape": val.shape})
         L = simt.current_launch()
         if L is not None:
-            L.write(self.mem, idx, np.asarray(val).astype(self.mem.dtype))
+            L.write(self.mem, idx, val)
         else:
             self.mem[idx] = val
 
@@ -169,11 +255,11 @@ class USMPtr(USMPtrLike):
 
 def ptr(array) -> USMPtr:
     """Wrap an existing numpy array (C-contiguous; a flat view is kept, writes go to the array) as a USM pointer."""
-    a = np.asarray(array)
-    if not isinstance(array, np.ndarray) or not a.flags.c_contiguous:
+    if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
         raise InvalidValue("ptr() wraps a C-contiguous numpy array (so kernel writes reach it)",
                            values={"type": type(array).__name__})
-    return USMPtr(a.reshape(-1))
+    storage_dtype(array.dtype)          # numbers only (an object or string array is refused here)
+    return USMPtr(array.reshape(-1))
 
 
 class event:
@@ -258,13 +344,16 @@ class queue:
 
     def malloc_shared(self, count, dtype) -> USMPtr:
         """``malloc_shared<T>(count, q)``: ``count`` zeroed elements of ``dtype``."""
-        n = operator.index(count) if not isinstance(count, bool) else -1
-        if n < 0:
-            raise InvalidValue("malloc_shared needs a non-negative element count", values={"count": count})
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise InvalidValue("malloc_shared needs a non-negative integer element count",
+                               rule="SYCL 2020 malloc_shared(size_t count, ...)", values={"count": repr(count)[:60]})
+        n = operator.index(count)
         dt = storage_dtype(dtype)
         try:
+            if n * dt.itemsize >= 1 << 63:
+                raise MemoryError
             return USMPtr(np.zeros(n, dtype=dt))
-        except MemoryError:     # SYCL 2020 returns nullptr here; a Python caller gets the reason instead
+        except (MemoryError, ValueError):  # SYCL 2020 returns nullptr here; a Python caller gets the reason instead
             raise InvalidValue(f"malloc_shared cannot allocate {n} elements of {dt} on this host",
                                rule="SYCL 2020 malloc_shared: nullptr when the allocation cannot be made",
                                values={"count": n, "bytes": n * dt.itemsize}) from None
@@ -346,10 +435,19 @@ class nd_item:
     def get_local_id(self, d: int = 0):
         return self._val(self._L.local[self._dim(d)])
 
-    def get_group(self, d: int = 0):
+    def get_group(self, d=None):
+        """``get_group()``: the ``sycl::group`` (for group algorithms and barriers); ``get_group(d)``: the
+        work-group id in dimension ``d``."""
+        if d is None:
+            return group(self._L, self._w)
         return self._val(self._L.group[self._dim(d)])
 
-    get_group_id = get_group
+    def get_group_id(self, d: int = 0):
+        return self._val(self._L.group[self._dim(d)])
+
+    def barrier(self, fence_space=None) -> None:
+        """``nd_item::barrier()``: a work-group barrier (``group_barrier(item.get_group())``)."""
+        simt.barrier(group(self._L, self._w), 4)   # the call site checked is the kernel's
 
     def get_global_range(self, d: int = 0) -> int:
         return self._L.gsize[self._dim(d)]
@@ -363,7 +461,7 @@ class nd_item:
     def get_global_linear_id(self):
         L = self._L
         lin = np.zeros(L.n_items, dtype=np.int64)
-        for d in range(L.dims):
+        for d in _builtin_range(L.dims):        # (``range`` here is sycl::range)
             lin = lin * L.gsize[d] + L.glob[d]
         return self._val(lin)
 
@@ -409,3 +507,59 @@ class sub_group:
 
     def __repr__(self) -> str:
         return f"sub_group(size {self._L.sg_size})"
+
+
+class group:
+    """``sycl::group<D>``: the work-group of one work-item (or, vectorised, of each): ``item.get_group()``."""
+
+    __slots__ = ("_L", "_wi")
+
+    def __init__(self, launch, w) -> None:
+        self._L, self._wi = launch, w
+
+    @property
+    def launch(self):
+        return self._L
+
+    @property
+    def scope_size(self) -> int:
+        """How many work-items a group operation on this group waits for (:class:`simt.Scheduler`)."""
+        return self._L.wg_items
+
+    def _val(self, arr):
+        return Varying(arr) if self._wi is None else int(arr[self._wi])
+
+    def _dim(self, d) -> int:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not 0 <= d < self._L.dims:
+            raise InvalidValue(f"dimension {d!r} outside the {self._L.dims}-D range", values={"dimension": d})
+        return int(d)
+
+    def get_group_id(self, d: int = 0):
+        return self._val(self._L.group[self._dim(d)])
+
+    def get_local_id(self, d: int = 0):
+        return self._val(self._L.local[self._dim(d)])
+
+    def get_local_range(self, d: int = 0) -> int:
+        return self._L.lsize[self._dim(d)]
+
+    def get_group_range(self, d: int = 0) -> int:
+        return self._L.groups[self._dim(d)]
+
+    def get_local_linear_id(self):
+        return self._val(self._L.local_linear)
+
+    def get_group_linear_id(self):
+        return self._val(np.arange(self._L.n_items) // self._L.wg_items)
+
+    def get_local_linear_range(self) -> int:
+        return self._L.wg_items
+
+    def get_group_linear_range(self) -> int:
+        return self._L.n_groups
+
+    def leader(self):
+        return self.get_local_linear_id() == 0
+
+    def __repr__(self) -> str:
+        return f"group(local range {tuple(self._L.lsize)})"

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue
 
-__all__ = ["Divergence", "JointMatrixLike", "Launch", "PerItem", "USMPtrLike", "Varying", "current_launch",
-           "launched"]
+__all__ = ["Divergence", "JointMatrixLike", "Launch", "PerItem", "PerItemResult", "USMPtrLike", "Varying", "barrier",
+           "current_launch", "launched"]
 
 # The launch whose kernel body is running on this thread. This module is the bottom of the SYCL package: the
 # runtime, matrix_core and the compiled AMX path import it, it imports none of them (the objects it must tell
@@ -174,12 +174,22 @@ class JointMatrixLike:
 
 
 class PerItem:
-    """A collective argument each work-item may give differently (a joint_matrix_apply function)."""
+    """A collective argument each work-item may give differently (a joint_matrix_apply function, the ``x`` of a
+    group algorithm)."""
 
     __slots__ = ("value",)
 
     def __init__(self, value) -> None:
         self.value = value
+
+
+class PerItemResult:
+    """A collective's result that differs between work-items (a scan): ``values[w]`` is work-item ``w``'s."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: dict) -> None:
+        self.values = values
 
 
 def _callsite(depth: int = 3) -> tuple[str, int]:
@@ -237,14 +247,16 @@ class Launch:
         return out
 
     # ---- collectives
-    def collective(self, name: str, impl: Callable, sg, args: tuple, **kw):
+    def collective(self, name: str, impl: Callable, sg, args: tuple, *, _depth: int = 3, **kw):
+        """Run group operation ``name`` (``impl(batch, **kw)``) for the group ``sg``. ``_depth``: how many frames
+        up the user's call site is (the per-work-item run checks that a group arrived from one site)."""
         self.counts[name] = self.counts.get(name, 0) + 1
         if self.mode == "vector":
             batch = Batch.vectorised(self, name, sg, args)
             return impl(batch, **kw)
         if self.mode == "trace":         # the compiled AMX path: self.trace is its TraceContext
             return self.trace.collective(name, args, kw)
-        return self.scheduler.arrive(name, impl, sg, args, kw, _callsite())
+        return self.scheduler.arrive(name, impl, sg, args, kw, _callsite(_depth))
 
 
 def _unlinear(lin: np.ndarray, shape: tuple[int, ...]) -> list[np.ndarray]:
@@ -319,6 +331,8 @@ class Scheduler:
         self.launch = launch
         self.main = greenlet.getcurrent()
         self.waiting: dict[int, tuple] = {}     # work-item -> (name, impl, sg, args, kw, site)
+        self.scope: dict[int, int] = {}         # work-item -> size of the group it waits with (sub-group, work-group)
+        self.current: int | None = None         # the work-item whose greenlet runs now
         self.results: dict[int, Any] = {}
         self.done = np.zeros(launch.n_items, dtype=bool)
         self.error: BaseException | None = None
@@ -337,10 +351,14 @@ class Scheduler:
     def arrive(self, name, impl, sg, args, kw, site):
         w = sg._wi
         self.waiting[w] = (name, impl, sg, args, kw, site)
+        # a work-group operation (group algorithms on sycl::group, barriers) waits for the whole work-group
+        self.scope[w] = getattr(sg, "scope_size", self.launch.sg_size)
         self.main.switch()
         r = self.results.pop(w)
         if isinstance(r, BaseException):
             raise r
+        if isinstance(r, PerItemResult):
+            return r.values[w]
         return r
 
     def run(self) -> None:
@@ -349,7 +367,9 @@ class Scheduler:
         runnable = list(range(L.n_items))
         while True:
             for w in runnable:
+                self.current = w
                 self.glets[w].switch()
+                self.current = None
                 if self.error is not None:
                     self._kill()
                     raise self.error
@@ -358,18 +378,21 @@ class Scheduler:
                 return
             progressed = False
             ready: list[tuple[int, list[int]]] = []
-            for g in sorted({w // s for w in self.waiting}):
-                members = range(g * s, (g + 1) * s)
-                wait = [w for w in members if w in self.waiting]
-                if len(wait) < s:
+            for size, g in sorted({(self.scope[w], w // self.scope[w]) for w in self.waiting}):
+                # work-items are numbered in sub-group order inside work-groups: a group of ``size`` consecutive
+                # work-items is a sub-group (size s) or a work-group (size wg_items)
+                members = range(g * size, (g + 1) * size)
+                wait = [w for w in members if w in self.waiting and self.scope[w] == size]
+                if len(wait) < size:
                     fin = [w for w in members if self.done[w]]
-                    if fin and len(fin) + len(wait) == s:
+                    if fin and len(fin) + len(wait) == size:
                         self._kill()
                         name = self.waiting[wait[0]][0]
+                        what = "sub-group" if size == s else "work-group"
                         raise DivergentCollective(
-                            f"{name}: work-items finished the kernel while others of their sub-group wait at it",
-                            rule="a group operation must be reached by every work-item of the sub-group",
-                            values={"call": name, "sub_group": g, "waiting": L.item_names(wait),
+                            f"{name}: work-items finished the kernel while others of their {what} wait at it",
+                            rule=f"a group operation must be reached by every work-item of the {what}",
+                            values={"call": name, what.replace("-", "_"): g, "waiting": L.item_names(wait),
                                     "finished": L.item_names(fin)})
                     continue
                 ready.append((g, wait))
@@ -411,6 +434,8 @@ class Scheduler:
         """One sub-group's arrival: the same call, the same arguments; its arguments in per-sub-group form."""
         L = self.launch
         recs = [self.waiting.pop(w) for w in wait]
+        for w in wait:
+            self.scope.pop(w, None)
         name, impl, _sg, args0, kw, site = recs[0]
         for w, r in zip(wait, recs):
             if r[0] != name or r[5] != site:
@@ -428,7 +453,8 @@ class Scheduler:
                 if isinstance(a, JointMatrixLike):
                     vals.append(("matrix", vs))
                 elif isinstance(a, USMPtrLike):
-                    if any(not isinstance(v, USMPtrLike) or v.mem is not a.mem or v.offset != a.offset for v in vs):
+                    if any(not isinstance(v, USMPtrLike) or not same_memory(v.mem, a.mem) or v.offset != a.offset
+                           for v in vs):
                         raise _nonuniform(L, name, i, g, wait, vs)
                     vals.append(("ptr", a))
                 elif isinstance(a, PerItem):
@@ -457,7 +483,7 @@ def _signature(vals: list, kw: dict):
         if kind == "matrix":
             sig.append(("matrix", v[0].spec if hasattr(v[0], "spec") else None))
         elif kind == "ptr":
-            sig.append(("ptr", id(v.mem)))
+            sig.append(("ptr", _memory_key(v.mem)))
         elif kind == "per-item":
             sig.append(("per-item",))
         elif isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
@@ -465,6 +491,16 @@ def _signature(vals: list, kw: dict):
         else:
             sig.append(("value", repr(v)))
     return tuple(sig), repr(sorted(kw.items(), key=lambda t: t[0]))
+
+
+def _memory_key(mem: np.ndarray) -> tuple:
+    """What identifies a USM allocation: its first byte's address, size and element type (two views of one numpy
+    array - ``sycl.ptr(a)`` called by each work-item - are the same allocation)."""
+    return (mem.__array_interface__["data"][0], mem.size, mem.dtype.str)
+
+
+def same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or _memory_key(a) == _memory_key(b)
 
 
 def _combine(i: int, a, per_sg: list):
@@ -500,6 +536,25 @@ def _nonuniform(L, name, pos, g, wait, vals):
         rule="joint_matrix functions are group operations: every work-item of the sub-group passes the same "
              "arguments (sycl_ext_oneapi_matrix, 'Group operations')",
         values={"call": name, "argument": pos, "sub_group": g, "work_items": L.item_names(odd)})
+
+
+def barrier(g, depth: int) -> None:
+    """A barrier of group ``g`` (a sub-group, or a work-group: ``g.scope_size`` work-items). Vectorised, every
+    work-item executes each statement together, so it holds already (it is counted); per work-item, the work-item
+    waits until its whole group has arrived at the same barrier. ``depth``: frames up to the user's call."""
+    L = g.launch
+    if L.mode == "trace":
+        from ..errors import UnsupportedOperation
+        raise UnsupportedOperation("group_barrier inside a kernel compiled for AMX (queue(amx='compiled'))",
+                                   values={"call": "group_barrier"})
+    if L.mode == "vector":
+        L.counts["group_barrier"] = L.counts.get("group_barrier", 0) + 1
+        return
+    L.collective("group_barrier", _barrier_impl, g, (), _depth=depth)
+
+
+def _barrier_impl(b) -> None:
+    return None
 
 
 def run_kernel(launch: Launch, kernel: Callable, make_vector_item: Callable, make_item: Callable,

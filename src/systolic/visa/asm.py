@@ -27,7 +27,8 @@ from fractions import Fraction
 from ..errors import AsmSyntaxError, IllegalInstruction, InvalidValue, SystolicError
 from ..numerics import formats as NF
 from ..numerics.rounding import round_fraction
-from .isa import MODIFIER_TEXT, OPCODES, REL_OPS, TYPES, mask_by_name, precision, vtype
+from .isa import MODIFIER_TEXT, REL_OPS, TYPES, mask_by_name, precision, vtype
+from .opcodes import OPCODES
 from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
                        PredicateOperand, RawOperand)
 from .predication import PredControl

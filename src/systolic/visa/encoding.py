@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import IllegalInstruction, InvalidValue
 from . import isa, program
+from .opcodes import OPCODE_BY_VALUE, opcode
 from .isa import (EXEC_SIZES, MODIFIER_CODES, MODIFIERS, OPERAND_CLASS_CODES, OPERAND_CLASSES,
                   PRECISION_BY_CODE, PRECISIONS, TYPE_BY_CODE, exec_size_code)
 # the operand records live in .operands (program's static checks read them too); re-exported here
@@ -273,7 +274,7 @@ def encode_instruction(inst, prog) -> bytes:
     the general operand ``V(0, off / sizeof(type))<0;1,0>`` (ADDR_ADD.md notes).
     """
     program.check_instruction(inst)     # the static rules the assembler, the decoder and the interpreter apply
-    o = isa.opcode(inst.op)
+    o = opcode(inst.op)
     out = bytearray([o.value])
     srcs = list(inst.srcs)
     for f in o.fields:
@@ -320,7 +321,7 @@ def decode_instruction(r: Reader, prog):
     """Read one instruction (the inverse of :func:`encode_instruction`)."""
     start = r.pos
     val = r.take("B", "opcode")
-    o = isa.OPCODE_BY_VALUE.get(val)
+    o = OPCODE_BY_VALUE.get(val)
     if o is None:
         raise IllegalInstruction("opcode not in the supported subset", rule="visa_igc_common_header.h ISA_Opcode",
                                  values={"opcode": val, "offset": start})

@@ -24,7 +24,7 @@ from ..xmx.platform import get_platform
 from . import alu
 from .encoding import expand_uv, expand_v, expand_vf
 from .indirect import check_alignment, indirect_dest, multi_address_source, single_address_source, RULE_ONE_VAR
-from .isa import MaskControl, TYPES, VisaType
+from .isa import TYPES, VisaType
 from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
                        PredicateOperand, RawOperand)
 from .predication import PredControl, evaluate_chen
@@ -43,10 +43,6 @@ DTYPES = {"ud": np.uint32, "d": np.int32, "uw": np.uint16, "w": np.int16, "ub": 
 
 _W, _UW, _F = TYPES["w"], TYPES["uw"], TYPES["f"]
 
-RULE_RAW_OOB = ("visa-operands.md: Raw Operands (\"The behavior is undefined if a raw operand attempts to access "
-                "an out-of-bound data element in the variable\")")
-RULE_SRC2_OOB = ("visa-operands.md: Region-based Addressing (out-of-bound data element) / visa-DPAS.md: Src2 "
-                 "reads SD * OPS_PER_CHAN elements per row, RC rows")
 
 
 class Machine:
@@ -341,53 +337,14 @@ class Machine:
                              "shr", "asr", "cmp"})
 
     def _step(self, inst: Instruction) -> None:
+        """Check, then execute: ``inst`` arrives decoded (parsed, decoded from binary, or built as a record) with
+        its :class:`~systolic.visa.isa.Opcode` record; the record's ``execute`` is the instruction's semantics
+        (:mod:`systolic.visa.semantics`)."""
         # the static rules the assembler and the decoder apply, again here: a Program built from records
         # (not parsed) runs under the same rules as one that was parsed or decoded
         check_instruction(inst)
-        op = inst.op
-        self._check6 = self.two_grf_rule == "spec" or op not in self._IGC_SPLITS
-        if op in ("dpas", "dpasw"):
-            return self._dpas(inst)
-        n = inst.exec_size                  # its range and mask offset: check_instruction, above
-        if op == "mov" and inst.srcs and isinstance(inst.srcs[0], PredicateOperand):
-            return self._mov_from_predicate(inst)
-        if op == "sel":
-            enabled = evaluate_chen(n, inst.mask, PredControl(), self.em, None)
-            sel = evaluate_chen(n, MaskControl((inst.mask.code & 7) | 8), inst.pred, self.em,
-                                self._pred_bits(inst.pred)) if inst.pred.active else [1] * 32
-        else:
-            enabled = self.chen(inst)
-        if self.fast_alu and self._fast_step(inst, enabled, sel if op == "sel" else None):
-            return
-        srcs = [self.read_source(s, inst) for s in inst.srcs]
-        dst = inst.dst
-        if op in ("and", "or", "xor", "not") and isinstance(dst, PredicateOperand):
-            return self._pred_logic(inst, srcs, enabled)
-        if op == "setp":
-            return self._setp(inst, srcs[0], enabled)
-        if op == "addr_add":
-            return self._addr_add(inst, srcs, enabled)
-        if op == "cmp":
-            return self._cmp(inst, srcs, enabled)
-        if any(t.kind == "bool" for _, t in srcs) and op != "mov":
-            raise IllegalInstruction("predicate sources need a predicate destination",
-                                     rule=f"instructions/{inst.opcode.doc}", values={"opcode": op})
-        addrs, dt = self.dest_addresses(dst, n)
-        self._check_types(inst, dt, [t for _, t in srcs])
-        exec_f32 = (self.model.via_execution_type and dt.name in ("hf", "bf")
-                    and self._f_execution([t for _, t in srcs]))
-        for i in range(n):
-            if not enabled[i]:
-                continue
-            vals = [s[0][i] for s in srcs]
-            ts = [s[1] for s in srcs]
-            if op == "mov":
-                bits = self._mov(vals[0], ts[0], dt, inst)
-            elif op == "sel":
-                bits = self._convert(vals[0] if sel[i] else vals[1], dt, inst)
-            else:
-                bits = self._convert(self._compute(op, vals, ts, dt), dt, inst, exec_f32)
-            self._store(addrs[i], dt, bits)
+        self._check6 = self.two_grf_rule == "spec" or inst.op not in self._IGC_SPLITS
+        inst.opcode.execute(self, inst)
 
     # ------------------------------------------------------------------ fast path
     def _gather(self, addrs, size: int) -> np.ndarray:
@@ -430,23 +387,6 @@ class Machine:
         on = np.array(enabled[:n], dtype=bool)
         self._scatter(np.asarray(addrs, dtype=np.int64)[on], dt.size, res[on])
         return True
-
-    def _mov_from_predicate(self, inst: Instruction) -> None:
-        """MOV.md notes: exec size 1, dst UB/UW/UD at least as wide as the predicate, element 0 in the LSB."""
-        pv = self.prog.pvar(inst.srcs[0].pred.id)
-        addrs, dt = self.dest_addresses(inst.dst, 1)
-        if inst.exec_size != 1 or inst.pred.active or inst.sat:
-            raise IllegalInstruction("mov from a predicate needs exec size 1, no predication and no saturation",
-                                     rule="MOV.md notes", values={"exec_size": inst.exec_size,
-                                                                  "predicated": inst.pred.active, "sat": inst.sat})
-        if dt.name not in ("ub", "uw", "ud") or dt.bits < pv.num_elts:
-            raise IllegalInstruction("mov from a predicate needs a UB/UW/UD destination at least as wide as it",
-                                     rule="MOV.md notes", values={"dst": dt.name, "num_elts": pv.num_elts})
-        bits = self.pred[pv.id]
-        if inst.srcs[0].pred.inverse:
-            bits = [1 - b for b in bits]
-        if self.chen(inst)[0]:
-            self._store(addrs[0], dt, sum(b << i for i, b in enumerate(bits)))
 
     def _check_types(self, inst: Instruction, dt: VisaType, sts: list) -> None:
         o = inst.opcode
@@ -504,204 +444,6 @@ class Machine:
                                      values={"exec_size": inst.exec_size})
         return self._convert(v, dt, inst)
 
-    def _compute(self, op: str, vals: list, ts: list, dt: VisaType):
-        a = vals[0]
-        if op == "add":
-            return alu.op_add(a, vals[1], self.model.rounding)
-        if op == "mul":
-            return alu.op_mul(a, vals[1])
-        if op == "mad":
-            return alu.op_mad(a, vals[1], vals[2], self.model.rounding)
-        if op in ("min", "max"):
-            return alu.op_minmax(a, vals[1], op == "max", self.model)
-        if op == "and":
-            return a & vals[1]
-        if op == "or":
-            return a | vals[1]
-        if op == "xor":
-            return a ^ vals[1]
-        if op == "not":
-            return ~a
-        if op in ("shl", "shr", "asr"):
-            cnt = vals[1] & (63 if dt.name in ("q", "uq") else 31)  # SHL.md notes: the 5 (6) LSBs of src1
-            if op == "shl":
-                return a << cnt
-            if op == "shr":
-                return (a & ((1 << ts[0].bits) - 1)) >> cnt  # logical: src0's bits as unsigned
-            return a >> cnt                                   # arithmetic: Python's >> keeps the sign
-        raise IllegalInstruction(f"no execution rule for {op}", rule="systolic.visa.isa", values={"opcode": op})
-
-    def _cmp(self, inst: Instruction, srcs, enabled) -> None:
-        n, dst = inst.exec_size, inst.dst
-        (a, ta), (b, tb) = srcs
-        if ta.kind == "bool" or tb.kind == "bool":
-            raise IllegalInstruction("cmp compares general, indirect or immediate sources", rule="CMP.md: Src0/Src1",
-                                     values={"types": [ta.name, tb.name]})
-        if (ta.is_float or ta.name == "vf") != (tb.is_float or tb.name == "vf"):
-            raise IllegalInstruction("sources may not mix integer and float types",
-                                     rule="2_datatypes.md: Type Conversion", values={"types": [ta.name, tb.name]})
-        res = [alu.compare(a[i], b[i], inst.relop, self.model) for i in range(n)]
-        if isinstance(dst, PredicateOperand):
-            pv = self.prog.pvar(dst.pred.id)
-            off = inst.mask.offset
-            if off + n > pv.num_elts:
-                raise IllegalInstruction("cmp writes past its predicate variable",
-                                         rule="visa-operands.md: Predicate Operands",
-                                         values={"variable": pv.name, "first": off, "exec_size": n,
-                                                 "num_elts": pv.num_elts})
-            for i in range(n):
-                if enabled[i]:
-                    self.pred[pv.id][off + i] = 1 if res[i] else 0
-            return
-        addrs, dt = self.dest_addresses(dst, n)
-        for i in range(n):
-            if enabled[i]:
-                self._store(addrs[i], dt, ((1 << dt.bits) - 1) if res[i] else 0)  # -1: all bits set
-
-    def _pred_logic(self, inst: Instruction, srcs, enabled) -> None:
-        if inst.pred.active:
-            raise IllegalInstruction("logic on predicates may not be predicated", rule="NOT.md/AND.md notes",
-                                     values={"opcode": inst.op})
-        if any(t.kind != "bool" for _, t in srcs):
-            raise IllegalInstruction("with a predicate destination all operands must be predicates",
-                                     rule="NOT.md/AND.md notes", values={"types": [t.name for _, t in srcs]})
-        pv = self.prog.pvar(inst.dst.pred.id)
-        off, n = inst.mask.offset, inst.exec_size
-        if off + n > pv.num_elts:
-            raise IllegalInstruction("logic op writes past its predicate variable",
-                                     rule="visa-operands.md: Predicate Operands",
-                                     values={"variable": pv.name, "first": off, "exec_size": n, "num_elts": pv.num_elts})
-        for i in range(n):
-            if not enabled[i]:
-                continue
-            a = srcs[0][0][i]
-            if inst.op == "not":
-                r = 1 - a
-            else:
-                b = srcs[1][0][i]
-                r = {"and": a & b, "or": a | b, "xor": a ^ b}[inst.op]
-            self.pred[pv.id][off + i] = r
-
-    def _setp(self, inst: Instruction, src, enabled) -> None:
-        """SETP.md: scalar src0 -> bit i of src0 for every channel; otherwise ChEn-gated LSB of src0[i]."""
-        n, op0 = inst.exec_size, inst.srcs[0]
-        if not isinstance(inst.dst, PredicateOperand):
-            raise IllegalInstruction("setp writes a predicate", rule="SETP.md: Dst operand class predicate",
-                                     values={"dst": type(inst.dst).__name__})
-        vals, t = src
-        if t.name not in ("ub", "uw", "ud"):
-            raise IllegalInstruction("setp src0 must have type UB, UW or UD", rule="SETP.md: Src0",
-                                     values={"type": t.name})
-        if not inst.mask.nomask or (n == 32 and inst.mask.offset != 0) or inst.mask.offset not in (0, 16):
-            raise IllegalInstruction("setp must be {M1_NM} (or {M5_NM} below 32 channels)", rule="SETP.md notes",
-                                     values={"mask": inst.mask.name, "exec_size": n})
-        pv = self.prog.pvar(inst.dst.pred.id)
-        off = inst.mask.offset
-        if off + n > pv.num_elts:
-            raise IllegalInstruction("setp writes past its predicate variable", rule="visa-operands.md: Predicate Operands",
-                                     values={"variable": pv.name, "first": off, "exec_size": n, "num_elts": pv.num_elts})
-        scalar = isinstance(op0, ImmediateOperand) or (
-            isinstance(op0, (GeneralOperand, IndirectOperand)) and op0.vstride == 0 and op0.width == 1
-            and op0.hstride == 0)
-        for i in range(n):
-            if scalar:
-                self.pred[pv.id][off + i] = (vals[0] >> i) & 1
-            elif enabled[i]:
-                self.pred[pv.id][off + i] = vals[i] & 1
-
-    def _addr_add(self, inst: Instruction, srcs, enabled) -> None:
-        if inst.pred.active:
-            raise IllegalInstruction("predication is not supported for addr_add", rule="ADDR_ADD.md notes",
-                                     values={"pred": inst.pred.id})
-        dst = inst.dst
-        if not isinstance(dst, AddressOperand):
-            raise IllegalInstruction("addr_add writes an address operand", rule="ADDR_ADD.md: Dst operand class",
-                                     values={"dst": type(dst).__name__})
-        av = self.prog.avar(dst.id)
-        n = inst.exec_size
-        if dst.offset + n > av.num_elts:
-            raise IllegalInstruction("addr_add writes past its address variable",
-                                     rule="visa-operands.md: Address Operands",
-                                     values={"variable": av.name, "offset": dst.offset, "exec_size": n,
-                                             "num_elts": av.num_elts})
-        op0 = inst.srcs[0]
-        if isinstance(op0, GeneralOperand):  # "&V(row,col)": the byte address of the variable plus offsets
-            var, base = self._var_base(op0.id)
-            a = [base + op0.row * self.grf.grf_bytes + op0.col * var.type.size] * n
-        else:
-            a = srcs[0][0]
-        b, tb = srcs[1]
-        if tb.name != "uw" and not isinstance(inst.srcs[1], ImmediateOperand):
-            raise IllegalInstruction("addr_add src1 must have type UW", rule="ADDR_ADD.md: Src1",
-                                     values={"type": tb.name})
-        for i in range(n):
-            if enabled[i]:
-                self.addr[av.id][dst.offset + i] = (a[i] + int(b[i])) & 0xFFFF
-
-    def _dpas(self, inst: Instruction) -> None:
-        """DPAS/DPASW on this thread's GRF, after checking every operand's footprint against its own variable.
-
-        The footprints are those of :class:`systolic.xmx.rules.DpasShape` (G4_IR ``computeRightBound``): Dst
-        and Src0 ``rc`` packed rows, Src1 ``src1_grfs`` GRFs, Src2 ``src2_bytes`` (for DPASW the part each EU
-        reads from its own Src2, :func:`systolic.xmx.dpas.dpasw_split`). A raw operand reaching past its
-        variable is undefined (visa-operands.md "Raw Operands"), and so is a Src2 past its general variable
-        (visa-operands.md "Region-based Addressing"); both are refused, as every other instruction's are.
-        """
-        from ..xmx import rules                 # the engine below (layer 3), loaded with the first DPAS
-        from ..xmx.dpas import dpas, dpasw, dpasw_split
-        d, s0, s1, s2 = inst.dst, *inst.srcs
-        gb = self.grf.grf_bytes
-
-        def raw(op: RawOperand):
-            var, base = self._var_base(op.id)
-            if op.offset >= var.size:
-                raise IllegalInstruction("raw operand offset is outside its variable",
-                                         rule="visa-operands.md: Raw Operands",
-                                         values={"variable": var.name, "offset": op.offset, "size": var.size})
-            return var, base + op.offset
-
-        dvar, daddr = raw(d)
-        if s0.id == 0:
-            s0var, s0addr, s0type = None, None, None
-        else:
-            s0var, s0addr = raw(s0)
-            s0type = s0var.type.name
-        s1var, s1addr = raw(s1)
-        s2var, s2base = self._var_base(s2.id)
-        for v, what in ((s1var, "Src1"), (s2var, "Src2")):
-            if v.type.name not in ("d", "ud"):
-                raise IllegalInstruction(f"DPAS {what} must have type D or UD", rule=f"visa-DPAS.md: {what}",
-                                         values={"type": v.type.name})
-        check_column_offset(s2.col, s2var.type.size, gb)
-        s2off = s2.row * gb + s2.col * s2var.type.size
-        s2addr = s2base + s2off
-        kw = dict(dst=daddr, src0=s0addr, src1=s1addr, src2=s2addr, dst_type=dvar.type.name, src0_type=s0type,
-                  src1_precision=inst.dpas.w, src2_precision=inst.dpas.a, sd=inst.dpas.sd, rc=inst.dpas.rc,
-                  exec_size=inst.exec_size)
-        shape = rules.check(self.platform, opcode=inst.op, **kw)
-        src2_bytes = shape.src2_bytes
-        if inst.op == "dpasw":
-            src2_bytes = min(src2_bytes, dpasw_split(shape)[0] * gb)  # EU0's part; EU1's is never larger
-        feet = [("Dst", d, dvar, d.offset, shape.rc * shape.row_bytes(shape.dst_type), RULE_RAW_OOB),
-                ("Src1", s1, s1var, s1.offset, shape.src1_grfs * gb, RULE_RAW_OOB),
-                ("Src2", s2, s2var, s2off, src2_bytes, RULE_SRC2_OOB)]
-        if s0var is not None:
-            feet.insert(1, ("Src0", s0, s0var, s0.offset, shape.rc * shape.row_bytes(shape.src0_type), RULE_RAW_OOB))
-        for what, _op, var, off, nbytes, rule in feet:
-            if off + nbytes > var.size:
-                raise IllegalInstruction(f"{inst.op} {what} reaches past its variable {var.name}", rule=rule,
-                                         values={"operand": what, "variable": var.name, "offset": off,
-                                                 "bytes": nbytes, "end": off + nbytes, "size": var.size})
-        kw.update(platform=self.platform, model=self.dpas_model)
-        if inst.op == "dpas":
-            if self.fast_dpas:
-                from ..xmx.kernels import dpas_fast
-                dpas_fast(self.grf, **kw)
-            else:
-                dpas(self.grf, **kw)
-        else:
-            pair = self.pair if self.pair is not None else self.grf.copy()
-            dpasw(self.grf, pair=pair, **kw)
 
 
 def run(program: Program, platform="pvc", inputs: dict | None = None, **kw) -> Machine:

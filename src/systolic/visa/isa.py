@@ -4,18 +4,20 @@ Sources: IGC ``documentation/visa/2_datatypes.md`` (type table and binary codes)
 ``5_operands.md`` (operand classes; visa-operands.md here), ``instructions/*.md`` (opcode,
 format row, supported types, saturation, source-modifier kind), and the enums of
 ``visa/include/visa_igc_common_header.h`` (``VISA_Modifier``, ``ISA_Opcode``) for the values the
-operand chapter leaves out. Nothing here executes; the interpreter and the assembler read it.
+operand chapter leaves out. The :class:`Opcode` records, one per instruction with its execute semantics, are
+:mod:`systolic.visa.opcodes`; the interpreter, the assembler and the encoder read them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from ..errors import IllegalInstruction
 
 __all__ = ["VisaType", "TYPES", "TYPE_BY_CODE", "vtype", "EXEC_SIZES", "exec_size_code", "MASK_NAMES",
            "MaskControl", "mask_by_name", "MODIFIERS", "MODIFIER_TEXT", "OPERAND_CLASSES", "REL_OPS",
-           "Opcode", "OPCODES", "OPCODE_BY_VALUE", "opcode", "PRECISIONS", "PRECISION_BY_CODE", "precision"]
+           "Opcode", "INT_TYPES", "FLOAT_TYPES", "PRECISIONS", "PRECISION_BY_CODE", "precision"]
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,9 @@ OPERAND_CLASS_CODES = {v: k for k, v in OPERAND_CLASSES.items()}
 #: CMP Rel_op bits [2..0] (instructions/CMP.md)
 REL_OPS = {"eq": 0, "ne": 1, "gt": 2, "ge": 3, "lt": 4, "le": 5}
 
-_INT = ("ud", "d", "uw", "w", "ub", "b", "uq", "q")
-_FLT = ("f", "hf", "bf", "df")
+#: the integer and float element types an instruction page lists as "Supported Types"
+INT_TYPES = ("ud", "d", "uw", "w", "ub", "b", "uq", "q")
+FLOAT_TYPES = ("f", "hf", "bf", "df")
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,9 @@ class Opcode:
     ``fields`` is the binary format row after the opcode byte, e.g. ("exec", "pred", "dst", "src0", "src1").
     ``modifier`` is the source-modifier kind the page states ("arithmetic", "logic" or None).
     ``sat``: "yes", "float" (only when the type is float) or "no".
+    ``execute(machine, inst)``: the instruction's semantics (:mod:`systolic.visa.semantics`), run by the
+    interpreter once the instruction is decoded and checked. The records themselves are the table
+    :data:`systolic.visa.opcodes.OPCODES`.
     """
 
     name: str
@@ -164,6 +170,7 @@ class Opcode:
     dst_classes: tuple[str, ...] = ("general", "indirect")
     src_classes: tuple[str, ...] = ("general", "indirect", "immediate")
     doc: str = ""
+    execute: Callable | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_src(self) -> int:
@@ -172,60 +179,6 @@ class Opcode:
     @property
     def has_pred(self) -> bool:
         return "pred" in self.fields
-
-
-_ARITH2 = ("exec", "pred", "dst", "src0", "src1")
-OPCODES: dict[str, Opcode] = {o.name: o for o in (
-    Opcode("add", 0x01, _ARITH2, _INT + _FLT, "arithmetic", "yes", doc="ADD.md"),
-    Opcode("mad", 0x0C, ("exec", "pred", "dst", "src0", "src1", "src2"), _INT + _FLT, "arithmetic", "float",
-           doc="MAD.md"),
-    Opcode("mul", 0x10, _ARITH2, _INT + _FLT, "arithmetic", "yes", doc="MUL.md"),
-    Opcode("and", 0x20, _ARITH2, _INT + ("bool",), "logic", "no",
-           dst_classes=("general", "indirect", "predicate"),
-           src_classes=("general", "indirect", "predicate", "immediate"), doc="AND.md"),
-    Opcode("or", 0x21, _ARITH2, _INT + ("bool",), "logic", "no",
-           dst_classes=("general", "indirect", "predicate"),
-           src_classes=("general", "indirect", "predicate", "immediate"), doc="OR.md"),
-    Opcode("xor", 0x22, _ARITH2, _INT + ("bool",), "logic", "no",
-           dst_classes=("general", "indirect", "predicate"),
-           src_classes=("general", "indirect", "predicate", "immediate"), doc="XOR.md"),
-    Opcode("not", 0x23, ("exec", "pred", "dst", "src0"), _INT + ("bool",), "logic", "no",
-           dst_classes=("general", "indirect", "predicate"),
-           src_classes=("general", "indirect", "predicate", "immediate"), doc="NOT.md"),
-    Opcode("shl", 0x24, _ARITH2, _INT, "arithmetic", "yes", doc="SHL.md"),
-    Opcode("shr", 0x25, _ARITH2, _INT, "arithmetic", "yes", doc="SHR.md"),
-    Opcode("asr", 0x26, _ARITH2, _INT, "arithmetic", "yes", doc="ASR.md"),
-    Opcode("addr_add", 0x28, ("exec", "dst", "src0", "src1"), ("uw",), "arithmetic", "no",
-           dst_classes=("address",), src_classes=("address", "general", "state", "immediate"), doc="ADDR_ADD.md"),
-    Opcode("mov", 0x29, ("exec", "pred", "dst", "src0"), _INT + _FLT + ("bool",), "arithmetic", "yes",
-           src_classes=("general", "indirect", "immediate", "predicate"), doc="MOV.md"),
-    Opcode("sel", 0x2A, _ARITH2, _INT + _FLT, "arithmetic", "yes", doc="SEL.md"),
-    Opcode("setp", 0x2B, ("exec", "dst", "src0"), ("ub", "uw", "ud"), None, "no",
-           dst_classes=("predicate",), doc="SETP.md"),
-    Opcode("cmp", 0x2C, ("exec", "relop", "dst", "src0", "src1"), _INT + _FLT, "arithmetic", "no",
-           dst_classes=("predicate", "general"), doc="CMP.md"),
-    Opcode("min", 0x45, ("exec", "minmax", "dst", "src0", "src1"), _INT + _FLT, "arithmetic", "yes",
-           doc="MIN_MAX.md (Op bit 0 = 0)"),
-    Opcode("max", 0x45, ("exec", "minmax", "dst", "src0", "src1"), _INT + _FLT, "arithmetic", "yes",
-           doc="MIN_MAX.md (Op bit 0 = 1)"),
-    Opcode("dpasw", 0x1C, ("exec", "rdst", "rsrc0", "rsrc1", "src2", "w", "a", "sd", "rc"), ("d", "ud", "f"),
-           None, "no", dst_classes=("raw",), src_classes=("raw", "raw", "general"), doc="DPASW.md"),
-    Opcode("dpas", 0x83, ("exec", "rdst", "rsrc0", "rsrc1", "src2", "w", "a", "sd", "rc"),
-           ("d", "ud", "f", "bf", "hf"), None, "no", dst_classes=("raw",), src_classes=("raw", "raw", "general"),
-           doc="DPAS.md"),
-)}
-OPCODE_BY_VALUE: dict[int, Opcode] = {}
-for _o in OPCODES.values():
-    OPCODE_BY_VALUE.setdefault(_o.value, _o)  # 0x45 -> min; the Op byte picks max
-
-
-def opcode(name: str) -> Opcode:
-    """The instruction named ``name`` (case-insensitive)."""
-    o = OPCODES.get(name.lower())
-    if o is None:
-        raise IllegalInstruction(f"unsupported vISA instruction {name!r}", rule="systolic.visa.isa: supported subset",
-                                 values={"opcode": name, "supported": sorted(OPCODES)})
-    return o
 
 
 #: DPAS operand precisions (visa-DPAS.md "operand precisions" table; REFERENCE.md section 1 for bf8/hf8/e2m1)

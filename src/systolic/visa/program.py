@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalInstruction, SystolicError
-from .isa import MaskControl, Opcode, opcode
+from .isa import MaskControl, Opcode
+from .opcodes import opcode
 from .operands import (AddressOfOperand, AddressOperand, GeneralOperand, ImmediateOperand, IndirectOperand,
                        RawOperand)
 from .predication import PredControl
@@ -51,7 +52,7 @@ def check_dpas_operands(inst: "Instruction") -> None:
     with no source modifier ("Source Modifier: false") and no register region ("Register region: No";
     a Src2 written without a region is ``vstride = width = None``). ``.sat`` is refused by the opcode's
     saturation column before this runs. Their footprints need the register layout: the interpreter checks
-    them (:meth:`systolic.visa.interp.Machine._dpas`)."""
+    them (:func:`systolic.visa.semantics.execute_dpas`)."""
     names = ("dst", "src0", "src1", "src2")
     ops = (inst.dst, *inst.srcs)
     if len(ops) != 4:

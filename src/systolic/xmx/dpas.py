@@ -27,6 +27,7 @@ from .. import types as T
 from ..errors import IllegalInstruction, InvalidValue
 from ..numerics.formats import FP32
 from ..numerics.rounding import decode, round_fraction
+from ..observe import Observer, from_trace
 from . import models as M
 from .grf import GRF
 from .platform import Platform, get_platform
@@ -178,12 +179,13 @@ def _check_trace(trace, s: DpasShape, opcode: str = "dpas") -> None:
                                values={key: v, "limit": limit})
 
 
-def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel, trace: dict | None = None) -> None:
+def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel,
+             observer: Observer | None = None) -> None:
     """visa-DPAS.md "Semantics", step by step.
 
-    ``trace`` (the explorer's ``explain`` hook): a dict with ``row`` and ``col``; that channel's C, the element
-    values and products of every stage and the model's sums (:func:`systolic.xmx.models.accumulate`) are
-    recorded into it as they are computed. Nothing else changes.
+    ``observer`` (:mod:`systolic.observe`; the explorer's ``explain``): for the channels it watches, each stage's
+    element values and its running sum (int) or exact products (float), the model's sums
+    (:func:`systolic.xmx.models.accumulate`) and the result are announced as they are computed.
     """
     OPS_PER_CHAN = s.ops_per_chan
     SRC1_OPERANDS_PER_CHAN = s.src1_operands_per_chan  # = 32 / (OPS_PER_CHAN * Src1PrecisionInBits)
@@ -205,33 +207,29 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel, tra
                      for j in range(OPS_PER_CHAN)]  # Src2.k[OPS-1:0]
                 b = [element_value(ops.src1_elem(m, i, n + j), s.src1_precision, flush=flush1)
                      for j in range(OPS_PER_CHAN)]  # Src1.R[m].DW[i].n[OPS-1:0]
-                traced = trace is not None and trace["row"] == r and trace["col"] == i
-                if traced:
-                    trace.setdefault("c", temp[i])
-                    trace.setdefault("stages", []).append(
-                        {"stage": d, "k": [k - r * SD * OPS_PER_CHAN + j for j in range(OPS_PER_CHAN)],
-                         "a": a, "b": b})
+                before = temp[i]
                 if s.kind == "int":
                     # temp.DW[i] += dot4/dot8(...): a 32-bit register, so the sum wraps modulo 2**32
                     temp[i] = (temp[i] + sum(x * y for x, y in zip(b, a))) & 0xFFFFFFFF
-                    if traced:
-                        trace["stages"][-1]["acc"] = temp[i]
                 else:
                     # temp.F[i] += dot2/dot4/dot8/tf32 product: rounding per the numerics model
                     stages[i].append([M.exact_product(y, x) for x, y in zip(b, a)])
-                    if traced:
-                        trace["stages"][-1]["products"] = stages[i][-1]
+                if observer and observer.watches(r, i):
+                    observer.step(r, i, c=before, stage=d,
+                                  k=[k - r * SD * OPS_PER_CHAN + j for j in range(OPS_PER_CHAN)], a=a, b=b,
+                                  **({"acc": temp[i]} if s.kind == "int" else {"products": stages[i][-1]}))
             k += OPS_PER_CHAN
         if s.kind == "int":
             out = [t & 0xFFFFFFFF for t in temp]
         else:
-            traced_col = trace["col"] if trace is not None and trace["row"] == r else None
             out = [fp32_to_acc_bits(M.accumulate(model, float(temp[i]), stages[i],
-                                                 trace=trace.setdefault("sums", []) if i == traced_col else None),
+                                                 trace=observer.sums(r, i) if observer else None),
                                     s.dst_type, model)
                    for i in range(Exec_size)]
-        if trace is not None and trace["row"] == r:
-            trace["result_bits"] = out[trace["col"]]
+        if observer:
+            for i in range(Exec_size):
+                if observer.watches(r, i):
+                    observer.result(r, i, result_bits=out[i])
         results.append(out)                          # dst.R[r] = temp
     for r, out in enumerate(results):                # all sources were read before any write
         ops.write_dst_row(r, out)
@@ -240,7 +238,8 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel, tra
 @fpenv.guarded
 def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32", src0_type=None,
          src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-         platform: str | Platform | None = None, model=None, trace: dict | None = None) -> DpasShape:
+         platform: str | Platform | None = None, model=None, trace: dict | None = None,
+         observer: Observer | None = None) -> DpasShape:
     """Execute ``DPAS.W.A.SD.RC (exec_size) dst src0 src1 src2`` on ``grf`` (spec path).
 
     ``dst``/``src0``/``src1``/``src2``: byte offsets; ``src0=None`` is the null
@@ -248,7 +247,8 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
     aliases; ``src0_type`` defaults to ``dst_type``); precisions: u2 s2 u4 s4 u8
     s8 bf hf tf32 bf8 hf8 e2m1. ``model``: a numerics model or its name (float
     DPAS only; default the platform's). ``trace``: ``{"row": r, "col": i}`` to record how D[r, i] is
-    computed (``systolic layout explain``). Returns the validated shape.
+    computed (``systolic layout explain``); ``observer``: any :class:`systolic.observe.Observer`, told each
+    watched channel's stages and result. Returns the validated shape.
     Source: visa-DPAS.md "Semantics".
     """
     grf, s, (dst, src0, src1, src2), mdl = validate(
@@ -256,7 +256,7 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
         platform=platform, model=model)
     _check_trace(trace, s)
-    _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl, trace)
+    _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl, from_trace(trace, observer, "stages"))
     counters.count_dpas(s, "spec")
     return s
 
@@ -294,14 +294,16 @@ def dpasw_split(s: DpasShape) -> tuple[int, int]:
 @fpenv.guarded
 def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32",
           src0_type=None, src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-          platform: str | Platform | None = None, model=None, trace: dict | None = None) -> DpasShape:
+          platform: str | Platform | None = None, model=None, trace: dict | None = None,
+          observer: Observer | None = None, observer_eu: int = 0) -> DpasShape:
     """Execute DPASW on a fused EU pair: ``grf`` is EU0's register file, ``pair`` EU1's.
 
     Both EUs compute ``dst = src0 + A x B`` with their own Dst, Src0 and Src1;
     A (Src2) is shared: its first NGrf_EU0 GRFs come from EU0's Src2, the rest
     from EU1's Src2 (DPASW.md "Semantics"). XeHP only; Dst/Src0 D, UD or F.
     ``trace``: as :func:`dpas`'s, with ``"eu"`` (0 or 1, default 0) naming whose D[row, col] is recorded
-    (``systolic layout explain dpasw``); record-only.
+    (``systolic layout explain dpasw``); record-only. ``observer``: as :func:`dpas`'s, told EU ``observer_eu``'s
+    channels.
     """
     grf = _grf(grf)
     sd, rc = int_field(sd, "sd", "DPASW"), int_field(rc, "rc", "DPASW")
@@ -316,6 +318,8 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
               src1_precision=src1_precision, src2_precision=src2_precision, dst=dst, src0=src0, src1=src1,
               src2=src2)
     _check_trace(trace, s, "dpasw")
+    watcher = from_trace(trace, observer, "stages")
+    watched_eu = trace.get("eu", 0) if observer is None and trace is not None else observer_eu
     eu0, eu1 = dpasw_split(s)
     gb = grf.grf_bytes
     for g in (grf, pair):
@@ -339,7 +343,7 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
 
     for eu, (g, snap) in enumerate(((grf, snap0), (pair, snap1))):
         ops = _Operands(snap, s, dst, src0, src1, src2, src2_map_snap)
-        _execute(snap, s, ops, mdl, trace if trace is not None and trace.get("eu", 0) == eu else None)
+        _execute(snap, s, ops, mdl, watcher if eu == watched_eu else None)
         g.write(dst, snap.read(dst, s.rc * s.row_bytes(s.dst_type)))
     counters.count_dpas(s, "spec")
     return s

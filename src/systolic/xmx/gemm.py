@@ -104,7 +104,9 @@ def _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_
         tally()
         if m == 0 or n == 0:
             return np.zeros((m, n), dtype=np.int32)
-        return _int_gemm(av, bv, cv, p2, p1)
+        out = _int_gemm_on_amx(av, bv, cv, p2, p1)
+        counters.note_path(f"xmx.matmul {p2}x{p1}", "emulator" if out is None else "amx-native")
+        return _int_gemm(av, bv, cv, p2, p1) if out is None else out
 
     av = _float_values(a, p2, mdl.flushes(p2, P))
     bv = _float_values(b, p1, mdl.flushes(p1, P))
@@ -229,6 +231,33 @@ def _int_gemm(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str) -> np.ndarray:
     if oa and ob:
         out += k * oa * ob
     return out.astype(np.uint32).view(np.int32)
+
+
+#: (A signed, B signed) -> the AMX-INT8 instruction multiplying int8/uint8 elements of those signs
+_AMX_INT8 = {(True, True): "tdpbssd", (True, False): "tdpbsud", (False, True): "tdpbusd", (False, False): "tdpbuud"}
+
+
+def _int_gemm_on_amx(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str):
+    """(C + A @ B) mod 2**32 on the host's AMX-INT8 unit (systolic.amx.native_matmul), or None where it cannot run.
+
+    Bit-identical for every integer DPAS precision pair: the model is the exact sum modulo 2**32 (:func:`_int_gemm`),
+    every int2/int4/int8 (uint2/uint4/uint8) element is exactly an int8 (uint8) value, and TDPB[SU][SU]D sums the
+    exact products of int8/uint8 elements into int32 with wrap-around, i.e. modulo 2**32 in any order. So no
+    precision mix is excluded (the u4/s4/s2 cases only widen their elements). The gate (host, Linux, self-check,
+    SYSTOLIC_NATIVE) is amx.matmul's."""
+    from ..amx import native_matmul
+    ta, tb = T.get(pa), T.get(pb)
+    mn = _AMX_INT8[(bool(ta.signed), bool(tb.signed))]
+    if a.shape[1] == 0 or not native_matmul.usable(mn, "sapphirerapids")[0]:
+        return None
+    a8 = a.astype(np.int8 if ta.signed else np.uint8, copy=False)
+    b8 = b.astype(np.int8 if tb.signed else np.uint8, copy=False)
+    if c is None:
+        c32 = np.zeros((a.shape[0], b.shape[1]), np.int32)
+    else:
+        c32 = np.asarray(c).astype(np.int64).astype(np.uint32).view(np.int32)   # D or UD: its 32 bits
+    out, _ = native_matmul.run(mn, np.ascontiguousarray(a8), np.ascontiguousarray(b8), c32, None)
+    return out
 
 
 def _sig_bits(p: str) -> int:

@@ -84,7 +84,9 @@ class NumericsModel:
 
     def __post_init__(self) -> None:
         if self.name not in MODEL_NAMES:
-            raise InvalidValue(f"unknown numerics model {self.name!r}", rule="models: " + ", ".join(MODEL_NAMES),
+            from ..suggest import did_you_mean
+            raise InvalidValue(f"unknown numerics model {self.name!r}{did_you_mean(self.name, MODEL_NAMES)}",
+                               rule="models: " + ", ".join(MODEL_NAMES),
                                values={"model": self.name})
         if self.name == "block":
             L, F = self.block_size, self.fraction_bits

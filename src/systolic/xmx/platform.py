@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from ..errors import InvalidValue
+from ..registry import Registry
 
 __all__ = ["Platform", "PLATFORMS", "get_platform", "platform_names", "INT_PRECISIONS", "FLOAT_PRECISIONS",
            "MAX_WORK_GROUP_SIZE"]
@@ -187,22 +187,16 @@ _ALL = (
 )
 
 PLATFORMS: Mapping[str, Platform] = MappingProxyType({p.name: p for p in _ALL})
-_LOOKUP = {n.lower(): p for p in _ALL for n in (p.name, *p.aliases)}
+_REGISTRY: Registry[Platform] = Registry("XMX platform", rule="known platforms", key="platform", kind=Platform)
+for _p in _ALL:
+    _REGISTRY.add(_p.name, _p, _p.aliases)
 
 
 def get_platform(name: str | Platform | None = None) -> Platform:
     """The platform called ``name`` (name or alias, case-insensitive); ``None`` gives ``pvc``."""
-    if isinstance(name, Platform):
-        return name
     if name is None:
         return PLATFORMS["pvc"]
-    p = _LOOKUP.get(str(name).lower())
-    if p is None:
-        from ..suggest import did_you_mean
-        raise InvalidValue(f"unknown XMX platform {name!r}{did_you_mean(name, _LOOKUP)}",
-                           rule="known platforms: " + ", ".join(PLATFORMS),
-                           values={"platform": name})
-    return p
+    return _REGISTRY.get(name)
 
 
 def platform_names() -> list[str]:

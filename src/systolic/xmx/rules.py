@@ -40,7 +40,9 @@ def canonical_precision(p) -> str:
                                       "(xmx.platform INT_PRECISIONS) takes 1-bit precisions",
                                  values={"precision": p})
     if name not in INT_PRECISIONS + FLOAT_PRECISIONS:
-        raise IllegalInstruction(f"{p!r} is not a DPAS operand precision",
+        from ..suggest import did_you_mean
+        raise IllegalInstruction(f"{p!r} is not a DPAS operand precision"
+                                 f"{did_you_mean(name, INT_PRECISIONS + FLOAT_PRECISIONS)}",
                                  rule="visa-DPAS.md precision table (u2/s2/u4/s4/u8/s8/bf/hf/tf32/bf8/hf8/e2m1)",
                                  values={"precision": p})
     return name
@@ -190,7 +192,7 @@ def check(platform: Platform, *, opcode: str = "dpas", exec_size: int | None, sd
                                      values={"platform": P.name})
         for what, t in (("dst", dt), ("src0", s0t)):
             if t is not None and t not in ("int32", "u32", "fp32"):
-                raise IllegalInstruction(f"DPASW {what} must be D, UD or F", rule="DPASW.md / REFERENCE.md 2",
+                raise IllegalInstruction(f"DPASW {what} must be D, UD or F", rule="IGC documentation/visa/instructions/DPASW.md",
                                          values={what + "_type": t})
     opc = ops_per_chan(p1, p2)
     b1, b2 = precision_bits(p1), precision_bits(p2)

@@ -1,0 +1,189 @@
+"""Issue 24's targets: the emulators at the host's full speed, as ratios to numpy float32 matmul in the same run.
+
+    PYTHONPATH=src python3 benchmarks/bench_host_speed.py [--size 1024] [--rounds 5] [--peak] [--md FILE]
+
+Cases (1024^3 by default; inputs standard normal, integers uniform over their range): amx.matmul int8 (TDPBSSD)
+and bf16 (TDPBF16PS) with packing included (the call as a user makes it: native AMX where the host has it and
+passes the self-check, else the emulator's compiled kernels), XMX s8 / u8 (xmx.matmul int: AMX-INT8 where
+available), XMX bf16 / fp16 "sequential" and "stage" (the JIT kernels at the host's vector width). Each case is
+timed interleaved with numpy's float32 matmul of the same shape (one call of each per round); the ratio is
+median(case) / median(numpy). The path each case took (counters.path_taken) and the JIT vector width are printed.
+Every result is checked on the way: integers against int64 products, floats against the numpy path
+(SYSTOLIC_NATIVE=0 / the numpy chains) on a corner. ``--peak`` also probes the host's tile-resident AMX peak
+(TDP* on tiles that stay in registers, all CPUs) for the percentage-of-peak figures of the native GEMM.
+Targets (issue 24, the 2-vCPU machine): AMX int8 / bf16 <= 0.5x, XMX s8 / u8 <= 1.0x, XMX sequential <= 2x,
+XMX stage <= 4x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+
+TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx bf16 sequential": 2.0,
+           "xmx fp16 sequential": 2.0, "xmx bf16 stage": 4.0, "xmx fp16 stage": 4.0}
+
+
+def interleaved(fn, ref, rounds):
+    fn(), ref()
+    tf, tr = [], []
+    for _ in range(rounds):
+        for f, t in ((fn, tf), (ref, tr)):
+            t0 = time.perf_counter()
+            f()
+            t.append(time.perf_counter() - t0)
+    return statistics.median(tf), statistics.median(tr)
+
+
+def cases(n, rng):
+    from systolic import amx, xmx
+    a8, b8 = rng.integers(-128, 128, (n, n), dtype=np.int8), rng.integers(-128, 128, (n, n), dtype=np.int8)
+    u8a, u8b = rng.integers(0, 256, (n, n), dtype=np.uint8), rng.integers(0, 256, (n, n), dtype=np.uint8)
+    bfa = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    bfb = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    hfa = rng.standard_normal((n, n)).astype(np.float16)
+    hfb = rng.standard_normal((n, n)).astype(np.float16)
+    exact8 = a8[:64].astype(np.int64) @ b8.astype(np.int64)
+    exactu = u8a[:64].astype(np.int64) @ u8b.astype(np.int64)
+    return [
+        ("amx int8", "amx.matmul tdpbssd", lambda: amx.matmul(a8, b8),
+         lambda r: np.array_equal(r[:64], exact8.astype(np.int32))),
+        ("amx bf16", "amx.matmul tdpbf16ps", lambda: amx.matmul(bfa, bfb),
+         lambda r: np.array_equal(r[:32].view(np.uint32),
+                                  amx.matmul(bfa[:32], bfb, method="numpy").view(np.uint32))),
+        ("xmx s8", "xmx.matmul s8xs8", lambda: xmx.matmul(a8, b8),
+         lambda r: np.array_equal(r[:64], exact8.astype(np.int32))),
+        ("xmx u8", "xmx.matmul u8xu8", lambda: xmx.matmul(u8a, u8b),
+         lambda r: np.array_equal(r[:64], exactu.astype(np.uint32).view(np.int32))),
+        ("xmx bf16 sequential", None, lambda: xmx.matmul(bfa, bfb, model="sequential"),
+         lambda r: _same_as_numpy_path(r, bfa, bfb, "sequential")),
+        ("xmx fp16 sequential", None, lambda: xmx.matmul(hfa, hfb, model="sequential"),
+         lambda r: _same_as_numpy_path(r, hfa, hfb, "sequential")),
+        ("xmx bf16 stage", None, lambda: xmx.matmul(bfa, bfb, model="stage"),
+         lambda r: _same_as_numpy_path(r, bfa, bfb, "stage")),
+        ("xmx fp16 stage", None, lambda: xmx.matmul(hfa, hfb, model="stage"),
+         lambda r: _same_as_numpy_path(r, hfa, hfb, "stage")),
+    ]
+
+
+def _same_as_numpy_path(r, a, b, model):
+    """The first 8 rows against the numpy path (SYSTOLIC_NO_NATIVE: no compiled kernel)."""
+    from systolic import xmx
+    old = os.environ.get("SYSTOLIC_NO_NATIVE")
+    os.environ["SYSTOLIC_NO_NATIVE"] = "1"
+    try:
+        want = xmx.matmul(a[:8], b, model=model)
+    finally:
+        if old is None:
+            del os.environ["SYSTOLIC_NO_NATIVE"]
+        else:
+            os.environ["SYSTOLIC_NO_NATIVE"] = old
+    return np.array_equal(np.asarray(r)[:8].view(np.uint32), want.view(np.uint32))
+
+
+def tile_peak(mnemonic: str, threads: int, seconds: float = 0.5) -> float:
+    """TDP* per second x operations per TDP*, all ``threads`` CPUs issuing TDP* on tiles that stay resident."""
+    import ctypes
+    from concurrent.futures import ThreadPoolExecutor
+
+    from llvmlite import ir
+
+    from systolic import jit
+    from systolic.amx.native_gemm import _CFG
+    from systolic.jit.build import I64, PTR, VOID, Loop, define
+    from systolic.jit.x86amx import Amx
+    m = ir.Module(name="peak")
+    amx = Amx(m)
+    _, b, (cfg, buf, iters) = define(m, "peak", VOID, [PTR, PTR, I64])
+    amx.ldtilecfg(b, cfg)
+    for t in range(8):
+        amx.tileloadd(b, t, buf, 64)
+    lp = Loop(b, 0, iters, 1, name="it")
+    for d, s1, s2 in ((0, 4, 6), (1, 4, 7), (2, 5, 6), (3, 5, 7)):
+        amx.dot(b, mnemonic, d, s1, s2)
+    lp.close()
+    amx.tilestored(b, 0, buf, 64)
+    amx.tilerelease(b)
+    b.ret_void()
+    mod = jit.compile_module(m, amx=True)
+    fn = mod.cfunc("peak", None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    bufs = [np.zeros(1024, np.uint8) for _ in range(threads)]
+    fn(_CFG.ctypes.data, bufs[0].ctypes.data, 1000)
+    t0 = time.perf_counter()
+    fn(_CFG.ctypes.data, bufs[0].ctypes.data, 100000)
+    iters = max(100000, int(100000 * seconds / (time.perf_counter() - t0)))   # ~``seconds`` per thread
+    import threading
+    start = threading.Barrier(threads + 1)
+
+    def work(i):
+        start.wait()
+        fn(_CFG.ctypes.data, bufs[i].ctypes.data, iters)
+    with ThreadPoolExecutor(threads) as ex:
+        futs = [ex.submit(work, i) for i in range(threads)]
+        start.wait()                  # every thread is up: time from the common start to the last one done
+        t0 = time.perf_counter()
+        for f in futs:
+            f.result()
+        dt = time.perf_counter() - t0
+    ops = 16 * 16 * (32 if mnemonic == "tdpbf16ps" else 64) * 2
+    return threads * iters * 4 * ops / dt
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--peak", action="store_true")
+    ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
+    ap.add_argument("--md", default=None)
+    args = ap.parse_args(argv)
+    from systolic import counters, host, jit
+    n = args.size
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+    ref = lambda: x @ y  # noqa: E731
+    rows = []
+    for name, key, fn, check in cases(n, rng):
+        if args.only and not any(name.startswith(p) for p in args.only.split(",")):
+            continue
+        r0 = fn()
+        path = counters.path_taken(key) if key else f"JIT {jit.vector_bits()}-bit"   # before the check's own calls
+        ok = check(r0)
+        t, r = interleaved(fn, ref, args.rounds)
+        target = TARGETS[name]
+        rows.append((name, t, r, t / r, target, path, ok))
+        print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (target <= {target}x) "
+              f"path {path}  bits ok {ok}", flush=True)
+    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs, AMX {host.amx_features() or 'none'}; JIT vector "
+             f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+             "Command: `PYTHONPATH=src python3 benchmarks/bench_host_speed.py " + " ".join(
+                 argv if argv is not None else sys.argv[1:]) + "`", "",
+             f"| case ({n}^3) | ms | numpy f32 ms | ratio | target | path | bits checked |",
+             "|---|---|---|---|---|---|---|"]
+    for name, t, r, q, target, path, ok in rows:
+        lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | <= {target}x | {path} | {ok} |")
+    if args.peak:
+        ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        lines += ["", "Tile-resident AMX peak (same run):", ""]
+        for mn in ("tdpbf16ps", "tdpbssd"):
+            for t in sorted({1, ncpu}):
+                p = tile_peak(mn, t)
+                lines.append(f"- {mn}, {t} thread(s): {p / 1e12:.2f} TOP/s")
+                print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

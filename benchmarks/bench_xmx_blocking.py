@@ -1,0 +1,61 @@
+"""Register blocking of the XMX float kernels at the host's vector width: rows R x vectors V of accumulators.
+
+    PYTHONPATH=src python3 benchmarks/bench_xmx_blocking.py [--size 1024] [--rounds 3] [--threads N]
+
+Times ``native.fast_mma`` (bf16 and fp16 "stage", T = 2) and ``native.fma32_mma`` ("sequential") for several
+(R, V) at the width systolic.jit.vector_bits() picks (SYSTOLIC_VECTOR_BITS to force one), interleaved in one run,
+and checks every variant's result bits against the first. Used to choose the defaults (xmx/native.py FR, FVN,
+SR, SVN) per width.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import ml_dtypes
+import numpy as np
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args(argv)
+    from systolic import jit
+    from systolic.xmx import native
+    n = args.size
+    rng = np.random.default_rng(0)
+    bf = [rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16).astype(np.float32) for _ in range(2)]
+    hf = [rng.standard_normal((n, n)).astype(np.float16).astype(np.float32) for _ in range(2)]
+    blocks = [(6, 2), (4, 3), (8, 2), (6, 3), (4, 4), (8, 3), (12, 2)]
+    print(f"vector width {jit.vector_bits()} bits, n = {n}")
+    for label, (a, b), call in (
+            ("bf16 stage", bf, lambda a, b, R, V: native.fast_mma(a, b, None, 2, sig_bits=(8, 8), R=R, V=V,
+                                                                  threads=args.threads)),
+            ("fp16 stage", hf, lambda a, b, R, V: native.fast_mma(a, b, None, 2, sig_bits=(11, 11), R=R, V=V,
+                                                                  threads=args.threads)),
+            ("sequential", bf, lambda a, b, R, V: native.fma32_mma(a, b, None, R=R, V=V, threads=args.threads))):
+        ref = None
+        fns = {}
+        for R, V in blocks:
+            out = call(a, b, R, V)
+            bits = out[0].view(np.uint32), out[1]
+            if ref is None:
+                ref = bits
+            same = np.array_equal(bits[0][~ref[1]], ref[0][~ref[1]])
+            fns[(R, V)] = (lambda R=R, V=V: call(a, b, R, V), same)
+        times = {k: [] for k in fns}
+        for _ in range(args.rounds):
+            for k, (f, _) in fns.items():
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+        print(label + ": " + ", ".join(f"{R}x{V} {statistics.median(t) * 1e3:.1f} ms{'' if fns[(R, V)][1] else ' BITS DIFFER'}"
+                                       for (R, V), t in times.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
