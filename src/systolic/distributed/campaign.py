@@ -235,9 +235,11 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
         window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(todo))
+        tag = store.sha256_bytes(repr(args).encode())[:10]
+        # GPU work goes to workers that offer the GPU resource, where any does (--gpu, or dask worker --resources)
+        extra = {"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}
         submit = lambda p: client.submit(make_shard, args, p["index"], backend, pure=False,   # noqa: E731
-                                         key=f"systolic-shard-{p['index']}-{store.sha256_bytes(repr(args).encode())[:10]}",
-                                         **({"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}))
+                                         key=f"systolic-shard-{p['index']}-{tag}", **extra)
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         journal = store.Journal(out)
         try:
