@@ -342,7 +342,8 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
         window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(jobs))
-        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, pure=False)   # noqa: E731
+        extra = {"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}
+        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, pure=False, **extra)   # noqa: E731
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         for fut in ac:
             r = fut.result()
