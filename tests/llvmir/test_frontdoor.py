@@ -159,3 +159,19 @@ def test_missing_clang_names_both_ways(monkeypatch):
     with pytest.raises(ClangUnavailable) as e:
         clang.find_clang()
     assert "systolic[clang]" in str(e.value) and "PATH" in str(e.value)
+
+
+def test_bad_inputs_to_the_facts_are_typed():
+    with pytest.raises(InvalidValue):
+        facts.int_value(None)
+    with pytest.raises(InvalidValue):
+        facts.address_space("ptr addrspace(x)")
+    with pytest.raises(InvalidValue):
+        facts.target_ext('target("x", i8, q)')
+    with pytest.raises(InvalidValue):
+        facts.target_ext('target("x", 3, i8)')          # a type after an integer
+    assert facts.target_ext('target("spirv.Image", void, 1, 0)').types == ("void",)
+    with pytest.raises(InvalidValue):
+        parse("define void @f() {\n  ret void\n}\n", name=5)   # type: ignore[arg-type]
+    with pytest.raises(InvalidValue):
+        clang.compile_source("x", language="cl", defines=["A"])  # type: ignore[arg-type]

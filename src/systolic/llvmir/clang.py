@@ -183,6 +183,9 @@ def compile_file(path: str | os.PathLike, *, language: str | None = None, triple
     args.append(opt)
     if debug:
         args.append("-g")
+    if defines is not None and not isinstance(defines, Mapping):
+        raise InvalidValue("defines must be a mapping of NAME -> value (None for a bare -DNAME)",
+                           rule="llvmir.clang: defines", values={"defines": defines})
     for name, value in (defines or {}).items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
             raise InvalidValue(f"a define's name must be a C identifier, not {name!r}",

@@ -136,8 +136,11 @@ def address_space(type_or_text: Any) -> int:
     """The address space of a pointer type: ``ptr`` 0 (private in SPIR), ``ptr addrspace(1)`` 1 (global), 3 local,
     4 generic, 2 constant (SPIR's numbering)."""
     text = _text(type_or_text).strip()
-    m = re.search(r"addrspace\((\d+)\)", text)
+    m = re.search(r"addrspace\(([^)]*)\)", text)
     if m:
+        if not m[1].strip().isdigit():
+            raise InvalidValue(f"addrspace({m[1]}) is not a number", rule="llvmir.facts: addrspace",
+                               values={"type": text[:60]})
         return int(m[1])
     if text.startswith("ptr") or text.endswith("*"):
         return 0
@@ -148,8 +151,12 @@ def address_space(type_or_text: Any) -> int:
 def int_value(const: Any, *, signed: bool = True) -> int:
     """An integer constant's value. llvmlite's ``get_constant_value(signed_int=True)`` is wrong below 64 bits
     (``i32 -7`` gives 4294967289): take the unsigned bits and sign-extend by the type's width."""
-    width = const.type.type_width
-    raw = const.get_constant_value(signed_int=False)
+    try:
+        width = const.type.type_width
+        raw = const.get_constant_value(signed_int=False)
+    except (AttributeError, ValueError, TypeError):
+        raise InvalidValue("int_value() wants an llvmlite integer constant", rule="llvmir.facts: int constant",
+                           values={"value": repr(const)[:60]}) from None
     if isinstance(raw, bool):
         raw = int(raw)
     if not isinstance(raw, int):
@@ -209,9 +216,22 @@ def target_ext(type_or_text: Any) -> TargetExt:
         raise InvalidValue(f"not a target extension type: {text[:60]!r}", rule="llvmir.facts: target type",
                            values={"type": text[:60]})
     params = split_top_level(m[2].lstrip(",")) if m[2].strip() else []
+    # LLVM LangRef "Target Extension Type": type parameters come first, then integer parameters
+    for i, p in enumerate(params):
+        if not p or (re.fullmatch(r"-?\d+", p) is None and any(re.fullmatch(r"-?\d+", q) for q in params[:i])) \
+                or (re.fullmatch(r"-?\d+", p) is None and not _looks_like_type(p)):
+            raise InvalidValue(f"target extension type parameter {p!r} is neither a type nor an integer in order",
+                               rule="LLVM LangRef: target(\"name\", types..., ints...)", values={"type": text[:80]})
     types = tuple(p for p in params if not re.fullmatch(r"-?\d+", p))
     ints = tuple(int(p) for p in params if re.fullmatch(r"-?\d+", p))
     return TargetExt(m[1], types, ints)
+
+
+def _looks_like_type(text: str) -> bool:
+    """A first-class type's spelling: iN, half/bfloat/float/double/..., ptr, vectors, arrays, structs, named
+    types, target types."""
+    return bool(re.fullmatch(r"i\d+|half|bfloat|float|double|fp128|x86_fp80|ppc_fp128|x86_amx|void|label|"
+                             r"ptr(?: addrspace\(\d+\))?|%[-\w.$\"]+|<.*>|\[.*\]|\{.*\}|target\(.*\)", text.strip()))
 
 
 def callee_name(call: Any) -> str | None:

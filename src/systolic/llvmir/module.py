@@ -36,6 +36,9 @@ def parse(ir_text: str, *, name: str = "<ir>", verify: bool = True) -> "llvm.Mod
     ``name`` is the file name errors show. Errors: :class:`AsmSyntaxError` (parse, with LLVM's line:column and
     message), :class:`IRVerifyError` (the verifier's first complaint; line 0 when LLVM names no line).
     """
+    if not isinstance(name, str):
+        raise InvalidValue("name must be a str (the file name errors show)", rule="llvmir.parse: input",
+                           values={"name": name})
     if not isinstance(ir_text, str):
         raise InvalidValue("LLVM IR must be given as text (str)", rule="llvmir.parse: input",
                            values={"type": type(ir_text).__name__})
