@@ -25,12 +25,19 @@ import numpy as np
 from .. import __version__
 from ..errors import CampaignError, InvalidValue
 from . import formats, store
-from .kinds import BACKENDS, IMAGES, Spec, make_kind, spec_dict
+from ..suggest import did_you_mean
+from .kinds import IMAGES, Spec, check_backend, make_kind, spec_dict
 
 __all__ = ["Campaign", "make_shard", "verify_shard", "generate", "verify", "GenerateResult", "VerifyResult"]
 
 #: mismatching rows listed by verify (all are counted)
 MAX_REPORTED = 1000
+#: vectors in a campaign (their index is a uint64 column)
+MAX_COUNT = 2**63 - 1
+#: vectors in one shard (a shard is built in one worker's memory and written by the client in one piece)
+MAX_SHARD = 1 << 20
+#: shards in a campaign (the client holds the shard list, and the complete manifest lists every shard)
+MAX_SHARDS = 10**7
 
 
 @dataclass(frozen=True)
@@ -44,12 +51,28 @@ class Campaign:
     format: str = "parquet"
 
     def __post_init__(self):
-        for what, v, lo in (("count", self.count, 1), ("shard_size", self.shard_size, 1), ("seed", self.seed, 0)):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
-                raise InvalidValue(f"{what} must be an integer >= {lo}", values={what: v})
-        if self.format not in formats.FORMATS:
-            raise InvalidValue(f"unknown format {self.format!r}", rule="formats: " + ", ".join(formats.FORMATS),
+        """Every argument checked here, the vector kind and the profile included, so a bad campaign is refused
+        where it is written, not on a worker."""
+        if not isinstance(self.spec, Spec):
+            raise InvalidValue("a campaign's spec is a systolic.distributed.Spec",
+                               rule="Campaign(Spec(engine, instruction, ...), ...)", values={"spec": self.spec})
+        for what, v, lo, hi in (("count", self.count, 1, MAX_COUNT), ("shard_size", self.shard_size, 1, MAX_SHARD),
+                                ("seed", self.seed, 0, None)):
+            rule = f"{what}: an integer >= {lo}" + (f" and <= {hi}" if hi else "")
+            if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)) or v < lo or \
+                    (hi is not None and v > hi):
+                raise InvalidValue(f"{what} must be an integer >= {lo}" + (f" and <= {hi}" if hi else ""),
+                                   rule=rule, values={what: v})
+            object.__setattr__(self, what, int(v))             # numpy integers: plain ints for the manifest
+        if self.shard_count > MAX_SHARDS:
+            raise InvalidValue(f"{self.shard_count} shards: too many for one campaign",
+                               rule=f"count / shard_size <= {MAX_SHARDS} shards (the client holds the shard list)",
+                               values={"count": self.count, "shard_size": self.shard_size})
+        if not isinstance(self.format, str) or self.format not in formats.FORMATS:
+            hint = did_you_mean(self.format, formats.FORMATS) if isinstance(self.format, str) else ""
+            raise InvalidValue(f"unknown format {self.format!r}{hint}", rule="formats: " + ", ".join(formats.FORMATS),
                                values={"format": self.format})
+        self.kind.profiles(self.profile)               # the engine's rules, and the profile applies to the instruction
 
     @property
     def kind(self):
@@ -67,6 +90,12 @@ class Campaign:
 
     @staticmethod
     def from_args(a: dict) -> "Campaign":
+        """The campaign of :meth:`args`' dict (a manifest's ``args``, a worker task's argument)."""
+        keys = ("spec", "profile", "count", "seed", "shard_size", "format")
+        if not isinstance(a, dict) or any(k not in a for k in keys):
+            missing = [k for k in keys if k not in a] if isinstance(a, dict) else list(keys)
+            raise InvalidValue("campaign arguments lack " + ", ".join(missing), rule="campaign args: "
+                               + ", ".join(keys), values={"args": a if not isinstance(a, dict) else sorted(a)})
         return Campaign(make_kind(a["spec"]).spec, a["profile"], a["count"], a["seed"], a["shard_size"], a["format"])
 
     @property
@@ -75,6 +104,11 @@ class Campaign:
 
     def shard(self, i: int) -> dict:
         """Shard ``i``'s plan: first vector, count, profile, seed pair, file name."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.shard_count:
+            raise InvalidValue(f"no shard {i!r} in a campaign of {self.shard_count} shards",
+                               rule=f"shard index: an integer 0..{self.shard_count - 1}",
+                               values={"shard": i, "shard_count": self.shard_count})
+        i = int(i)
         profiles = self.kind.profiles(self.profile)
         first = i * self.shard_size
         return {"index": i, "first": first, "count": min(self.shard_size, self.count - first),
@@ -97,6 +131,7 @@ def _inputs(c: Campaign, plan: dict) -> dict[str, np.ndarray]:
 def make_shard(args: dict, i: int, backend: str) -> dict:
     """Worker task: shard ``i`` of the campaign ``args`` as file bytes, with its sha256 and count."""
     t0 = time.perf_counter()
+    check_backend(backend)
     c = Campaign.from_args(args)
     plan = c.shard(i)
     imgs = _inputs(c, plan)
@@ -111,6 +146,10 @@ def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 
     """Worker task: parse shard ``i``'s bytes, regenerate its inputs from the seed pair, recompute its results on
     ``backend``; the rows that differ (``image``: ``d`` for a result, ``a``/``b``/``c`` for an input that is not
     the seed's) and the reason when the bytes do not parse or do not belong to this shard."""
+    check_backend(backend)
+    if isinstance(max_rows, (bool, np.bool_)) or not isinstance(max_rows, (int, np.integer)) or max_rows < 0:
+        raise InvalidValue("max_rows must be an integer >= 0", rule="verify_shard max_rows: rows listed, >= 0",
+                           values={"max_rows": max_rows})
     c = Campaign.from_args(args)
     plan = c.shard(i)
     out = {"index": i, "rows": [], "bad_rows": 0, "problem": None, "checked": 0}
@@ -170,10 +209,7 @@ def _manifest(c: Campaign, shards: list[dict] | None) -> dict:
     return m
 
 
-def _check_backend(backend: str) -> None:
-    if backend not in BACKENDS:
-        raise InvalidValue(f"unknown backend {backend!r}", rule="backends: " + ", ".join(BACKENDS),
-                           values={"backend": backend})
+_check_backend = check_backend
 
 
 def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: int | None = None,
