@@ -122,3 +122,112 @@ def test_spec_dict_with_unknown_field():
     with pytest.raises(InvalidValue) as e:
         make_shard(args, 0, "cpu")
     assert "did you mean 'shape'" in str(e.value)
+
+
+# ---- what tests/fuzz/test_fuzz_distributed.py found, pinned --------------------------------------------------
+def test_decode_of_a_non_bytes_value():
+    from systolic.distributed import formats
+    with pytest.raises(InvalidValue) as e:
+        formats.decode("parquet", 0)
+    assert e.value.values == {"data": "int"}
+
+
+@pytest.mark.parametrize("text", [None, 3, ["amx:spr"]])
+def test_parse_engines_of_a_non_string(text):
+    from systolic.distributed.study import parse_engines
+    with pytest.raises(InvalidValue) as e:
+        parse_engines(text)
+    assert e.value.values == {"engines": text}
+
+
+@pytest.mark.parametrize("kw", [{"workers": True}, {"gpu": 0}, {"gpu": "yes"}, {"scheduler": 3}])
+def test_open_client_refuses_before_starting_a_cluster(kw):
+    from systolic.distributed import open_client
+    with pytest.raises(InvalidValue):
+        with open_client(**{"workers": 1, **kw}):
+            raise AssertionError("a cluster started on bad arguments")
+
+
+@pytest.mark.parametrize("kw", [{"campaign": "amx:spr"}, {"out": None}, {"out": b"x"}, {"window": 0},
+                                {"window": 1.5}, {"backend": "gpu"}])
+def test_generate_refuses_before_using_the_client(kw, tmp_path):
+    from systolic.distributed import generate
+    a = {"campaign": Campaign(SMALL, count=4, shard_size=2), "out": tmp_path / "c", "backend": "cpu", "window": None,
+         **kw}
+    with pytest.raises(InvalidValue):
+        generate(None, a.pop("campaign"), a.pop("out"), **a)
+
+
+def test_generate_under_a_file_is_a_campaign_error(tmp_path):
+    from systolic.distributed import generate
+    from systolic.errors import CampaignError
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(CampaignError) as e:
+        generate(None, Campaign(SMALL, count=4, shard_size=2), tmp_path / "f" / "sub")
+    assert e.value.values == {"dir": str(tmp_path / "f" / "sub")}
+
+
+def _manifest(tmp_path, mutate):
+    import json
+    c = Campaign(SMALL, count=4, shard_size=2)
+    man = {"format": "systolic-vectors", "format_version": 1, "args": c.args(), "complete": True,
+           "shards": [{**c.shard(i), "sha256": "0" * 64} for i in range(c.shard_count)]}
+    mutate(man)
+    (tmp_path / "manifest.json").write_text(json.dumps(man))
+    return c
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda m: m["shards"][1].update(index="x"), "shard entry 1"),
+    (lambda m: m["shards"][0].pop("sha256"), "shard entry 0"),
+    (lambda m: m.update(shards=None), "shards is not a list"),
+    (lambda m: m.update(args=None), "records no usable campaign"),
+    (lambda m: m["args"]["spec"].update(shape="2,2,2"), "records no usable campaign"),
+])
+def test_verify_and_resume_refuse_a_malformed_manifest(tmp_path, mutate, where):
+    from systolic.distributed import generate, verify
+    from systolic.errors import CampaignError
+    c = _manifest(tmp_path, mutate)
+    with pytest.raises(CampaignError) as e:
+        verify(None, tmp_path)
+    assert where in str(e.value)
+    if "shard" in where:                    # resume reads the same shard list (before any client is used)
+        with pytest.raises(CampaignError):
+            generate(None, c, tmp_path)
+
+
+def test_journal_keeps_only_whole_entries(tmp_path):
+    from systolic.distributed import store
+    good = {"index": 1, "file": "shard-000001.parquet", "count": 2, "sha256": "a" * 64}
+    import json
+    lines = ['{"index": 0}', '{"index": "2", "file": "f", "count": 2, "sha256": "%s"}' % ("a" * 64), "[1]", "null",
+             json.dumps(good), '{"index": 3, "file": "f", "count": 2, "sha256": null}']
+    (tmp_path / store.JOURNAL).write_text("\n".join(lines) + "\n")
+    assert store.read_journal(tmp_path) == {1: good}
+
+
+def test_study_script_that_does_not_run(tmp_path):
+    pytest.importorskip("torch")
+    from systolic.distributed.study import run_study
+    s = tmp_path / "s.py"
+    s.write_text("def model(:\n")
+    with pytest.raises(InvalidValue) as e:
+        run_study(None, s, "amx:spr")
+    assert "SyntaxError" in str(e.value) and e.value.values == {"script": str(s)}
+
+
+@pytest.mark.parametrize("kw, field", [
+    ({"shards": 65}, "samples"), ({"k": 0}, "k"), ({"include_fp32": 1}, "include_fp32"),
+    ({"engines": "amx:spr:bf17"}, None), ({"engines": [("amx:spr", 5)]}, "entry"), ({"script": None}, "script")])
+def test_run_study_checks_before_sending(kw, field):
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    from systolic.distributed.study import run_study
+    from systolic.errors import SystolicError
+    a = {"script": Path(__file__).resolve().parents[2] / "examples" / "distributed" / "study_mlp.py",
+         "engines": "amx:spr", **kw}
+    with pytest.raises(SystolicError) as e:                     # the example has 64 samples
+        run_study(None, a.pop("script"), a.pop("engines"), **a)
+    if field:
+        assert field in e.value.values

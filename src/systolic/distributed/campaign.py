@@ -16,6 +16,7 @@ need no shared file system and a killed worker can leave no partial file behind.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,8 @@ import numpy as np
 
 from .. import __version__
 from ..errors import CampaignError, InvalidValue
-from . import formats, store
 from ..suggest import did_you_mean
+from . import formats, store
 from .kinds import IMAGES, Spec, check_backend, make_kind, spec_dict
 
 __all__ = ["Campaign", "make_shard", "verify_shard", "generate", "verify", "GenerateResult", "VerifyResult"]
@@ -212,6 +213,24 @@ def _manifest(c: Campaign, shards: list[dict] | None) -> dict:
 _check_backend = check_backend
 
 
+def _check_window(window) -> None:
+    if window is not None and (isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, np.integer))
+                               or window < 1):
+        raise InvalidValue("window must be a positive integer or None", rule="window: shards in flight, >= 1",
+                           values={"window": window})
+
+
+def _directory(out) -> Path:
+    if not isinstance(out, (str, os.PathLike)) or (isinstance(out, str) and (not out or "\0" in out)):
+        raise InvalidValue("the campaign directory is a path", rule="out: a str or os.PathLike naming a directory",
+                           values={"out": out})
+    try:
+        return Path(out)
+    except TypeError as exc:                       # a PathLike whose __fspath__ returns bytes
+        raise InvalidValue("the campaign directory is a path", rule="out: a str or os.PathLike naming a directory",
+                           values={"out": out}) from exc
+
+
 def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: int | None = None,
              on_progress=None, on_event=None) -> GenerateResult:
     """Run ``campaign`` on the Dask ``client``, writing shards and ``manifest.json`` under ``out``.
@@ -221,16 +240,24 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
     ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes."""
     from distributed import as_completed
     _check_backend(backend)
+    _check_window(window)
+    if not isinstance(campaign, Campaign):
+        raise InvalidValue("generate runs a systolic.distributed.Campaign", rule="generate(client, Campaign(...), out)",
+                           values={"campaign": campaign})
     c = campaign.canonical()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _directory(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:                         # under a file, no permission, a file by that name
+        raise CampaignError(f"cannot make the campaign directory {out}: {exc.strerror or exc}",
+                            rule="--out: a directory that exists or can be created", values={"dir": str(out)}) from exc
     t0 = time.perf_counter()
     res = GenerateResult(manifest={})
     old = store.read_manifest(out)
     if old is not None and old.get("args") != c.args():
         raise CampaignError(f"{out} holds another campaign", rule="resume: the same arguments as the manifest's",
                             values={"dir": str(out), "manifest_args": old.get("args"), "args": c.args()})
-    known = {int(s["index"]): s for s in (old or {}).get("shards", [])}
+    known = store.manifest_shards(old, out / store.MANIFEST) if old is not None else {}
     known.update(store.read_journal(out))
     store.remove_temporaries(out)
     plans = [c.shard(i) for i in range(c.shard_count)]
@@ -336,15 +363,21 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
     equal to the seed's, results recomputed on ``backend`` (on the cluster) bit for bit."""
     from distributed import as_completed
     _check_backend(backend)
-    out = Path(out)
+    _check_window(window)
+    out = _directory(out)
     t0 = time.perf_counter()
     man = store.read_manifest(out)
     if man is None:
         raise CampaignError(f"{out} has no manifest.json", rule="verify: a directory written by vectors generate",
                             values={"dir": str(out)})
-    c = Campaign.from_args(man["args"])
+    try:
+        c = Campaign.from_args(man.get("args"))
+    except InvalidValue as exc:                    # an edited manifest, or one of a version with other names
+        raise CampaignError(f"{out / store.MANIFEST} records no usable campaign: {exc.message}",
+                            rule='manifest "args": the arguments of a campaign (vectors generate)',
+                            values={"dir": str(out), **exc.values}) from exc
     res = VerifyResult(shards=c.shard_count)
-    recorded = {int(s["index"]): s for s in man.get("shards", [])}
+    recorded = store.manifest_shards(man, out / store.MANIFEST)
     if not man.get("complete"):
         recorded.update(store.read_journal(out))
         res.bad_shards.append({"index": None, "file": store.MANIFEST,
