@@ -96,6 +96,7 @@ class CompiledModule:
             raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
                                values={"backend": backend, "known": list(BACKENDS)})
         f = self.machine.function(function)
+        function = f.name  # a C++ function may be named by its source name (Module.function)
         if backend == "llvm":
             return self._run_jit(function, args, memory, cpu, max_steps)
         tm = TileMachine(cpu, backend=backend)
