@@ -248,8 +248,8 @@ class _Allocator:
     def rematerialize(self, v) -> None:
         """A tile made by tilezero is made again right before each use instead of being stored and reloaded
         (LLVM's greedy allocator does the same: amx-lower-tile-copy.ll test2 has a second ``tilezero`` after the
-        call, no spill). The shape operands dominate the definition, which dominates every use; tilezero cannot
-        fault and touches no memory, so the program's bytes and faults are unchanged."""
+        call, no spill). The shape operands dominate the definition, which dominates every use; tilezero touches
+        no memory, so the program's bytes are unchanged; the original tilezero stays where it was."""
         f = self.f
         s = self.shape(v)
         self.stats.setdefault("rematerialized", []).append(v.name)
@@ -258,7 +258,10 @@ class _Allocator:
             while k < len(b.instrs):
                 ins = b.instrs[k]
                 if tile_def(ins) is v:
-                    b.instrs.pop(k)
+                    # the original tilezero stays (dead, one instruction long): a tile instruction where the
+                    # program has one keeps the configuration load before it, so an invalid shape faults at
+                    # the same point as in the eager run
+                    k += 1
                     continue
                 dot = _is_dot(ins)
                 for j, op in enumerate(ins.operands):
