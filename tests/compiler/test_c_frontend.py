@@ -111,9 +111,11 @@ def test_cpp_source():
     src = ('#include <immintrin.h>\nchar buf[1024];\nextern "C" void f(unsigned short r) {\n'
            "  __tile1024i t = {r, 64};\n  __tile_loadd(&t, buf, 64);\n  __tile_stored(buf + 512, 64, t);\n}\n")
     mod = compile_c(src, language="c++", opt="-O1")
-    buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
+    buf = np.random.default_rng(3).integers(0, 256, 1024).astype(np.uint8)   # not arange: it repeats every 256
+    src_rows = buf[:512].copy()
+    assert not np.array_equal(buf[512:], src_rows)
     mod.run("f", 8, memory={"buf": buf})
-    assert np.array_equal(buf[512:], buf[:512])
+    assert np.array_equal(buf[512:], src_rows) and np.array_equal(buf[:512], src_rows)
 
 
 def test_cpp_functions_by_their_source_name():
@@ -122,9 +124,11 @@ def test_cpp_functions_by_their_source_name():
            "  __tile_loadd(&t, buf, 64);\n  __tile_stored(buf + 512, 64, t);\n}\n"
            "int g(int x) { return x + 1; }\nint g(int x, int y) { return x + y; }\n")
     mod = compile_c(src, language="c++")
-    buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
+    buf = np.random.default_rng(4).integers(0, 256, 1024).astype(np.uint8)
+    src_rows = buf[:512].copy()
+    assert not np.array_equal(buf[512:], src_rows)
     mod.run("f", 8, memory={"buf": buf})                  # _Z1ft
-    assert np.array_equal(buf[512:], buf[:512])
+    assert np.array_equal(buf[512:], src_rows) and np.array_equal(buf[:512], src_rows)
     from systolic.errors import InvalidValue
     with pytest.raises(InvalidValue, match="overloads") as ei:
         mod.run("g", 1)

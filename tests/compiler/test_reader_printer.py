@@ -201,12 +201,14 @@ def test_debug_records_and_metadata_are_dropped():
     assert ops[True] == ops[False]
     from systolic.compiler import compile_ir
     import numpy as np
-    for t in texts.values():
-        buf = np.arange(3072, dtype=np.int64).astype(np.uint8)
+    for seed, t in enumerate(texts.values()):
+        # random bytes, not arange: arange repeats every 256 bytes, so offset 2048 would already hold the source
+        buf = np.random.default_rng(seed).integers(0, 256, 3072).astype(np.uint8)
         want = buf.copy()
-        compile_ir(t).run("f", 4, memory={"buf": buf})
         for r in range(4):
             want[2048 + 32 * r:2048 + 32 * r + 8] = want[32 * r:32 * r + 8]
+        assert not np.array_equal(buf, want)
+        compile_ir(t).run("f", 4, memory={"buf": buf})
         assert np.array_equal(buf, want)
 
 
