@@ -111,9 +111,11 @@ def test_cpp_source():
     src = ('#include <immintrin.h>\nchar buf[1024];\nextern "C" void f(unsigned short r) {\n'
            "  __tile1024i t = {r, 64};\n  __tile_loadd(&t, buf, 64);\n  __tile_stored(buf + 512, 64, t);\n}\n")
     mod = compile_c(src, language="c++", opt="-O1")
-    buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
+    buf = np.random.default_rng(3).integers(0, 256, 1024).astype(np.uint8)   # not arange: it repeats every 256
+    src_rows = buf[:512].copy()
+    assert not np.array_equal(buf[512:], src_rows)
     mod.run("f", 8, memory={"buf": buf})
-    assert np.array_equal(buf[512:], buf[:512])
+    assert np.array_equal(buf[512:], src_rows) and np.array_equal(buf[:512], src_rows)
 
 
 def test_cpp_functions_by_their_source_name():
@@ -122,9 +124,11 @@ def test_cpp_functions_by_their_source_name():
            "  __tile_loadd(&t, buf, 64);\n  __tile_stored(buf + 512, 64, t);\n}\n"
            "int g(int x) { return x + 1; }\nint g(int x, int y) { return x + y; }\n")
     mod = compile_c(src, language="c++")
-    buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
+    buf = np.random.default_rng(4).integers(0, 256, 1024).astype(np.uint8)
+    src_rows = buf[:512].copy()
+    assert not np.array_equal(buf[512:], src_rows)
     mod.run("f", 8, memory={"buf": buf})                  # _Z1ft
-    assert np.array_equal(buf[512:], buf[:512])
+    assert np.array_equal(buf[512:], src_rows) and np.array_equal(buf[:512], src_rows)
     from systolic.errors import InvalidValue
     with pytest.raises(InvalidValue, match="overloads") as ei:
         mod.run("g", 1)
@@ -210,3 +214,40 @@ def test_a_newer_clang_is_named_when_llvm_cannot_parse_its_ir(monkeypatch):
     assert (ei.value.line, ei.value.column) == (3, 4)
     monkeypatch.setattr(clang_mod, "clang_version", lambda: "clang version 22.1.8")
     c_frontend._explain_version_mismatch(err)            # same major: nothing to add
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"opt": 5}, "opt must be a str"),
+    ({"flags": '"unterminated'}, "not shell words: No closing quotation"),
+    ({"flags": "a\\"}, "not shell words"),
+    ({"flags": 5}, "flags must be a str or a list"),
+    ({"flags": ["-O1", 2]}, "flags must be str"),
+    ({"debug": "yes"}, "debug must be True or False"),
+    ({"filename": 3}, "filename must be a str"),
+    ({"source_dir": 3}, "source_dir must be a path"),
+    ({"source_dir": "a\x00b"}, "NUL"),
+    ({"language": ["c"]}, "language must be one of"),
+])
+def test_bad_compile_c_arguments_are_invalid_values(kw, match):
+    """Checked before clang runs (were TypeError / shlex's ValueError / a NUL-byte ValueError)."""
+    from systolic.errors import InvalidValue
+    with pytest.raises(InvalidValue, match=match):
+        compile_c("int f(int x) { return x; }\n", **kw)
+
+
+def test_compile_ir_of_bytes_is_an_invalid_value():
+    from systolic.compiler import compile_ir
+    from systolic.errors import InvalidValue
+    with pytest.raises(InvalidValue, match="text \\(str\\), not bytes"):
+        compile_ir(b"define void @f() {\n  ret void\n}\n")
+    with pytest.raises(InvalidValue, match="source must be a str"):
+        compile_ir("define void @f() {\n  ret void\n}\n", source=b"f.ll")
+
+
+def test_cli_unterminated_cflags_is_a_one_line_error(capsys):
+    from systolic.cli import main
+    with pytest.raises(SystemExit) as ei:
+        main(["amx", "compile", str(EXAMPLES / "api.c"), "--cflags", '"unterminated'])
+    assert ei.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: clang flags") and "No closing quotation" in err and "Traceback" not in err

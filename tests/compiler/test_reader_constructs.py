@@ -14,6 +14,12 @@ declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
 """
 
 
+def _random_bytes(n, seed):
+    """Random bytes, not np.arange: arange repeats every 256 bytes, so a copy to offset 512 or 1024 would already
+    hold the source and a store that did nothing would pass."""
+    return np.random.default_rng(seed).integers(0, 256, n).astype(np.uint8)
+
+
 def _copy_rows_oracle(src, rows, cols, dst_off):
     out = src.copy()
     for r in range(rows):
@@ -36,8 +42,9 @@ entry:
   ret void
 }
 """ + TILE_DECLS
-    buf = np.arange(2048, dtype=np.int64).astype(np.uint8)
+    buf = _random_bytes(2048, 1)
     want = _copy_rows_oracle(buf, 3, 32, 1024)
+    assert not np.array_equal(buf, want)                # the copy must change the destination
     compile_ir(text).run("caller", 3, memory={"buf": buf})
     assert np.array_equal(buf, want)
 
@@ -105,8 +112,9 @@ entry:
 !8 = !DILocation(line: 2, column: 3, scope: !4)
 !9 = !DIBasicType(name: "short", size: 16, encoding: DW_ATE_signed)
 """
-    buf = np.arange(2048, dtype=np.int64).astype(np.uint8)
+    buf = _random_bytes(2048, 2)
     want = _copy_rows_oracle(buf, 5, 16, 1024)
+    assert not np.array_equal(buf, want)
     mod = compile_ir(text)
     assert [i.opcode for i in mod.source.functions["f"].instructions()] == ["call", "call", "ret"]
     mod.run("f", 5, memory={"buf": buf})

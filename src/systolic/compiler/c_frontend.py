@@ -68,18 +68,58 @@ def _explain_version_mismatch(exc: AsmSyntaxError) -> None:
                              rule="clang's LLVM major matches llvmlite's", values=exc.values) from None
 
 
+def _check_arguments(opt, flags, debug, filename, source_dir) -> list[str]:
+    """compile_c's arguments checked before clang runs (InvalidValue naming the argument, never a TypeError from
+    deep inside); returns ``flags`` as a list of str (one string is split as a shell would)."""
+    import os
+    if not isinstance(opt, str):
+        raise InvalidValue(f"opt must be a str such as '-O2', not {type(opt).__name__} {opt!r}",
+                           rule="compile_c opt: -O0 -O1 -O2 -O3 -Os -Oz", values={"opt": repr(opt)})
+    if not isinstance(debug, bool):
+        raise InvalidValue(f"debug must be True or False, not {type(debug).__name__} {debug!r}",
+                           rule="compile_c debug: a bool (clang -g)", values={"debug": repr(debug)})
+    if filename is not None and not isinstance(filename, str):
+        raise InvalidValue(f"filename must be a str, not {type(filename).__name__}",
+                           rule="compile_c filename: the name clang's diagnostics show",
+                           values={"filename": repr(filename)})
+    if source_dir is not None and not isinstance(source_dir, (str, os.PathLike)):
+        raise InvalidValue(f"source_dir must be a path, not {type(source_dir).__name__}",
+                           rule="compile_c source_dir: the directory #include \"...\" searches",
+                           values={"source_dir": repr(source_dir)})
+    for what, v in (("filename", filename), ("source_dir", source_dir)):
+        if v is not None and "\x00" in os.fspath(v):
+            raise InvalidValue(f"{what} contains a NUL byte, which no file name can hold", rule=f"compile_c {what}",
+                               values={what: repr(v)})
+    if isinstance(flags, str):
+        import shlex
+        try:
+            out = shlex.split(flags)
+        except ValueError as exc:     # "No closing quotation", "No escaped character"
+            raise InvalidValue(f"clang flags {flags!r} are not shell words: {exc}",
+                               rule="compile_c flags / --cflags: words split as a POSIX shell does (shlex)",
+                               values={"flags": flags}) from None
+    else:
+        try:
+            out = list(flags)
+        except TypeError:
+            raise InvalidValue(f"flags must be a str or a list of str, not {type(flags).__name__}",
+                               rule="compile_c flags", values={"flags": repr(flags)}) from None
+    bad = [f for f in out if not isinstance(f, str) or "\x00" in f]
+    if bad:
+        raise InvalidValue(f"flags must be str without NUL bytes (command-line words), not {bad[0]!r}",
+                           rule="compile_c flags", values={"flags": repr(out)[:200]})
+    return out
+
+
 def compile_c_to_ir(source: str, *, opt: str = "-O2", flags=(), language: str = "c", debug: bool = False,
                     filename: str | None = None, source_dir=None) -> tuple[object, str]:
     """clang ``source`` (C or C++) to LLVM IR; returns (llvmlite module, its text), normalised at -O0."""
     from ..llvmir.clang import compile_source
     from ..llvmir.module import parse
-    if language not in LANGUAGES:
+    if not isinstance(language, str) or language not in LANGUAGES:
         raise InvalidValue(f"language must be one of {LANGUAGES}, not {language!r}", rule="compile_c language",
                            values={"language": language})
-    if isinstance(flags, str):
-        import shlex
-        flags = shlex.split(flags)
-    flags = list(flags)
+    flags = _check_arguments(opt, flags, debug, filename, source_dir)
     # -O and -g given among the flags (``--cflags "-O0 -g"``) choose the level and debug info
     rest = []
     for f in flags:

@@ -23,7 +23,7 @@ import re
 
 import llvmlite.binding as llvm
 
-from ..errors import AsmSyntaxError, UnmodelledConstruct
+from ..errors import AsmSyntaxError, InvalidValue, UnmodelledConstruct
 from ..llvmir import facts
 from ..llvmir import module as llvmir_module
 from .amx_table import CONFIG, PHYSICAL, SHAPED, is_cast
@@ -546,7 +546,12 @@ def read_module(ref, text: str = "", source: str | None = None) -> Module:
 def parse(text: str, source: str | None = None) -> Module:
     """Parse LLVM IR text with LLVM and translate it (see the module docstring)."""
     if not isinstance(text, str):
-        raise TypeError("parse() takes IR text (str)")
+        raise InvalidValue(f"LLVM IR must be given as text (str), not {type(text).__name__}",
+                           rule="compile_ir / parse: IR text is a str (decode bytes first)",
+                           values={"type": type(text).__name__})
+    if source is not None and not isinstance(source, str):
+        raise InvalidValue(f"source must be a str (the file name errors show) or None, not {type(source).__name__}",
+                           rule="compile_ir / parse: source", values={"source": repr(source)[:80]})
     return read_module(_parse_ref(text, source), text, source)
 
 

@@ -29,6 +29,18 @@ BACKENDS = ("emulator", "spec", "native", "llvm")
 _jit_ids = itertools.count()
 
 
+def _tile_machine(cpu: str, backend: str):
+    """The TileMachine for one of this module's run backends, in TileMachine's vocabulary (device=, backend=
+    "cpu"|"native", path="fast"|"spec"): "emulator" is the cpu backend's fast path, "spec" its spec path."""
+    from ..amx import TileMachine
+    if backend not in BACKENDS or backend == "llvm":
+        raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
+                           values={"backend": backend, "known": [b for b in BACKENDS if b != "llvm"]})
+    if backend == "native":
+        return TileMachine(device=cpu, backend="native")
+    return TileMachine(device=cpu, backend="cpu", path="fast" if backend == "emulator" else "spec")
+
+
 class CompiledModule:
     """A module compiled by the tile compiler.
 
@@ -91,7 +103,6 @@ class CompiledModule:
         :func:`to_llvm.physical_ir` and run on real AMX, after the same program ran on the emulator on copies
         of the memory to catch every fault first). A fault raises the systolic.errors exception.
         """
-        from ..amx import TileMachine
         if backend not in BACKENDS:
             raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
                                values={"backend": backend, "known": list(BACKENDS)})
@@ -99,7 +110,7 @@ class CompiledModule:
         function = f.name  # a C++ function may be named by its source name (Module.function)
         if backend == "llvm":
             return self._run_jit(function, args, memory, cpu, max_steps)
-        tm = TileMachine(cpu, backend=backend)
+        tm = _tile_machine(cpu, backend)
         r = Runner(self.machine, tm, "machine", max_steps, record=record)
         r.bind_memory(memory)
         value = r.call(f, list(args))
@@ -109,8 +120,7 @@ class CompiledModule:
                   cpu: str = "sapphirerapids", backend: str = "emulator",
                   max_steps: int = DEFAULT_MAX_STEPS) -> RunResult:
         """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference)."""
-        from ..amx import TileMachine
-        tm = TileMachine(cpu, backend=backend)
+        tm = _tile_machine(cpu, backend)
         r = Runner(self.source, tm, "eager", max_steps)
         r.bind_memory(memory)
         value = r.call(self.source.function(function), list(args))

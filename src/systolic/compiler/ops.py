@@ -282,6 +282,10 @@ class Freeze(OpDef):
     def print(self, ins):
         return f"{self.lhs(ins)}freeze {_tv(ins.operands[0])}"
 
+    def verify(self, ins):
+        if len(ins.operands) != 1 or ins.operands[0].type != ins.type:
+            raise _verr(ins, f"freeze needs one {ins.type} operand", "LLVM LangRef: 'freeze' Instruction")
+
     def execute(self, rn, ins, env):
         v = rn.value(ins.operands[0], env, allow_poison=True)
         return 0 if v is POISON else v  # freeze(poison) is some fixed value; 0 is one
@@ -416,6 +420,17 @@ class Ret(OpDef):
     def print(self, ins):
         return f"ret {_tv(ins.operands[0])}" if ins.operands else "ret void"
 
+    def verify(self, ins):
+        f = ins.block.function if ins.block is not None else None
+        if len(ins.operands) > 1 or f is None:
+            if len(ins.operands) > 1:
+                raise _verr(ins, "ret takes at most one value", "LLVM LangRef: 'ret' Instruction")
+            return
+        got = ins.operands[0].type if ins.operands else VOID
+        if got != f.ret_type:
+            raise _verr(ins, f"ret of {got} in @{f.name}, which returns {f.ret_type}",
+                        "LLVM LangRef: 'ret' Instruction (the value has the function's return type)")
+
 
 class Unreachable(OpDef):
     names = ("unreachable",)
@@ -426,6 +441,10 @@ class Unreachable(OpDef):
 
     def print(self, ins):
         return "unreachable"
+
+    def verify(self, ins):
+        if ins.operands:
+            raise _verr(ins, "unreachable takes no operands", "LLVM LangRef: 'unreachable' Instruction")
 
     def successor(self, rn, ins, env):
         raise ub("reached 'unreachable'")
@@ -573,6 +592,11 @@ class Alloca(OpDef):
 
     def print(self, ins):
         return f"{self.lhs(ins)}alloca {ins.attrs['alloc_type']}{_align(ins)}"
+
+    def verify(self, ins):
+        if not isinstance(ins.type, PtrType) or ins.attrs.get("alloc_type") is None:
+            raise _verr(ins, f"alloca yields a ptr to a sized type, not {ins.type}",
+                        "LLVM LangRef: 'alloca' Instruction")
 
     def execute(self, rn, ins, env):
         return rn.alloca(ins)

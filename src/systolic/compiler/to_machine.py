@@ -30,7 +30,7 @@ from .ir import (ArrayType, ConstantInt, ConstantSpecial, ConstGEP, Function, Gl
                  Module, PtrType, StructType, Value, VectorType, VOID, field_offsets, size_of)
 from .ops import OPS, POISON, mask as _mask, print_instr, signed as _signed, ub as _ub
 
-__all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS"]
+__all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS", "DEFAULT_MAX_STEPS", "initial_bytes"]
 
 DEFAULT_MAX_STEPS = 2_000_000
 MAX_CALL_DEPTH = 150  # 5 Python frames per IR call level: stays under the interpreter limit
@@ -137,7 +137,7 @@ class Runner:
                     raise InvalidValue(f"@{name} needs memory=: " + (g.unreadable or "it is declared external"),
                                        rule="module.run: memory={global_name: uint8 array}",
                                        values={"name": name})
-                arr = _initial_bytes(g)
+                arr = initial_bytes(g)
             self.regions[name] = Region("@" + name, arr)
 
     def memory(self) -> dict[str, np.ndarray]:
@@ -449,7 +449,9 @@ class Runner:
         I.eager_store(self.tm, t.image, t.rows, t.cols, p.region.data, p.offset, stride)
 
 
-def _initial_bytes(g: GlobalVariable) -> np.ndarray:
+def initial_bytes(g: GlobalVariable) -> np.ndarray:
+    """A fresh uint8 array of global ``g``'s bytes as its initializer sets them (zero where it sets none),
+    little-endian as the x86 DataLayout lays them out: what the runner's memory holds before a program runs."""
     size = size_of(g.value_type)
     init = g.initializer
     arr = np.zeros(size, np.uint8)

@@ -75,7 +75,9 @@ def parse(ir_text: str, *, name: str = "<ir>", verify: bool = True) -> "llvm.Mod
         text = str(exc).removeprefix("LLVM IR parsing error").strip()
         m = _LOC.search(text)
         line, col, msg = (int(m[1]), int(m[2]), m[3].strip()) if m else (0, 0, text)
-        snippet = ir_text.splitlines()[line - 1].strip() if 0 < line <= ir_text.count("\n") + 1 else ""
+        # LLVM counts lines by "\n" only; str.splitlines also breaks at \r, \v, \x1c.. and would misnumber them
+        lines = ir_text.split("\n")
+        snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         raise AsmSyntaxError(f"LLVM cannot parse the IR: {msg}", line=line, column=col, source=name,
                              rule="LLVM LangRef (LLVM's own parser)",
                              values={"text": snippet[:120]} if snippet else None) from None

@@ -151,7 +151,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     from .. import counters
     from ..compiler import compile_c, compile_ir
     from ..compiler.c_frontend import C_SUFFIXES
-    from ..compiler.to_machine import _initial_bytes
+    from ..compiler.to_machine import initial_bytes
     t0 = time.perf_counter()
     language = C_SUFFIXES.get(path.suffix)
     text = read_text(path, "LLVM IR file" if language is None else f"{language.upper()} source file")
@@ -172,7 +172,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
         mod = compile_ir(text, source=str(path))
     else:
         mod = compile_c(text, language=language, filename=path.name, source_dir=str(path.parent))
-    memory = {name: np.array(_initial_bytes(g), dtype=np.uint8).reshape(-1).copy()
+    memory = {name: initial_bytes(g)
               for name, g in mod.machine.globals.items()}
     for name_tok, spec, line in h.fills:
         _fill(memory, name_tok, spec, line, path.parent)
