@@ -231,3 +231,19 @@ def test_run_study_checks_before_sending(kw, field):
         run_study(None, a.pop("script"), a.pop("engines"), **a)
     if field:
         assert field in e.value.values
+
+
+@pytest.mark.parametrize("rc", [-3, 0, 9, 2**40])
+def test_xmx_repeat_count_out_of_range(rc):
+    from systolic.errors import IllegalInstruction
+    with pytest.raises(IllegalInstruction) as e:                  # -3 was a numpy "negative dimensions" ValueError
+        make_kind(Spec("xmx:pvc", precision="bf16", rc=rc))
+    assert e.value.values == {"rc": rc} and "1..8" in e.value.rule
+
+
+@pytest.mark.parametrize("field", ["instruction", "precision", "model", "dst_type"])
+def test_empty_names_are_not_the_default(field):
+    engine = "amx:spr" if field == "instruction" else "xmx:pvc"
+    with pytest.raises(InvalidValue) as e:                        # "" silently meant the default before
+        Spec(engine, **{field: ""})
+    assert e.value.values == {field: ""}
