@@ -294,6 +294,9 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
     for p in plans:
         path = out / p["file"]
         k = known.get(p["index"])
+        if path.exists() and not path.is_file():          # it could neither be hashed nor replaced by the shard
+            raise CampaignError(f"{path} is not a file", rule="a shard's name in the campaign directory is its file",
+                                values={"path": str(path)})
         if k is not None and path.exists():
             digest = store.sha256_file(path)
             if digest == k["sha256"] and int(k["count"]) == p["count"]:
@@ -404,8 +407,9 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
     jobs = []                            # shards to recompute; each file is read only when its task is submitted
     for i in range(c.shard_count):
         p = c.shard(i)
-        if not (out / p["file"]).exists():
-            res.bad_shards.append({"index": i, "file": p["file"], "reason": "missing"})
+        if not (out / p["file"]).is_file():
+            res.bad_shards.append({"index": i, "file": p["file"], "reason": "missing" if not (out / p["file"]).exists()
+                                   else "not a file"})
             continue
         jobs.append(i)
     total = sum(c.shard(i)["count"] for i in jobs)
