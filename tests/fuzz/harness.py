@@ -28,10 +28,12 @@ HANG_S = float(os.environ.get("SYSTOLIC_FUZZ_HANG_S", "60"))
 OUTCOMES: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 
 
-def examples(n: int) -> settings:
-    """Hypothesis settings of a fuzz test: ``n`` cases in CI, ``SYSTOLIC_FUZZ_EXAMPLES`` in a deep run."""
+def examples(n: int, weight: float = 1.0) -> settings:
+    """Hypothesis settings of a fuzz test: ``n`` cases in CI; in a deep run ``SYSTOLIC_FUZZ_EXAMPLES * weight``
+    (``weight`` < 1 for the slow tests - a torch model compare, an SVG per case - > 1 for the fast ones, so every
+    test gets a similar share of the run's time)."""
     deep = int(os.environ.get("SYSTOLIC_FUZZ_EXAMPLES", "0") or 0)
-    return settings(max_examples=deep or n, deadline=None, database=None,
+    return settings(max_examples=max(n, int(deep * weight)) if deep else n, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
 
 

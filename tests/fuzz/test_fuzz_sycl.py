@@ -17,7 +17,7 @@ from .harness import examples, hostile, maybe, ok, outcome, readonly
 DTYPES = [np.int8, np.uint8, np.int32, np.float32, np.float16, np.int64, "float32", "tf32", jm.precision.tf32]
 
 
-@examples(60)
+@examples(40, weight=1)
 @given(maybe(st.integers(0, 64)), maybe(st.sampled_from(DTYPES)), st.sampled_from(["pvc", "spr", "dg2"]))
 def test_malloc_shared(count, dtype, dev):
     q = sycl.queue(dev)
@@ -28,7 +28,7 @@ def test_malloc_shared(count, dtype, dev):
         assert dtype is not None
 
 
-@examples(80)
+@examples(60, weight=1)
 @given(st.sampled_from([np.int8, np.uint8, np.int32, np.float32, np.float16]), st.data())
 def test_pointer(dtype, data):
     q = sycl.queue("pvc")
@@ -67,7 +67,7 @@ def test_pointer(dtype, data):
                 assert np.isnan(got) if np.isnan(fv) else float(got) == float(dt.type(fv)), (v, got)
 
 
-@examples(30)
+@examples(30, weight=1)
 @given(st.data())
 def test_ptr_wraps(data):
     a = data.draw(st.sampled_from([np.zeros(4), np.zeros((2, 2)), readonly(np.zeros(4)), np.zeros(6)[::2],
@@ -81,7 +81,7 @@ def test_ptr_wraps(data):
 _TYPES = ["sint8", "uint8", "sint32", "fp32", "fp16", "bf16", "tf32", np.int8, np.float32, jm.precision.tf32]
 
 
-@examples(80)
+@examples(60, weight=1)
 @given(st.sampled_from(["pvc", "dg2", "spr", "gnr", "dmr", "bmg", "arl"]), st.data())
 def test_queries(dev, data):
     which = data.draw(st.sampled_from(["find", "params", "layout", "info", "device", "round"]))
@@ -109,7 +109,7 @@ def test_queries(dev, data):
         outcome(jm.round_to_tf32, data.draw(hostile()))
 
 
-@examples(30)
+@examples(10, weight=0.05)
 @given(st.sampled_from(["pvc", "dg2", "spr"]), st.data())
 def test_nd_range_and_ids(dev, data):
     q = sycl.queue(dev)
@@ -140,7 +140,7 @@ def test_nd_range_and_ids(dev, data):
     np.testing.assert_array_equal(np.asarray(seen), np.arange(n))
 
 
-@examples(30)
+@examples(30, weight=1)
 @given(st.sampled_from(["pvc", "spr"]), st.data())
 def test_joint_matrix_hostile(dev, data):
     """A GEMM kernel with one hostile argument somewhere."""
@@ -176,7 +176,7 @@ _VALID = {"pvc": (("sint8", "sint8", "sint32", "sint32"), (8, 16, 32)),
 _NEAR = st.sampled_from([8.0, 8.5, "8", True, np.int64(8), np.float32(16), 16.0, 32.0, None, np.uint8(16)])
 
 
-@examples(40)
+@examples(40, weight=1)
 @given(st.sampled_from(sorted(_VALID)), st.integers(0, 2), _NEAR, st.booleans())
 def test_query_shapes(dev, pos, v, params):
     """Valid types, one M/N/K replaced by a near-integer: accepted only when it is an integer."""

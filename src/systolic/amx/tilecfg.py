@@ -31,6 +31,11 @@ def _as_bytes(b) -> bytes:
         if b.dtype != np.uint8:
             raise InvalidValue("a TILECFG image is uint8", values={"dtype": str(b.dtype)})
         b = b.tobytes()
+    if not isinstance(b, (bytes, bytearray, memoryview, list, tuple)):
+        # bytes(n) of an integer n is n zero bytes: bytes(64) would pass as an all-zero image, bytes(10**12) would
+        # exhaust memory; only a byte sequence is an image
+        raise InvalidValue("a TILECFG image is 64 bytes (bytes, bytearray or a uint8 array)",
+                           values={"type": type(b).__name__})
     try:
         b = bytes(b)
     except (TypeError, ValueError):

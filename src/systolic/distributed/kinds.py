@@ -221,7 +221,7 @@ class AmxKind(VectorKind):
         if backend == "cuda":
             return self._compute_cuda(images)
         from ..amx import TileConfig
-        m = _tile_machine(self.cpu.name, {"cpu": "emulator", "spec": "spec", "native": "native"}[backend])
+        m = _tile_machine(self.cpu.name, backend)
         m.ldtilecfg(TileConfig(palette=1, tiles={0: (self.m, 4 * self.n), 1: (self.m, 4 * self.k),
                                                  2: (self.k, 4 * self.n)}))
         a, b, c = images["a"], images["b"], images["c"]
@@ -253,7 +253,7 @@ class AmxKind(VectorKind):
             a = _values(a_bits.astype(np.uint64), self.ta).astype(_dtype(self.ta))
             b = _values(b_bits.astype(np.uint64), self.tb).astype(_dtype(self.tb))
             c = images["c"][v].view(cdt).reshape(self.m, self.n)
-            d = matmul(a, b, c, cpu=self.cpu.name, backend="cuda")
+            d = matmul(a, b, c, device=self.cpu.name, backend="cuda")
             out[v] = np.ascontiguousarray(np.asarray(d, dtype=cdt)).view(np.uint8).reshape(-1)
         return out
 
@@ -265,8 +265,10 @@ def _dtype(tname: str) -> np.dtype:
 
 @functools.lru_cache(maxsize=None)
 def _tile_machine(cpu: str, backend: str):
+    """backend: "cpu" (the fast path), "spec" (the spec path) or "native"."""
     from ..amx import TileMachine
-    return TileMachine(cpu, backend=backend)
+    spec = backend == "spec"
+    return TileMachine(cpu, backend="cpu" if spec else backend, path="spec" if spec else "fast")
 
 
 # --------------------------------------------------------------------------------------------------------- XMX
@@ -383,7 +385,7 @@ class XmxKind(VectorKind):
             a = _gemm_operand(pack.unpack_src2(images["a"][v], self.p2, self.rc, self.kdim), self.p2)
             b = _gemm_operand(pack.unpack_src1(images["b"][v], self.p1, self.kdim, self.n), self.p1)
             c = images["c"][v].view(cdt).reshape(self.rc, self.n)
-            d = matmul(a, b, c, platform=self.platform.name, model=self.model,
+            d = matmul(a, b, c, device=self.platform.name, model=self.model,
                        precision="tf32" if self.p2 == "tf32" else None, backend="cuda")
             out[v] = np.ascontiguousarray(np.asarray(d, dtype=cdt)).view(np.uint8).reshape(-1)
         return out

@@ -56,8 +56,8 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     ld._check_element(row, col)
     p = lb.params
     A = _pick(la, "A", a, rng)
-    B = [_pick(lb, "B", None if b is None else b[i], rng) for i in (0, 1)]
-    C = [_pick(lc, "C", None if c is None else c[i], rng) for i in (0, 1)]
+    B = [_pick(lb, "B", None if b is None else _per_eu("b", b)[i], rng) for i in (0, 1)]
+    C = [_pick(lc, "C", None if c is None else _per_eu("c", c)[i], rng) for i in (0, 1)]
     g = [GRF(p["platform"]), GRF(p["platform"])]
     gb = g[0].grf_bytes
     offs = {"src2": 0, "src1": 16 * gb, "src0": 40 * gb, "dst": 64 * gb}
@@ -90,6 +90,16 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
         rep["lowered_from"] = lowered_from
         rep["instruction"] = f"{rep['instruction']}  <- {lowered_from}"
     return rep
+
+
+def _per_eu(name: str, v):
+    """DPASW's b and c are given per EU: a leading axis of 2 (two arrays, or {"bits": ...} dicts)."""
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        return v
+    if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == 2:
+        return v
+    raise InvalidValue(f"DPASW's {name} is given per EU: a leading axis of 2", rule="DPASW.md: a fused EU pair",
+                       values={name: type(v).__name__, "shape": getattr(v, "shape", None)})
 
 
 def _one_of_two(name: str, v, rule: str) -> int:

@@ -144,9 +144,9 @@ def table(L: Layout, *, by: str = "element", fmt: str = "text", view: str = "hol
     """The whole matrix either way, rendered: ``by="element"`` (the logical matrix, each cell its holder) or
     ``by="holder"`` (one row per holder with its elements, lowest bits first); ``fmt`` text/markdown/csv/json."""
     check_layout(L, "table")
-    if by not in ("element", "holder"):
+    if not isinstance(by, str) or by not in ("element", "holder"):
         raise InvalidValue("table by 'element' or 'holder'", values={"by": by})
-    if fmt not in FORMATS:
+    if not isinstance(fmt, str) or fmt not in FORMATS:
         raise InvalidValue("table format is " + ", ".join(FORMATS), values={"fmt": fmt})
     if fmt == "json":
         if by == "element":

@@ -43,8 +43,9 @@ def check_layout(L, verb: str) -> None:
 
 
 def check_view(view) -> None:
-    if view not in VIEWS:
-        raise InvalidValue(f"unknown view {view!r}", rule="view is " + " or ".join(VIEWS), values={"view": view})
+    if not isinstance(view, str) or view not in VIEWS:
+        raise InvalidValue(f"unknown view {view!r}", rule="view is " + " or ".join(VIEWS),
+                           values={"view": repr(view)[:40]})
 
 
 def cell_label(L: Layout, row: int, col: int, view: str = "holder") -> str:

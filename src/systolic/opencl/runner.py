@@ -186,7 +186,13 @@ def barrier(flags: int = CLK_LOCAL_MEM_FENCE) -> None:
 # ---- the ND-range ----------------------------------------------------------------------------------------------
 
 def _sizes(v, what: str) -> tuple[tuple[int, int, int], int]:
-    t = (v,) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else tuple(v)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        t = (v,)
+    elif isinstance(v, (tuple, list)):
+        t = tuple(v)
+    else:                               # a float, a string, None: not a size (tuple() of it failed bare)
+        raise InvalidValue(f"{what} is 1 to 3 positive integers, not {type(v).__name__}",
+                           rule="OpenCL: work_dim 1..3", values={what: repr(v)[:40]})
     if not 1 <= len(t) <= 3 or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in t):
         raise InvalidValue(f"{what} is 1 to 3 positive integers", rule="OpenCL: work_dim 1..3",
                            values={what: v})

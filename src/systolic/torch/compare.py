@@ -237,6 +237,10 @@ def compare(model: torch.nn.Module, inputs, engines=("amx:spr",), *, k: int = 5,
         raise InvalidValue("k must be a positive integer (top-k agreement)", rule="k >= 1", values={"k": k})
     if isinstance(engines, (str, Engine)):
         engines = (engines,)
+    if not isinstance(engines, (tuple, list)):
+        raise InvalidValue("engines is an engine name, an Engine, or a tuple/list of them",
+                           rule="compare(..., engines=('amx:spr', ('xmx:dg2', {...}), Engine(...)))",
+                           values={"engines": repr(engines)[:60]})
     engines = [_engine_entry(e, options) for e in engines]
     # eval mode for the runs; every module's own training flag is put back afterwards (the model is not changed)
     flags = [(m, m.training) for m in model.modules()]
@@ -312,4 +316,12 @@ def _labels(targets, out: torch.Tensor) -> torch.Tensor:
         raise InvalidValue("targets are integer class labels, one per output row",
                            rule="one integer label per output row",
                            values={"dtype": str(t.dtype), "labels": t.numel(), "rows": rows})
-    return t.reshape(-1).cpu()
+    t = t.reshape(-1).cpu()
+    classes = out.shape[-1] if out.dim() else 1
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= classes):
+        # an accuracy over labels no output can match would be a verdict wider than its check
+        bad = int(t.min()) if int(t.min()) < 0 else int(t.max())
+        raise InvalidValue(f"target label {bad} is outside the model's {classes} classes",
+                           rule="targets are class indices 0 .. classes - 1 (the output's last dimension)",
+                           values={"label": bad, "classes": classes})
+    return t

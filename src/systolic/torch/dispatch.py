@@ -502,7 +502,7 @@ _HANDLERS = {"mm": _mm, "addmm": _addmm, "addmm_": _addmm, "bmm": _bmm, "baddbmm
 
 def emulate(engine: str | Engine, *, precision: str | None = None, model=None, weight_scales: str = "channel",
             backend: str = "auto", fallback: str = "raise", bias: str = "epilogue",
-            conv_k_order: str = "chw") -> EmulateMode:
+            conv_k_order: str = "chw", **unknown) -> EmulateMode:
     """A context manager under which PyTorch's GEMMs compute as ``engine`` does.
 
     ``engine``: ``"amx:<cpu>"`` (``amx:spr``, ``amx:gnr``...) or ``"xmx:<platform>"`` (``xmx:pvc``, ``xmx:dg2``...);
@@ -522,5 +522,9 @@ def emulate(engine: str | Engine, *, precision: str | None = None, model=None, w
     >>> y[0, 0].item()
     1.001953125
     """
+    if unknown:     # named, with the options there are (Python's own TypeError names neither rule nor choices)
+        raise InvalidValue(f"emulate has no option {', '.join(map(repr, sorted(unknown)))}",
+                           rule="emulate options: precision, model, weight_scales, backend, fallback, bias, "
+                                "conv_k_order", values={"options": sorted(unknown)})
     eng = parse_engine(engine, precision=precision, model=model, weight_scales=weight_scales, backend=backend)
     return EmulateMode(eng, fallback=fallback, bias=bias, conv_k_order=conv_k_order)
