@@ -169,7 +169,7 @@ def test_generate_under_a_file_is_a_campaign_error(tmp_path):
 
 def _manifest(tmp_path, mutate):
     import json
-    c = Campaign(SMALL, count=4, shard_size=2)
+    c = Campaign(SMALL, count=4, shard_size=2).canonical()              # as generate records it
     man = {"format": "systolic-vectors", "format_version": 1, "args": c.args(), "complete": True,
            "shards": [{**c.shard(i), "sha256": "0" * 64} for i in range(c.shard_count)]}
     mutate(man)
@@ -192,8 +192,9 @@ def test_verify_and_resume_refuse_a_malformed_manifest(tmp_path, mutate, where):
         verify(None, tmp_path)
     assert where in str(e.value)
     if "shard" in where:                    # resume reads the same shard list (before any client is used)
-        with pytest.raises(CampaignError):
+        with pytest.raises(CampaignError) as e:
             generate(None, c, tmp_path)
+        assert where in str(e.value)
 
 
 def test_journal_keeps_only_whole_entries(tmp_path):
@@ -231,3 +232,33 @@ def test_run_study_checks_before_sending(kw, field):
         run_study(None, a.pop("script"), a.pop("engines"), **a)
     if field:
         assert field in e.value.values
+
+
+@pytest.mark.parametrize("rc", [-3, 0, 9, 2**40])
+def test_xmx_repeat_count_out_of_range(rc):
+    from systolic.errors import IllegalInstruction
+    with pytest.raises(IllegalInstruction) as e:                  # -3 was a numpy "negative dimensions" ValueError
+        make_kind(Spec("xmx:pvc", precision="bf16", rc=rc))
+    assert e.value.values == {"rc": rc} and "1..8" in e.value.rule
+
+
+@pytest.mark.parametrize("field", ["instruction", "precision", "model", "dst_type"])
+def test_empty_names_are_not_the_default(field):
+    engine = "amx:spr" if field == "instruction" else "xmx:pvc"
+    with pytest.raises(InvalidValue) as e:                        # "" silently meant the default before
+        Spec(engine, **{field: ""})
+    assert e.value.values == {field: ""}
+
+
+def test_a_directory_where_a_shard_file_belongs(tmp_path):
+    from systolic.distributed import generate, verify
+    from systolic.errors import CampaignError
+    c = _manifest(tmp_path, lambda m: None)
+    (tmp_path / c.shard(1)["file"]).mkdir()
+    (tmp_path / ".tmp-x").mkdir()                               # not a temporary of ours: left alone
+    res = verify(None, tmp_path)                                # was: submitted, then IsADirectoryError
+    assert {(b["index"], b["reason"]) for b in res.bad_shards} == {(0, "missing"), (1, "not a file")}
+    with pytest.raises(CampaignError) as e:                     # was: IsADirectoryError hashing it
+        generate(None, c, tmp_path)
+    assert e.value.values == {"path": str(tmp_path / c.shard(1)["file"])}
+    assert (tmp_path / ".tmp-x").is_dir()

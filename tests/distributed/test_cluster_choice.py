@@ -29,13 +29,15 @@ def test_workers_and_scheduler_exclude_each_other():
             pass
 
 
-def test_unreachable_scheduler_is_typed(monkeypatch):
+def test_unreachable_scheduler_is_typed(monkeypatch, tmp_path):
     import dask
     with socket.socket() as s:                      # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv(ENV_SCHEDULER, f"tcp://127.0.0.1:{port}")
     with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
-        r = CliRunner().invoke(cli, ["vectors", "verify", ".", "--quiet"])
+        # valid options (bad ones are refused before the scheduler is contacted: test_cli_bad_options.py)
+        r = CliRunner().invoke(cli, ["vectors", "generate", "--engine", "amx:spr", "--instruction", "tdpbssd",
+                                     "--shape", "2,2,2", "--count", "2", "--out", str(tmp_path / "c"), "--quiet"])
     assert r.exit_code == 1 and isinstance(r.exception, BackendUnavailable), (r.output, r.exception)
     assert "cannot reach the Dask scheduler" in str(r.exception)

@@ -1,7 +1,8 @@
 """systolic study: compare per (engine, data slice) on a cluster, merged, against one compare over all samples
-in this process. The cluster is an in-process LocalCluster (one worker thread): worker processes would each import
-torch and JIT-compile the engines' kernels first (tens of seconds on a small CI machine); the 2-process cluster
-is exercised by test_campaign_cluster.py."""
+in this process. The merge tests (several engines and slices) use an in-process LocalCluster (one worker thread):
+worker processes would each import torch and warm up every engine first (several seconds of CPU per worker and
+engine on a small CI machine). test_study_on_worker_processes runs the default path, worker processes (the
+2-process cluster of conftest.py), with one cheap engine and one slice."""
 
 from __future__ import annotations
 
@@ -74,3 +75,28 @@ def test_study_cli_writes_report(client, tmp_path):
     assert r.exit_code == 0, r.output
     assert "xmx:dg2 fp16" in r.output
     assert (tmp_path / "report.json").exists() and (tmp_path / "report.txt").exists()
+
+
+def test_study_on_worker_processes(cluster):
+    """The multi-process path ``systolic study`` takes by default: the script travels as source, each worker
+    process imports torch and builds the model itself, the report comes back pickled. One cheap engine (XMX fp16
+    on dg2) and one slice: one worker process imports torch (about 5 s of CPU); the merge over slices is the
+    in-process tests' (above)."""
+    import os
+
+    from distributed import Client
+    from systolic.torch import compare
+    with Client(cluster) as cl:
+        cl.wait_for_workers(2, timeout=60)
+        merged = run_study(cl, SCRIPT, "xmx:dg2:fp16", shards=1, k=2)
+        ran = cl.run(lambda: ("torch" in __import__("sys").modules, os.getpid()))
+    assert len(ran) == 2 and all(pid != os.getpid() for _, pid in ran.values())
+    assert any(has_torch for has_torch, _ in ran.values())      # the task ran (and imported torch) out there
+    ns = _load()
+    x, y = ns["data"]()
+    whole = compare(ns["model"](), x, engines=parse_engines("xmx:dg2:fp16"), k=2, targets=y)
+    assert [r.engine for r in merged.runs] == [r.engine for r in whole.runs]
+    for m, w in zip(merged.runs, whole.runs):
+        assert close(m.top1, w.top1) and close(m.accuracy, w.accuracy)
+        for ms, ws in zip(m.layers, w.layers):
+            assert close(ms.max_rel, ws.max_rel, 1e-3) and close(ms.mean_ulp, ws.mean_ulp, 1e-3), (m.engine, ms, ws)

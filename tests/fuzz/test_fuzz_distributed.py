@@ -121,7 +121,7 @@ def test_make_shard(c, data):
         assert r[1]["count"] == Campaign.from_args(args).shard(i)["count"]
 
 
-@examples(40)
+@examples(40, 0.5)
 @given(st.sampled_from(_SMALL), st.data())
 def test_verify_shard(c, data):
     i = data.draw(st.integers(0, c.shard_count - 1))
@@ -157,7 +157,7 @@ def _same_content(c, blob, good):
     return all(np.array_equal(a[k], b[k]) for k in b)
 
 
-@examples(40)
+@examples(40, 2)
 @given(maybe(st.sampled_from(["parquet", "npz", "text"]), 6), st.one_of(st.binary(max_size=80), hostile()))
 def test_decode(fmt, blob):
     outcome(formats.decode, fmt, blob)
@@ -270,7 +270,7 @@ def test_open_client_refuses_bad_arguments(which, data):
 SCRIPT = "examples/distributed/study_mlp.py"
 
 
-@examples(25)
+@examples(25, 0.5)
 @given(st.sampled_from(["script", "engines", "shards", "k", "include_fp32"]), st.data())
 def test_run_study_refuses_bad_arguments(which, data):
     from pathlib import Path
@@ -293,7 +293,7 @@ def test_run_study_refuses_bad_arguments(which, data):
     assert not ok(r), which
 
 
-@examples(60)
+@examples(60, 2)
 @given(maybe(st.text(alphabet="amxpvcdg2:,()bf16int8sr ", max_size=30), 5))
 def test_parse_engines(text):
     r = outcome(parse_engines, text)

@@ -26,16 +26,23 @@ def command(script, engines, shards, k, no_fp32, out, gpu, workers, scheduler, q
     """Run a study script (defines model() and data()) under every engine, sharded over the cluster."""
     from ..distributed.cluster import open_client
     from ..distributed.progress import progress_bar
-    from ..distributed.study import parse_engines, run_study
+    from ..distributed.study import parse_engines, prepare_study, run_study
+    from ..errors import InvalidValue
     engs = parse_engines(engines)
     if gpu:
         engs = [(n, {**o, "backend": "cuda"}) for n, o in engs]
-    with open_client(scheduler, workers, gpu) as client, \
-            progress_bar("study", unit="tasks", enabled=not quiet and not as_json) as bar:
-        rep = run_study(client, script, engs, shards=shards, k=k, include_fp32=not no_fp32, on_progress=bar)
+    plan = prepare_study(script, engs, shards=shards, k=k, include_fp32=not no_fp32)   # before a cluster starts
     if out:
         d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:                    # under a file, no permission
+            raise InvalidValue(f"cannot make the report directory {out}: {exc.strerror or exc}",
+                               rule="--out: a directory that exists or can be created", values={"out": out}) from exc
+    with open_client(scheduler, workers, gpu) as client, \
+            progress_bar("study", unit="tasks", enabled=not quiet and not as_json) as bar:
+        rep = run_study(client, script, engs, on_progress=bar, plan=plan)
+    if out:
         (d / "report.json").write_text(rep.to_json(indent=1) + "\n")
         (d / "report.txt").write_text(rep.table() + "\n")
         try:

@@ -67,7 +67,7 @@ def group():
 def generate_cmd(engine, instruction, precision, model, dst_type, rc, shape, profile, count, seed, shard_size, out,
                  fmt, backend, gpu, workers, scheduler, quiet, as_json):
     """Generate a campaign (resumes when OUT holds the same one: digest-verified shards are kept)."""
-    from ..distributed.campaign import Campaign, generate
+    from ..distributed.campaign import Campaign, generate, open_directory
     from ..distributed.cluster import open_client
     from ..distributed.kinds import Spec
     from ..distributed.progress import progress_bar
@@ -75,6 +75,7 @@ def generate_cmd(engine, instruction, precision, model, dst_type, rc, shape, pro
                 shape=_shape(shape))
     campaign = Campaign(spec, profile, count, seed, shard_size, fmt).canonical()   # checked before a cluster starts
     backend = _backend(backend, gpu)
+    open_directory(campaign, out)                  # the directory and a manifest already there, likewise
     notes = []
     with open_client(scheduler, workers, gpu) as client, \
             progress_bar("generate", enabled=not quiet and not as_json) as bar:
@@ -104,10 +105,11 @@ def generate_cmd(engine, instruction, precision, model, dst_type, rc, shape, pro
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def verify_cmd(directory, backend, gpu, workers, scheduler, quiet, as_json):
     """Recompute every shard on the cluster; exit status 1 on a bad shard or a mismatching row."""
-    from ..distributed.campaign import verify
+    from ..distributed.campaign import read_campaign, verify
     from ..distributed.cluster import open_client
     from ..distributed.progress import progress_bar
     backend = _backend(backend, gpu)
+    read_campaign(directory)                       # the manifest, checked before a cluster starts
     with open_client(scheduler, workers, gpu) as client, \
             progress_bar("verify", enabled=not quiet and not as_json) as bar:
         res = verify(client, directory, backend=backend, on_progress=bar)

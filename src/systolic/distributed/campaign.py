@@ -29,7 +29,8 @@ from ..suggest import did_you_mean
 from . import formats, store
 from .kinds import IMAGES, Spec, check_backend, make_kind, spec_dict
 
-__all__ = ["Campaign", "make_shard", "verify_shard", "generate", "verify", "GenerateResult", "VerifyResult"]
+__all__ = ["Campaign", "make_shard", "verify_shard", "open_directory", "read_campaign", "generate", "verify",
+           "GenerateResult", "VerifyResult"]
 
 #: mismatching rows listed by verify (all are counted)
 MAX_REPORTED = 1000
@@ -231,16 +232,10 @@ def _directory(out) -> Path:
                            values={"out": out}) from exc
 
 
-def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: int | None = None,
-             on_progress=None, on_event=None) -> GenerateResult:
-    """Run ``campaign`` on the Dask ``client``, writing shards and ``manifest.json`` under ``out``.
-
-    Resumes: when ``out`` holds this campaign, shards whose sha256 equals the journal's or the manifest's are
-    kept; bad or missing ones are computed. ``window``: shards in flight (default 2 per worker thread).
-    ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes."""
-    from distributed import as_completed
-    _check_backend(backend)
-    _check_window(window)
+def open_directory(campaign: Campaign, out) -> tuple[Campaign, Path, dict[int, dict]]:
+    """Everything :func:`generate` checks before it uses the client: the campaign (canonical), the directory
+    (made when missing), a manifest there of the same campaign; the shard entries that manifest records. The
+    command line calls it before it starts a cluster."""
     if not isinstance(campaign, Campaign):
         raise InvalidValue("generate runs a systolic.distributed.Campaign", rule="generate(client, Campaign(...), out)",
                            values={"campaign": campaign})
@@ -251,13 +246,46 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
     except OSError as exc:                         # under a file, no permission, a file by that name
         raise CampaignError(f"cannot make the campaign directory {out}: {exc.strerror or exc}",
                             rule="--out: a directory that exists or can be created", values={"dir": str(out)}) from exc
-    t0 = time.perf_counter()
-    res = GenerateResult(manifest={})
     old = store.read_manifest(out)
     if old is not None and old.get("args") != c.args():
         raise CampaignError(f"{out} holds another campaign", rule="resume: the same arguments as the manifest's",
                             values={"dir": str(out), "manifest_args": old.get("args"), "args": c.args()})
-    known = store.manifest_shards(old, out / store.MANIFEST) if old is not None else {}
+    return c, out, (store.manifest_shards(old, out / store.MANIFEST) if old is not None else {})
+
+
+def read_campaign(out) -> tuple[Campaign, dict]:
+    """The campaign recorded in ``out``'s manifest and the manifest (what :func:`verify` checks before it uses the
+    client; the command line calls it before it starts a cluster)."""
+    out = _directory(out)
+    man = store.read_manifest(out)
+    if man is None:
+        raise CampaignError(f"{out} has no manifest.json", rule="verify: a directory written by vectors generate",
+                            values={"dir": str(out)})
+    try:
+        c = Campaign.from_args(man.get("args"))
+    except InvalidValue as exc:                    # an edited manifest, or one of a version with other names
+        raise CampaignError(f"{out / store.MANIFEST} records no usable campaign: {exc.message}"
+                            + (f" ({exc.rule})" if exc.rule else ""),
+                            rule='manifest "args": the arguments of a campaign (vectors generate)',
+                            values={"dir": str(out), **exc.values}) from exc
+    store.manifest_shards(man, out / store.MANIFEST)
+    return c, man
+
+
+def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: int | None = None,
+             on_progress=None, on_event=None) -> GenerateResult:
+    """Run ``campaign`` on the Dask ``client``, writing shards and ``manifest.json`` under ``out``.
+
+    Resumes: when ``out`` holds this campaign, shards whose sha256 equals the journal's or the manifest's are
+    kept; bad or missing ones are computed. ``window``: shards in flight (default 2 per worker thread).
+    ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes."""
+    from distributed import as_completed
+    _check_backend(backend)
+    _check_window(window)
+    c, out, known = open_directory(campaign, out)
+    t0 = time.perf_counter()
+    res = GenerateResult(manifest={})
+    old = store.read_manifest(out)
     known.update(store.read_journal(out))
     store.remove_temporaries(out)
     plans = [c.shard(i) for i in range(c.shard_count)]
@@ -266,6 +294,9 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
     for p in plans:
         path = out / p["file"]
         k = known.get(p["index"])
+        if path.exists() and not path.is_file():          # it could neither be hashed nor replaced by the shard
+            raise CampaignError(f"{path} is not a file", rule="a shard's name in the campaign directory is its file",
+                                values={"path": str(path)})
         if k is not None and path.exists():
             digest = store.sha256_file(path)
             if digest == k["sha256"] and int(k["count"]) == p["count"]:
@@ -366,16 +397,7 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
     _check_window(window)
     out = _directory(out)
     t0 = time.perf_counter()
-    man = store.read_manifest(out)
-    if man is None:
-        raise CampaignError(f"{out} has no manifest.json", rule="verify: a directory written by vectors generate",
-                            values={"dir": str(out)})
-    try:
-        c = Campaign.from_args(man.get("args"))
-    except InvalidValue as exc:                    # an edited manifest, or one of a version with other names
-        raise CampaignError(f"{out / store.MANIFEST} records no usable campaign: {exc.message}",
-                            rule='manifest "args": the arguments of a campaign (vectors generate)',
-                            values={"dir": str(out), **exc.values}) from exc
+    c, man = read_campaign(out)
     res = VerifyResult(shards=c.shard_count)
     recorded = store.manifest_shards(man, out / store.MANIFEST)
     if not man.get("complete"):
@@ -385,8 +407,9 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
     jobs = []                            # shards to recompute; each file is read only when its task is submitted
     for i in range(c.shard_count):
         p = c.shard(i)
-        if not (out / p["file"]).exists():
-            res.bad_shards.append({"index": i, "file": p["file"], "reason": "missing"})
+        if not (out / p["file"]).is_file():
+            res.bad_shards.append({"index": i, "file": p["file"], "reason": "missing" if not (out / p["file"]).exists()
+                                   else "not a file"})
             continue
         jobs.append(i)
     total = sum(c.shard(i)["count"] for i in jobs)

@@ -89,6 +89,13 @@ def _parquet(cols, meta_text: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _meta(text) -> dict:
+    meta = json.loads(text)
+    if not isinstance(meta, dict):
+        raise ValueError("the metadata is not a JSON object")
+    return meta
+
+
 def decode(fmt: str, data: bytes) -> tuple[dict[str, np.ndarray], dict]:
     """Columns and metadata of a shard file's bytes; :class:`InvalidValue` when they do not parse."""
     _check_format(fmt)
@@ -100,7 +107,7 @@ def decode(fmt: str, data: bytes) -> tuple[dict[str, np.ndarray], dict]:
             import pyarrow as pa
             import pyarrow.parquet as pq
             table = pq.read_table(pa.BufferReader(data))
-            meta = json.loads(table.schema.metadata[b"systolic"])
+            meta = _meta(table.schema.metadata[b"systolic"])
             cols = {"index": table.column("index").to_numpy().astype(np.uint64)}
             for k in IMAGES:
                 col = table.column(k).combine_chunks()
@@ -111,13 +118,13 @@ def decode(fmt: str, data: bytes) -> tuple[dict[str, np.ndarray], dict]:
         if fmt == "npz":
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 cols = {k: z[k] for k in ("index",) + IMAGES}
-                meta = json.loads(bytes(z["meta"]).decode())
+                meta = _meta(bytes(z["meta"]).decode())
             return cols, meta
         text = data.decode("ascii")
         meta, rows = None, []
         for line in text.splitlines():
             if line.startswith("# meta "):
-                meta = json.loads(line[7:])
+                meta = _meta(line[7:])
             elif line and not line.startswith("#"):
                 rows.append(line.split(" "))
         if meta is None:

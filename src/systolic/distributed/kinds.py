@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .. import types as T
-from ..errors import InvalidValue, UnsupportedCombination
+from ..errors import IllegalInstruction, InvalidValue, UnsupportedCombination
 from ..suggest import did_you_mean
 from .profiles import draw_bits, profiles_for
 
@@ -58,9 +58,9 @@ class Spec:
         _check_engine(self.engine)
         for what in ("instruction", "precision", "model", "dst_type"):
             v = getattr(self, what)
-            if v is not None and not isinstance(v, str):
-                raise InvalidValue(f"{what} is a name (a string) or None", rule=f"Spec.{what}: str or None",
-                                   values={what: v})
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise InvalidValue(f"{what} is a name (a non-empty string) or None (the default)",
+                                   rule=f"Spec.{what}: str or None", values={what: v})
         if self.rc is not None:
             object.__setattr__(self, "rc", _whole(self.rc, "rc", "Spec.rc: an integer (XMX repeat count 1..8) or None"))
         if self.shape is not None:
@@ -290,6 +290,9 @@ class XmxKind(VectorKind):
         default_dst = "fp32" if self.is_float else "int32"
         self.acc = canonical_acc_type(spec.dst_type or default_dst, "dst_type")
         self.rc = int(spec.rc if spec.rc is not None else 8)
+        if not 1 <= self.rc <= 8:                     # before the image sizes, which it scales
+            raise IllegalInstruction("DPAS repeat count must be 1..8", rule="visa-DPAS.md: M = repeat count, 1..8",
+                                     values={"rc": self.rc})
         self.model = (spec.model or self.platform.default_model) if self.is_float else None
         if not self.is_float and spec.model is not None:
             raise UnsupportedCombination("integer DPAS is exact: it has no numerics model",

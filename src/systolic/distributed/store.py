@@ -163,6 +163,8 @@ def remove_temporaries(out: Path) -> int:
     """Remove temporary files left by interrupted writes; the count removed."""
     n = 0
     for p in Path(out).glob(".tmp-*"):
+        if p.is_dir() and not p.is_symlink():      # not one of ours (atomic_write makes files)
+            continue
         p.unlink(missing_ok=True)
         n += 1
     return n

@@ -33,12 +33,13 @@ import copy
 import functools
 import hashlib
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InvalidValue
 
-__all__ = ["parse_engines", "run_study", "study_task", "merge"]
+__all__ = ["parse_engines", "prepare_study", "StudyPlan", "run_study", "study_task", "merge"]
 
 
 def _split_top(text: str) -> list[str]:
@@ -254,11 +255,23 @@ def merge(results: list[dict]):
     return CompareReport(merged, racc)
 
 
-def run_study(client, script_path, engines, *, shards: int = 1, k: int = 5, include_fp32: bool = True,
-              on_progress=None):
-    """Run the study script on the cluster; the merged :class:`~systolic.torch.compare.CompareReport`."""
-    from distributed import as_completed
+@dataclass(frozen=True)
+class StudyPlan:
+    """A study checked and ready to send (:func:`prepare_study`)."""
+    source: str
+    name: str
+    engines: tuple
+    shards: int
+    k: int
+    include_fp32: bool
+
+
+def prepare_study(script_path, engines, *, shards: int = 1, k: int = 5, include_fp32: bool = True) -> StudyPlan:
+    """Every check :func:`run_study` makes before it uses the client: the arguments, the script (it runs, it
+    defines model() and data()), every engine (resolved as compare would), ``shards`` no more than the samples.
+    The command line calls it before it starts a cluster."""
     from pathlib import Path
+
     from ..suggest import did_you_mean_file
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
         raise InvalidValue("--shards must be a positive integer", rule="--shards: data slices, >= 1",
@@ -294,10 +307,21 @@ def run_study(client, script_path, engines, *, shards: int = 1, k: int = 5, incl
         raise InvalidValue(f"--shards {shards} is more than the {samples} samples of data()",
                            rule="--shards <= samples: every slice holds a sample", values={"shards": shards,
                                                                                          "samples": samples})
+    return StudyPlan(source, name, tuple(engines), shards, k, include_fp32)
+
+
+def run_study(client, script_path, engines, *, shards: int = 1, k: int = 5, include_fp32: bool = True,
+              on_progress=None, plan: StudyPlan | None = None):
+    """Run the study script on the cluster; the merged :class:`~systolic.torch.compare.CompareReport`.
+    ``plan``: the :func:`prepare_study` of these arguments, when the caller made it already."""
+    from distributed import as_completed
+    p = plan if isinstance(plan, StudyPlan) else prepare_study(script_path, engines, shards=shards, k=k,
+                                                                include_fp32=include_fp32)
+    source, name, shards = p.source, p.name, p.shards
     tag = hashlib.sha256(source.encode()).hexdigest()[:10]
-    futs = {client.submit(study_task, source, name, eng, j, shards, k, include_fp32 and e == 0, pure=False,
+    futs = {client.submit(study_task, source, name, eng, j, shards, p.k, p.include_fp32 and e == 0, pure=False,
                           key=f"systolic-study-{tag}-{e}-{j}"): e
-            for e, eng in enumerate(engines) for j in range(shards)}
+            for e, eng in enumerate(p.engines) for j in range(shards)}
     if on_progress:
         on_progress(0, len(futs))
     results = []
