@@ -19,7 +19,7 @@ def _exact(a, b, c):
     return (acc % (1 << 32)).astype(np.uint64).astype(np.uint32).view(np.int32)
 
 
-@pytest.mark.parametrize("width", ["256", "512"])
+@pytest.mark.parametrize("width", ["128", "256", "512"])
 @settings(max_examples=20, deadline=None)
 @given(st.integers(1, 30), st.integers(0, 90), st.integers(1, 40), st.sampled_from([(-128, 127), (0, 255), (-8, 7)]),
        st.sampled_from([(-128, 127), (0, 255), (-2, 1)]), st.booleans(), st.integers(0, 2 ** 32 - 1))

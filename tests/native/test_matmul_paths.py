@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from systolic import amx, counters
+from systolic import amx, counters, xmx
 from systolic.amx import native_matmul as NM
+from systolic.errors import InvalidValue
 
 from .conftest import DATA, NATIVE, needs_native
 
@@ -68,6 +69,24 @@ def test_switch_turns_the_native_path_off(monkeypatch):
     assert counters.path_taken("amx.matmul tdpbssd") == "emulator"
     assert set(rec.by("amx", "path")) == {"emulator"}
     assert all(not v["native"] for v in NM.status().values())
+
+
+@pytest.mark.parametrize("value", ["abc", "off", "no", "2", "true"])
+def test_switch_refuses_other_values(monkeypatch, value):
+    """SYSTOLIC_NATIVE is 0 or 1: a typo must not leave the native path on (it used to mean "on")."""
+    monkeypatch.setenv(NM.ENV, value)
+    with pytest.raises(InvalidValue, match="SYSTOLIC_NATIVE") as err:
+        amx.matmul(np.ones((2, 4), np.int8), np.ones((4, 3), np.int8))
+    assert err.value.values == {"SYSTOLIC_NATIVE": value}
+    with pytest.raises(InvalidValue, match="SYSTOLIC_NATIVE"):
+        xmx.matmul(np.ones((2, 32), np.int8), np.ones((32, 3), np.int8))
+
+
+@pytest.mark.parametrize("value", ["1", " 1 ", ""])
+def test_switch_on_values(monkeypatch, value):
+    monkeypatch.setenv(NM.ENV, value)
+    monkeypatch.delenv("SYSTOLIC_NO_NATIVE", raising=False)
+    assert NM.enabled() == (True, "on")
 
 
 def test_models_outside_the_spr_family_stay_on_the_emulator(monkeypatch):

@@ -1,6 +1,7 @@
-"""The JIT kernels at every vector width the host may pick (systolic.jit.vector_bits): AVX2 (256) and AVX-512 (512).
+"""The JIT kernels at every vector width the host may pick (systolic.jit.vector_bits): SSE (128, hosts without AVX),
+AVX2 (256) and AVX-512 (512).
 
-The width is forced with SYSTOLIC_VECTOR_BITS, so both constructions run on any x86-64 host (LLVM splits 512-bit
+The width is forced with SYSTOLIC_VECTOR_BITS, so every construction runs on any x86-64 host (LLVM splits 512-bit
 vectors where the CPU has no AVX-512) and the path a host does not pick by itself stays tested. Oracles: the numpy
 paths (themselves property-tested against the spec paths) and the exact Fraction oracle of tests/xmx/oracle.py.
 """
@@ -19,7 +20,7 @@ from systolic.xmx import native
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="llvmlite cannot JIT on this machine")
 
-WIDTHS = [256, 512]
+WIDTHS = [128, 256, 512]
 
 
 def adversarial(rng, shape, bits, tiny_rate):
@@ -36,7 +37,8 @@ def adversarial(rng, shape, bits, tiny_rate):
 def test_vector_bits_follows_the_switch(monkeypatch, width):
     monkeypatch.setenv("SYSTOLIC_VECTOR_BITS", str(width))
     assert jit.vector_bits() == width
-    assert gemm_jit.group() == width // 32 * gemm_jit.U_FAST
+    # the AMX float chain kernel is built with at least 8 lanes (at 128 bits LLVM splits them into SSE pairs)
+    assert gemm_jit.group() == max(8, width // 32) * gemm_jit.U_FAST
 
 
 def test_vector_bits_rejects_other_widths(monkeypatch):
@@ -88,10 +90,10 @@ def test_amx_float_chain_kernel_equals_numpy_chains(width, dtype, m, n, k, scale
         a[0, 0] = np.inf
         c[-1, -1] = np.nan
     cpu = "graniterapids" if dtype is np.float16 else "sapphirerapids"   # AMX-FP16 from Granite Rapids on
-    want = amx.matmul(a, b, c, method="numpy", cpu=cpu)
+    want = amx.matmul(a, b, c, method="numpy", device=cpu)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SYSTOLIC_VECTOR_BITS", str(width))
-        got = amx.matmul(a, b, c, cpu=cpu)
+        got = amx.matmul(a, b, c, device=cpu)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 

@@ -1,6 +1,7 @@
 """Integer XMX GEMMs on the host's AMX-INT8 unit (xmx.gemm._int_gemm_on_amx): the same bits as the emulator for
 every integer precision pair (int2/int4/int8, signed and unsigned, mixed), and the switch that forces the
-emulator (SYSTOLIC_NATIVE=0). On hosts without AMX only the emulator path and the switch are checked."""
+emulator (SYSTOLIC_NATIVE=0). On hosts without AMX: the plain call (no switch) takes the emulator's exact integer
+GEMM (systolic.jit.int_gemm where llvmlite can JIT), and the switch."""
 
 from __future__ import annotations
 
@@ -38,6 +39,27 @@ def test_switch_forces_the_emulator(monkeypatch):
     assert counters.path_taken("xmx.matmul s4xu8") == "emulator"
     want = a.astype(np.int64) @ b.astype(np.int64)
     np.testing.assert_array_equal(d, want.astype(np.int32))
+
+
+@pytest.mark.skipif(NATIVE, reason="this host runs AMX: the plain call takes AMX-INT8 (tested below)")
+def test_without_amx_the_plain_call_takes_the_emulator(monkeypatch):
+    """No switch set, no AMX: every precision pair runs on the emulator, through int_gemm where it can JIT."""
+    from systolic.jit import int_gemm
+    monkeypatch.delenv("SYSTOLIC_NATIVE", raising=False)
+    monkeypatch.delenv("SYSTOLIC_NO_NATIVE", raising=False)
+    calls = []
+    real = int_gemm.gemm
+    monkeypatch.setattr(int_gemm, "gemm", lambda *args: calls.append(1) or real(*args))
+    rng = np.random.default_rng(1)
+    for pa in sorted(DTYPES):
+        for pb in sorted(DTYPES):
+            a, b = _ints(rng, pa, (9, 37)), _ints(rng, pb, (37, 11))
+            c = rng.integers(-2 ** 31, 2 ** 32, (9, 11))
+            d = xmx.matmul(a, b, c)
+            assert counters.path_taken(f"xmx.matmul {PREC[pa]}x{PREC[pb]}") == "emulator"
+            want = (a.astype(np.int64) @ b.astype(np.int64) + c) & 0xFFFFFFFF
+            np.testing.assert_array_equal(d.view(np.uint32), want.astype(np.uint32))
+    assert len(calls) == (len(DTYPES) ** 2 if int_gemm.available() else 0)
 
 
 @pytest.mark.native

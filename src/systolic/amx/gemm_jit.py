@@ -51,7 +51,8 @@ def _lanes() -> int:
 
 
 def group() -> int:
-    """Columns per group (N is padded to a multiple of it): 32 with AVX2, 64 with AVX-512."""
+    """Columns per group (N is padded to a multiple of it): 32 with AVX2 (and SSE: 8 lanes at least), 64 with
+    AVX-512."""
     return _lanes() * U_FAST
 
 

@@ -4,14 +4,15 @@
 when all of these hold, and on the emulator otherwise:
 
 * the environment does not turn it off: ``SYSTOLIC_NATIVE=0`` (or ``SYSTOLIC_NO_NATIVE=1``, which also
-  refuses the native tile-machine backend);
+  refuses the native tile-machine backend); ``SYSTOLIC_NATIVE`` other than ``0``, ``1`` or empty is an
+  :class:`~systolic.errors.InvalidValue`;
 * this process can execute AMX (CPUID AMX-TILE, LLVM sees it, Linux granted XTILEDATA:
   :func:`systolic.amx.native.availability`) and the host has the instruction's extension (AMX-INT8, AMX-BF16,
   AMX-FP16);
 * the requested CPU model's TMUL rules for that instruction are the host's: the emulator has one definition of
   each TMUL instruction, verified on Sapphire Rapids silicon (tests/data/amx_silicon) and shared by the models
   listed in :data:`SAME_RULES`; a model outside that list (Diamond Rapids: unverified) stays on the emulator;
-* the per-process self-check of the instruction passed: at first use, a few hundred dot products of random
+* the per-process self-check of the instruction passed: at first use, 3840 dot products (2 x 48 x 40) of random
   values with specials (signed zeros, DAZ denormals, FTZ-range products, overflow, infinities, quiet and
   signalling NaNs; C with the same) are computed natively and by the emulator, and must agree bit for bit. A
   failure is remembered (:func:`status`) and the process stays on the emulator for that instruction.
@@ -32,6 +33,8 @@ import os
 import threading
 
 import numpy as np
+
+from ..errors import InvalidValue
 
 __all__ = ["ENV", "SAME_RULES", "enabled", "usable", "status", "run", "self_check"]
 
@@ -56,8 +59,16 @@ def register_emulator(fn) -> None:
 
 
 def enabled() -> tuple[bool, str]:
-    """Whether the environment allows the native path (checked at every call: tests switch it)."""
-    if os.environ.get(ENV, "").strip() == "0":
+    """Whether the environment allows the native path (checked at every call: tests switch it).
+
+    ``SYSTOLIC_NATIVE`` is ``0`` (off), ``1`` or unset/empty (on); any other value is refused with
+    :class:`~systolic.errors.InvalidValue` rather than guessed (a typo such as ``off`` or ``no`` must not leave the
+    native path on while the user believes it off)."""
+    val = os.environ.get(ENV, "").strip()
+    if val not in ("", "0", "1"):
+        raise InvalidValue(f"{ENV} must be 0 (emulator only) or 1 (native AMX where usable)",
+                           rule="native AMX switch of amx.matmul / integer xmx.matmul", values={ENV: val})
+    if val == "0":
         return False, f"turned off by {ENV}=0"
     if os.environ.get("SYSTOLIC_NO_NATIVE", "") not in ("", "0"):
         return False, "turned off by SYSTOLIC_NO_NATIVE"
@@ -147,7 +158,7 @@ def _self_check_operands(mnemonic: str, seed: int):
 
 
 def self_check(mnemonic: str) -> tuple[bool, str]:
-    """Compare native AMX with the emulator on a few hundred dot products with specials (once per process per
+    """Compare native AMX with the emulator on 3840 dot products with specials (once per process per
     instruction; the outcome is kept). Returns (passed, detail)."""
     with _lock:
         got = _checks.get(mnemonic)

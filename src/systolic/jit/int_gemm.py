@@ -159,13 +159,13 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None
     b16 = np.ascontiguousarray(b, dtype=np.int16)
     Bp = np.empty(npad * 2 * k2, np.int16)
     pack(b16.ctypes.data, k, n, k2, npad, Bp.ctypes.data)
-    if c is None:
-        C = np.zeros((mp, npad), np.int32)
-    elif mp == m and npad == n and np.asarray(c).dtype == np.int32:
-        C = np.array(c, np.int32, order="C")
+    cv = None if c is None else np.asarray(c)
+    if cv is not None and mp == m and npad == n and cv.dtype == np.int32:
+        C = np.array(cv, np.int32, order="C")
     else:
         C = np.zeros((mp, npad), np.int32)
-        C[:m, :n] = np.asarray(c).astype(np.int64).astype(np.uint32).view(np.int32)
+        if cv is not None:   # int32 as it is; other integers (UD values, Python ints) taken modulo 2**32
+            C[:m, :n] = cv if cv.dtype == np.int32 else cv.astype(np.int64).astype(np.uint32).view(np.int32)
     panels = npad // W
     nthreads = max(1, min(threads or os.cpu_count() or 1, panels))
     args = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, npad, k2, 0, mp)
