@@ -24,7 +24,7 @@ def _rec(name, sg, m):
     return next(r for r in cl.BUILTINS if (r.name, r.sub_group_size, r.m) == (name, sg, m))
 
 
-@examples(40, weight=2)
+@examples(40, weight=8)
 @given(st.sampled_from(INT), st.integers(0, 2 ** 32 - 1))
 def test_integer_builtins_vs_int64(case, seed):
     name, sg, m = case
@@ -45,7 +45,7 @@ def test_integer_builtins_vs_int64(case, seed):
     np.testing.assert_array_equal(np.asarray(D, dtype=np.int64), want)
 
 
-@examples(60, weight=2)
+@examples(60, weight=12)
 @given(st.sampled_from(sorted(cl.NAMES)), st.sampled_from(["a", "b", "acc", "result", "c", 3]), st.data())
 def test_distribute_gather_hostile(name, operand, data):
     plat = data.draw(maybe(st.sampled_from(["dg2", "pvc", "bmg", "lnl", "mtl"]), 5))

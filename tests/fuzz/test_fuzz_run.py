@@ -22,7 +22,7 @@ _LINES = ["device spr", "device pvc", "cpu graniterapids", "platform dg2", "devi
           "expect", "device", "fill @A", "expect Q[:] = 1e400"]
 
 
-@examples(120, weight=3)
+@examples(120, weight=30)
 @given(st.lists(st.sampled_from(_LINES), max_size=8), st.sampled_from([";", "//"]), st.booleans())
 def test_header(lines, comment, title):
     text = ("%s A title sentence. More.\n" % comment if title else "") + "\n".join(
@@ -40,7 +40,7 @@ def test_header(lines, comment, title):
         assert len(keys) == len(set(keys)), f"a repeated directive was accepted: {lines}"
 
 
-@examples(40, weight=3)
+@examples(40, weight=20)
 @given(st.text(alphabet="0123456789 ,.-xabcnif", max_size=20), st.sampled_from(["int8", "uint8", "int32",
                                                                                 "float16", "float32"]))
 def test_values(text, dtype):
