@@ -133,3 +133,15 @@ def test_explain_amx_non_finite(mn, which, v):
     r = outcome(layout.explain, "amx", 0, 0, instruction=mn, **{which: np.full(shapes[which], v)})
     assert ok(r), r
     assert r[1]["exact_sum"] is None
+
+
+def test_element_type_that_is_no_dtype():
+    """np.dtype(np) raises ValueError and np.dtype("(") SyntaxError, not TypeError: both escaped as bare errors
+    from the sycl layer's type argument (found by the deep run of test_get)."""
+    import systolic.types as T
+    from systolic.errors import InvalidValue
+    for t in (np, "(", "i4,i4"):
+        r = outcome(layout.get, "sycl", "accumulator", device="pvc", type=t, rows=8, cols=16)
+        assert not ok(r) and isinstance(r[1], InvalidValue), r
+        r = outcome(T.from_dtype, t)
+        assert not ok(r), r

@@ -73,7 +73,7 @@ def type_info(t) -> TypeInfo:
         return _info(t)
     try:
         dt = np.dtype(t)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):   # np.dtype(np) is a ValueError, np.dtype("(") a SyntaxError
         dt = None
     if dt is not None:
         if dt == T.get("bf16").dtype:
