@@ -29,6 +29,7 @@ LAYERS = {
     "systolic.errors": 0, "systolic.counters": 0, "systolic.fpenv": 0, "systolic.host": 0, "systolic.jit": 0,
     "systolic.observe": 0,                # the spec bodies' observer protocol (the explorer passes one in)
     "systolic.backend_registry": 0,       # the engines' backend= registry (filled from above: systolic.gpu)
+    "systolic.vocabulary": 0,             # device= / path= / backend=, and the renamed keywords' shim
     "systolic.registry": 0,               # name -> record lookups (types, platforms, CPUs, devices, backends)
     "systolic.llvmir": 0,                 # the LLVM-IR front door: clang + LLVM's parser (imports only errors;
                                           # in the base because the JIT, systolic.jit, parses through it)

@@ -63,3 +63,28 @@ def test_shape_the_device_lacks_is_refused():
     buf = cl.Buffer(ctx, 0, size=64 * 64 * 4)
     with pytest.raises(UnsupportedCombination):
         prg.mm_s8(cl.CommandQueue(ctx), (16, 1), (16, 1), buf, buf, buf, np.int64(64), np.int64(48))
+
+
+def test_intel_joint_matrix_ir_on_an_amx_cpu():
+    """SPV_INTEL_joint_matrix IR (byval struct argument, @__spirv_BuiltIn ids, the accumulator in an alloca) on
+    the spr CPU device: AMX TDPBSSD through systolic.sycl.lower_amx, equal to the int64 product."""
+    ir = (Path(__file__).resolve().parents[1] / "data" / "cl" / "joint_matrix_intel_s8_spr.ll").read_text()
+    ctx = cl.Context(device="spr")
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, ir=ir).build()
+    M, N, K = 24, 24, 96
+    rng = np.random.default_rng(3)
+    A = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    B = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    Bv = B.reshape(K // 4, 4, N).transpose(0, 2, 1).reshape(K // 4, 4 * N).copy()
+    pad = np.concatenate([np.zeros(5, np.int8), A.reshape(-1)])            # the accessor offset skips 5 bytes
+    c = cl.Buffer(ctx, 0, size=M * N * 4)
+    mf = cl.mem_flags
+    with counters.recording() as rec:
+        prg.mm_amx(q, (32, 2), (16, 1), cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=pad),
+                   cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=Bv), np.array([5, 0], np.int64), c, np.int64(N),
+                   np.int64(K))
+    C = np.zeros((M, N), np.int32)
+    cl.enqueue_copy(q, C, c)
+    assert (C == A.astype(np.int64) @ B.astype(np.int64)).all()
+    assert rec.by("amx", "op").get("tdpbssd") == 8

@@ -178,3 +178,28 @@ def test_vload_vstore_and_conversions(ctx):
     cl.enqueue_copy(q, z, zb)
     assert (y == x * 2).all()
     assert z.tolist() == [0 + 2000, -2 - 2000, 4 + 9000, 0 - 9000]
+
+
+def test_atomics_on_global_and_local_memory(ctx):
+    src = r"""
+    kernel void at(global int* hist, global int* total, global int* firsts) {
+        local int seen;
+        int i = get_global_id(0);
+        if (get_local_id(0) == 0) seen = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        atomic_inc(&hist[i % 5]);
+        atomic_add(total, i);
+        int old = atomic_cmpxchg(&seen, 0, i + 1);     // one work-item per work-group wins
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (old == 0) firsts[get_group_id(0)] = seen;
+    }"""
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, src).build()
+    hist, total, firsts = (cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=np.zeros(n, np.int32))
+                           for n in (5, 1, 4))
+    prg.at(q, (64,), (16,), hist, total, firsts)
+    h, t, f = np.zeros(5, np.int32), np.zeros(1, np.int32), np.zeros(4, np.int32)
+    for buf, arr in ((hist, h), (total, t), (firsts, f)):
+        cl.enqueue_copy(q, arr, buf)
+    assert h.tolist() == [13, 13, 13, 13, 12] and t[0] == sum(range(64))
+    assert all(g * 16 + 1 <= v <= g * 16 + 16 for g, v in enumerate(f.tolist()))

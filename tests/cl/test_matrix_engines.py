@@ -1,6 +1,7 @@
 """The batched matrix engine of systolic.cl equals the per-call lowering of systolic.opencl (one DPAS per
 sub-group), bit for bit, on random operands including NaN, infinities and denormals (hypothesis)."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,7 @@ def _bits(rng, dt, shape, special: bool):
     return v
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.sampled_from(range(len(RECS))), st.integers(0, 2**32 - 1), st.booleans(), st.integers(1, 3))
 def test_batched_equals_per_call(i, seed, special, G):
     rec, p = RECS[i]
@@ -83,8 +84,8 @@ def test_deferred_dpas_chains_equal_per_call_dpas(seed):
     assert (_gemm_bits("batched", A, Bv, n) == _gemm_bits("per-call", A, Bv, n)).all()
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans())
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.booleans())
 def test_grid_float_mma_equals_the_vectorised_chain(seed, steps, special):
     """chain_bits on sub-groups forming a grid (one float_mma on stacked panels) == the vectorised chain."""
     from systolic.cl.matrix import _grid, chain_bits
@@ -106,3 +107,33 @@ def test_grid_float_mma_equals_the_vectorised_chain(seed, steps, special):
     got = chain_bits(A, B, C0, rec, mdl)
     want = np.asarray(KN._chain(lambda kk: A[:, :, kk, None] * B[:, None, kk, :], C0, Kt, 2, 16, mdl), np.uint32)
     assert (got == want).all()
+
+
+@pytest.mark.parametrize("m", [1, 2, 4, 8])
+@pytest.mark.parametrize("special", [False, True])
+def test_batched_tf32_equals_per_call(m, special):
+    """tf32's A layout (work-items 0-7 the even rows, 8-15 the odd rows) read batched == one DPAS per call."""
+    rec = next(r for r in TB.by_name("intel_sub_group_tf32_tf32_matrix_mad_k8") if r.m == m)
+    P = get_platform("pvc")
+    rng = np.random.default_rng(m + 10 * special)
+    shape = lambda t: (3, 16) + ((t.n,) if t.n > 1 else ())           # noqa: E731
+    a, b, acc = (_bits(rng, t.dtype, shape(t), special) for t in (rec.a_type, rec.b_type, rec.acc_type))
+    got, want = batched(rec, a, b, acc, P), per_call(rec, a, b, acc, P)
+    assert (got.view(np.uint8) == want.view(np.uint8)).all()
+
+
+@pytest.mark.parametrize("name", ["intel_sub_group_i8_i8_split_matrix_mad_k32", "intel_sub_group_u8_i8_split_matrix_mad_k32",
+                                  "intel_sub_group_bf16_bf16_split_matrix_mad_k16"])
+@pytest.mark.parametrize("m", [2, 4, 8])
+def test_batched_split_equals_dpasw(name, m):
+    """Split calls batched (each sub-group: the pair's whole A) == one DPASW per pair (systolic.opencl)."""
+    from systolic.cl.matrix import batched_split, split_twin
+    rec = next(r for r in TB.by_name(name) if r.m == m)
+    P = get_platform("dg2")
+    rng = np.random.default_rng(m)
+    shape = lambda t: (4, 8) + ((t.n,) if t.n > 1 else ())            # noqa: E731
+    a, b, acc = (_bits(rng, t.dtype, shape(t), True) for t in (rec.a_type, rec.b_type, rec.acc_type))
+    twin = split_twin(rec)
+    assert twin is not None
+    got, want = batched_split(rec, twin, a, b, acc, P), per_call(rec, a, b, acc, P)
+    assert (got.view(np.uint8) == want.view(np.uint8)).all()

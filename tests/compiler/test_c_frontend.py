@@ -116,6 +116,22 @@ def test_cpp_source():
     assert np.array_equal(buf[512:], buf[:512])
 
 
+def test_cpp_functions_by_their_source_name():
+    _clang_or_skip()
+    src = ("#include <immintrin.h>\nchar buf[1024];\nvoid f(unsigned short r) {\n  __tile1024i t = {r, 64};\n"
+           "  __tile_loadd(&t, buf, 64);\n  __tile_stored(buf + 512, 64, t);\n}\n"
+           "int g(int x) { return x + 1; }\nint g(int x, int y) { return x + y; }\n")
+    mod = compile_c(src, language="c++")
+    buf = np.arange(1024, dtype=np.int64).astype(np.uint8)
+    mod.run("f", 8, memory={"buf": buf})                  # _Z1ft
+    assert np.array_equal(buf[512:], buf[:512])
+    from systolic.errors import InvalidValue
+    with pytest.raises(InvalidValue, match="overloads") as ei:
+        mod.run("g", 1)
+    assert ei.value.values["candidates"] == ["_Z1gi", "_Z1gii"]
+    assert mod.run("_Z1gii", 2, 3).value == 5
+
+
 def test_clang_errors_are_typed_with_file_line_column():
     _clang_or_skip()
     with pytest.raises(SourceCompileError) as ei:
@@ -160,3 +176,37 @@ def test_the_c_example_is_the_seed_program():
     for line in ("__tile1024i a = {row, col};", "__tile_loadd(&a, buf, STRIDE);", "__tile_loadd(&c, buf2, STRIDE);",
                  "__tile_dpbssd(&c, a, b);", "__tile_stored(buf, STRIDE, c);"):
         assert line in text
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+def test_c_gemm_loop_equals_eager_and_exact(opt):
+    """tile_gemm_s8u8.c (a K loop carrying the accumulator tile) at -O0 and -O3: compiled == eager == numpy."""
+    _clang_or_skip()
+    mod = compile_c(example("tile_gemm_s8u8.c"), opt=opt, filename="tile_gemm_s8u8.c")
+    rng = np.random.default_rng(11)
+    mem = {"A": rand_bytes(rng, 4096), "B": rand_bytes(rng, 4096), "C": rand_bytes(rng, 1024)}
+    m1 = {k: v.copy() for k, v in mem.items()}
+    m2 = {k: v.copy() for k, v in mem.items()}
+    mod.run("gemm16", "A", "B", "C", 3, memory=m1)
+    mod.run_eager("gemm16", "A", "B", "C", 3, memory=m2)
+    assert np.array_equal(m1["C"], m2["C"])
+    K = 192
+    a = mem["A"].view(np.int8)[:16 * K].reshape(16, K).astype(np.int64)
+    bv = mem["B"][:K // 4 * 64].reshape(K // 4, 16, 4).astype(np.int64)        # u8, VNNI rows
+    b = bv.transpose(0, 2, 1).reshape(K, 16)
+    c = mem["C"].view("<i4").reshape(16, 16).astype(np.int64)
+    want = ((c + a @ b + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+    assert np.array_equal(m1["C"].view("<i4").reshape(16, 16), want)
+
+
+def test_a_newer_clang_is_named_when_llvm_cannot_parse_its_ir(monkeypatch):
+    from systolic.compiler import c_frontend
+    from systolic.errors import AsmSyntaxError
+    from systolic.llvmir import clang as clang_mod
+    err = AsmSyntaxError("LLVM cannot parse the IR: unknown type", line=3, column=4, source="x.c")
+    monkeypatch.setattr(clang_mod, "clang_version", lambda: "clang version 99.1.0")
+    with pytest.raises(AsmSyntaxError, match="clang 99 writes IR for LLVM 99, but llvmlite parses LLVM") as ei:
+        c_frontend._explain_version_mismatch(err)
+    assert (ei.value.line, ei.value.column) == (3, 4)
+    monkeypatch.setattr(clang_mod, "clang_version", lambda: "clang version 22.1.8")
+    c_frontend._explain_version_mismatch(err)            # same major: nothing to add

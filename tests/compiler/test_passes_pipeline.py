@@ -3,6 +3,7 @@ after every pass and catches a broken invariant, ``--print-after`` works for eac
 (shape-analysis + shapes, assign + regalloc) give what the combined ones give."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,8 @@ def test_snapshot_after_every_pass():
     assert mod.snapshots["shape-analysis"] == mod.snapshots["verify"]  # an analysis prints what it was given
     assert "PTDPBSSDV" in mod.snapshots["lower"] and "PLDTILECFGV" in mod.snapshots["tileconfig"]
     assert "TILECOPY" in mod.snapshots["assign"] and "TDPBSSD" in mod.snapshots["regalloc"]
+    # while allocating, a copy prints the tile variable it writes (the phi it replaces)
+    assert re.search(r"%\S+ = TILECOPY %\S+", mod.snapshots["assign"])
 
 
 @pytest.mark.parametrize("name", PASS_NAMES)
@@ -111,3 +114,28 @@ def test_verifier_catches_a_broken_ssa_use():
     b.instrs.insert(len(b.instrs) - 1, dot)  # now after the store that uses it
     with pytest.raises(CompileError, match="verifier after lower"):
         verify(m, f, "lower")
+
+
+def test_a_pass_refuses_one_function_only():
+    """tests/compiler/data/refuse_per_function.ll: shape analysis refuses @by_value (a tile passed as a vector
+    argument) and @to_vector (a tile returned as a vector) with UnmodelledConstruct naming the construct, the
+    function and the line; @fine compiles and runs equal to eager; calling a refused function raises."""
+    import numpy as np
+
+    from systolic.errors import UnmodelledConstruct
+    mod = compile_ir((DATA / "refuse_per_function.ll").read_text())
+    assert set(mod.machine.refused) == {"by_value", "to_vector"}
+    err = mod.machine.refused["by_value"]
+    assert err.values["function"] == "by_value" and err.values["construct"] == "tile passed by value"
+    assert err.values["line"] == 11
+    assert mod.machine.refused["to_vector"].values["construct"] == "ret of a tile value"
+    assert set(mod.info) == {"fine"}
+    init = np.random.default_rng(1).integers(0, 256, 2048, dtype=np.uint8)
+    a, b = init.copy(), init.copy()
+    mod.run("fine", memory={"buf": a})
+    mod.run_eager("fine", memory={"buf": b})
+    assert np.array_equal(a, b) and not np.array_equal(a, init)
+    with pytest.raises(UnmodelledConstruct, match="to_vector"):
+        mod.run("to_vector")
+    with pytest.raises(UnmodelledConstruct, match="to_vector"):
+        mod.run_eager("to_vector")

@@ -62,10 +62,11 @@ def _spill_code(f):
 
 
 def test_no_redundant_spill_code(merge):
-    """LLVM (amx-spill-merge.ll test_api) stores 4 spills; ours: c once, d1 and d2 once each after their TMUL."""
+    """LLVM (amx-spill-merge.ll test_api) stores 4 spills and reloads 3; ours: c once, d1 and d2 once each after
+    their TMUL, and c is not reloaded on either arm (the register still holds it on every path there)."""
     f = merge.machine.function("merge")
     st, ld = _spill_code(f)
-    assert len(st) == 3 and len(ld) == 5
+    assert len(st) == 3 and len(ld) == 3
     assert merge.info["merge"]["spill_code_removed"] > 0
     for b in f.blocks:  # no reload right after a store of the same register into the same slot
         for x, y in zip(b.instrs, b.instrs[1:]):

@@ -208,3 +208,32 @@ def test_debug_records_and_metadata_are_dropped():
         for r in range(4):
             want[2048 + 32 * r:2048 + 32 * r + 8] = want[32 * r:32 * r + 8]
         assert np.array_equal(buf, want)
+
+
+def test_broken_module_with_debug_info_is_an_error_not_an_abort():
+    """LLVM's parser upgrades debug info by running the verifier and aborts the process when the module is
+    broken (report_fatal_error); the front door checks such modules in a child process first."""
+    text = """define void @f(ptr %q, i16 %c) !dbg !4 {
+  call void @llvm.x86.tilestored64.internal(i16 %c, i16 %c, ptr %q, i64 64, i16 %c), !dbg !8
+  ret void
+}
+declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!3}
+!0 = distinct !DICompileUnit(language: DW_LANG_C11, file: !1, emissionKind: FullDebug)
+!1 = !DIFile(filename: "t.c", directory: "/tmp")
+!3 = !{i32 2, !"Debug Info Version", i32 3}
+!4 = distinct !DISubprogram(name: "f", scope: !1, file: !1, line: 1, spFlags: DISPFlagDefinition, unit: !0)
+!8 = !DILocation(line: 2, column: 3, scope: !4)
+"""
+    with pytest.raises(IRVerifyError, match="Intrinsic called with incompatible signature"):
+        parse(text)
+
+
+def test_refused_functions_round_trip_as_declarations():
+    text = ("define i32 @ok(i32 %a) {\nentry:\n  ret i32 %a\n}\n"
+            "define float @bad(float %x) {\nentry:\n  %y = fadd float %x, 1.0\n  ret float %y\n}\n")
+    m = parse(text)
+    assert set(m.refused) == {"bad"} and m.functions["bad"].declaration
+    t = print_module(m)
+    assert "declare float @bad(float %x)" in t and print_module(parse(t)) == t

@@ -37,6 +37,7 @@ import numpy as np
 from .. import backend_registry, counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue
 from ..host import out_of_memory, refuse_beyond_memory
+from ..vocabulary import check_path, renamed
 from . import fp_x86 as fp
 from . import native_matmul
 from .cpu import get_cpu
@@ -69,16 +70,17 @@ def mnemonic_for(a_dtype, b_dtype) -> str:
                             "float16 x float16 (TDPFP16PS)", values={"a": str(da), "b": str(db)})
 
 
-def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads: int | None = None,
-           backend: str = "auto"):
-    """``c + a @ b`` computed exactly as a tiled AMX kernel on ``cpu`` computes it.
+def matmul(a, b, c=None, *, device="sapphirerapids", path: str = "fast", method: str = "auto",
+           threads: int | None = None, backend: str = "auto", **renamed_keywords):
+    """``c + a @ b`` computed exactly as a tiled AMX kernel on CPU model ``device`` computes it.
 
     ``a``: (M, K) int8/uint8 (signedness picks TDPBSSD/SUD/USD/UUD), bfloat16
     (ml_dtypes) or float16; ``b``: (K, N) of the matching kind; ``c``: (M, N)
     int32 (int8 GEMMs) or float32, zeros if omitted. Returns a new array.
     ``method``: ``"auto"`` (fast), ``"numpy"`` (vectorised chains, no compiled
     kernel), ``"instructions"`` (drive a TileMachine tile by tile - slow, the
-    definition), ``"spec"`` (the same on the spec backend - slower still).
+    definition), ``"spec"`` (the same on the spec backend - slower still); ``path="spec"`` is ``method="spec"``.
+    ``cpu=`` is the older name of ``device=`` (DeprecationWarning).
     ``backend``: ``"cpu"``, ``"cuda"`` (the CUDA kernels of :mod:`systolic.gpu`, bit-identical; inputs may
     be numpy arrays or GPU arrays - CuPy, PyTorch CUDA tensors, any ``__dlpack__`` / CUDA array interface
     object - and the result comes back as the same kind) or ``"auto"`` (cuda when an input lives on a GPU,
@@ -88,10 +90,24 @@ def matmul(a, b, c=None, *, cpu="sapphirerapids", method: str = "auto", threads:
     >>> matmul(np.full((2, 3), -128, np.int8), np.full((3, 2), -128, np.int8))[0, 0]
     np.int32(49152)
     """
+    cpu, method = _vocabulary(device, path, method, renamed_keywords)
     where = backend_registry.resolve(backend, a, b, c)      # loads no provider for numpy inputs
     if where != "cpu":                   # a provider above the engines (systolic.gpu) registered its kernels
         return backend_registry.lookup("amx.matmul", where)(a, b, c, cpu=cpu, method=method, threads=threads)
     return _matmul_cpu(a, b, c, cpu=cpu, method=method, threads=threads)
+
+
+def _vocabulary(device, path, method, old: dict):
+    """(CPU model, method) from device= / path= and the older cpu= (systolic.vocabulary)."""
+    if old:
+        device = renamed(old, {"cpu": "device"}, "amx.matmul", stacklevel=4,
+                         device=None if device == "sapphirerapids" else device)["device"]
+    if check_path(path, "amx.matmul") == "spec":
+        if method not in ("auto", "spec"):
+            raise InvalidValue("path='spec' runs the spec backend: it takes no other method",
+                               rule="amx.matmul: path='spec' is method='spec'", values={"method": method})
+        method = "spec"
+    return device, method
 
 
 @fpenv.guarded            # the CPU path only: the GPU kernels never read MXCSR (and the guard costs ~0.1 ms)
@@ -198,7 +214,7 @@ def _by_instructions(mn, a, b, c, model, backend) -> np.ndarray:
     bmem = np.ascontiguousarray(bv.astype("<u4")).view(np.uint8).reshape(-1).copy()
     cmem = np.ascontiguousarray(c).view(np.uint8).reshape(-1).copy()
     arow, brow, crow = kp * eb, 4 * N, 4 * N       # bytes per row of each image
-    m = TileMachine(model, backend=backend)
+    m = TileMachine(model, path="fast" if backend == "emulator" else "spec")
     kb_elems = TILE_BYTES // eb                    # K elements per tile-K block
     for m0 in range(0, M, TILE_ROWS):
         mr = min(TILE_ROWS, M - m0)
@@ -226,6 +242,10 @@ def _int8(a, b, c) -> np.ndarray:
     chunk an integer of at most 2^24: exact in fp32 whatever order the BLAS adds in. The shift is undone
     exactly in int64: A @ B = A_s @ B_s + beta * rowsum(A_s) + alpha * colsum(B_s) + alpha * beta * K.
     """
+    from ..jit import int_gemm
+    if not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
+        # int8/uint8 values fit 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm)
+        return int_gemm.gemm(a, b, c)
     alpha = 128 if a.dtype == np.uint8 else 0
     beta = 128 if b.dtype == np.uint8 else 0
     a_s = a.astype(np.float32)

@@ -30,6 +30,7 @@ from . import isa as ISA
 from .backends import Backend, get_backend
 from .cpu import CpuModel, INSTRUCTION_FEATURE, get_cpu
 from .tilecfg import NTILES, TileConfig, check_ldtilecfg
+from ..vocabulary import check_path, deprecated, renamed
 
 __all__ = ["TileMachine", "TMUL_MNEMONICS"]
 
@@ -74,12 +75,25 @@ class TileMachine:
     >>> m.configured
     True
 
-    ``backend``: ``"emulator"`` (fast numpy kernels), ``"spec"`` (the SDM
-    pseudo-code, slow) or ``"native"`` (real AMX, when the CPU has it).
+    ``device``: the CPU model (``"sapphirerapids"``, ``"spr"``, ...: decides which instructions exist).
+    ``path``: ``"fast"`` (vectorised numpy kernels, proven bit-identical) or ``"spec"`` (the SDM pseudo-code,
+    slow). ``backend``: where the instructions run: ``"cpu"`` (this process, by ``path``) or ``"native"`` (real
+    AMX, when the CPU has it), or a Backend object. The older spellings ``cpu=`` and ``backend="emulator"`` /
+    ``"spec"`` keep working for one release (DeprecationWarning).
     """
 
-    def __init__(self, cpu: str | CpuModel = "sapphirerapids", backend: str | Backend = "emulator") -> None:
-        self.cpu: CpuModel = get_cpu(cpu)
+    def __init__(self, device: str | CpuModel = "sapphirerapids", backend: str | Backend = "cpu", *,
+                 path: str = "fast", **renamed_keywords) -> None:
+        if renamed_keywords:
+            device = renamed(renamed_keywords, {"cpu": "device"}, "TileMachine",
+                             device=None if device == "sapphirerapids" else device)["device"]
+        check_path(path, "TileMachine")
+        if backend in ("emulator", "spec"):      # the older spelling of path=
+            new = "fast" if backend == "emulator" else "spec"
+            deprecated(f"backend={backend!r}", f"backend='cpu', path={new!r}", "TileMachine", stacklevel=2)
+        elif backend == "cpu":
+            backend = "emulator" if path == "fast" else "spec"
+        self.cpu: CpuModel = get_cpu(device)
         self.backend: Backend = get_backend(backend)
         self.configured: bool = False
         self.config: TileConfig = TileConfig.init()

@@ -114,7 +114,7 @@ class _Pool:
     def __init__(self, size: int):
         self.size = size
         self.pid = os.getpid()
-        self.mod = jit.compile_module(native_gemm_ir.pool_module())
+        self.mod = jit.compile_module(native_gemm_ir.pool_module(), optimise=False)   # as tuned: no -O3 passes
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
         self._run = self.mod.cfunc("pool_run", None, vp, i64)
         self._worker = self.mod.cfunc("pool_worker", None, vp, i64)

@@ -1,6 +1,8 @@
 """SYCL joint_matrix device IR: ``__spirv_CooperativeMatrix*KHR`` on ``target("spirv.CooperativeMatrixKHR", T,
-scope, rows, cols, use)`` values (SPV_KHR_cooperative_matrix; issue 21 item 4, first part), lowered onto
-:mod:`systolic.sycl`'s XMX lowering (:func:`systolic.sycl.lower_xmx.mad`: the DPAS sequence IGC emits).
+scope, rows, cols, use)`` values (SPV_KHR_cooperative_matrix) and the older ``__spirv_JointMatrix*INTEL`` on
+``target("spirv.JointMatrixINTEL", T, rows, cols, layout, scope, use)`` (SPV_INTEL_joint_matrix; issue 21 item
+4), lowered onto :mod:`systolic.sycl`: :func:`systolic.sycl.lower_xmx.mad` (the DPAS sequence IGC emits) on the
+XMX platforms, :func:`systolic.sycl.lower_amx.mad` (AMX TMULs) on the CPU devices (``Context(device="spr")``).
 
 A matrix value is a handle (an i64, so that DPC++'s stores of the value to an ``alloca`` and loads back work) to
 one (rows x cols) array per sub-group, held by the launch. Element types: ``i8`` (s8, or u8 where the MulAdd
@@ -15,10 +17,13 @@ Calls (the SPIR-V friendly names DPC++ emits, matched by prefix):
   V = 4 / element bytes); the pointer is the sub-group's (uniform);
 * ``__spirv_CooperativeMatrixStoreKHR(ptr, matrix, layout, stride, ...)``;
 * ``__spirv_CooperativeMatrixMulAddKHR(A, B, C, operands)``: operands bit 0x1/0x2: A/B signed;
-* ``__spirv_CooperativeMatrixLengthKHR``: elements per work-item (rows x cols / sub-group size).
+* ``__spirv_CooperativeMatrixLengthKHR``: elements per work-item (rows x cols / sub-group size);
+* the INTEL forms ``__spirv_JointMatrixLoadINTEL`` / ``StoreINTEL`` (same arguments; layout 3 = dynamic reads as
+  row-major), ``MadINTEL`` (signed A and B), ``SUMadINTEL``, ``USMadINTEL``, ``UUMadINTEL``,
+  ``WorkItemLengthINTEL``.
 
-Element access (``__spirv_AccessChain``, ``VectorExtractDynamic``) and the ``__spirv_JointMatrix*INTEL`` forms
-are not modelled: :class:`~systolic.errors.UnsupportedOperation` names them.
+Element access (``__spirv_AccessChain``, ``VectorExtractDynamic``) is not modelled:
+:class:`~systolic.errors.UnsupportedOperation` names it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from ..errors import UnsupportedOperation
 __all__ = ["coop_type", "HANDLERS"]
 
 _COOP = re.compile(r'^target\("spirv\.CooperativeMatrixKHR",\s*([^,]+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)$')
+#: SPV_INTEL_joint_matrix: (element, rows, cols, layout, scope, use)
+_JOINT = re.compile(r'^target\("spirv\.JointMatrixINTEL",\s*([^,]+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)$')
 _ELEM = {"i8": np.dtype(np.int8), "i16": np.dtype(np.uint16), "half": np.dtype(np.float16),
          "float": np.dtype(np.float32), "i32": np.dtype(np.int32)}
 
@@ -40,9 +47,12 @@ _ELEM = {"i8": np.dtype(np.int8), "i16": np.dtype(np.uint16), "half": np.dtype(n
 def coop_type(text: str):
     """(element type, scope, rows, cols, use) of a cooperative matrix type, or None."""
     m = _COOP.match(text.strip())
-    if not m:
-        return None
-    return m[1].strip(), int(m[2]), int(m[3]), int(m[4]), int(m[5])
+    if m:
+        return m[1].strip(), int(m[2]), int(m[3]), int(m[4]), int(m[5])
+    m = _JOINT.match(text.strip())
+    if m:
+        return m[1].strip(), int(m[5]), int(m[2]), int(m[3]), int(m[6])
+    return None
 
 
 def _store(launch, arr) -> np.int64:
@@ -102,6 +112,8 @@ def _index(R, C, stride, layout, esize):
     if layout == 2:
         v = max(1, 4 // esize)
         return (r // v) * stride + c * v + r % v
+    if layout == 3:                                  # SPV_INTEL_joint_matrix "Dynamic": the accumulator's rows
+        return r * stride + c
     raise UnsupportedOperation(f"matrix layout {layout}", rule="SPV_KHR_cooperative_matrix: RowMajorKHR 0, "
                                "ColumnMajorKHR 1, PackedINTEL 2")
 
@@ -169,15 +181,28 @@ def _typed(x, prec):
             "bf16": lambda v: v.view(ml_dtypes.bfloat16), "fp16": lambda v: v, "tf32": lambda v: v}[prec](x)
 
 
+#: SPV_INTEL_joint_matrix's MAD variants: (A signed, B signed) as the operands bits of the KHR form
+_INTEL_SIGNS = {"__spirv_JointMatrixMadINTEL": 0x3, "__spirv_JointMatrixSUMadINTEL": 0x1,
+                "__spirv_JointMatrixUSMadINTEL": 0x2, "__spirv_JointMatrixUUMadINTEL": 0x0}
+
+
+def _amx_type(prec):
+    return {"s8": "sint8", "u8": "uint8", "bf16": "bf16", "fp16": "fp16"}.get(prec, prec)
+
+
 def _muladd(info):
     ta, tb, tc = (coop_type(t) for t in info.args[:3])
     td = _ret_type(info)
+    intel = _INTEL_SIGNS.get(info.base)
 
     def f(fr, args):
         from ..sycl import lower_xmx
         launch = fr.ex.launch
         active = fr.ex.require_converged(fr.mask, info.base, info.where(fr))
-        ops = int(np.asarray(args[3]).reshape(-1)[0]) if len(args) > 3 else 0x3
+        if intel is not None:
+            ops = intel
+        else:
+            ops = int(np.asarray(args[3]).reshape(-1)[0]) if len(args) > 3 else 0x3
         pa = _prec(ta[0], 0, bool(ops & 0x1))
         pb = _prec(tb[0], 1, bool(ops & 0x2))
         pc, pd = _prec(tc[0], 2, True), _prec(td[0], 2, True)
@@ -186,8 +211,12 @@ def _muladd(info):
         g = np.flatnonzero(active)
         if len(g):
             cc = C[g].view(ml_dtypes.bfloat16).astype(np.float32) if tc[0] == "i16" else C[g]
-            d = lower_xmx.mad(launch.platform, pa, pb, pc if pc != "bf16" else "bf16", pd,
-                              _typed(A[g], pa), _typed(B[g], pb), cc)
+            if getattr(launch.platform, "backend", "xmx") == "amx":
+                from ..sycl import lower_amx
+                d = lower_amx.mad(launch.platform.engine, _amx_type(pa), _amx_type(pb), _typed(A[g], pa),
+                                  _typed(B[g], pb), cc.astype(np.int32 if pd == "int32" else np.float32))
+            else:
+                d = lower_xmx.mad(launch.platform, pa, pb, pc, pd, _typed(A[g], pa), _typed(B[g], pb), cc)
             d = np.asarray(d)
             out[g] = d.astype(ml_dtypes.bfloat16).view(np.uint16) if td[0] == "i16" else d.astype(out.dtype)
         return _store(launch, out)
@@ -206,5 +235,7 @@ def _length(info):
 
 HANDLERS = {"__spirv_CompositeConstruct": _construct, "__spirv_CooperativeMatrixLoadKHR": _load,
             "__spirv_CooperativeMatrixStoreKHR": _store_fn, "__spirv_CooperativeMatrixMulAddKHR": _muladd,
-            "__spirv_CooperativeMatrixLengthKHR": _length}
+            "__spirv_CooperativeMatrixLengthKHR": _length,
+            "__spirv_JointMatrixLoadINTEL": _load, "__spirv_JointMatrixStoreINTEL": _store_fn,
+            "__spirv_JointMatrixWorkItemLengthINTEL": _length, **{k: _muladd for k in _INTEL_SIGNS}}
 

@@ -37,6 +37,40 @@ class mem_flags:
     COPY_HOST_PTR = 1 << 5
 
 
+class CpuDevice:
+    """A SYCL CPU device with AMX (spr, emr, gnr, dmr of :mod:`systolic.sycl.devices`) as an OpenCL device: it runs
+    SPIR-V IR (joint_matrix through :func:`systolic.sycl.lower_amx.mad`) and plain OpenCL C; the XMX built-ins
+    are not there. Sub-groups of 16 by default (DPC++'s CPU device; ``intel_reqd_sub_group_size`` picks others)."""
+
+    backend = "amx"
+    exec_size = 0
+    subgroup_sizes = (1, 4, 8, 16, 32, 64)
+    matrix_subgroup_size = 16
+
+    def __init__(self, sycl_device) -> None:
+        self.name = sycl_device.name
+        self.engine = sycl_device.engine
+        self.description = sycl_device.description
+
+    def __repr__(self) -> str:
+        return f"<CPU device {self.name} ({self.engine}, AMX)>"
+
+
+def _device(name):
+    """An XMX platform, or a CPU device with AMX (its SYCL name)."""
+    try:
+        return get_platform(name)
+    except InvalidValue:
+        from ..sycl.devices import get_device
+        try:
+            d = get_device(name)
+        except InvalidValue:
+            d = None
+        if d is not None and d.backend == "amx":
+            return CpuDevice(d)
+        raise
+
+
 class Context:
     """A device: ``Context(device="pvc")`` (a platform name or alias of :mod:`systolic.xmx`). ``engine``:
     ``"batched"`` (default) or ``"per-call"`` for the matrix built-ins (:mod:`systolic.cl.matrix`); ``model``: a
@@ -47,7 +81,7 @@ class Context:
             device = devices
         if device is None and isinstance(devices, (list, tuple)) and devices and isinstance(devices[0], str):
             device = devices[0]
-        self.platform = get_platform(device or "pvc")
+        self.platform = _device(device or "pvc")
         if engine not in ("batched", "per-call"):
             raise InvalidValue("engine is 'batched' or 'per-call'", rule="systolic.cl.Context(engine=...)",
                                values={"engine": engine})
@@ -211,7 +245,10 @@ class Program:
                                rule="clBuildProgram before clCreateKernel")
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name in ("built", "context", "source"):
+        if name.startswith("__") or name in ("built", "context", "source", "_kernels", "_ir"):
+            raise AttributeError(name)
+        built = self.__dict__.get("built")
+        if name.startswith("_") and (built is None or name not in built.kernels):
             raise AttributeError(name)
         self._require()
         if name not in self.built.kernels:
@@ -387,6 +424,20 @@ def _bind(kernel: Kernel, batch) -> list:
         t = IT.vtype(p)
         ctype = info.arg_types[i] if i < len(info.arg_types) else p
         if t.kind == "ptr":
+            if t.addrspace == 0:
+                # a private pointer parameter (DPC++'s byval structs: accessor ranges, ids): each work-item gets
+                # its own copy of the bytes given
+                if isinstance(a, (Buffer, LocalMemory)) or a is None:
+                    raise InvalidValue(f"kernel {kernel.name} argument {i} ({ctype}) points to private memory: pass "
+                                       "the bytes it points to (a numpy array)",
+                                       rule="a byval parameter is copied per work-item", values={"argument": i})
+                raw = np.ascontiguousarray(np.asarray(a)).reshape(-1).view(np.uint8)
+                n = batch.lanes.n
+                size = max(raw.size, 1)
+                base = batch.mem.add("private", f"argument {i} ({ctype})", np.tile(raw, n) if raw.size else
+                                     np.zeros(n, np.uint8), lane_stride=size)
+                out.append(base + np.arange(n, dtype=np.int64) * size)
+                continue
             if t.addrspace == 3:
                 if not isinstance(a, LocalMemory):
                     raise InvalidValue(f"kernel {kernel.name} argument {i} ({ctype}) is __local: pass "

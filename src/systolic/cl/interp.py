@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue, UnsupportedOperation
+from . import irtypes as IT
 from . import ops as OPS
 from .names import Where, const_from_text, demangle  # noqa: F401  (re-exported)
 
@@ -130,6 +131,7 @@ class Decoded:
         self.funcs: dict[str, DFunc] = {}
         self.fn_refs = {f.name: f for f in module.functions}
         self.globals = {g.name: g for g in module.global_variables}
+        self.named = IT.named_types(str(module)) if any(True for _ in module.struct_types) else {}
         self.instructions = 0
 
     def function(self, name: str) -> DFunc:

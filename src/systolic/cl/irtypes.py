@@ -99,7 +99,7 @@ def vtype(text: str) -> VType:
     m = _PTR.match(t)
     if m:
         return VType(t, "ptr", np.dtype(np.int64), 0, 64, int(m[1] or 0))
-    if t.startswith('target("spirv.CooperativeMatrixKHR"'):
+    if t.startswith('target("spirv.CooperativeMatrixKHR"') or t.startswith('target("spirv.JointMatrixINTEL"'):
         return VType(t, "int", np.dtype(np.int64), 0, 64)      # a handle (systolic.cl.coop)
     raise UnsupportedOperation(f"values of type {t} are not modelled by the interpreter",
                                rule="systolic.cl interpreter: first-class types i1..i64, half, float, double, "
@@ -169,3 +169,26 @@ def element_type(text: str) -> str:
     if not m:
         raise UnsupportedOperation(f"{t} has no element type", rule="getelementptr indexes arrays and vectors")
     return m[2]
+
+
+_NAMED_REF = re.compile(r'%(?:"[^"]*"|[-\w.$]+)')
+
+
+def named_types(module_text: str) -> dict[str, str]:
+    """``%name = type {...}`` definitions of a module, by name (``%"class.sycl::_V1::range"``)."""
+    return {m[1]: m[2].strip() for m in re.finditer(r'^(%(?:"[^"]*"|[-\w.$]+)) = type (.*)$', module_text, re.M)}
+
+
+def expand(text: str, named: dict[str, str], depth: int = 0) -> str:
+    """A type with its named struct types replaced by their literal bodies (for sizes and offsets)."""
+    if "%" not in text:
+        return text
+    if depth > 32:
+        raise UnsupportedOperation("recursive named types", rule="systolic.cl interpreter: literal types")
+
+    def rep(m):
+        body = named.get(m[0])
+        if body is None or body == "opaque":
+            raise UnsupportedOperation(f"named type {m[0]} has no body", rule="LangRef: opaque structs have no size")
+        return expand(body, named, depth + 1)
+    return _NAMED_REF.sub(rep, text)

@@ -375,7 +375,8 @@ def _block(info):
         g = np.flatnonzero(active)
         if not len(g):
             return np.zeros((L.n, n) if n > 1 else L.n, ret.dtype) if kind == "read" else None
-        pg = p[g]
+        full = len(g) == L.G
+        pg = p if full else p[g]
         if (pg != pg[:, :1]).any():
             from ..errors import DivergentCollective
             raise DivergentCollective(f"{info.base}: the pointer differs between the work-items of a sub-group",
@@ -398,8 +399,16 @@ def _block(info):
             reg, first = fast
             idx = first[:, None] + np.arange(S * n)[None, :]
             if kind == "read":
+                vals = reg.data.view(dt)[idx]
+                if n == 1:                       # one component: the block is the lanes in order
+                    flat = vals.reshape(-1) if full else None
+                    if flat is not None:
+                        return flat.view(ret.dtype)
+                if full:
+                    res = np.ascontiguousarray(vals.reshape(L.G, n, S).transpose(0, 2, 1)).reshape(L.n, n)
+                    return res.view(ret.dtype)
                 out = np.zeros((L.G, S, n), dt)
-                out[g] = reg.data.view(dt)[idx].reshape(len(g), n, S).transpose(0, 2, 1)
+                out[g] = vals.reshape(len(g), n, S).transpose(0, 2, 1)
                 res = out.reshape(L.n, n).view(ret.dtype)
                 return res[:, 0] if n == 1 else res
             data = np.broadcast_to(np.asarray(args[1]), (L.n, n) if n > 1 else (L.n,))

@@ -32,6 +32,8 @@ __all__ = ["matrix_builtin", "batched", "per_call", "select"]
 
 def select(name: str, params: list[str], S: int, platform):
     """The overload a call site names (its C parameter types), or the typed error for a platform without it."""
+    if getattr(platform, "backend", "xmx") != "xmx":
+        raise unsupported_on(name, platform)
     for r in TB.by_name(name):
         if r.sub_group_size == S and [r.a_type.name, r.b_type.name, r.acc_type.name] == params[:3]:
             if MP.available(r, platform) is not None:
@@ -47,7 +49,7 @@ def select(name: str, params: list[str], S: int, platform):
 
 
 def _can_batch(rec) -> bool:
-    return (not rec.split and rec.a_bits in (8, 16) and rec.b_bits in (8, 16) and rec.a_precision != "tf32"
+    return (not rec.split and ((rec.a_bits in (8, 16) and rec.b_bits in (8, 16)) or rec.a_precision == "tf32")
             and rec.acc_precision == rec.result_precision and rec.acc_precision in ("int32", "fp32"))
 
 
@@ -112,6 +114,19 @@ def float_operands(rec, a, b, P, mdl):
     """The logical A (G, M, K) and B (G, K, N) values (exact float64, flushed as the model says) of bf16/fp16
     calls of G sub-groups."""
     G, S, M, K = a.shape[0], rec.sub_group_size, rec.m, rec.k
+    if rec.a_precision == "tf32":
+        # A: work-items 0-7 hold the even rows, 8-15 the odd rows, component j = row pair j (SPIR-V's map for
+        # N > K); B: one column per work-item, component = row
+        from ..xmx import pack as PK
+        a3 = np.ascontiguousarray(a.reshape(G, S, -1)).view(np.uint32)
+        bits = np.zeros((G, M, K), np.uint32)
+        for j in range(a3.shape[2]):
+            bits[:, 2 * j, :] = a3[:, 0:K, j]
+            if 2 * j + 1 < M:
+                bits[:, 2 * j + 1, :] = a3[:, K:2 * K, j]
+        bb = np.ascontiguousarray(b.reshape(G, S, K)).view(np.uint32).transpose(0, 2, 1)
+        fl = mdl.flushes("tf32", P)
+        return PK.decode(bits, "tf32", flush=fl), PK.decode(bb, "tf32", flush=fl)
     a_rows = np.ascontiguousarray(a.reshape(G, S, -1).transpose(0, 2, 1))
     b_cols = np.ascontiguousarray(b.reshape(G, S, -1))
     A = decode16(a_rows.view(np.uint16).reshape(G, M, K), rec.a_precision, mdl.flushes(rec.a_precision, P))
@@ -207,6 +222,28 @@ def _grid(A, B):
     return ia, ib, a_first, b_first
 
 
+def split_twin(rec):
+    """The non-split built-in whose DPAS a split call's pair computes per sub-group (the whole A of the pair), or
+    None."""
+    if not rec.split:
+        return None
+    for r in TB.by_name(rec.name.replace("split_", "")):
+        if (r.sub_group_size, r.m, r.b_type, r.acc_type) == (rec.sub_group_size, rec.m, rec.b_type, rec.acc_type) \
+                and r.a_type.base == rec.a_type.base and _can_batch(r):
+            return r
+    return None
+
+
+def batched_split(rec, twin, a, b, acc, P, model=None) -> np.ndarray:
+    """Split calls of pairs of sub-groups (2p, 2p+1 consecutive in the arrays): DPASW gives each sub-group the
+    DPAS of the pair's whole A (sub-group 2p's rows first) with its own B and C."""
+    G = a.shape[0]
+    a3 = a.reshape(G // 2, 2, rec.sub_group_size, -1)
+    whole = np.concatenate([a3[:, 0], a3[:, 1]], axis=2)                  # (pairs, S, M)
+    a_full = np.repeat(whole, 2, axis=0)
+    return batched(twin, a_full, b, acc, P, model)
+
+
 def per_call(rec, a, b, acc, P, model=None) -> np.ndarray:
     """One DPAS per sub-group through systolic.opencl's lowering (split: one DPASW per pair of sub-groups)."""
     G = a.shape[0]
@@ -249,7 +286,11 @@ def matrix_builtin(info):
         if launch.engine == "batched" and _can_batch(rec) and rec.acc_precision == "fp32" and launch.defer:
             return _deferred(rec, P, launch, vals, args[2], g, L, info)
         a, b, c = (v[g] for v in vals)
-        if launch.engine == "batched" and _can_batch(rec):
+        twin = split_twin(rec) if launch.engine == "batched" else None
+        if twin is not None:
+            r = batched_split(rec, twin, a, b, c, P, launch.model)
+            _count(rec, P, len(g) // 2)
+        elif launch.engine == "batched" and _can_batch(rec):
             r = batched(rec, a, b, c, P, launch.model)
             _count(rec, P, len(g))
         else:

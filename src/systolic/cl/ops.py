@@ -83,9 +83,15 @@ def _const_expr(ctx, text: str):
         base_txt = parts[1]
         gname = base_txt.split("@")[-1].strip().strip('"')
         idx = [int(p.split()[-1]) for p in parts[2:]]
-        off = _gep_const_offset(src, idx)
+        off = _gep_const_offset(IT.expand(src, ctx.dec.named), idx)
         return lambda fr: fr.ex.launch.global_addr(gname) + np.int64(off)
     inner = body.split(" to ")[0].strip()
+    last = inner.split()[-1] if inner.split() else ""
+    if last in ("null", "poison", "undef", "zeroinitializer"):
+        return lambda fr: np.int64(0)                  # a cast null pointer is null in every address space
+    if op == "inttoptr" and re.fullmatch(r"-?\d+", last):
+        v = np.int64(int(last))
+        return lambda fr: v
     if "@" in inner and "(" not in inner:
         gname = inner.split("@")[-1].strip().strip('"')
         return lambda fr: fr.ex.launch.global_addr(gname)
@@ -389,7 +395,7 @@ def decode_instruction(ctx: DecodeCtx, db, ins) -> None:
         emit(shuf)
         return
     if op == "getelementptr":
-        src = F.gep_source_type(ins)
+        src = IT.expand(F.gep_source_type(ins), ctx.dec.named)
         gb = ctx.get(ops[0])
         steps = []       # (getter, scale) or constant offsets
         const_off = 0
@@ -423,7 +429,7 @@ def decode_instruction(ctx: DecodeCtx, db, ins) -> None:
         emit(gep)
         return
     if op == "alloca":
-        at = F.alloca_type(ins)
+        at = IT.expand(F.alloca_type(ins), ctx.dec.named)
         size = IT.alloc_size(at)
         if len(ops) and ops[0].value_kind.name == "constant_int":
             size *= max(1, F.int_value(ops[0]))

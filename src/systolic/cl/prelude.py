@@ -164,10 +164,28 @@ def _matrix(P) -> list[str]:
     return out
 
 
+def _is_cpu(name) -> bool:
+    from ..sycl.devices import DEVICES
+    d = DEVICES.get(str(name).lower())
+    return d is not None and d.backend == "amx"
+
+
+def _cpu_prelude(name) -> str:
+    """A CPU device's prelude: the types, constants and sub-group shuffles; no XMX built-ins or extensions."""
+    lines = [f"// systolic OpenCL C prelude for the CPU device {name}: no XMX built-ins",
+             "#pragma OPENCL EXTENSION cl_khr_fp16 : enable", "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
+             "#define __opencl_subgroup_builtins 1", "#define __OVL __attribute__((overloadable))"]
+    lines += _typedefs() + _CONSTANTS.strip().splitlines() + _as_macros() + _shuffles() + _blocks() + _conversions()
+    lines += ["#undef __OVL"]
+    return "\n".join(lines) + "\n"
+
+
 @functools.cache
 def prelude(platform: str = "pvc") -> str:
     """The prelude text for ``platform`` (``-include`` it; cached per platform)."""
     from .blockio2d import declarations
+    if _is_cpu(platform):
+        return _cpu_prelude(platform)
     P = get_platform(platform)
     lines = ["// systolic OpenCL C prelude (generated from systolic.opencl's tables; not a copy of opencl-c.h)",
              f"// platform {P.name}, sub-group sizes {list(P.subgroup_sizes)}",

@@ -12,12 +12,12 @@ from pathlib import Path
 import click
 
 from . import emit_json
-from .options import device_option
+from .options import SuggestingGroup, device_option
 
 __all__ = ["group"]
 
 
-@click.group("cl")
+@click.group("cl", cls=SuggestingGroup)
 def group():
     """OpenCL C kernels: build (IR, matrix call sites) and the prelude."""
 

@@ -65,7 +65,7 @@ def _amx_native(rng) -> tuple[str, str, bool] | None:
     a = rng.integers(0, 256, 16 * 64, dtype=np.uint8)
     cfg = TileConfig(palette=1, tiles={0: (16, 64), 1: (16, 64), 2: (16, 64)})
     outs = []
-    for backend in ("emulator", "native"):
+    for backend in ("cpu", "native"):
         m = TileMachine(backend=backend)
         m.ldtilecfg(cfg)
         mem = np.concatenate([a, a[::-1], np.zeros(1024, np.uint8)])
@@ -82,7 +82,7 @@ def _xmx(rng) -> tuple[str, str, bool]:
     from ..xmx import matmul
     a = rng.integers(-128, 128, (16, 64), dtype=np.int8)
     b = rng.integers(-128, 128, (64, 32), dtype=np.int8)
-    got = matmul(a, b, platform="pvc")
+    got = matmul(a, b, device="pvc")
     want = _wrap32(a.astype(np.int64) @ b.astype(np.int64))
     return "GEMM 16x32x64 int8 as DPAS tiles on pvc (8 x 16 x 32 per DPAS)", "int64 numpy", bool(
         (got == want).all())
@@ -95,7 +95,7 @@ def _xmx_exact(rng) -> tuple[str, str, bool]:
     from ..xmx import matmul
     a = rng.standard_normal((8, 16)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((16, 16)).astype(ml_dtypes.bfloat16)
-    got = matmul(a, b, platform="pvc", model="exact")
+    got = matmul(a, b, device="pvc", model="exact")
     ok = True
     for i in range(8):
         for j in range(16):
@@ -157,7 +157,7 @@ def _counts(rng) -> tuple[str, str, bool]:
     a = rng.integers(-128, 128, (20, 64), dtype=np.int8)
     b = rng.integers(-128, 128, (64, 40), dtype=np.int8)
     with counters.recording() as rec:
-        matmul(a, b, platform="pvc")
+        matmul(a, b, device="pvc")
     # 3 row tiles (RC 8) x 3 column tiles (exec 16) x 2 DPAS of K 32; `systolic run` reports these counts
     return "DPAS issued by a 20x40x64 int8 GEMM on pvc (systolic.counters)", "3 x 3 x 2 = 18, counted by hand", \
         rec.total("dpas") == 18

@@ -49,7 +49,7 @@ def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast,
         em_v = int(em, 0)
     except ValueError:
         raise InvalidValue("--em must be an integer", values={"em": em}) from None
-    m = Machine(p, platform, num_grf=num_grf, em=em_v, fast_dpas=fast, fast_alu=fast, two_grf_rule=two_grf_rule)
+    m = Machine(p, platform, num_grf=num_grf, em=em_v, path="fast" if fast else "spec", two_grf_rule=two_grf_rule)
     for name, arr in (parse_var_input(s) for s in inputs):
         m.write(name, arr)
 

@@ -175,7 +175,7 @@ def gemm_cmd(a_file, b_file, c_file, platform, model, precision, a_dtype, b_dtyp
     a = _with_dtype(_load_npy(a_file, "A"), a_dtype, "A")
     b = _with_dtype(_load_npy(b_file, "B"), b_dtype, "B")
     c = _load_npy(c_file, "C") if c_file else None
-    d = matmul(a, b, c, platform=platform, model=model, precision=precision)
+    d = matmul(a, b, c, device=platform, model=model, precision=precision)
     if out_file:
         from .inputs import write_output
         write_output(out_file, lambda f: np.save(f, d), "--out file")      # exactly that name (np.save(path)

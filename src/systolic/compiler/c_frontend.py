@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InvalidValue
+from ..errors import AsmSyntaxError, InvalidValue
 
 __all__ = ["C_SUFFIXES", "AMX_FLAGS", "C_DEFAULT_FLAGS", "O0_PASSES", "compile_c_to_ir", "normalise_o0"]
 
@@ -53,6 +53,21 @@ def normalise_o0(ref):
     return ref
 
 
+def _explain_version_mismatch(exc: AsmSyntaxError) -> None:
+    """clang's IR failing LLVM's parser is most likely a clang newer than the LLVM llvmlite carries (the IR
+    format moves with LLVM's major): say so, with both versions."""
+    import re as _re
+
+    from ..llvmir.clang import clang_version
+    from ..llvmir.module import llvm_version
+    m = _re.search(r"version (\d+)\.", clang_version())
+    if m and int(m.group(1)) > llvm_version()[0]:
+        raise AsmSyntaxError(f"{exc.message}; clang {m.group(1)} writes IR for LLVM {m.group(1)}, but llvmlite "
+                             f"parses LLVM {llvm_version()[0]}: use a clang of that major (SYSTOLIC_CLANG, or the "
+                             "ziglang wheel)", line=exc.line, column=exc.column, source=exc.source,
+                             rule="clang's LLVM major matches llvmlite's", values=exc.values) from None
+
+
 def compile_c_to_ir(source: str, *, opt: str = "-O2", flags=(), language: str = "c", debug: bool = False,
                     filename: str | None = None, source_dir=None) -> tuple[object, str]:
     """clang ``source`` (C or C++) to LLVM IR; returns (llvmlite module, its text), normalised at -O0."""
@@ -79,7 +94,11 @@ def compile_c_to_ir(source: str, *, opt: str = "-O2", flags=(), language: str = 
         extra += ["-Xclang", "-disable-O0-optnone"]
     text = compile_source(source, language=language, opt=opt, debug=debug, flags=extra + rest,
                           filename=filename, source_dir=source_dir)
-    ref = parse(text, name=filename or f"input.{'c' if language == 'c' else 'cpp'}.ll")
+    try:
+        ref = parse(text, name=filename or f"input.{'c' if language == 'c' else 'cpp'}.ll")
+    except AsmSyntaxError as exc:
+        _explain_version_mismatch(exc)
+        raise
     if opt == "-O0":
         normalise_o0(ref)
         text = str(ref)

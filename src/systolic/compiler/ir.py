@@ -446,8 +446,24 @@ class Module:
     #: functions the reader refused (name -> UnmodelledConstruct); they stay in ``functions`` as declarations
     refused: dict = field(default_factory=dict)
 
-    def function(self, name: str) -> Function:
+    def _mangled(self, name: str) -> str:
+        """The IR name of the one function whose C++ source name is ``name`` (else ``name`` unchanged; several:
+        an InvalidValue listing them)."""
         from ..errors import InvalidValue
+        hits = [k for k, f in self.functions.items() if (not f.declaration or k in self.refused)
+                and _source_name(k) == name]
+        if len(hits) > 1:
+            raise InvalidValue(f"@{name} names {len(hits)} C++ functions (overloads); give the mangled name",
+                               rule="module.run: a function by its IR name, or a unique C++ source name",
+                               values={"function": name, "candidates": hits})
+        return hits[0] if hits else name
+
+    def function(self, name: str) -> Function:
+        """The defined function ``name``; a C++ function may also be named by its source name (``f`` for the
+        Itanium-mangled ``_Z1fii``) when exactly one defined function has that name."""
+        from ..errors import InvalidValue
+        if name not in self.functions:
+            name = self._mangled(name)
         f = self.functions.get(name)
         if name in self.refused:
             raise self.refused[name]
@@ -457,6 +473,16 @@ class Module:
                                values={"function": name, "defined": sorted(k for k, v in self.functions.items()
                                                                            if not v.declaration)})
         return f
+
+
+def _source_name(mangled: str) -> str | None:
+    """``f`` of an Itanium-mangled ``_Z1fii`` (a function at namespace scope), else None."""
+    import re
+    m = re.match(r"_Z(\d+)", mangled)
+    if m is None:
+        return None
+    n, start = int(m.group(1)), m.end()
+    return mangled[start:start + n] if len(mangled) >= start + n else None
 
 
 def location(ins: Instr) -> str:

@@ -31,7 +31,7 @@ from .ir import (LABEL, VOID, X86_AMX, Argument, ArrayType, Block, ConstantInt, 
                  FloatType, Function, GlobalVariable, Instr, IntType, Module, OpaqueType, PtrType, StructType,
                  TileType, Type, Value, VectorType, is_tile_vector, size_of)
 from .int_intrinsics import base_name as int_base_name
-from .ops import OPS
+from .ops import OPS, verify_function
 
 __all__ = ["parse", "parse_type", "read_module", "DROPPED_INTRINSICS", "RUNNER_INTRINSICS"]
 
@@ -169,6 +169,7 @@ class ModuleReader:
                 f = m.functions[fn.name]
                 try:
                     FunctionReader(self, fn, f).read()
+                    verify_function(f)  # the LangRef typing rules of ops.py hold for what was read
                 except UnmodelledConstruct as err:
                     f.blocks = []
                     f.declaration = True

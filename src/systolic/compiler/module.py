@@ -48,7 +48,11 @@ class CompiledModule:
                 self.final = copy.deepcopy(module)
 
         self.snapshots = run_pipeline(m, PIPELINE, on_pass=keep)
-        self.info = {f.name: f.meta["regalloc"] for f in defined}
+        # a function a pass refused (UnmodelledConstruct) is a declaration now; calling it raises the refusal,
+        # compiled or eager
+        for name, err in m.refused.items():
+            self.source.refused.setdefault(name, err)
+        self.info = {f.name: f.meta["regalloc"] for f in m.functions.values() if not f.declaration}
         self.machine = m
         self._jit = None
 
@@ -92,6 +96,7 @@ class CompiledModule:
             raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
                                values={"backend": backend, "known": list(BACKENDS)})
         f = self.machine.function(function)
+        function = f.name  # a C++ function may be named by its source name (Module.function)
         if backend == "llvm":
             return self._run_jit(function, args, memory, cpu, max_steps)
         tm = TileMachine(cpu, backend=backend)

@@ -593,6 +593,8 @@ def print_machine(ins: Instr) -> str:
     ``TDPBSSD tmm2, tmm0, tmm1`` - for reading, not for LLVM."""
     lhs = OpDef.lhs(ins)
     a = ins.attrs
+    if a.get("def") is not None:  # during allocation: the tile variable written (phi copies, ties, spill temps)
+        lhs = f"{a['def'].ref()} = "
     parts = [f"tmm{t}" for t in a.get("tiles", [])] + [v.ref() for v in ins.operands]
     extra = "".join(f" {k}={a[k]}" for k in ("slot",) if k in a)
     return f"{lhs}{ins.opcode} {', '.join(parts)}{extra}".rstrip()

@@ -19,7 +19,9 @@ register allocators; the assignment itself goes to ``f.meta["allocation"]`` for 
 
 The verifier after each pass checks SSA dominance and what must hold from that point on (``verify``).
 A failure is a :class:`~systolic.errors.CompileError` naming the pass: a compiler bug, never the input's fault
-(input errors are raised by the passes themselves).
+(input errors are raised by the passes themselves). A pass that raises
+:class:`~systolic.errors.UnmodelledConstruct` refuses that function only (``module.refused``, as the reader
+does); the others go on through the pipeline.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from ..errors import CompileError
+from ..errors import CompileError, UnmodelledConstruct
 from .ir import Function, Instr, Module, location
 
-__all__ = ["Pass", "FunctionPass", "PIPELINE", "PASS_NAMES", "run_pipeline", "verify"]
+__all__ = ["Pass", "FunctionPass", "PIPELINE", "PASS_NAMES", "run_pipeline", "verify", "refuse"]
 
 
 class Pass(Protocol):
@@ -181,6 +183,15 @@ def _verify_configured(f: Function, after: str) -> None:
 
 
 # ------------------------------------------------------------------------------ running
+def refuse(module: Module, f: Function, err: UnmodelledConstruct) -> None:
+    """A pass met a construct systolic does not model: ``f`` becomes a declaration that raises ``err`` when
+    called (``module.refused``, as the reader does), and the module's other functions still compile."""
+    f.blocks = []
+    f.declaration = True
+    f.refused = err
+    module.refused[f.name] = err
+
+
 def run_pipeline(module: Module, passes=PIPELINE, *, snapshots: bool = True, check: bool = True,
                  on_pass: Callable[[str, Module], None] | None = None) -> dict[str, str]:
     """Run ``passes`` over every defined function of ``module`` (in place), the verifier after each (``check``).
@@ -188,10 +199,13 @@ def run_pipeline(module: Module, passes=PIPELINE, *, snapshots: bool = True, che
     pass too (the compiler keeps a copy of the module after ``shapes`` that way)."""
     from .printer import print_module
     out: dict[str, str] = {}
-    defined = [f for f in module.functions.values() if not f.declaration]
     for p in passes:
-        for f in defined:
-            p.run(module, f)
+        for f in [f for f in module.functions.values() if not f.declaration]:
+            try:
+                p.run(module, f)
+            except UnmodelledConstruct as err:
+                refuse(module, f, err)
+                continue
             if check:
                 verify(module, f, p.name)
         if snapshots:

@@ -4,7 +4,7 @@ module.
 Round trip: ``print_module(parse(print_module(m))) == print_module(m)``. Each instruction is printed by its
 definition in :mod:`.ops`. Pseudo and machine instructions (after ``lower`` / ``regalloc``) print in an
 LLVM-MIR-like form (``%t = PTILELOADDV %row, %col, %p, 64``) that is for reading, not for parsing. A function
-the reader refused prints as a declaration after a comment giving the reason.
+the reader refused prints as a declaration (``Module.refused`` holds why), so the round trip holds for it too.
 """
 
 from __future__ import annotations
@@ -57,9 +57,7 @@ def print_function(f: Function) -> str:
     suf = f" {f.suffix}" if f.suffix else ""
     head = f"{pre}{f.ret_type} @{_quote(f.name)}({', '.join(params)}){suf}"
     if f.declaration:
-        why = getattr(f, "refused", None)
-        note = f"; refused: {why.message if hasattr(why, 'message') else why}\n" if why is not None else ""
-        return f"{note}declare {head}"
+        return f"declare {head}"
     lines = [f"define {head} {{"]
     preds = f.predecessors()
     for k, b in enumerate(f.blocks):

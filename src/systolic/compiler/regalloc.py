@@ -586,15 +586,13 @@ class _Allocator:
         f.meta["machine"] = True
 
 
-_WRITES_TILE = {"TILELOADD", "TILELOADDT1", "TILEZERO"}
-
-
 def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
-    """Spill-everywhere leaves, within a block, reloads of a slot into a register that still holds it and
-    stores into a slot that is stored again before anything reads it. Both go (per block, so no path is
-    assumed). The slots are allocas of this pass that no program pointer reaches, so only this code reads or
+    """Spill-everywhere leaves reloads of a slot into a register that still holds it, on every path to the
+    reload (a forward must-dataflow over the blocks: register -> slot whose bytes it holds, met by
+    intersection), and stores into a slot that is stored again in the same block before anything reads it.
+    Both go. The slots are allocas of this pass that no program pointer reaches, so only this code reads or
     writes them; a reload into a register that holds the slot's bytes, under the same configuration, changes
-    no byte of it. Returns how many instructions went."""
+    no byte of it (a call, an LDTILECFG or a TILERELEASE forgets everything). Returns how many went."""
     slot_ids = {id(s) for s in slots}
 
     def slot_of(ins):
@@ -602,27 +600,66 @@ def _drop_redundant_spill_code(f: Function, slots: list[Instr]) -> int:
             return id(ins.operands[0])
         return None
 
+    def step(holds: dict[int, int], ins) -> bool:
+        """Update ``holds`` across ``ins``; True when ``ins`` is a reload the register already holds."""
+        sl = slot_of(ins)
+        if sl is not None and ins.opcode == "TILELOADD":
+            r = ins.attrs["tiles"][0]
+            if holds.get(r) == sl:
+                return True
+            holds[r] = sl
+        elif sl is not None:  # TILESTORED into a slot: the slot now holds this register's bytes
+            r = ins.attrs["tiles"][0]
+            for r2 in [x for x, v in holds.items() if v == sl and x != r]:
+                del holds[r2]
+            holds[r] = sl
+        elif ins.opcode in ("LDTILECFG", "TILERELEASE") or _is_clobber(ins):
+            holds.clear()
+        elif "tiles" in ins.attrs and ins.opcode != "TILESTORED":  # a store to memory writes no tile
+            # a load, tilezero or TMUL writes its first tile; forgetting every tile it names is safe for any
+            # other tile instruction too
+            for r in ins.attrs["tiles"]:
+                holds.pop(r, None)
+        return False
+
+    # must-hold at each block's entry, to a fixpoint (None: no path seen yet)
+    preds = f.predecessors()
+    order = rpo(f)
+    exit_state: dict = {b: None for b in f.blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in order:
+            ins_states = [exit_state[p] for p in preds[b] if exit_state[p] is not None]
+            if b is f.entry or not ins_states:
+                start: dict[int, int] = {}
+            else:
+                start = dict(ins_states[0])
+                for st in ins_states[1:]:
+                    start = {r: v for r, v in start.items() if st.get(r) == v}
+            h = dict(start)
+            for ins in b.instrs:
+                step(h, ins)
+            if exit_state[b] != h:
+                exit_state[b], changed = h, True
+    entry_state = {}
+    for b in order:
+        ins_states = [exit_state[p] for p in preds[b] if exit_state[p] is not None]
+        st: dict[int, int] = {}
+        if b is not f.entry and ins_states:
+            st = dict(ins_states[0])
+            for o in ins_states[1:]:
+                st = {r: v for r, v in st.items() if o.get(r) == v}
+        entry_state[b] = st
+
     removed = 0
     for b in f.blocks:
-        holds: dict[int, int] = {}  # register -> spill slot whose bytes it holds
+        holds = dict(entry_state.get(b, {}))
         keep = []
         for ins in b.instrs:
-            sl = slot_of(ins)
-            if sl is not None and ins.opcode == "TILELOADD":
-                r = ins.attrs["tiles"][0]
-                if holds.get(r) == sl:
-                    removed += 1
-                    continue
-                holds[r] = sl
-            elif sl is not None:  # TILESTORED into a slot: the slot now holds this register's bytes
-                r = ins.attrs["tiles"][0]
-                for r2 in [x for x, v in holds.items() if v == sl and x != r]:
-                    del holds[r2]
-                holds[r] = sl
-            elif ins.opcode == "LDTILECFG" or _is_clobber(ins):
-                holds.clear()
-            elif ins.opcode in _WRITES_TILE or ins.opcode.startswith("TDP") or ins.opcode.startswith("TCMM"):
-                holds.pop(ins.attrs["tiles"][0], None)
+            if step(holds, ins):
+                removed += 1
+                continue
             keep.append(ins)
         # stores into a slot that is stored again, with no reload in between, in the same block
         overwritten: set[int] = set()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import CompileError
+from ..errors import CompileError, UnmodelledConstruct
 from .amx_table import MODELLED_DOTS, is_cast
 from .int_intrinsics import runner_executes
 from .cfg import Dominance
@@ -260,9 +260,12 @@ class _Propagation:
                 user = self.uses.get(id(v), [(None, 0)])[0][0]
                 if isinstance(v, ConstantSpecial):
                     continue
-                raise CompileError(f"tile value {what} comes from outside the function; tiles cannot be passed "
-                                   "by value (define the tile with a load or tilezero)",
-                                   location=location(user) if user else f"@{f.name}", rule=SHAPE_RULE)
+                raise UnmodelledConstruct(
+                    f"tile value {what} comes from outside @{f.name}; tiles passed by value (as <256 x i32> "
+                    "arguments) are not modelled: define the tile with a load or tilezero",
+                    location=location(user) if user else f"@{f.name}", rule=SHAPE_RULE,
+                    values={"construct": "tile passed by value", "function": f.name,
+                            "line": user.attrs.get("loc") if user else None})
         tv = [v for v in tv if isinstance(v, Instr)]
         # definitions first (intrinsic results, then through phis and casts) to a fixpoint; only values no
         # definition reaches (plain vector loads, phis of them) take the shape of a use
@@ -310,6 +313,17 @@ class _Propagation:
                     if su is not None and not su.same(s):
                         raise CompileError(f"conflicting tile shapes for %{v.name}: used as {s} and as {su}",
                                            location=location(u), rule=SHAPE_RULE, values={"value": v.name})
+        # what a tile value may flow into (checked by the analysis, so that a refusal leaves f unchanged)
+        for v in tv:
+            for u, k in self.uses.get(id(v), []):
+                if id(u) in self.ops or u.opcode == "phi" or _is_cast(u) or (u.opcode == "store" and k == 0):
+                    continue
+                raise UnmodelledConstruct(
+                    f"tile value %{v.name} used by {u.opcode} in @{self.f.name}; vector code on tile values is not "
+                    "modelled (tile values may flow into tile intrinsics, phis, casts and <256 x i32> stores)",
+                    location=location(u), rule=SHAPE_RULE,
+                    values={"construct": f"{u.opcode} of a tile value", "function": self.f.name,
+                            "line": u.attrs.get("loc")})
         return tv
 
     # ------------------------------------------------------------------ rewrite into the final form
@@ -326,13 +340,6 @@ class _Propagation:
         tset = {id(v) for v in tv}
         casts = [v for v in tv if _is_cast(v)]  # before retyping: afterwards both sides are x86_amx
         self.dom = Dominance(f)
-        for v in tv:
-            for u, k in self.uses.get(id(v), []):
-                if id(u) in self.ops or u.opcode == "phi" or _is_cast(u) or (u.opcode == "store" and k == 0):
-                    continue
-                raise CompileError(f"tile value %{v.name} used by {u.opcode}; tile values may only flow into tile "
-                                   "intrinsics, phis, casts and <256 x i32> stores", location=location(u),
-                                   rule=SHAPE_RULE)
         for b in list(f.blocks):
             for ins in list(b.instrs):
                 op = self.ops.get(id(ins))

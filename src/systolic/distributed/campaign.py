@@ -16,6 +16,7 @@ need no shared file system and a killed worker can leave no partial file behind.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +25,20 @@ import numpy as np
 
 from .. import __version__
 from ..errors import CampaignError, InvalidValue
+from ..suggest import did_you_mean
 from . import formats, store
-from .kinds import BACKENDS, IMAGES, Spec, make_kind, spec_dict
+from .kinds import IMAGES, Spec, check_backend, make_kind, spec_dict
 
 __all__ = ["Campaign", "make_shard", "verify_shard", "generate", "verify", "GenerateResult", "VerifyResult"]
 
 #: mismatching rows listed by verify (all are counted)
 MAX_REPORTED = 1000
+#: vectors in a campaign (their index is a uint64 column)
+MAX_COUNT = 2**63 - 1
+#: vectors in one shard (a shard is built in one worker's memory and written by the client in one piece)
+MAX_SHARD = 1 << 20
+#: shards in a campaign (the client holds the shard list, and the complete manifest lists every shard)
+MAX_SHARDS = 10**7
 
 
 @dataclass(frozen=True)
@@ -44,12 +52,28 @@ class Campaign:
     format: str = "parquet"
 
     def __post_init__(self):
-        for what, v, lo in (("count", self.count, 1), ("shard_size", self.shard_size, 1), ("seed", self.seed, 0)):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
-                raise InvalidValue(f"{what} must be an integer >= {lo}", values={what: v})
-        if self.format not in formats.FORMATS:
-            raise InvalidValue(f"unknown format {self.format!r}", rule="formats: " + ", ".join(formats.FORMATS),
+        """Every argument checked here, the vector kind and the profile included, so a bad campaign is refused
+        where it is written, not on a worker."""
+        if not isinstance(self.spec, Spec):
+            raise InvalidValue("a campaign's spec is a systolic.distributed.Spec",
+                               rule="Campaign(Spec(engine, instruction, ...), ...)", values={"spec": self.spec})
+        for what, v, lo, hi in (("count", self.count, 1, MAX_COUNT), ("shard_size", self.shard_size, 1, MAX_SHARD),
+                                ("seed", self.seed, 0, None)):
+            rule = f"{what}: an integer >= {lo}" + (f" and <= {hi}" if hi else "")
+            if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)) or v < lo or \
+                    (hi is not None and v > hi):
+                raise InvalidValue(f"{what} must be an integer >= {lo}" + (f" and <= {hi}" if hi else ""),
+                                   rule=rule, values={what: v})
+            object.__setattr__(self, what, int(v))             # numpy integers: plain ints for the manifest
+        if self.shard_count > MAX_SHARDS:
+            raise InvalidValue(f"{self.shard_count} shards: too many for one campaign",
+                               rule=f"count / shard_size <= {MAX_SHARDS} shards (the client holds the shard list)",
+                               values={"count": self.count, "shard_size": self.shard_size})
+        if not isinstance(self.format, str) or self.format not in formats.FORMATS:
+            hint = did_you_mean(self.format, formats.FORMATS) if isinstance(self.format, str) else ""
+            raise InvalidValue(f"unknown format {self.format!r}{hint}", rule="formats: " + ", ".join(formats.FORMATS),
                                values={"format": self.format})
+        self.kind.profiles(self.profile)               # the engine's rules, and the profile applies to the instruction
 
     @property
     def kind(self):
@@ -67,6 +91,12 @@ class Campaign:
 
     @staticmethod
     def from_args(a: dict) -> "Campaign":
+        """The campaign of :meth:`args`' dict (a manifest's ``args``, a worker task's argument)."""
+        keys = ("spec", "profile", "count", "seed", "shard_size", "format")
+        if not isinstance(a, dict) or any(k not in a for k in keys):
+            missing = [k for k in keys if k not in a] if isinstance(a, dict) else list(keys)
+            raise InvalidValue("campaign arguments lack " + ", ".join(missing), rule="campaign args: "
+                               + ", ".join(keys), values={"args": a if not isinstance(a, dict) else sorted(a)})
         return Campaign(make_kind(a["spec"]).spec, a["profile"], a["count"], a["seed"], a["shard_size"], a["format"])
 
     @property
@@ -75,6 +105,11 @@ class Campaign:
 
     def shard(self, i: int) -> dict:
         """Shard ``i``'s plan: first vector, count, profile, seed pair, file name."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.shard_count:
+            raise InvalidValue(f"no shard {i!r} in a campaign of {self.shard_count} shards",
+                               rule=f"shard index: an integer 0..{self.shard_count - 1}",
+                               values={"shard": i, "shard_count": self.shard_count})
+        i = int(i)
         profiles = self.kind.profiles(self.profile)
         first = i * self.shard_size
         return {"index": i, "first": first, "count": min(self.shard_size, self.count - first),
@@ -97,6 +132,7 @@ def _inputs(c: Campaign, plan: dict) -> dict[str, np.ndarray]:
 def make_shard(args: dict, i: int, backend: str) -> dict:
     """Worker task: shard ``i`` of the campaign ``args`` as file bytes, with its sha256 and count."""
     t0 = time.perf_counter()
+    check_backend(backend)
     c = Campaign.from_args(args)
     plan = c.shard(i)
     imgs = _inputs(c, plan)
@@ -111,6 +147,10 @@ def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 
     """Worker task: parse shard ``i``'s bytes, regenerate its inputs from the seed pair, recompute its results on
     ``backend``; the rows that differ (``image``: ``d`` for a result, ``a``/``b``/``c`` for an input that is not
     the seed's) and the reason when the bytes do not parse or do not belong to this shard."""
+    check_backend(backend)
+    if isinstance(max_rows, (bool, np.bool_)) or not isinstance(max_rows, (int, np.integer)) or max_rows < 0:
+        raise InvalidValue("max_rows must be an integer >= 0", rule="verify_shard max_rows: rows listed, >= 0",
+                           values={"max_rows": max_rows})
     c = Campaign.from_args(args)
     plan = c.shard(i)
     out = {"index": i, "rows": [], "bad_rows": 0, "problem": None, "checked": 0}
@@ -170,10 +210,25 @@ def _manifest(c: Campaign, shards: list[dict] | None) -> dict:
     return m
 
 
-def _check_backend(backend: str) -> None:
-    if backend not in BACKENDS:
-        raise InvalidValue(f"unknown backend {backend!r}", rule="backends: " + ", ".join(BACKENDS),
-                           values={"backend": backend})
+_check_backend = check_backend
+
+
+def _check_window(window) -> None:
+    if window is not None and (isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, np.integer))
+                               or window < 1):
+        raise InvalidValue("window must be a positive integer or None", rule="window: shards in flight, >= 1",
+                           values={"window": window})
+
+
+def _directory(out) -> Path:
+    if not isinstance(out, (str, os.PathLike)) or (isinstance(out, str) and (not out or "\0" in out)):
+        raise InvalidValue("the campaign directory is a path", rule="out: a str or os.PathLike naming a directory",
+                           values={"out": out})
+    try:
+        return Path(out)
+    except TypeError as exc:                       # a PathLike whose __fspath__ returns bytes
+        raise InvalidValue("the campaign directory is a path", rule="out: a str or os.PathLike naming a directory",
+                           values={"out": out}) from exc
 
 
 def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: int | None = None,
@@ -185,16 +240,24 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
     ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes."""
     from distributed import as_completed
     _check_backend(backend)
+    _check_window(window)
+    if not isinstance(campaign, Campaign):
+        raise InvalidValue("generate runs a systolic.distributed.Campaign", rule="generate(client, Campaign(...), out)",
+                           values={"campaign": campaign})
     c = campaign.canonical()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _directory(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:                         # under a file, no permission, a file by that name
+        raise CampaignError(f"cannot make the campaign directory {out}: {exc.strerror or exc}",
+                            rule="--out: a directory that exists or can be created", values={"dir": str(out)}) from exc
     t0 = time.perf_counter()
     res = GenerateResult(manifest={})
     old = store.read_manifest(out)
     if old is not None and old.get("args") != c.args():
         raise CampaignError(f"{out} holds another campaign", rule="resume: the same arguments as the manifest's",
                             values={"dir": str(out), "manifest_args": old.get("args"), "args": c.args()})
-    known = {int(s["index"]): s for s in (old or {}).get("shards", [])}
+    known = store.manifest_shards(old, out / store.MANIFEST) if old is not None else {}
     known.update(store.read_journal(out))
     store.remove_temporaries(out)
     plans = [c.shard(i) for i in range(c.shard_count)]
@@ -235,9 +298,11 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
         window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(todo))
+        tag = store.sha256_bytes(repr(args).encode())[:10]
+        # GPU work goes to workers that offer the GPU resource, where any does (--gpu, or dask worker --resources)
+        extra = {"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}
         submit = lambda p: client.submit(make_shard, args, p["index"], backend, pure=False,   # noqa: E731
-                                         key=f"systolic-shard-{p['index']}-{store.sha256_bytes(repr(args).encode())[:10]}",
-                                         **({"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}))
+                                         key=f"systolic-shard-{p['index']}-{tag}", **extra)
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         journal = store.Journal(out)
         try:
@@ -298,15 +363,21 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
     equal to the seed's, results recomputed on ``backend`` (on the cluster) bit for bit."""
     from distributed import as_completed
     _check_backend(backend)
-    out = Path(out)
+    _check_window(window)
+    out = _directory(out)
     t0 = time.perf_counter()
     man = store.read_manifest(out)
     if man is None:
         raise CampaignError(f"{out} has no manifest.json", rule="verify: a directory written by vectors generate",
                             values={"dir": str(out)})
-    c = Campaign.from_args(man["args"])
+    try:
+        c = Campaign.from_args(man.get("args"))
+    except InvalidValue as exc:                    # an edited manifest, or one of a version with other names
+        raise CampaignError(f"{out / store.MANIFEST} records no usable campaign: {exc.message}",
+                            rule='manifest "args": the arguments of a campaign (vectors generate)',
+                            values={"dir": str(out), **exc.values}) from exc
     res = VerifyResult(shards=c.shard_count)
-    recorded = {int(s["index"]): s for s in man.get("shards", [])}
+    recorded = store.manifest_shards(man, out / store.MANIFEST)
     if not man.get("complete"):
         recorded.update(store.read_journal(out))
         res.bad_shards.append({"index": None, "file": store.MANIFEST,
@@ -340,7 +411,8 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
         window = window or max(4, 4 * threads)
         args = c.args()
         pending = list(reversed(jobs))
-        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, pure=False)   # noqa: E731
+        extra = {"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}
+        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, pure=False, **extra)   # noqa: E731
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         for fut in ac:
             r = fut.result()

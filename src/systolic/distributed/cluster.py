@@ -18,6 +18,8 @@ import logging
 import os
 import subprocess
 
+import numpy as np
+
 from ..errors import BackendUnavailable, InvalidValue
 
 __all__ = ["open_client", "gpu_count", "ENV_SCHEDULER"]
@@ -53,9 +55,15 @@ def open_client(scheduler: str | None = None, workers: int | None = None, gpu: b
     except ImportError as exc:
         raise BackendUnavailable("dask distributed is not installed", rule="pip install 'systolic[distributed]'",
                                  values={"error": str(exc)}) from exc
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise InvalidValue("--scheduler is an address (a string)", rule="--scheduler tcp://HOST:PORT",
+                           values={"scheduler": scheduler})
+    if not isinstance(gpu, (bool, np.bool_)):
+        raise InvalidValue("gpu is True or False", rule="open_client(gpu: bool)", values={"gpu": gpu})
     address = scheduler or os.environ.get(ENV_SCHEDULER) or None
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise InvalidValue("--workers must be a positive integer", values={"workers": workers})
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InvalidValue("--workers must be a positive integer", rule="--workers N: worker processes, N >= 1",
+                           values={"workers": workers})
     level = logging.CRITICAL if quiet else logging.INFO   # quiet: no heartbeat noise while a cluster shuts down
     if address:
         if workers is not None or gpu:

@@ -36,7 +36,7 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
+    if not isinstance(fmt, str) or fmt not in FORMATS:
         raise InvalidValue(f"unknown shard format {fmt!r}", rule="formats: " + ", ".join(FORMATS), values={"format": fmt})
 
 
@@ -92,6 +92,9 @@ def _parquet(cols, meta_text: str) -> bytes:
 def decode(fmt: str, data: bytes) -> tuple[dict[str, np.ndarray], dict]:
     """Columns and metadata of a shard file's bytes; :class:`InvalidValue` when they do not parse."""
     _check_format(fmt)
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InvalidValue("a shard file's content is bytes", rule="decode(format, data: bytes)",
+                           values={"data": type(data).__name__})
     try:
         if fmt == "parquet":
             import pyarrow as pa

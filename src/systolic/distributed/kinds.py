@@ -30,9 +30,10 @@ import numpy as np
 
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
+from ..suggest import did_you_mean
 from .profiles import draw_bits, profiles_for
 
-__all__ = ["VectorKind", "AmxKind", "XmxKind", "make_kind", "BACKENDS", "IMAGES"]
+__all__ = ["Spec", "VectorKind", "AmxKind", "XmxKind", "make_kind", "check_backend", "BACKENDS", "IMAGES"]
 
 #: backends a campaign may compute with
 BACKENDS = ("cpu", "spec", "native", "cuda")
@@ -50,6 +51,50 @@ class Spec:
     dst_type: str | None = None          # XMX Dst/Src0 type
     rc: int | None = None                # XMX repeat count
     shape: tuple[int, int, int] | None = None   # AMX (M rows, K dwords, N dwords)
+
+    def __post_init__(self) -> None:
+        """The form of every field (the values themselves are the engines' to check, in :func:`make_kind`): a
+        typed error here, not an unpacking or attribute error later on a worker."""
+        _check_engine(self.engine)
+        for what in ("instruction", "precision", "model", "dst_type"):
+            v = getattr(self, what)
+            if v is not None and not isinstance(v, str):
+                raise InvalidValue(f"{what} is a name (a string) or None", rule=f"Spec.{what}: str or None",
+                                   values={what: v})
+        if self.rc is not None:
+            object.__setattr__(self, "rc", _whole(self.rc, "rc", "Spec.rc: an integer (XMX repeat count 1..8) or None"))
+        if self.shape is not None:
+            object.__setattr__(self, "shape", _shape(self.shape))
+
+
+#: engine families a vector kind can have
+FAMILIES = ("amx", "xmx")
+_ENGINE_RULE = "engines: amx:<cpu> (systolic amx cpus), xmx:<platform> (systolic xmx platforms)"
+_SHAPE_RULE = "Spec.shape: three integers (M rows 1..16, K dwords 1..16, N dwords 1..16) or None"
+
+
+def _check_engine(engine) -> None:
+    if not isinstance(engine, str):
+        raise InvalidValue("engine is a string, amx:<cpu> or xmx:<platform>", rule=_ENGINE_RULE,
+                           values={"engine": engine})
+    family, sep, device = engine.partition(":")
+    if not sep or family not in FAMILIES or not device:
+        hint = did_you_mean(family, FAMILIES) if family not in FAMILIES else ""
+        raise InvalidValue(f"unknown engine {engine!r}{hint}", rule=_ENGINE_RULE, values={"engine": engine})
+
+
+def _whole(v, what: str, rule: str) -> int:
+    """``v`` as a Python int when it is an integer (numpy's included, bool not); else InvalidValue."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise InvalidValue(f"{what} must be an integer", rule=rule, values={what: v})
+    return int(v)
+
+
+def _shape(v) -> tuple[int, int, int]:
+    if not isinstance(v, (tuple, list)) or len(v) != 3 or \
+            any(isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) for x in v):
+        raise InvalidValue("shape is three integers (M, K, N)", rule=_SHAPE_RULE, values={"shape": v})
+    return tuple(int(x) for x in v)
 
 
 def _bytes_of(bits: np.ndarray, storage_bits: int) -> np.ndarray:
@@ -130,7 +175,8 @@ class AmxKind(VectorKind):
         self.cpu = get_cpu(spec.engine.split(":", 1)[1])
         mn = (spec.instruction or "").lower()
         if mn not in TMUL_MNEMONICS:
-            raise InvalidValue(f"unknown AMX TMUL instruction {spec.instruction!r}",
+            raise InvalidValue(f"unknown AMX TMUL instruction {spec.instruction!r}"
+                               f"{did_you_mean(spec.instruction or '', TMUL_MNEMONICS)}",
                                rule="AMX TMULs: " + ", ".join(TMUL_MNEMONICS), values={"instruction": spec.instruction})
         for what, v in (("precision", spec.precision), ("model", spec.model), ("dst_type", spec.dst_type),
                         ("rc", spec.rc)):
@@ -171,10 +217,11 @@ class AmxKind(VectorKind):
         return {"a": _bytes_of(a, sa), "b": _bytes_of(b, sb), "c": _bytes_of(c, 32)}
 
     def compute(self, images, backend):
+        check_backend(backend)
         if backend == "cuda":
             return self._compute_cuda(images)
         from ..amx import TileConfig
-        m = _tile_machine(self.cpu.name, {"cpu": "emulator", "spec": "spec", "native": "native"}[backend])
+        m = _tile_machine(self.cpu.name, backend)
         m.ldtilecfg(TileConfig(palette=1, tiles={0: (self.m, 4 * self.n), 1: (self.m, 4 * self.k),
                                                  2: (self.k, 4 * self.n)}))
         a, b, c = images["a"], images["b"], images["c"]
@@ -206,7 +253,7 @@ class AmxKind(VectorKind):
             a = _values(a_bits.astype(np.uint64), self.ta).astype(_dtype(self.ta))
             b = _values(b_bits.astype(np.uint64), self.tb).astype(_dtype(self.tb))
             c = images["c"][v].view(cdt).reshape(self.m, self.n)
-            d = matmul(a, b, c, cpu=self.cpu.name, backend="cuda")
+            d = matmul(a, b, c, device=self.cpu.name, backend="cuda")
             out[v] = np.ascontiguousarray(np.asarray(d, dtype=cdt)).view(np.uint8).reshape(-1)
         return out
 
@@ -218,8 +265,10 @@ def _dtype(tname: str) -> np.dtype:
 
 @functools.lru_cache(maxsize=None)
 def _tile_machine(cpu: str, backend: str):
+    """backend: "cpu" (the fast path), "spec" (the spec path) or "native"."""
     from ..amx import TileMachine
-    return TileMachine(cpu, backend=backend)
+    spec = backend == "spec"
+    return TileMachine(cpu, backend="cpu" if spec else backend, path="spec" if spec else "fast")
 
 
 # --------------------------------------------------------------------------------------------------------- XMX
@@ -299,6 +348,7 @@ class XmxKind(VectorKind):
         return o2, o1, o0, od
 
     def compute(self, images, backend):
+        check_backend(backend)
         if backend == "cuda":
             return self._compute_cuda(images)
         if backend == "native":
@@ -332,7 +382,7 @@ class XmxKind(VectorKind):
             a = _gemm_operand(pack.unpack_src2(images["a"][v], self.p2, self.rc, self.kdim), self.p2)
             b = _gemm_operand(pack.unpack_src1(images["b"][v], self.p1, self.kdim, self.n), self.p1)
             c = images["c"][v].view(cdt).reshape(self.rc, self.n)
-            d = matmul(a, b, c, platform=self.platform.name, model=self.model,
+            d = matmul(a, b, c, device=self.platform.name, model=self.model,
                        precision="tf32" if self.p2 == "tf32" else None, backend="cuda")
             out[v] = np.ascontiguousarray(np.asarray(d, dtype=cdt)).view(np.uint8).reshape(-1)
         return out
@@ -349,10 +399,36 @@ def _gemm_operand(bits: np.ndarray, p: str) -> np.ndarray:
     return _values(bits.astype(np.uint64), p)
 
 
+def check_backend(backend) -> None:
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        hint = did_you_mean(backend, BACKENDS) if isinstance(backend, str) else ""
+        raise InvalidValue(f"unknown backend {backend!r}{hint}", rule="backends: " + ", ".join(BACKENDS),
+                           values={"backend": backend})
+
+
+def spec_from_dict(d) -> Spec:
+    """A :class:`Spec` from its dict form (a manifest's ``args.spec``); InvalidValue naming a missing or unknown
+    field."""
+    fields = tuple(Spec.__dataclass_fields__)
+    if not isinstance(d, dict):
+        raise InvalidValue("a vector kind's spec is a mapping of its fields", rule="spec: " + ", ".join(fields),
+                           values={"spec": d})
+    unknown = [k for k in d if k not in fields]
+    if unknown:
+        raise InvalidValue(f"unknown spec field {unknown[0]!r}{did_you_mean(unknown[0], fields)}",
+                           rule="spec: " + ", ".join(fields), values={"field": unknown[0]})
+    if "engine" not in d:
+        raise InvalidValue("the spec names no engine", rule="spec: engine is required", values={"spec": d})
+    return Spec(**d)
+
+
 def make_kind(spec: Spec | dict) -> VectorKind:
     """The vector kind of ``spec`` (``engine`` = ``amx:<cpu>`` or ``xmx:<platform>``); every argument checked."""
     if isinstance(spec, dict):
-        spec = Spec(**{k: (tuple(v) if k == "shape" and v is not None else v) for k, v in spec.items()})
+        spec = spec_from_dict(spec)
+    if not isinstance(spec, Spec):
+        raise InvalidValue("make_kind takes a Spec (or its dict form)", rule="systolic.distributed.Spec",
+                           values={"spec": spec})
     return _kind(spec)
 
 

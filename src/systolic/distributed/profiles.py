@@ -29,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import types as T
-from ..errors import UnsupportedCombination
+from ..errors import InvalidValue, UnsupportedCombination
+from ..suggest import did_you_mean
 
 __all__ = ["FLOAT_PROFILES", "INT_PROFILES", "profiles_for", "draw_bits"]
 
@@ -40,6 +41,11 @@ INT_PROFILES = ("random", "extremes", "wrap")
 def profiles_for(is_float: bool, profile: str) -> tuple[str, ...]:
     """The profiles ``profile`` names for an instruction of float or integer inputs (``all``: every one)."""
     valid = FLOAT_PROFILES if is_float else INT_PROFILES
+    known = tuple(dict.fromkeys(FLOAT_PROFILES + INT_PROFILES + ("all",)))
+    if not isinstance(profile, str) or profile not in known:
+        raise InvalidValue(f"unknown profile {profile!r}" + (did_you_mean(profile, known) if isinstance(profile, str)
+                                                              else ""),
+                           rule="profiles: " + ", ".join(known), values={"profile": profile})
     if profile == "all":
         return valid
     if profile not in valid:

@@ -92,10 +92,49 @@ def read_journal(out: Path) -> dict[int, dict]:
     for line in p.read_text(errors="replace").splitlines():
         try:
             e = json.loads(line)
-            done[int(e["index"])] = e
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             continue
+        if shard_entry_problem(e) is None:               # a line that is not a whole entry is never trusted
+            done[e["index"]] = e
     return done
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def shard_entry_problem(e) -> str | None:
+    """Why ``e`` is not a shard entry of a journal or manifest (``index`` int >= 0, ``file`` str, ``count`` int
+    >= 1, ``sha256`` 64 hex digits), or None when it is one."""
+    if not isinstance(e, dict):
+        return "an entry is a JSON object"
+    if not _is_int(e.get("index")) or e["index"] < 0:
+        return "index is an integer >= 0"
+    if not isinstance(e.get("file"), str):
+        return "file is a name"
+    if not _is_int(e.get("count")) or e["count"] < 1:
+        return "count is an integer >= 1"
+    h = e.get("sha256")
+    if not isinstance(h, str) or len(h) != 64 or any(ch not in "0123456789abcdef" for ch in h):
+        return "sha256 is 64 lower-case hex digits"
+    return None
+
+
+def manifest_shards(manifest: dict, path) -> dict[int, dict]:
+    """The shard entries of a manifest by index; :class:`CampaignError` naming the first malformed one."""
+    shards = manifest.get("shards", [])
+    if not isinstance(shards, list):
+        raise CampaignError(f"{path}: shards is not a list", rule='manifest "shards": a list of shard entries',
+                            values={"path": str(path), "shards": type(shards).__name__})
+    out = {}
+    for j, e in enumerate(shards):
+        why = shard_entry_problem(e)
+        if why is not None:
+            raise CampaignError(f"{path}: shard entry {j} is malformed: {why}",
+                                rule="manifest shard entries: index, file, count, sha256",
+                                values={"path": str(path), "entry": j})
+        out[e["index"]] = e
+    return out
 
 
 class Journal:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-
+import os
 
 import numpy as np
 
@@ -58,6 +58,9 @@ def _split_top(text: str) -> list[str]:
 def parse_engines(text: str) -> list[tuple[str, dict]]:
     """``amx:spr,xmx:pvc:bf16:stage,xmx:dg2:int8`` -> ``[("amx:spr", {}), ("xmx:pvc", {"precision": "bf16",
     "model": "stage"}), ...]``: ``family:device[:precision[:model]]``."""
+    if not isinstance(text, str):
+        raise InvalidValue("--engines is a comma-separated list", rule="engines: family:device[:precision[:model]], "
+                           "e.g. amx:spr,xmx:pvc:bf16:stage", values={"engines": text})
     out = []
     for item in _split_top(text):
         parts = item.split(":", 3)
@@ -78,12 +81,41 @@ def parse_engines(text: str) -> list[tuple[str, dict]]:
 @functools.lru_cache(maxsize=8)
 def _load_script(source: str, name: str) -> dict:
     ns: dict = {"__name__": "systolic_study", "__file__": name}
-    exec(compile(source, name, "exec"), ns)                   # noqa: S102 - the user's own study script
+    try:
+        exec(compile(source, name, "exec"), ns)               # noqa: S102 - the user's own study script
+    except Exception as exc:                                  # noqa: BLE001 - the script's own error, named
+        raise InvalidValue(f"the study script does not run: {type(exc).__name__}: {exc}",
+                           rule="a study script is Python that defines model() and data()",
+                           values={"script": name}) from exc
     for fn in ("model", "data"):
         if not callable(ns.get(fn)):
             raise InvalidValue(f"the study script defines no {fn}()", rule="a study script defines model() and data()",
                                values={"script": name})
     return ns
+
+
+#: the engine options a study passes to systolic.torch.engines.parse_engine
+_STUDY_OPTIONS = ("precision", "model", "backend")
+
+
+def _check_engines(engines) -> list[tuple[str, dict]]:
+    """``engines`` (the --engines text or ``[(name, {options})]``) as checked pairs: each name, precision and
+    model is resolved by :func:`systolic.torch.engines.parse_engine` here, not on a worker."""
+    from ..torch.engines import parse_engine
+    if isinstance(engines, str):
+        engines = parse_engines(engines)
+    if not isinstance(engines, (list, tuple)) or not engines:
+        raise InvalidValue("engines is the --engines text or a list of (name, {options}) pairs",
+                           rule="engines: family:device[:precision[:model]], ...", values={"engines": engines})
+    out = []
+    for e in engines:
+        if not (isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and isinstance(e[1], dict)
+                and all(o in _STUDY_OPTIONS for o in e[1])):
+            raise InvalidValue("an engines entry is (name, {options})", rule="options: " + ", ".join(_STUDY_OPTIONS),
+                               values={"entry": e})
+        parse_engine(e[0], **e[1])
+        out.append(e)
+    return out
 
 
 def _data(ns):
@@ -227,17 +259,41 @@ def run_study(client, script_path, engines, *, shards: int = 1, k: int = 5, incl
     """Run the study script on the cluster; the merged :class:`~systolic.torch.compare.CompareReport`."""
     from distributed import as_completed
     from pathlib import Path
+    from ..suggest import did_you_mean_file
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
-        raise InvalidValue("--shards must be a positive integer", values={"shards": shards})
+        raise InvalidValue("--shards must be a positive integer", rule="--shards: data slices, >= 1",
+                           values={"shards": shards})
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidValue("--k must be a positive integer", rule="k >= 1 (top-k agreement)", values={"k": k})
+    if not isinstance(include_fp32, bool):
+        raise InvalidValue("include_fp32 is True or False", rule="run_study(include_fp32: bool)",
+                           values={"include_fp32": include_fp32})
+    if not isinstance(script_path, (str, os.PathLike)):
+        raise InvalidValue("the study script is a path", rule="run_study(client, script: str | PathLike, ...)",
+                           values={"script": script_path})
     path = Path(script_path)
     try:
         source = path.read_text()
-    except OSError as exc:
-        raise InvalidValue(f"cannot read the study script: {exc}", values={"script": str(path)}) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        hint = did_you_mean_file(path) if not path.exists() else ""
+        raise InvalidValue(f"cannot read the study script: {exc}{hint}", rule="a study script is a Python file",
+                           values={"script": str(path)}) from exc
     name = str(path)
-    _load_script(source, name)                                # the contract, checked before anything is sent
-    if isinstance(engines, str):
-        engines = parse_engines(engines)
+    ns = _load_script(source, name)                           # the contract, checked before anything is sent
+    engines = _check_engines(engines)
+    try:
+        import torch
+        torch.manual_seed(0)
+        samples = int(_data(ns)[0].shape[0])
+    except InvalidValue:
+        raise
+    except Exception as exc:                                  # noqa: BLE001 - the script's data() failed
+        raise InvalidValue(f"the study script's data() fails: {type(exc).__name__}: {exc}",
+                           rule="data() returns the samples, or (samples, labels)", values={"script": name}) from exc
+    if shards > samples:
+        raise InvalidValue(f"--shards {shards} is more than the {samples} samples of data()",
+                           rule="--shards <= samples: every slice holds a sample", values={"shards": shards,
+                                                                                         "samples": samples})
     tag = hashlib.sha256(source.encode()).hexdigest()[:10]
     futs = {client.submit(study_task, source, name, eng, j, shards, k, include_fp32 and e == 0, pure=False,
                           key=f"systolic-study-{tag}-{e}-{j}"): e

@@ -265,7 +265,7 @@ def _float_matmul(cp, kind, A, B, Cm, P, p2, p1, m, k, n, ops, kd, kp, mdl, prec
         last_run.clear()
         last_run.update(path="cpu-model", flagged=0, robust=0, cpu=m * n)
         with counters.suspended():   # counted above already, as this call's DPAS
-            out = G.matmul(A.to_host(), B.to_host(), None if cv is None else cv.get(), platform=P, model=mdl,
+            out = G.matmul(A.to_host(), B.to_host(), None if cv is None else cv.get(), device=P, model=mdl,
                            precision=precision, row_block=row_block)
         return intake.give_back(cp.asarray(out), kind)
     n4 = -(-n // 4) * 4

@@ -64,9 +64,13 @@ def amx_feature_string() -> str:
     return ",".join(f for f, since in _AMX_LLVM if major >= since)
 
 
-def host_features() -> set[str]:
-    """The host's CPU features as LLVM names them, e.g. {'+fma', '+avx2', ...} (enabled ones only)."""
-    return {f for f in llvm().get_host_cpu_features().flatten().split(",") if f.startswith("+")}
+def host_features() -> frozenset[str]:
+    """The host's CPU features as LLVM names them, e.g. {'+fma', '+avx2', ...} (enabled ones only); asked once."""
+    with _lock:
+        if "features" not in _state:
+            _state["features"] = frozenset(
+                f for f in llvm().get_host_cpu_features().flatten().split(",") if f.startswith("+"))
+        return _state["features"]
 
 
 def vector_bits() -> int:
@@ -135,14 +139,17 @@ class JitModule:
     ``address(name)`` gives a function's address, ``cfunc(name, restype, *argtypes)`` a ctypes function;
     ``ir`` is the module's text as compiled (before optimisation)."""
 
-    def __init__(self, module, *, vectorize: bool = False, amx: bool = False, optimise: bool = True):
+    def __init__(self, module, *, vectorize: bool = False, amx: bool = False, optimise: bool | None = None):
         lb = llvm()
         with _lock:
             tm = host_machine(amx)
             mod, self.ir = _parse(module)
             mod.triple = tm.triple
             mod.data_layout = str(tm.target_data)
-            if optimise:
+            # the module pipeline (-O3 passes) for the float kernels; AMX code goes straight to code generation
+            # (at -O3), as it was tuned and measured: the pipeline reshapes its loops (unswitching on the A
+            # packing flag) for no measured gain
+            if optimise if optimise is not None else not amx:
                 _optimise(mod, tm, vectorize)
             self._engine = lb.create_mcjit_compiler(mod, tm)
             self._engine.finalize_object()
@@ -160,9 +167,9 @@ class JitModule:
         return ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
 
 
-def compile_module(module, *, vectorize: bool = False, amx: bool = False) -> JitModule:
+def compile_module(module, *, vectorize: bool = False, amx: bool = False, optimise: bool | None = None) -> JitModule:
     """Compile and load ``module`` (an ``ir.Module``) for this CPU: see :class:`JitModule`."""
-    return JitModule(module, vectorize=vectorize, amx=amx)
+    return JitModule(module, vectorize=vectorize, amx=amx, optimise=optimise)
 
 
 def emit_asm(module, cpu: str = "sapphirerapids", features: str | None = None, *, amx: bool = True) -> str:

@@ -30,6 +30,31 @@ def llvmlite_version() -> str:
     return llvmlite.__version__
 
 
+_DEBUG_INFO_VERSION = '"Debug Info Version"'
+_CHILD = "import sys, llvmlite.binding as b; b.parse_assembly(sys.stdin.read())"
+
+
+def _parse_debug_info_module_in_child(ir_text: str, name: str) -> None:
+    """A module carrying debug info is parsed in a child process first: while parsing, LLVM upgrades its debug
+    info (``llvm::UpgradeDebugInfo``), which runs the verifier and *aborts the process* ("LLVM ERROR: Broken
+    module found, compilation aborted!") when the module is broken in any way, e.g. an intrinsic called with the
+    wrong signature. Such a module is an IRVerifyError here; any other outcome is left to the parse below."""
+    import subprocess
+    import sys
+    try:
+        r = subprocess.run([sys.executable, "-c", _CHILD], input=ir_text, capture_output=True, text=True,
+                           timeout=300)
+    except subprocess.TimeoutExpired:
+        return
+    if "LLVM ERROR" not in r.stderr and r.returncode >= 0 and r.returncode != 134:
+        return
+    lines = [ln.strip() for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("LLVM ERROR")]
+    msg = lines[0] if lines else "Broken module found"
+    raise IRVerifyError(f"LLVM's verifier refused the module: {msg}", line=0, column=0, source=name,
+                        rule="LLVM IR verifier (run while LLVM upgrades the module's debug info)",
+                        values={"at": lines[1][:160]} if len(lines) > 1 else None)
+
+
 def parse(ir_text: str, *, name: str = "<ir>", verify: bool = True) -> "llvm.ModuleRef":
     """Parse LLVM IR text with LLVM's parser; with ``verify`` run LLVM's verifier too.
 
@@ -42,6 +67,8 @@ def parse(ir_text: str, *, name: str = "<ir>", verify: bool = True) -> "llvm.Mod
     if not isinstance(ir_text, str):
         raise InvalidValue("LLVM IR must be given as text (str)", rule="llvmir.parse: input",
                            values={"type": type(ir_text).__name__})
+    if _DEBUG_INFO_VERSION in ir_text:
+        _parse_debug_info_module_in_child(ir_text, name)
     try:
         mod = llvm.parse_assembly(ir_text)
     except RuntimeError as exc:

@@ -5,15 +5,16 @@ companion, cl_intel_subgroup_split_matrix_multiply_accumulate, and the extras of
 module-level function under its OpenCL name::
 
     from systolic import opencl as cl
-    d = cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, acc, platform="dg2")
+    d = cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, acc, device="dg2")
 
 Arguments are per-work-item values, work-item on the leading axis: for a sub-group of size S an OpenCL
 ``short8 a`` is an (S, 8) int16 array, ``int b`` (S,) int32, ``float4 acc`` (S, 4) float32, a bf16
 accumulator (``short``) int16 bit patterns, ``half`` float16. Split built-ins take and return a leading axis of 2
 (one slice per participating sub-group) when called directly, and this sub-group's slice inside a kernel run by
-:func:`run`. ``platform=`` (default: the kernel's, else pvc when it has the built-in, else dg2) picks the
-sub-group size, the legal set and the numerics (``model=``: a :mod:`systolic.xmx` numerics model, default the
-platform's).
+:func:`run`. ``device=`` (the GPU platform; default: the kernel's, else pvc when it has the built-in, else dg2)
+picks the sub-group size, the legal set and the numerics (``model=``: a :mod:`systolic.xmx` numerics model,
+default the platform's); ``path=`` is "fast" or "spec". ``platform=`` and ``engine=`` are their older names
+(DeprecationWarning).
 
 Each call is lowered as IGC lowers it: the arguments placed in a GRF image (component-major, which is DPAS's
 operand layout), one DPAS (DPASW for split) executed by :mod:`systolic.xmx`, the result read back per work-item.
@@ -40,6 +41,7 @@ from .runner import (CLK_GLOBAL_MEM_FENCE, CLK_LOCAL_MEM_FENCE, barrier, get_glo
                      get_work_dim, run, sub_group_broadcast, where)
 from .stubgen import TF32_CONVERTS as _TF32
 from .table import BUILTINS, NAMES, Builtin
+from ..vocabulary import renamed
 
 _NAMES = frozenset(NAMES)
 _MADE: dict = {}          # built-in name -> its function, made on first access (one object per name)
@@ -48,8 +50,12 @@ _MADE: dict = {}          # built-in name -> its function, made on first access 
 def _builtin(name: str):
     recs = [r for r in BUILTINS if r.name == name]
 
-    def f(a, b, acc, *, platform=None, model=None, engine: str = "fast"):
-        return call(name, a, b, acc, platform=platform, model=model, engine=engine)
+    def f(a, b, acc, *, device=None, model=None, path: str = "fast", **renamed_keywords):
+        if renamed_keywords:                   # platform= / engine=: the older names (here, so the warning
+            new = renamed(renamed_keywords, {"platform": "device", "engine": "path"}, name,  # names the caller)
+                          device=device, path=None)
+            device, path = new["device"], new["path"] or path
+        return call(name, a, b, acc, device=device, model=model, path=path)
 
     f.__name__ = f.__qualname__ = name
     f.__module__ = __name__

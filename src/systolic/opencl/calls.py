@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue, UnsupportedCombination
+from ..vocabulary import renamed
 from ..xmx.platform import get_platform
 from . import lowering as LW
 from . import mapping as MP
@@ -49,8 +50,13 @@ def _choose(name: str, here: list[TB.Builtin], acc: np.ndarray, s: int) -> TB.Bu
                        values={"shape": acc.shape, "dtype": str(acc.dtype)})
 
 
-def call(name: str, a, b, acc, *, platform=None, model=None, engine: str = "fast"):
-    """Execute built-in ``name`` with per-work-item arguments (see :mod:`systolic.opencl`)."""
+def call(name: str, a, b, acc, *, device=None, model=None, path: str = "fast", **renamed_keywords):
+    """Execute built-in ``name`` with per-work-item arguments (see :mod:`systolic.opencl`). ``device``: the GPU
+    platform; ``path``: "fast" or "spec" (``platform=`` / ``engine=`` are the older names, DeprecationWarning)."""
+    if renamed_keywords:
+        new = renamed(renamed_keywords, {"platform": "device", "engine": "path"}, name, device=device, path=None)
+        device, path = new["device"], new["path"] or path
+    platform, engine = device, path
     P = _platform(name, platform)
     recs = TB.by_name(name)
     here = [r for r in recs if MP.available(r, P) is None]

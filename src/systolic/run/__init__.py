@@ -1,13 +1,15 @@
 """``systolic run FILE``: run a matrix-engine program on an emulated device and report it (the main job).
 
-Three kinds of program, by suffix (docs/run.md):
+Kinds of program, by suffix (docs/run.md):
 
 * ``.py``: a Python program (SYCL joint_matrix, OpenCL sub-group built-ins, or the engines directly) following the
   program-file protocol of :mod:`systolic.run.python_program`;
 * ``.ll``: LLVM IR with AMX intrinsics, compiled by the tile compiler and run on the emulated AMX
   (:mod:`systolic.run.llvm_program`, the machinery of ``systolic amx run``); ``.c`` / ``.cpp`` (``.cc``,
   ``.cxx``): C or C++ with clang's AMX API, through clang (-O2) and then the same way, header in ``//`` comments;
-* ``.visa``: a vISA kernel on the vISA interpreter (:mod:`systolic.run.visa_program`, as ``systolic visa run``).
+* ``.visa``: a vISA kernel on the vISA interpreter (:mod:`systolic.run.visa_program`, as ``systolic visa run``);
+* ``.cl``: an OpenCL C kernel through clang and :mod:`systolic.cl`'s interpreter, header in ``//`` comments
+  (:mod:`systolic.run.cl_program`; docs/cl.md).
 
 :func:`run_file` returns the report as data: the program, the device and what it is, the verdict against the
 oracle (bit-identical or the first differing element), the wall time, the instruction counts recorded by

@@ -166,11 +166,14 @@ def run(path: Path, device: str | None = None) -> dict:
     h = parse_header(text)
     default = h["device"] or DEFAULT_DEVICE
     dev = pick_device(device, default, h["devices"], "the header's devices", "devices")
-    for k in ("kernel", "global", "args"):
-        if h[k] is None:
-            raise ProgramError(f"the header has no '{k}' directive", rule="systolic-run header of .cl files: "
-                               "kernel, global and args are required", values={"file": str(path)})
-    ctx = cl.Context(device=dev)
+    missing = [k for k in ("kernel", "global", "args") if h[k] is None]
+    if missing:                          # every missing clause at once (issue 27), not one per run
+        raise ProgramError(f"the header has no {', no '.join(repr(k) for k in missing)} directive"
+                           f"{'s' if len(missing) > 1 else ''} (docs/run.md)", rule="systolic-run header of .cl "
+                           "files: kernel, global and args are required", values={"file": str(path),
+                                                                                   "missing": missing})
+    from .devices import xmx_platform
+    ctx = cl.Context(device=xmx_platform(dev))   # any alias of an XMX GPU (xehpc, intel_gpu_pvc, arl)
     q = cl.CommandQueue(ctx)
     prg = cl.Program(ctx, text, filename=path.name, source_dir=str(path.parent)).build(options=h["options"])
     if h["kernel"] not in prg.kernel_names:
@@ -220,8 +223,10 @@ def run(path: Path, device: str | None = None) -> dict:
     extras = {"kernel": h["kernel"], "global size": list(h["global"]), "local size": list(st.local_size),
               "sub-groups": st.sub_groups,
               "IR instructions executed (x sub-groups)": st.instructions,
-              "matrix built-in calls": {k: f"{v[0].signature} -> {v[0].dpas}: {v[1]} calls"
-                                        for k, v in st.matrix_calls.items()}}
+              "matrix built-in calls": "; ".join(f"{v[0].signature} -> one "
+                                                 f"{'DPASW per pair of sub-groups' if v[0].split else 'DPAS per sub-group'}"
+                                                 f" ({v[0].dpas}): {v[1]} sub-group calls"
+                                                 for v in st.matrix_calls.values()) or "none"}
     return {"kind": "opencl-c", "title": h["title"] or f"OpenCL C kernel {h['kernel']}", "description": h["title"],
             "device": dev, "default_device": default, "devices": list(h["devices"]) if h["devices"] else None,
             "sub_group_size": st.sub_group_size, "checks": checks, "recorder": rec,

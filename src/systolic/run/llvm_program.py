@@ -203,7 +203,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
         return buf[:buf.size // isz * isz].view(TYPES[typ])
 
     checks += check_expects(h.expects, read)
-    info = mod.info.get(fn, {})
+    info = mod.info.get(fn) or mod.info.get(mod.machine._mangled(fn), {})  # a C++ source name too
     return {"kind": "llvm-ir" if language is None else language, "title": h.title or f"LLVM IR function @{fn}", "description": h.title, "device": dev,
             "default_device": default, "devices": list(h.devices) if h.devices else None, "sub_group_size": None,
             "checks": checks, "recorder": rec, "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},

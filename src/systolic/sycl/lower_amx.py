@@ -46,7 +46,7 @@ def mad(cpu: str, ta: str, tb: str, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     from ..amx import matmul
 
     def gemm(a2, b2, c2):
-        return matmul(a2, b2, c2, cpu=cpu)
+        return matmul(a2, b2, c2, device=cpu)
     with batch.kernel_counts() as recs:
         res = batch.batched_mad(gemm, a, b, c, keys_a, keys_b)
     if recs:

@@ -66,7 +66,7 @@ def mad(platform, prec_a: str, prec_b: str, tc: str, td: str, a: np.ndarray, b: 
     model = platform.default_model
 
     def gemm(a2, b2, c2):
-        return matmul(a2, b2, c2, platform=platform, model=model, precision=precision)
+        return matmul(a2, b2, c2, device=platform, model=model, precision=precision)
 
     acc = c.astype(np.int32) if integer else c.astype(np.float32)   # 16-bit C enters exactly
     steps = K // ks

@@ -117,9 +117,9 @@ class Engine:
     def _engine_call(self):
         if self.kind == "amx":
             from systolic.amx.gemm import matmul
-            return matmul, {"cpu": self.device}
+            return matmul, {"device": self.device}
         from systolic.xmx.gemm import matmul
-        kw = {"platform": self.device, "model": self.model or "stage"}
+        kw = {"device": self.device, "model": self.model or "stage"}
         if self.precision == "tf32":
             kw["precision"] = "tf32"
         return matmul, kw

@@ -291,7 +291,9 @@ class _Parser:
             parts.append(m.group(0).lower())
             c.i = m.end()
         if mnem not in OPCODES:
-            raise c.error(f"unsupported or unknown instruction {mnem!r}", mcol, opcode=mnem,
+            from ..suggest import did_you_mean
+            raise c.error(f"unsupported or unknown instruction {mnem!r}{did_you_mean(mnem, OPCODES)}", mcol,
+                          opcode=mnem,
                           supported=sorted(OPCODES))
         op = OPCODES[mnem]
         sat, relop, dinfo = False, None, None

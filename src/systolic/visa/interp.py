@@ -31,6 +31,7 @@ from .predication import PredControl, evaluate_chen
 from .program import Instruction, Program, check_instruction, located
 from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,
                       check_two_grfs, dest_element_indices, source_element_indices)
+from ..vocabulary import check_path, deprecated
 from .values import variable_bytes
 from .variables import Layout, layout
 
@@ -50,11 +51,21 @@ class Machine:
 
     ``pair``: EU1's register file for DPASW (default: a copy of this thread's GRF taken when the
     DPASW executes, i.e. both fused threads ran the same program on the same data).
+    ``path``: ``"spec"`` (every instruction element by element, the default) or ``"fast"`` (DPAS through
+    :func:`systolic.xmx.kernels.dpas_fast` and the common ALU cases through :mod:`systolic.visa.alu_fast`, both
+    proven bit-identical); ``fast_dpas=`` / ``fast_alu=`` are its older, separate spellings (DeprecationWarning).
     """
 
     def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
-                 fast_dpas: bool = False, fast_alu: bool = False, two_grf_rule: str = "spec"):
+                 path: str = "spec", fast_dpas: bool | None = None, fast_alu: bool | None = None,
+                 two_grf_rule: str = "spec"):
+        fast = check_path(path, "visa Machine") == "fast"
+        for old, v in (("fast_dpas", fast_dpas), ("fast_alu", fast_alu)):
+            if v is not None:
+                deprecated(f"{old}=", "path='fast' (both) or path='spec'", "visa Machine", stacklevel=2)
+        fast_dpas = fast if fast_dpas is None else fast_dpas
+        fast_alu = fast if fast_alu is None else fast_alu
         if not isinstance(program, Program):
             raise InvalidValue("Machine runs a parsed vISA program (systolic.visa.asm.parse)",
                                values={"program": type(program).__name__})
@@ -300,14 +311,9 @@ class Machine:
             var, base = self._var_base(op.id)
             return [base + op.offset] * n, _UW
         if isinstance(op, PredicateOperand):
-            pv = self.prog.pvar(op.pred.id)
+            pv, off = self.predicate_span(op.pred.id, inst, "predicate operand reads past its variable",
+                                          " (contiguous from the mask offset)")
             bits = self.pred[pv.id]
-            off = inst.mask.offset
-            if off + n > pv.num_elts:
-                raise IllegalInstruction("predicate operand reads past its variable",
-                                         rule="visa-operands.md: Predicate Operands (contiguous from the mask offset)",
-                                         values={"variable": pv.name, "first": off, "exec_size": n,
-                                                 "num_elts": pv.num_elts})
             vals = [bits[off + i] for i in range(n)]
             if op.pred.inverse:
                 vals = [1 - b for b in vals]
@@ -320,6 +326,17 @@ class Machine:
         return vals, t
 
     # ------------------------------------------------------------------ masks
+    def predicate_span(self, pred_id: int, inst: Instruction, message: str, detail: str = ""):
+        """(predicate variable, first element): the ``exec_size`` elements from the mask offset, which must lie
+        inside the variable (visa-operands.md "Predicate Operands"), else IllegalInstruction ``message``."""
+        pv = self.prog.pvar(pred_id)
+        off, n = inst.mask.offset, inst.exec_size
+        if off + n > pv.num_elts:
+            raise IllegalInstruction(message, rule="visa-operands.md: Predicate Operands" + detail,
+                                     values={"variable": pv.name, "first": off, "exec_size": n,
+                                             "num_elts": pv.num_elts})
+        return pv, off
+
     def _pred_bits(self, pred: PredControl):
         if not pred.active:
             return None
@@ -443,7 +460,6 @@ class Machine:
             raise IllegalInstruction("mov from a predicate is handled with exec size 1", rule="MOV.md notes",
                                      values={"exec_size": inst.exec_size})
         return self._convert(v, dt, inst)
-
 
 
 def run(program: Program, platform="pvc", inputs: dict | None = None, **kw) -> Machine:

@@ -211,13 +211,7 @@ def _cmp_body(m, inst, srcs, enabled) -> None:
                                  rule="2_datatypes.md: Type Conversion", values={"types": [ta.name, tb.name]})
     res = [alu.compare(a[i], b[i], inst.relop, m.model) for i in range(n)]
     if isinstance(dst, PredicateOperand):
-        pv = m.prog.pvar(dst.pred.id)
-        off = inst.mask.offset
-        if off + n > pv.num_elts:
-            raise IllegalInstruction("cmp writes past its predicate variable",
-                                     rule="visa-operands.md: Predicate Operands",
-                                     values={"variable": pv.name, "first": off, "exec_size": n,
-                                             "num_elts": pv.num_elts})
+        pv, off = m.predicate_span(dst.pred.id, inst, "cmp writes past its predicate variable")
         for i in range(n):
             if enabled[i]:
                 m.pred[pv.id][off + i] = 1 if res[i] else 0
@@ -236,12 +230,8 @@ def _pred_logic(m, inst, srcs, enabled) -> None:
     if any(t.kind != "bool" for _, t in srcs):
         raise IllegalInstruction("with a predicate destination all operands must be predicates",
                                  rule="NOT.md/AND.md notes", values={"types": [t.name for _, t in srcs]})
-    pv = m.prog.pvar(inst.dst.pred.id)
-    off, n = inst.mask.offset, inst.exec_size
-    if off + n > pv.num_elts:
-        raise IllegalInstruction("logic op writes past its predicate variable",
-                                 rule="visa-operands.md: Predicate Operands",
-                                 values={"variable": pv.name, "first": off, "exec_size": n, "num_elts": pv.num_elts})
+    pv, off = m.predicate_span(inst.dst.pred.id, inst, "logic op writes past its predicate variable")
+    n = inst.exec_size
     for i in range(n):
         if not enabled[i]:
             continue
@@ -268,11 +258,7 @@ def _setp_body(m, inst, src, enabled) -> None:
     if not inst.mask.nomask or (n == 32 and inst.mask.offset != 0) or inst.mask.offset not in (0, 16):
         raise IllegalInstruction("setp must be {M1_NM} (or {M5_NM} below 32 channels)", rule="SETP.md notes",
                                  values={"mask": inst.mask.name, "exec_size": n})
-    pv = m.prog.pvar(inst.dst.pred.id)
-    off = inst.mask.offset
-    if off + n > pv.num_elts:
-        raise IllegalInstruction("setp writes past its predicate variable", rule="visa-operands.md: Predicate Operands",
-                                 values={"variable": pv.name, "first": off, "exec_size": n, "num_elts": pv.num_elts})
+    pv, off = m.predicate_span(inst.dst.pred.id, inst, "setp writes past its predicate variable")
     scalar = isinstance(op0, ImmediateOperand) or (
         isinstance(op0, (GeneralOperand, IndirectOperand)) and op0.vstride == 0 and op0.width == 1
         and op0.hstride == 0)

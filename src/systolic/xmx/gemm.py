@@ -16,12 +16,15 @@ exactly as the padded DPAS would).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import backend_registry, counters, fpenv
 from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
 from ..host import out_of_memory, refuse_beyond_memory
+from ..vocabulary import renamed
 from ..numerics.formats import FP32
 from ..numerics.rounding import as_exact_array, to_bits
 from . import kernels as KN
@@ -56,9 +59,9 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
     return _DTYPE_PRECISION[name]
 
 
-def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precision: str | None = None,
-           *, row_block: int | None = None, backend: str = "auto"):
-    """D = C + A @ B computed by DPAS tiles on ``platform`` with the numerics ``model``.
+def matmul(a, b, c=None, device: str | Platform = "pvc", model="stage", precision: str | None = None,
+           *, row_block: int | None = None, backend: str = "auto", **renamed_keywords):
+    """D = C + A @ B computed by DPAS tiles on GPU platform ``device`` with the numerics ``model``.
 
     ``a`` (M x K) is Src2, ``b`` (K x N) is Src1; precisions come from their dtypes (ml_dtypes int2/int4/int8,
     uint*, bfloat16, float16, float8_e5m2, float8_e4m3fn, float4_e2m1fn; ``precision="tf32"`` for float32).
@@ -68,7 +71,12 @@ def matmul(a, b, c=None, platform: str | Platform = "pvc", model="stage", precis
     ``backend``: ``"auto"`` (default: cuda when an input lives on a GPU, else cpu), ``"cpu"``, or ``"cuda"``
     (the kernels of :mod:`systolic.gpu.xmx_kernels`: same arguments, same errors, same bits; inputs may be numpy
     or GPU arrays, the result comes back as the kind of the first GPU input). See docs/gpu.md.
+    ``platform=`` is the older name of ``device=`` (DeprecationWarning).
     """
+    platform = device
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        given = None if device == "pvc" else device
+        platform = renamed(renamed_keywords, {"platform": "device"}, "xmx.matmul", device=given)["device"]
     if backend != "cpu":
         where = backend_registry.resolve(backend, a, b, c)  # loads no provider for numpy inputs
         if where != "cpu":               # a provider above the engines (systolic.gpu) registered its kernels
@@ -214,6 +222,10 @@ def _int_gemm(a: np.ndarray, b: np.ndarray, c, pa: str, pb: str) -> np.ndarray:
     is at most 2**14 in magnitude and one float32 BLAS pass over K <= 1024 stays exact; the centring is undone
     with exact int64 row and column sums: sum_k (a'+oa)(b'+ob) = a'.b' + ob*rowsum(a') + oa*colsum(b') + K*oa*ob.
     """
+    from ..jit import int_gemm
+    if not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
+        # every element fits 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm)
+        return int_gemm.gemm(a, b, c)
     ta, tb = T.get(pa), T.get(pb)
     oa = 0 if ta.signed else 1 << (ta.bits - 1)
     ob = 0 if tb.signed else 1 << (tb.bits - 1)

@@ -16,5 +16,5 @@ def main(device: str) -> dict:
     rng = np.random.default_rng(7)
     a = rng.integers(-8, 9, (64, 64))
     b = rng.integers(-8, 9, (64, 64))
-    d = xmx.matmul(a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16), platform=device)
+    d = xmx.matmul(a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16), device=device)
     return {"result": d, "oracle": (a @ b).astype(np.float32), "note": "inputs are integers in [-8, 8]"}

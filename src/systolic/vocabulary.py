@@ -1,0 +1,53 @@
+"""One vocabulary for every layer's arguments (docs/ARCHITECTURE.md "Vocabulary"):
+
+* ``device=``: the CPU model or GPU platform an engine models (``"spr"``, ``"sapphirerapids"``, ``"pvc"``, ...);
+* ``path=``: ``"spec"`` (the manual transcribed, element by element) or ``"fast"`` (vectorised, proven
+  bit-identical to the spec path);
+* ``backend=``: where the work runs (``"cpu"``, ``"native"``, ``"cuda"``, ``"auto"``).
+
+The older keywords (``cpu=``, ``platform=``, ``engine=``, ``fast_dpas=`` / ``fast_alu=``, the tile machine's
+``backend="emulator" | "spec"``) keep working for one release with a :class:`DeprecationWarning` naming the new
+one. :func:`renamed` is the shim each signature calls.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .errors import InvalidValue
+
+__all__ = ["PATHS", "check_path", "renamed", "deprecated"]
+
+#: the two paths of every engine
+PATHS = ("spec", "fast")
+
+
+def check_path(path: str, where: str) -> str:
+    """``path`` if it is ``"spec"`` or ``"fast"``, else InvalidValue naming ``where``."""
+    if path not in PATHS:
+        raise InvalidValue("path is 'spec' or 'fast'", rule=f"{where}: path='spec' (the manual) or 'fast'",
+                           values={"path": path})
+    return path
+
+
+def deprecated(old: str, new: str, where: str, stacklevel: int = 3) -> None:
+    """Warn once per call site that ``old`` is spelled ``new`` now (kept for one release)."""
+    warnings.warn(f"{where}: {old} is deprecated, use {new} (the old spelling goes after one release)",
+                  DeprecationWarning, stacklevel=stacklevel + 1)
+
+
+def renamed(old_kwargs: dict, names: dict[str, str], where: str, *, stacklevel: int = 3, **new) -> dict:
+    """The new keywords' values, taking each old keyword of ``old_kwargs`` (``names``: old -> new) with a
+    DeprecationWarning. ``new``: the new keywords as the caller received them (None: not given). A keyword
+    that is neither is Python's TypeError; an old and its new keyword both given is InvalidValue."""
+    out = dict(new)
+    for old, value in old_kwargs.items():
+        if old not in names:
+            raise TypeError(f"{where}() got an unexpected keyword argument {old!r}")
+        key = names[old]
+        if out.get(key) is not None:
+            raise InvalidValue(f"{where}: {old}= and {key}= name the same thing; give {key}= only",
+                               values={old: value, key: out[key]})
+        deprecated(f"{old}=", f"{key}=", where, stacklevel=stacklevel)
+        out[key] = value
+    return out
