@@ -145,7 +145,7 @@ def from_dtype(dtype) -> ElementType:
     """The element type of a numpy / ml_dtypes dtype."""
     try:
         dt = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):     # np.dtype(np): ValueError; np.dtype("("): SyntaxError
         raise InvalidValue(f"{dtype!r} is not a numpy dtype", rule="from_dtype: a numpy or ml_dtypes dtype",
                            values={"dtype": repr(dtype)}) from None
     t = _BY_DTYPE.get(dt)

@@ -17,6 +17,11 @@ except (ValueError, OSError):  # not permitted here: run uncapped
 from .harness import OUTCOMES
 
 
+def pytest_runtest_logfinish(nodeid, location):
+    """The counts so far, after every test (a deep run stopped early still leaves them)."""
+    pytest_sessionfinish(None, -1)
+
+
 def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("SYSTOLIC_FUZZ_REPORT")
     if path and OUTCOMES:

@@ -121,3 +121,27 @@ def test_explain_split_sub_group_named(sg):
         assert sg in (0, 1) and not isinstance(sg, bool) and r[1]["sub_group"] == sg
     else:
         assert "sub_group" in str(r[1]) and "eu" not in str(r[1]).split("[")[0], str(r[1])
+
+
+@examples(20, weight=0.2)
+@given(st.sampled_from(["tdpbf16ps", "tdpfp16ps"]), st.sampled_from(["a", "b", "c"]),
+       st.sampled_from([float("nan"), float("inf"), -float("inf")]))
+def test_explain_amx_non_finite(mn, which, v):
+    """NaN / inf operands of the AMX float TMULs are values the engine takes (as the DPAS layer does): the report
+    has no exact sum (None) instead of failing in Fraction()."""
+    shapes = {"a": (16, 32), "b": (32, 16), "c": (16, 16)}
+    r = outcome(layout.explain, "amx", 0, 0, instruction=mn, **{which: np.full(shapes[which], v)})
+    assert ok(r), r
+    assert r[1]["exact_sum"] is None
+
+
+def test_element_type_that_is_no_dtype():
+    """np.dtype(np) raises ValueError and np.dtype("(") SyntaxError, not TypeError: both escaped as bare errors
+    from the sycl layer's type argument (found by the deep run of test_get)."""
+    import systolic.types as T
+    from systolic.errors import InvalidValue
+    for t in (np, "(", "i4,i4"):
+        r = outcome(layout.get, "sycl", "accumulator", device="pvc", type=t, rows=8, cols=16)
+        assert not ok(r) and isinstance(r[1], InvalidValue), r
+        r = outcome(T.from_dtype, t)
+        assert not ok(r), r

@@ -61,7 +61,7 @@ def test_visa_mutated(name, data):
         outcome(visa.run_text, text, platform=data.draw(maybe(st.sampled_from(["pvc", "dg2", "bmg"]), 6)))
 
 
-@examples(40, weight=3)
+@examples(40, weight=20)
 @given(st.text(max_size=200), st.data())
 def test_visa_random_text(text, data):
     outcome(visa.parse, data.draw(st.sampled_from(["", ".version 3.6\n.kernel k\n"])) + text)
@@ -73,7 +73,7 @@ def test_llvm_reader_mutated(name, data):
     outcome(compiler.compile_ir, mutate(LL[name], data))
 
 
-@examples(60, weight=5)
+@examples(60, weight=40)
 @given(st.one_of(st.binary(min_size=64, max_size=64), st.binary(max_size=80), hostile()), st.data())
 def test_tilecfg_decode(raw, data):
     if isinstance(raw, bytes) and len(raw) == 64 and data.draw(st.booleans()):
@@ -91,7 +91,7 @@ _OPS = ["tilezero", "tileloadd", "tilestored", "tdpbssd", "tdpbf16ps", "tdpfp16p
         "write_tile", "read_tile", "tdpbuud"]
 
 
-@examples(40, weight=2)
+@examples(40, weight=12)
 @given(st.lists(st.tuples(st.sampled_from(_OPS), st.lists(maybe(st.integers(0, 9), 6), min_size=3, max_size=3)),
                 max_size=6), st.sampled_from(["sapphirerapids", "graniterapids"]))
 def test_tile_machine_sequences(seq, cpu):

@@ -22,7 +22,7 @@ _LINES = ["device spr", "device pvc", "cpu graniterapids", "platform dg2", "devi
           "expect", "device", "fill @A", "expect Q[:] = 1e400"]
 
 
-@examples(120, weight=3)
+@examples(120, weight=30)
 @given(st.lists(st.sampled_from(_LINES), max_size=8), st.sampled_from([";", "//"]), st.booleans())
 def test_header(lines, comment, title):
     text = ("%s A title sentence. More.\n" % comment if title else "") + "\n".join(
@@ -40,7 +40,7 @@ def test_header(lines, comment, title):
         assert len(keys) == len(set(keys)), f"a repeated directive was accepted: {lines}"
 
 
-@examples(40, weight=3)
+@examples(40, weight=20)
 @given(st.text(alphabet="0123456789 ,.-xabcnif", max_size=20), st.sampled_from(["int8", "uint8", "int32",
                                                                                 "float16", "float32"]))
 def test_values(text, dtype):
@@ -57,3 +57,19 @@ def test_directory_is_named(tmp_path):
     d.mkdir()
     r = outcome(run_file, d)
     assert not ok(r) and re.search("is a directory", str(r[1])), r
+
+
+@examples(12, weight=0.05)
+@given(st.one_of(st.integers(-5, 200), st.sampled_from([True, "16", 1.5, None, [16]])))
+def test_program_sub_group_size_field(tmp_path_factory, sg):
+    """A Python program's reported sub_group_size is a positive integer, else the run is a ProgramError (a
+    negative size used to be printed in the report)."""
+    d = tmp_path_factory.mktemp("prog")
+    p = d / "prog.py"
+    p.write_text('"""A program."""\nimport numpy as np\nDEVICE = "pvc"\nDEVICES = ("pvc",)\n\n\ndef main(device):\n'
+                 f'    return {{"result": np.zeros(2), "oracle": np.zeros(2), "sub_group_size": {sg!r}}}\n')
+    r = outcome(run_file, p)
+    if ok(r):
+        got = r[1].get("sub_group_size")
+        assert got is None or (isinstance(got, int) and got >= 1), got
+        assert sg is None or (isinstance(sg, int) and not isinstance(sg, bool) and 1 <= sg <= 128), sg

@@ -186,3 +186,30 @@ def test_query_shapes(dev, pos, v, params):
     r = outcome(jm.matrix_params if params else jm.find_combination, dev, *types, *mnk)
     if ok(r):
         assert all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in mnk), mnk
+
+
+def _kernel_outcome(dev, body):
+    q = sycl.queue(dev)
+    sgs = {"pvc": 16, "spr": 1}[dev]
+    return outcome(q.parallel_for, sycl.nd_range((sgs,), (sgs,)), lambda it: body(it.get_sub_group()))
+
+
+def test_entry_point_refusals():
+    """Arrays where scalars belong, read-only output buffers, a 2021 matrix of 10**9 rows: typed errors (they
+    were numpy's bare ValueError, a bare 'assignment destination is read-only', a MemoryError)."""
+    from systolic.errors import InvalidValue
+    from systolic.sycl import matrix_2021 as m21
+    out = sycl.queue("pvc").malloc_shared(128, np.float32)
+    ro = np.zeros(128, np.float32)
+    ro.setflags(write=False)
+
+    def store(ptr, stride):
+        def body(sg):
+            c = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 8, 16)
+            jm.joint_matrix_store(sg, c, ptr, stride, jm.layout.row_major)
+        return body
+    for r in (_kernel_outcome("pvc", store(out, np.array([16, 16]))),
+              _kernel_outcome("pvc", store(out, [16])),
+              _kernel_outcome("pvc", store(sycl.ptr(ro), 16)),
+              _kernel_outcome("spr", lambda sg: m21.joint_matrix(sg, np.int8, 10 ** 9, 64))):
+        assert not ok(r) and isinstance(r[1], InvalidValue), r

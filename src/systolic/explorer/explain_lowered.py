@@ -221,10 +221,10 @@ def explain_sycl(row, col, rng, model, a, b, c, opts) -> dict:
     rep["result_bits"] = int(last["result_bits"]) if "result_bits" in last else int(last["_d_bits"])
     rep["result"] = _tval(rep["result_bits"], td)
     rep["d"] = {"type": td_n, **slice_of(LD, row, col)}
-    prods = [Fraction(p) for st in steps for e in st["report"].get("stages", st["report"].get("steps", []))
+    prods = [p for st in steps for e in st["report"].get("stages", st["report"].get("steps", []))
              for p in e["products"]]
     cv = rep["c"]["value"]
-    rep["exact_sum"] = (float(Fraction(cv) + sum(prods, Fraction(0)))
+    rep["exact_sum"] = (float(Fraction(cv) + sum(map(Fraction, prods), Fraction(0)))
                         if math.isfinite(cv) and all(math.isfinite(p) for p in prods) else None) \
         if ta not in ("s8", "u8") else int(cv) + sum(int(p) for p in prods)
     rep["consistent"] = all(st["report"]["consistent"] for st in steps)
@@ -379,8 +379,8 @@ def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
 def _amx_close(rep: dict, steps: list, cv: float, D, lc, row: int, col: int, trace: dict) -> dict:
     """The end every AMX report shares: the exact C + sum of products (None when anything is not finite), where
     D[row, col] was read back, and whether it equals the traced result."""
-    prods = [Fraction(p) for e in steps for p in e["products"]]
-    rep["exact_sum"] = float(Fraction(cv) + sum(prods, Fraction(0))) \
+    prods = [p for e in steps for p in e["products"]]
+    rep["exact_sum"] = float(Fraction(cv) + sum(map(Fraction, prods), Fraction(0))) \
         if math.isfinite(cv) and all(math.isfinite(p) for p in prods) else None
     rep["d_register"] = {"bits": int(D[row, col]), **_where(lc, row, col)}
     rep["consistent"] = int(D[row, col]) == trace["result"]

@@ -213,8 +213,11 @@ def _explain_amx(row, col, rng, a, b, c, opts):
         rep["chains_sum"] = {"bits": trace["chains_sum"], "value": _fp32(trace["chains_sum"])}
         rep["result_bits"] = trace["result"]
         rep["result"] = _fp32(trace["result"])
-        prods = [Fraction(p) for e in steps for p in e["products"]]
-        rep["exact_sum"] = float(Fraction(rep["c"]["value"]) + sum(prods, Fraction(0)))
+        # the exact C + sum of products, as the DPAS report: None when anything is NaN or infinite (no exact value)
+        prods = [p for e in steps for p in e["products"]]
+        cv = rep["c"]["value"]
+        rep["exact_sum"] = float(Fraction(cv) + sum(map(Fraction, prods), Fraction(0))) \
+            if math.isfinite(cv) and all(math.isfinite(p) for p in prods) else None
     rep["d_register"] = {"bits": int(D[row, col]), **_where(lc, row, col)}
     rep["consistent"] = int(D[row, col]) == ((trace.get("result", None) if "result" in trace else
                                               (trace["steps"][-1]["acc"])) & 0xFFFFFFFF)

@@ -45,7 +45,7 @@ def check_layout(L, verb: str) -> None:
 def check_view(view) -> None:
     if not isinstance(view, str) or view not in VIEWS:
         raise InvalidValue(f"unknown view {view!r}", rule="view is " + " or ".join(VIEWS),
-                           values={"view": repr(view)[:40]})
+                           values={"view": view if isinstance(view, str) else repr(view)[:40]})
 
 
 def cell_label(L: Layout, row: int, col: int, view: str = "holder") -> str:

@@ -93,7 +93,13 @@ class GlobalPtr:
     def __setitem__(self, idx, value) -> None:
         """``p[idx] = value``: one store per active work-item (the sub-group's execution mask applies)."""
         starts = np.atleast_1d(self._elems(idx))
-        vals = np.broadcast_to(np.asarray(value, dtype=self.dtype), starts.shape)
+        self._writable()
+        try:
+            vals = np.broadcast_to(np.asarray(value, dtype=self.dtype), starts.shape)
+        except (OverflowError, ValueError, TypeError) as exc:   # 300 into a char buffer, a string, a wrong shape
+            raise InvalidValue(f"cannot store {value!r:.60} into a {self.dtype} buffer: {exc}",
+                               rule="a store writes values of the buffer's element type",
+                               values={"dtype": str(self.dtype)}) from None
         c = current()
         active = np.broadcast_to(c.mask, starts.shape) if (c is not None and starts.shape == c.mask.shape) \
             else np.ones(starts.shape, bool)
@@ -102,6 +108,11 @@ class GlobalPtr:
             if a:
                 self._check(int(s), w, "store")
                 self.base[int(s):int(s) + w] = np.asarray(v, dtype=self.dtype).reshape(1).view(np.uint8)
+
+    def _writable(self) -> None:
+        if not self.base.flags.writeable:
+            raise InvalidValue("the global buffer is a read-only numpy array: a kernel cannot store to it",
+                               rule="output buffers are writable arrays", values={"bytes": int(self.base.size)})
 
     def __repr__(self) -> str:
         return f"GlobalPtr(+{self.offset} bytes, {self.dtype}, buffer {self.base.size} bytes)"
@@ -168,6 +179,7 @@ def block_write(p, data, n: int, base: str, fn: str, *, sub_group_size: int | No
                            "p must be 128-bit (16-byte) aligned for writes", values={"byte_offset": p.offset})
     nbytes = n * s * dt.itemsize
     p._check(p.offset, nbytes, fn)
+    p._writable()
     p.base[p.offset:p.offset + nbytes] = d.view(dt).reshape(s, n).T.copy().view(np.uint8).reshape(-1)
 
 

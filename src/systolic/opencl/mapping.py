@@ -84,6 +84,9 @@ def resolve(name: str, platform=None, *, m: int | None = None, acc: str | CType 
     """The overload of ``name`` on ``platform`` with M = ``m`` and accumulator type ``acc`` (C type name or
     base, e.g. ``"short"`` for a bf16 accumulator); defaults: M = 8, the first accumulator type listed."""
     P = get_platform(platform)
+    if m is not None and (isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer))):
+        raise InvalidValue(f"m (M, the rows of A) is an integer, not {type(m).__name__}",
+                           rule="M is one of the built-in's row counts", values={"m": repr(m)[:40]})
     recs = TB.by_name(str(name))
     if not recs:
         from ..suggest import did_you_mean

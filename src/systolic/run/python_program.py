@@ -279,9 +279,14 @@ def run(path: Path, device: str | None = None) -> dict:
     # extra keys are text in the report (a dict may have non-string keys: 1, None, tuples)
     extras = {k if isinstance(k, str) else repr(k): v for k, v in out.items() if k not in ("result", "oracle")}
     sg = extras.get("sub_group_size")
+    if sg is not None and (isinstance(sg, bool) or not isinstance(sg, (int, np.integer)) or not 1 <= sg <= 128):
+        # the report prints it as a fact about the run: an impossible size (-3, 0, "16") is the program's error
+        raise ProgramError(f"main() returned sub_group_size {sg!r}: a sub-group size is a positive integer",
+                           rule="program protocol: sub_group_size is the size the kernel ran with (1 .. 128)",
+                           values={"sub_group_size": repr(sg)[:40]})
     return {"kind": "python", "title": doc.splitlines()[0], "description": doc, "device": dev,
             "default_device": default, "devices": list(devices) if devices is not None else None,
-            "sub_group_size": sg if isinstance(sg, int) and not isinstance(sg, bool) else None,
+            "sub_group_size": None if sg is None else int(sg),
             "models": models_used(mod),
             "checks": [compare("result", result, oracle)], "recorder": rec,
             "seconds": {"run": t2 - t1, "total": time.perf_counter() - t0},

@@ -320,6 +320,7 @@ def joint_matrix_load(sg, m, ptr, stride, layout=None) -> None:
     """Load ``m`` from ``ptr`` (rows ``stride`` elements apart; accumulators take a layout, a/b use their own)."""
     L = _sg(sg, "joint_matrix_load")
     check_matrix(m, "joint_matrix_load")
+    check_scalars("joint_matrix_load", stride=stride)
     L.collective("joint_matrix_load", _load_impl, sg, (check_matrix(m, "load"), check_pointer(ptr), stride),
                  lay=layout)
 
@@ -328,6 +329,7 @@ def joint_matrix_store(sg, m, ptr, stride, layout=None) -> None:
     """Store ``m`` to ``ptr``: an accumulator in ``layout`` (row_major or col_major); Intel's store of a and b
     matrices takes no layout (they are written in their declared one)."""
     L = _sg(sg, "joint_matrix_store")
+    check_scalars("joint_matrix_store", stride=stride)
     L.collective("joint_matrix_store", _store_impl, sg, (check_matrix(m, "store"), check_pointer(ptr), stride),
                  lay=layout)
 
@@ -351,6 +353,7 @@ def joint_matrix_load_checked(sg, m, ptr, stride, *args, layout=None) -> None:
     ``(sg, m, ptr, stride, height, width, x, y)``, or with an accumulator's layout after the stride."""
     L = _sg(sg, "joint_matrix_load_checked")
     (h, w, x, y), lay = _checked_args("joint_matrix_load_checked", args, layout)
+    check_scalars("joint_matrix_load_checked", stride=stride, height=h, width=w, x=x, y=y)
     L.collective("joint_matrix_load_checked", _load_impl, sg,
                  (check_matrix(m, "load"), check_pointer(ptr), stride, h, w, x, y), lay=lay, checked=True)
 
@@ -362,8 +365,18 @@ def joint_matrix_store_checked(sg, m, ptr, stride, *args, layout=None) -> None:
     accumulator; a and b take no layout: ``(sg, m, ptr, stride, height, width, x, y)``."""
     L = _sg(sg, "joint_matrix_store_checked")
     (h, w, x, y), lay = _checked_args("joint_matrix_store_checked", args, layout)
+    check_scalars("joint_matrix_store_checked", stride=stride, height=h, width=w, x=x, y=y)
     L.collective("joint_matrix_store_checked", _store_impl, sg,
                  (check_matrix(m, "store"), check_pointer(ptr), stride, h, w, x, y), lay=lay, checked=True)
+
+
+def check_scalars(name: str, **args) -> None:
+    """Arguments that are one number per work-item (stride, height, width, x, y, rows, cols): an array or a list
+    where a scalar belongs is refused (it used to reach numpy's broadcasting and fail bare)."""
+    for arg, v in args.items():
+        if isinstance(v, (list, tuple, dict, set)) or (isinstance(v, np.ndarray) and v.ndim > 0):
+            raise InvalidValue(f"{name}: {arg} is a number (one per work-item), not a {type(v).__name__}",
+                               rule="size_t arguments are scalars", values={arg: repr(v)[:60]})
 
 
 def check_pointer(p):
@@ -395,6 +408,7 @@ def joint_matrix_prefetch(sg, ptr, rows, cols, stride, layout=None) -> None:
     ``joint_matrix_prefetch(sg, ptr, Rows, Cols, stride, Layout)``; the arguments are checked as in the other
     group operations (size_t values non-negative integers, the layout a ``layout`` value)."""
     L = _sg(sg, "joint_matrix_prefetch")
+    check_scalars("joint_matrix_prefetch", rows=rows, cols=cols, stride=stride)
     L.collective("joint_matrix_prefetch", _prefetch_impl, sg, (check_pointer(ptr), rows, cols, stride, layout))
 
 

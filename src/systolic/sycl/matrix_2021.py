@@ -70,10 +70,21 @@ def _ml(layout) -> str:
                        values={"layout": layout})
 
 
+#: the largest rows x cols a 2021-API matrix may have here (2**22 elements: its element map alone is 64 MiB)
+MAX_ELEMENTS = 1 << 22
+
+
 def joint_matrix(sg, T, rows, cols, layout=matrix_layout.row_major) -> JointMatrix:
     """``joint_matrix<sub_group, T, rows, cols, layout> m(sg)`` (rows/cols as declared: VNNI sizes when packed)."""
     rec = _sg(sg, "joint_matrix").device.get_device().record
     lay = _ml(layout)
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in (rows, cols)) and \
+            int(rows) * int(cols) > MAX_ELEMENTS:
+        # "any size" is blocked onto tiles, but the emulator keeps the whole matrix and its element map in host
+        # memory (16+ bytes per element): rows = 10**9 would exhaust it rather than fail
+        raise InvalidValue(f"a {rows} x {cols} joint_matrix is more than the emulator holds "
+                           f"({MAX_ELEMENTS} elements)", rule="the 2021 API's any-size matrices live in host memory",
+                           values={"rows": int(rows), "cols": int(cols), "max_elements": MAX_ELEMENTS})
     try:
         # the 2021 revision has no use: a matrix is held as an accumulator-like block of any size
         m = JointMatrix(sg, T, "accumulator", rows, cols, "row_major", anysize=True)
@@ -114,7 +125,8 @@ def _io(b, *, store: bool, lay: str):
 def joint_matrix_load(sg, m, ptr, stride, layout=matrix_layout.row_major) -> None:
     """Load the declared Rows x Cols block from ``ptr`` (rows ``stride`` elements apart; col_major: columns)."""
     L = _sg(sg, "joint_matrix_load")
-    from .matrix import check_matrix, check_pointer
+    from .matrix import check_matrix, check_pointer, check_scalars
+    check_scalars("joint_matrix_load", stride=stride)
     L.collective("joint_matrix_load", _io, sg, (check_matrix(m, "load"), check_pointer(ptr), stride),
                  store=False, lay=_ml(layout))
 
@@ -122,7 +134,8 @@ def joint_matrix_load(sg, m, ptr, stride, layout=matrix_layout.row_major) -> Non
 def joint_matrix_store(sg, m, ptr, stride, layout=matrix_layout.row_major) -> None:
     """Store the declared block to ``ptr``."""
     L = _sg(sg, "joint_matrix_store")
-    from .matrix import check_matrix, check_pointer
+    from .matrix import check_matrix, check_pointer, check_scalars
+    check_scalars("joint_matrix_store", stride=stride)
     L.collective("joint_matrix_store", _io, sg, (check_matrix(m, "store"), check_pointer(ptr), stride),
                  store=True, lay=_ml(layout))
 

@@ -73,7 +73,7 @@ def type_info(t) -> TypeInfo:
         return _info(t)
     try:
         dt = np.dtype(t)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):   # np.dtype(np) is a ValueError, np.dtype("(") a SyntaxError
         dt = None
     if dt is not None:
         if dt == T.get("bf16").dtype:
@@ -481,6 +481,9 @@ def gather(mem: np.ndarray, idx: np.ndarray, name: str) -> np.ndarray:
 
 
 def scatter(mem: np.ndarray, idx: np.ndarray, values: np.ndarray, name: str) -> None:
+    if not mem.flags.writeable:
+        raise InvalidValue(f"{name} writes to a read-only array (wrapped by sycl.ptr)",
+                           rule="a kernel writes only writable memory", values={"elements": int(mem.size)})
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= mem.size):
         raise MemoryFault(f"{name} writes outside the USM allocation", rule="USM allocation bounds",
                           values={"allocation_elements": int(mem.size), "min_index": int(idx.min()),
