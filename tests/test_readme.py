@@ -89,15 +89,32 @@ def test_the_same_sycl_source_runs_on_amx_and_xmx():
     assert rep["device"]["kind"] == "AMX CPU" and rep["verdict"] == "bit-identical"
 
 
+def _where(*args) -> str:
+    r = CliRunner().invoke(cli, ["layout", "where", *args])
+    assert r.exit_code == 0 and r.exception is None, (args, r.output, r.exception)
+    return r.output
+
+
 def test_device_aliases_named_in_the_readme_work():
-    for names in (("spr", "sapphirerapids", "intel_cpu_spr"), ("pvc", "xehpc", "intel_gpu_pvc")):
-        assert all(f"`{n}`" in TEXT for n in names)
-        outs = {CliRunner().invoke(cli, ["layout", "where", "dpas", "b", "3", "5", "--device", n]).output
-                for n in names[:1] + names[1:] if names[0] == "pvc"}
-        assert len(outs) <= 1
+    """'every name of a device': each alias group the README names gives one answer, and that answer is the
+    named device's (not a default's): the groups differ from each other and dg2's from the default, PVC."""
+    groups = (("spr", "sapphirerapids", "intel_cpu_spr"), ("pvc", "xehpc", "intel_gpu_pvc"),
+              ("dg2", "xehpg", "intel_gpu_dg2_g10"))
+    for names in groups:
+        assert all(f"`{n}`" in TEXT for n in names), names
+    # joint_matrix A on a CPU (sub-group of 1 work-item) vs a GPU (16 work-items on PVC, 8 on DG2)
+    sycl = {names: {_where("sycl", "a", "3", "5", "--type", "bf16", "--m", "8", "--k", "16", "-d", n)
+                    for n in names} for names in groups}
+    assert all(len(outs) == 1 for outs in sycl.values()), sycl
+    assert len({outs.pop() for outs in sycl.values()}) == len(groups), sycl    # three devices, three answers
+    # DPAS B (Src1) of one GRF block: dg2's 8-lane layout, not the default PVC's 16-lane one
+    default = _where("dpas", "b", "3", "5")
+    dg2 = {_where("dpas", "b", "3", "5", "--device", n) for n in groups[2]}
+    assert len(dg2) == 1 and default not in dg2, (default, dg2)
+    assert _where("dpas", "b", "3", "5", "--device", "xehpc") == default
     from systolic.run.devices import same_device
-    assert same_device("spr", "sapphirerapids") and same_device("spr", "intel_cpu_spr")
-    assert same_device("pvc", "xehpc") and same_device("pvc", "intel_gpu_pvc")
+    assert all(same_device(names[0], n) for names in groups for n in names)
+    assert not same_device("spr", "pvc") and not same_device("pvc", "dg2")
 
 
 def test_readme_links_point_inside_the_project():
