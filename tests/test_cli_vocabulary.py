@@ -55,19 +55,28 @@ def test_every_device_option_is_spelled_device():
                 assert not {"--cpu", "--platform"} & set(p.opts), (path, p.opts)
 
 
-@pytest.mark.parametrize("spelling", ["spr", "sapphirerapids", "intel_cpu_spr", "SPR"])
+@pytest.mark.parametrize("spelling", ["gnr", "graniterapids", "intel_cpu_gnr", "GNR"])
 def test_amx_commands_take_every_alias(spelling):
-    from systolic.amx import TileConfig
-    image = TileConfig(palette=1, tiles={0: (16, 64)}).to_bytes().hex()
-    assert ok("amx", "tilecfg", image, "--device", spelling) == ok("amx", "tilecfg", image, "--cpu", "spr")
+    """A non-default CPU by any name: Granite Rapids has AMX-FP16, the default (spr) has not, so TDPFP16PS
+    compiles only where --device (or the old --cpu) really reached the command."""
+    args = ("amx", "asm", "--mnemonic", "tdpfp16ps", "--ir")
+    default = run(*args)
+    assert default.exit_code != 0 and "sapphirerapids has no TDPFP16PS" in str(default.exception), default
+    out = ok(*args, "--device", spelling)
+    assert "tdpfp16ps" in out and out == ok(*args, "--cpu", "gnr")
 
 
-@pytest.mark.parametrize("spelling", ["pvc", "xehpc", "ponte-vecchio", "intel_gpu_pvc"])
+@pytest.mark.parametrize("spelling", ["dg2", "xehpg", "acm", "intel_gpu_dg2_g10", "DG2"])
 def test_xmx_commands_take_every_alias(spelling):
-    base = ok("xmx", "dpas", "--platform", "pvc", "--m", "2", "--json")
-    assert ok("xmx", "dpas", "--device", spelling, "--rc", "2", "--json") == base
-    assert ok("layout", "where", "dpas", "b", "3", "5", "-d", spelling) == \
-        ok("layout", "where", "dpas", "src1", "3", "5", "--platform", "pvc")
+    """A non-default GPU by any name: DG2 (8 lanes) gives another DPAS and another B layout than the default PVC
+    (16 lanes), and the same as the old --platform spelling."""
+    dpas = ok("xmx", "dpas", "--device", spelling, "--rc", "2", "--json")
+    assert dpas == ok("xmx", "dpas", "--platform", "dg2", "--m", "2", "--json")
+    assert dpas != ok("xmx", "dpas", "--rc", "2", "--json")
+    assert '"platform": "dg2"' in dpas
+    where = ok("layout", "where", "dpas", "b", "3", "5", "-d", spelling)
+    assert where == ok("layout", "where", "dpas", "src1", "3", "5", "--platform", "dg2")
+    assert where != ok("layout", "where", "dpas", "b", "3", "5")
 
 
 def test_run_takes_every_alias_of_a_declared_device():
