@@ -50,10 +50,70 @@ def _err(msg, line, d, rule="systolic-run header of .cl files (docs/cl.md)"):
     return ProgramError(msg, rule=rule, values={"line": line, "directive": d[:80]})
 
 
+#: the most bytes one header buffer may hold (a larger one is a typo, not a test: it would exhaust memory)
+MAX_BUFFER_BYTES = 1 << 30
+_ONCE = ("device", "devices", "kernel", "options", "global", "local", "args")
+
+
+def _int_field(tok, clause, line, d, lo=None, what="an integer"):
+    """``tok`` as an int (decimal or 0x...) >= ``lo``, else a ProgramError naming the clause and the value."""
+    try:
+        v = int(tok, 0)
+    except ValueError:
+        v = None
+    if v is None or (lo is not None and v < lo):
+        raise ProgramError(f"{clause} is {what}; got {tok!r}", rule=f"systolic-run {clause} (docs/cl.md)",
+                           values={"line": line, clause: tok, "directive": d[:80]})
+    return v
+
+
+def _scalar_arg(tok, line):
+    """``VALUE:CTYPE`` as a numpy scalar of the C type: an integer exactly (no rounding, no wrap-around), a
+    floating-point value rounded to the type as a C literal is, but not to infinity."""
+    m = re.fullmatch(r"(-?[\w.+-]+):(\w+)", tok)
+    if not m or m[2] not in _CTYPES:
+        raise ProgramError(f"argument {tok!r} is a buffer name, local:NBYTES or VALUE:CTYPE (CTYPE one of "
+                           + " ".join(_CTYPES) + ")", rule="systolic-run args", values={"line": line, "args": tok})
+    dt = np.dtype(_CTYPES[m[2]])
+    v = parse_values(m[1], line, "args")[0]
+    if dt.kind in "iu":
+        return dt.type(typed_values([v], dt, line, f"args {tok}", "args")[0])
+    with np.errstate(all="ignore"):
+        r = dt.type(v)
+    if np.isinf(r) and not np.isinf(v):
+        raise ProgramError(f"argument {tok!r}: {m[1]} overflows {m[2]}", rule="systolic-run args: a value in "
+                           "the range of its C type", values={"line": line, "args": tok})
+    return r
+
+
+def _arg(tok, line, d):
+    if tok.startswith("local:"):
+        return ("local", _int_field(tok[6:], "local", line, d, 1, "a positive number of bytes (args local:NBYTES)"))
+    if ":" in tok:
+        return ("value", _scalar_arg(tok, line))
+    return ("buffer", tok)
+
+
+def _check_fill(name, typ, count, spec, line):
+    """The buffer's initializer, checked before anything is compiled or allocated."""
+    words = spec.split()
+    if words[0] == "random":
+        if len(words) != 4:
+            raise _err("random takes LO HI SEED", line, spec)
+        lo = _int_field(words[1], "random", line, spec, None, "'random LO HI SEED' of integers")
+        hi = _int_field(words[2], "random", line, spec, None, "'random LO HI SEED' of integers")
+        seed = _int_field(words[3], "random", line, spec, 0, "'random LO HI SEED' with SEED >= 0")
+        if lo > hi:
+            raise ProgramError(f"buffer {name}: random {lo} {hi} has LO > HI", rule="systolic-run buffer: "
+                               "random LO HI SEED with LO <= HI", values={"line": line, "random": f"{lo} {hi}"})
+        return ("random", lo, hi, seed)
+    return None
+
+
 def parse_header(text: str) -> dict:
     h = {"device": None, "devices": None, "kernel": None, "options": "", "global": None, "local": None,
          "buffers": {}, "args": None, "oracles": [], "expects": [], "title": ""}
-    para, done = [], False
+    para, done, seen = [], False, {}
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s.startswith("//"):
@@ -74,6 +134,11 @@ def parse_header(text: str) -> dict:
                        + ", ".join(_KEYS))
         if not rest:
             raise _err(f"{key} needs a value", n, d)
+        if key in _ONCE and key in seen:         # a second one would win silently
+            raise ProgramError(f"{key} appears twice (lines {seen[key]} and {n})",
+                               rule="systolic-run header: each of " + ", ".join(_ONCE) + " at most once",
+                               values={"line": n, "directive": key})
+        seen[key] = n
         if key == "device":
             h["device"] = rest
         elif key == "devices":
@@ -83,36 +148,67 @@ def parse_header(text: str) -> dict:
         elif key == "options":
             h["options"] = rest
         elif key in ("global", "local"):
-            try:
-                h[key] = tuple(int(x) for x in rest.replace(",", " ").split())
-            except ValueError:
-                raise _err(f"{key} is 1 to 3 integers", n, d) from None
+            toks = rest.replace(",", " ").split()
+            if not 1 <= len(toks) <= 3:
+                raise ProgramError(f"{key} is 1 to 3 positive integers; got {rest!r}",
+                                   rule=f"systolic-run {key} (docs/cl.md)", values={"line": n, key: rest})
+            h[key] = tuple(_int_field(x, key, n, d, 1, "1 to 3 positive integers") for x in toks)
         elif key == "buffer":
             m = re.fullmatch(r"(\w+):(\w+)\[(\d+)\]\s*=\s*(.+)", rest)
             if not m or m[2] not in _TYPES:
                 raise _err("buffer is 'buffer NAME:TYPE[COUNT] = zeros | range | random LO HI SEED | v0 v1 ...' "
                            "(TYPE one of " + " ".join(_TYPES) + ")", n, d)
-            h["buffers"][m[1]] = (m[2], int(m[3]), m[4].strip(), n)
+            count = int(m[3])
+            if not 0 < count * np.dtype(_TYPES[m[2]]).itemsize <= MAX_BUFFER_BYTES:
+                raise ProgramError(f"buffer {m[1]} has {m[3]} elements: 1 to {MAX_BUFFER_BYTES} bytes",
+                                   rule="systolic-run buffer: COUNT > 0 and at most MAX_BUFFER_BYTES",
+                                   values={"line": n, "buffer": m[1], "count": m[3]})
+            if m[1] in h["buffers"]:
+                raise ProgramError(f"buffer {m[1]} is declared twice (lines {h['buffers'][m[1]][3]} and {n})",
+                                   rule="systolic-run buffer: one line per buffer", values={"line": n,
+                                                                                            "buffer": m[1]})
+            _check_fill(m[1], m[2], count, m[4].strip(), n)
+            h["buffers"][m[1]] = (m[2], count, m[4].strip(), n)
         elif key == "args":
-            h["args"] = (rest.split(), n)
+            h["args"] = ([_arg(t, n, d) for t in rest.split()], n)
         elif key == "oracle":
             m = re.fullmatch(r"(\w+)\s*=\s*matmul\s+(\w+)\s+(\w+)((?:\s+\w+=\d+)*)", rest)
             if not m:
                 raise _err("oracle is 'oracle C = matmul A B M=.. N=.. K=.. [vnni=V]'", n, d)
-            kv = dict(re.findall(r"(\w+)=(\d+)", m[4]))
+            pairs = re.findall(r"(\w+)=(\d+)", m[4])
+            kv = dict(pairs)
+            bad = [k for k, _ in pairs if k not in ("M", "N", "K", "vnni")]
+            if bad or len(kv) != len(pairs):
+                raise ProgramError(f"oracle matmul takes M=, N=, K= and vnni= once each; got {m[4].strip()!r}",
+                                   rule="systolic-run oracle C = matmul A B M=.. N=.. K=.. [vnni=V]",
+                                   values={"line": n, "keys": [k for k, _ in pairs]})
             if not {"M", "N", "K"} <= set(kv):
                 raise _err("oracle matmul needs M=, N= and K=", n, d)
+            for k, v in kv.items():
+                _int_field(v, k, n, d, 1, "a positive integer (oracle M=, N=, K=, vnni=)")
             h["oracles"].append((m[1], m[2], m[3], {k: int(v) for k, v in kv.items()}, n))
         else:
             m = re.fullmatch(r"(\w+)(?::(\w+))?\s*(?:\[\s*(\d*)\s*:\s*(\d*)\s*\])?\s*=\s*(.*)", rest)
             if not m:
                 raise _err("expect is 'expect NAME[:TYPE][[LO:HI]] = v0 v1 ...'", n, d)
+            if m[2] is not None and m[2] not in _TYPES:
+                raise ProgramError(f"expect {m[1]}:{m[2]}: the type is one of " + " ".join(_TYPES),
+                                   rule="systolic-run expect NAME:TYPE", values={"line": n, "expect": m[2]})
             h["expects"].append(Expect(m[1], m[2], int(m[3]) if m[3] else None, int(m[4]) if m[4] else None,
                                        parse_values(m[5], n), n))
     if h["devices"] is not None and h["device"] is not None and h["device"] not in h["devices"]:
         raise ProgramError("the header's device is not one of its devices",
                            rule="systolic-run header: device is one of devices",
                            values={"device": h["device"], "devices": list(h["devices"])})
+    if h["local"] is not None and h["global"] is not None and len(h["local"]) != len(h["global"]):
+        raise ProgramError("global and local have the same number of dimensions", rule="systolic-run global, "
+                           "local", values={"global": list(h["global"]), "local": list(h["local"])})
+    if h["args"] is not None:
+        for kind, v in h["args"][0]:
+            if kind == "buffer" and v not in h["buffers"]:
+                raise ProgramError(f"argument {v!r} is a buffer name, local:NBYTES or VALUE:CTYPE; no buffer "
+                                   f"{v!r} is declared", rule="systolic-run args",
+                                   values={"line": h["args"][1], "args": v, "buffers": sorted(h["buffers"])})
     text_para = " ".join(para)
     h["title"] = re.split(r"(?<=[.!?])\s", text_para, maxsplit=1)[0] if text_para else ""
     return h
@@ -126,9 +222,7 @@ def _fill(name, typ, count, spec, line):
     if words == ["range"]:
         return typed_values(list(range(count)), dt, line, spec, "buffer")
     if words[0] == "random":
-        if len(words) != 4:
-            raise _err("random takes LO HI SEED", line, spec)
-        lo, hi, seed = int(words[1]), int(words[2]), int(words[3])
+        _, lo, hi, seed = _check_fill(name, typ, count, spec, line)
         vals = np.random.default_rng(seed).integers(lo, hi + 1, count)
         return typed_values(vals.tolist(), dt, line, spec, "buffer")
     vals = parse_values(spec, line, "buffer")
@@ -145,7 +239,10 @@ def _oracle(bufs, o):
                                values={"line": line})
     M, N, K, V = kv["M"], kv["N"], kv["K"], kv.get("vnni", 1)
     A, B, C = bufs[aname], bufs[bname], bufs[cname]
-    if A.size < M * K or B.size < K * N or C.size < M * N or K % V:
+    if V < 1 or K % V:
+        raise ProgramError(f"oracle vnni={V} does not divide K={K}", rule="systolic-run oracle matmul: vnni >= 1 "
+                           "divides K", values={"line": line, "vnni": V, "K": K})
+    if A.size < M * K or B.size < K * N or C.size < M * N:
         raise ProgramError("the oracle's M, N, K do not fit the buffers", rule="systolic-run oracle matmul",
                            values={"line": line, "A": A.size, "B": B.size, "C": C.size})
     a = A[:M * K].reshape(M, K)
@@ -155,6 +252,18 @@ def _oracle(bufs, o):
         r = (a.astype(np.int64) @ b.astype(np.int64)) & ((1 << (8 * C.dtype.itemsize)) - 1)
         return r.astype(np.uint64).astype(C.dtype.str.replace("i", "u")).view(C.dtype).reshape(-1)
     return (a.astype(np.float64) @ b.astype(np.float64)).astype(C.dtype).reshape(-1)
+
+
+def _view(v, name, typ):
+    """Buffer ``name``'s bytes as elements of ``typ`` (an expect's NAME:TYPE)."""
+    if not typ:
+        return v
+    dt = np.dtype(_TYPES[typ])
+    if v.nbytes % dt.itemsize:
+        raise ProgramError(f"expect {name}:{typ}: the buffer's {v.nbytes} bytes are not a whole number of {typ}",
+                           rule="systolic-run expect NAME:TYPE: the buffer is whole elements of TYPE",
+                           values={"buffer": name, "bytes": int(v.nbytes), "expect": typ})
+    return v.view(dt)
 
 
 def run(path: Path, device: str | None = None) -> dict:
@@ -182,20 +291,8 @@ def run(path: Path, device: str | None = None) -> dict:
     host = {n: _fill(n, t, c, s, ln) for n, (t, c, s, ln) in h["buffers"].items()}
     before = {n: v.copy() for n, v in host.items()}
     bufs = {n: cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=v) for n, v in host.items()}
-    toks, aline = h["args"]
-    args = []
-    for tok in toks:
-        if tok in bufs:
-            args.append(bufs[tok])
-        elif tok.startswith("local:"):
-            args.append(cl.LocalMemory(int(tok[6:])))
-        else:
-            m = re.fullmatch(r"(-?[\w.+-]+):(\w+)", tok)
-            if not m or m[2] not in _CTYPES:
-                raise ProgramError(f"argument {tok!r} is a buffer name, local:NBYTES or VALUE:CTYPE",
-                                   rule="systolic-run args", values={"line": aline})
-            v = parse_values(m[1], aline, "args")[0]
-            args.append(np.dtype(_CTYPES[m[2]]).type(v))
+    args = [bufs[v] if kind == "buffer" else cl.LocalMemory(v) if kind == "local" else v
+            for kind, v in h["args"][0]]
     with counters.recording() as rec:
         t1 = time.perf_counter()
         getattr(prg, h["kernel"])(q, h["global"], h["local"], *args)
@@ -215,8 +312,7 @@ def run(path: Path, device: str | None = None) -> dict:
         if name not in after:
             raise ProgramError(f"expect names {name}, which is not a buffer", rule="systolic-run expect",
                                values={"buffers": sorted(after)})
-        v = after[name]
-        return v.view(np.dtype(_TYPES[typ])) if typ else v
+        return _view(after[name], name, typ)
 
     checks += check_expects(h["expects"], read)
     st = q.last_stats
