@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import systolic.cl as cl
-from systolic.errors import InvalidValue
+from systolic.errors import InvalidValue, UnsupportedCombination
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +65,10 @@ def test_copies_need_a_queue_and_integer_offsets(ctx):
 def test_context_device_is_a_name(device):
     with pytest.raises(InvalidValue, match="device"):
         cl.Context(device=device)
+
+
+def test_a_launch_beyond_the_interpreters_reach_is_refused_at_once(ctx, prg):
+    # 2^40 work-items would build a list of 2^36 work-groups (MemoryError or hours): refused before any work
+    q = cl.CommandQueue(ctx)
+    with pytest.raises(UnsupportedCombination, match="work-items"):
+        prg.k(q, (1 << 40,), (16,), cl.Buffer(ctx, 0, size=64))

@@ -26,6 +26,9 @@ __all__ = ["Context", "create_some_context", "CommandQueue", "Program", "Kernel"
 
 #: work-groups run together while their lanes fit this many (whole work-groups; memory grows with it)
 LANES_PER_BATCH = 1 << 16
+#: the most work-items one launch may have: at ~1 us per IR instruction and sub-group an interpreted launch of
+#: more would run for days (and its work-group list alone would exhaust memory); refused before any work
+MAX_WORK_ITEMS = 1 << 28
 
 
 class mem_flags:
@@ -447,6 +450,10 @@ def enqueue_nd_range_kernel(queue, kernel: Kernel, global_size, local_size, glob
         raise UnsupportedCombination(f"a work-group of {wg} work-items exceeds {P.name}'s maximum of "
                                      f"{MAX_WORK_GROUP_SIZE}", rule="CL_INVALID_WORK_GROUP_SIZE",
                                      values={"local_size": L})
+    if int(np.prod(G, dtype=object)) > MAX_WORK_ITEMS:
+        raise UnsupportedCombination(f"a launch of {int(np.prod(G, dtype=object))} work-items exceeds the "
+                                     f"interpreter's {MAX_WORK_ITEMS}", rule="systolic.cl.host.MAX_WORK_ITEMS: "
+                                     "work-items per launch of the SIMT interpreter", values={"global_size": G})
     G3 = G + (1,) * (3 - dim)
     L3 = tuple(L) + (1,) * (3 - dim)
     off = () if global_offset is None else _sizes(global_offset, "global_offset", 0)
