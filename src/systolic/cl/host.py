@@ -26,6 +26,9 @@ __all__ = ["Context", "create_some_context", "CommandQueue", "Program", "Kernel"
 
 #: work-groups run together while their lanes fit this many (whole work-groups; memory grows with it)
 LANES_PER_BATCH = 1 << 16
+#: the most work-items one launch may have: at ~1 us per IR instruction and sub-group an interpreted launch of
+#: more would run for days (and its work-group list alone would exhaust memory); refused before any work
+MAX_WORK_ITEMS = 1 << 28
 
 
 class mem_flags:
@@ -81,6 +84,9 @@ class Context:
             device = devices
         if device is None and isinstance(devices, (list, tuple)) and devices and isinstance(devices[0], str):
             device = devices[0]
+        if device is not None and not isinstance(device, str):
+            raise InvalidValue(f"device is a platform name (str), got {type(device).__name__}",
+                               rule="systolic.cl.Context(device=NAME)", values={"device": repr(device)[:60]})
         self.platform = _device(device or "pvc")
         if engine not in ("batched", "per-call"):
             raise InvalidValue("engine is 'batched' or 'per-call'", rule="systolic.cl.Context(engine=...)",
@@ -125,10 +131,24 @@ class Buffer:
 
     def __init__(self, context: Context, flags: int = mem_flags.READ_WRITE, size: int | None = None,
                  hostbuf=None) -> None:
+        _need(context, Context, "Buffer(context, ...)", "context")
         self.context = context
-        self.flags = int(flags)
+        self.flags = _count(flags, "flags", "clCreateBuffer: flags are mem_flags bits (CL_INVALID_VALUE)", 0,
+                            _ALL_FLAGS)
+        if size is not None:
+            size = _count(size, "size", "clCreateBuffer: size is a positive integer (CL_INVALID_BUFFER_SIZE)", 1)
         if hostbuf is not None:
-            hb = np.asarray(hostbuf)
+            try:
+                hb = np.asarray(hostbuf)
+            except (ValueError, TypeError) as e:
+                hb = None
+                why = str(e)
+            else:
+                why = f"dtype {hb.dtype}"
+            if hb is None or hb.dtype.kind not in "biufcV":
+                raise InvalidValue("hostbuf is a numeric numpy array (or buffer-protocol object)",
+                                   rule="clCreateBuffer: host_ptr is plain memory (CL_INVALID_HOST_PTR)",
+                                   values={"hostbuf": type(hostbuf).__name__, "why": why[:80]})
             if self.flags & mem_flags.USE_HOST_PTR and hb.flags.c_contiguous and hb.flags.writeable:
                 data = hb.reshape(-1).view(np.uint8)
             else:
@@ -139,15 +159,47 @@ class Buffer:
             if size is not None:
                 data = data[:size]
         else:
-            if size is None or int(size) <= 0:
+            if size is None:
                 raise InvalidValue("a Buffer needs size > 0 or hostbuf", rule="clCreateBuffer: CL_INVALID_BUFFER_SIZE",
                                    values={"size": size})
-            data = np.zeros(int(size), np.uint8)
+            data = np.zeros(size, np.uint8)
         self.data = data
         self.size = int(data.size)
 
     def __repr__(self) -> str:
         return f"<systolic.cl.Buffer {self.size} bytes>"
+
+
+_ALL_FLAGS = (1 << 6) - 1
+#: the largest buffer or offset (bytes): an int64 index of the interpreter's flat memory
+_MAX_BYTES = (1 << 62)
+
+
+def _need(obj, cls, where, what):
+    if not isinstance(obj, cls):
+        raise InvalidValue(f"{where}: {what} is a systolic.cl.{cls.__name__}, got {type(obj).__name__}",
+                           rule=f"{where} takes a systolic.cl.{cls.__name__}", values={what: repr(obj)[:60]})
+
+
+def _host_array(a, what, where):
+    """``a`` as a numpy array of numbers (what a host pointer holds), else InvalidValue."""
+    try:
+        arr = np.asarray(a)
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.dtype.kind not in "biufcV":
+        raise InvalidValue(f"{where}: {what} is a numeric numpy array, got {type(a).__name__}",
+                           rule=f"{where}: host memory holds numbers", values={what: repr(a)[:60]})
+    return arr
+
+
+def _count(v, what, rule, lo=0, hi=_MAX_BYTES):
+    """``v`` as an int in [lo, hi]: a Python or numpy integer, never a bool, str or float (pyopencl refuses them;
+    converting "8" or 8.7 would change what was written)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not lo <= int(v) <= hi:
+        raise InvalidValue(f"{what} is an integer in [{lo}, {hi}], got {v!r:.60}", rule=rule,
+                           values={what: repr(v)[:60]})
+    return int(v)
 
 
 class LocalMemory:
@@ -161,16 +213,18 @@ class LocalMemory:
 
 def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, device_offset: int = 0) -> Event:
     """Buffer <- numpy array, numpy array <- Buffer, or Buffer <- Buffer (whole source, from ``device_offset``)."""
+    _need(queue, CommandQueue, "enqueue_copy(queue, dest, src)", "queue")
+    device_offset = _count(device_offset, "device_offset", "clEnqueue*Buffer: the offset is a byte count")
     if isinstance(dest, Buffer) and isinstance(src, Buffer):
         n = src.size
         _fits(dest, device_offset, n, "enqueue_copy")
         dest.data[device_offset:device_offset + n] = src.data
     elif isinstance(dest, Buffer):
-        raw = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+        raw = np.ascontiguousarray(_host_array(src, "src", "enqueue_copy")).reshape(-1).view(np.uint8)
         _fits(dest, device_offset, raw.size, "enqueue_copy")
         dest.data[device_offset:device_offset + raw.size] = raw
     elif isinstance(src, Buffer):
-        out = np.asarray(dest)
+        out = _host_array(dest, "dest", "enqueue_copy")
         if not out.flags.c_contiguous or not out.flags.writeable:
             raise InvalidValue("enqueue_copy into a host array needs a writable C-contiguous numpy array",
                                values={"type": type(dest).__name__})
@@ -192,7 +246,11 @@ def _fits(buf, off, n, what):
 
 def enqueue_fill_buffer(queue, mem: Buffer, pattern, offset: int, size: int, wait_for=None) -> Event:
     """Fill ``size`` bytes from ``offset`` with the repeated bytes of ``pattern`` (a numpy scalar or array)."""
-    pat = np.ascontiguousarray(np.asarray(pattern)).reshape(-1).view(np.uint8)
+    _need(queue, CommandQueue, "enqueue_fill_buffer(queue, mem, ...)", "queue")
+    _need(mem, Buffer, "enqueue_fill_buffer(queue, mem, ...)", "mem")
+    offset = _count(offset, "offset", "clEnqueueFillBuffer: offset is a byte count")
+    size = _count(size, "size", "clEnqueueFillBuffer: size is a byte count")
+    pat = np.ascontiguousarray(_host_array(pattern, "pattern", "enqueue_fill_buffer")).reshape(-1).view(np.uint8)
     if pat.size == 0 or size % pat.size or offset % pat.size:
         raise InvalidValue("offset and size are multiples of the pattern size",
                            rule="clEnqueueFillBuffer: CL_INVALID_VALUE", values={"pattern_bytes": pat.size,
@@ -327,11 +385,15 @@ class Kernel:
 _UNSET = object()
 
 
-def _sizes(v, what):
-    t = (v,) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else tuple(v)
-    if not 1 <= len(t) <= 3 or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in t):
-        raise InvalidValue(f"{what} is 1 to 3 positive integers", rule="clEnqueueNDRangeKernel: work_dim 1..3",
-                           values={what: v})
+def _sizes(v, what, lo=1):
+    try:
+        t = (v,) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else tuple(v)
+    except TypeError:
+        t = ()
+    if not 1 <= len(t) <= 3 or any(isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer))
+                                   or not lo <= x < 1 << 62 for x in t):
+        raise InvalidValue(f"{what} is 1 to 3 integers >= {lo}", rule="clEnqueueNDRangeKernel: work_dim 1..3",
+                           values={what: repr(v)[:60]})
     return tuple(int(x) for x in t)
 
 
@@ -350,6 +412,9 @@ def enqueue_nd_range_kernel(queue, kernel: Kernel, global_size, local_size, glob
     from .interp import Executor
     from .lanes import Lanes
     from .launch import Batch
+    _need(queue, CommandQueue, f"kernel {getattr(kernel, 'name', '?')}(queue, global_size, local_size, ...)",
+          "queue")
+    _need(kernel, Kernel, "enqueue_nd_range_kernel(queue, kernel, ...)", "kernel")
     ctx = queue.context
     P = ctx.platform
     info = kernel.info
@@ -385,9 +450,18 @@ def enqueue_nd_range_kernel(queue, kernel: Kernel, global_size, local_size, glob
         raise UnsupportedCombination(f"a work-group of {wg} work-items exceeds {P.name}'s maximum of "
                                      f"{MAX_WORK_GROUP_SIZE}", rule="CL_INVALID_WORK_GROUP_SIZE",
                                      values={"local_size": L})
+    if int(np.prod(G, dtype=object)) > MAX_WORK_ITEMS:
+        raise UnsupportedCombination(f"a launch of {int(np.prod(G, dtype=object))} work-items exceeds the "
+                                     f"interpreter's {MAX_WORK_ITEMS}", rule="systolic.cl.host.MAX_WORK_ITEMS: "
+                                     "work-items per launch of the SIMT interpreter", values={"global_size": G})
     G3 = G + (1,) * (3 - dim)
     L3 = tuple(L) + (1,) * (3 - dim)
-    off = tuple(global_offset or ()) + (0,) * (3 - len(tuple(global_offset or ())))
+    off = () if global_offset is None else _sizes(global_offset, "global_offset", 0)
+    if len(off) > dim:
+        raise InvalidValue("global_offset has at most as many dimensions as global_size",
+                           rule="clEnqueueNDRangeKernel: global_work_offset has work_dim entries",
+                           values={"global_offset": off, "global_size": G})
+    off = off + (0,) * (3 - len(off))
     groups = [(x, y, z) for z in range(G3[2] // L3[2]) for y in range(G3[1] // L3[1]) for x in range(G3[0] // L3[0])]
     wg_lanes = -(-wg // S) * S
     per = max(1, LANES_PER_BATCH // wg_lanes)

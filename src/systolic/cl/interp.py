@@ -17,8 +17,9 @@ lanes of the mask.
 /``udiv``/``icmp u*`` view the bits as unsigned, shifts by the bit width or more (poison in LLVM) shift by the
 amount modulo the width, ``sdiv``/``srem`` round toward zero, float arithmetic is IEEE binary16/32/64 with
 round-to-nearest-even (``fma``/``fmuladd`` are fused: one rounding), ``fptosi`` of NaN or out-of-range values
-(poison) gives numpy's value. Poison and undef are 0. Integer division by zero (immediate undefined behaviour)
-raises :class:`~systolic.errors.InvalidValue` naming the instruction and the work-item.
+(poison) gives numpy's value; the constants ``poison`` and ``undef`` read as 0. Integer division by zero
+(immediate undefined behaviour) raises :class:`~systolic.errors.InvalidValue` naming the instruction and the
+work-item.
 """
 
 from __future__ import annotations

@@ -640,6 +640,16 @@ def fma_exact(a, b, c):
     return s.astype(dt)
 
 
+def _mul_hi(a, b):
+    """The high half of the double-width product (OpenCL C 6.15.3). int64 holds the products of 8- and 16-bit
+    and signed 32-bit values; unsigned 32-bit and 64-bit products need Python integers (exact, rare)."""
+    bits = a.dtype.itemsize * 8
+    if bits < 32 or (bits == 32 and a.dtype.kind == "i"):
+        return ((a.astype(np.int64) * b.astype(np.int64)) >> bits).astype(a.dtype)
+    p = np.asarray(a).astype(object) * np.asarray(b).astype(object)
+    return np.array([int(x) >> bits for x in np.ravel(p)], dtype=a.dtype).reshape(np.shape(p))
+
+
 def _clamp(x, lo, hi):
     return np.minimum(np.maximum(x, lo), hi)
 
@@ -675,7 +685,7 @@ _INTMATH = {
     "abs": lambda x: np.abs(x.astype(np.int64)) if x.dtype.kind == "i" else x,
     "llvm.abs": lambda x, *_: np.abs(x),
     "mul24": lambda a, b: a * b, "mad24": lambda a, b, c: a * b + c,
-    "mul_hi": lambda a, b: ((a.astype(np.int64) * b.astype(np.int64)) >> (a.dtype.itemsize * 8)),
+    "mul_hi": _mul_hi,
     "popcount": lambda x: np.bitwise_count(x) if hasattr(np, "bitwise_count") else None,
     "llvm.ctpop": lambda x: np.bitwise_count(x).astype(x.dtype),
     "select": lambda a, b, c: np.where(c != 0 if c.ndim == 0 or True else c, b, a),

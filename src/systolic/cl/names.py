@@ -55,8 +55,10 @@ def demangle(name: str) -> tuple[str, list[str]]:
         if ch in "PR":
             j = i + 1
             while True:
-                if name.startswith("U3AS", j):
-                    j += 5
+                # vendor qualifiers U<len><text>: address spaces (U3AS1) and C11 atomics (U7_Atomic)
+                q = re.match(r"U(\d+)", name[j:])
+                if q:
+                    j += q.end() + int(q[1])
                 elif name[j] in "KVr":
                     j += 1
                 else:

@@ -74,6 +74,16 @@ _CONSTANTS = """
 #define CLK_GLOBAL_MEM_FENCE 0x02
 #define CLK_IMAGE_MEM_FENCE 0x04
 typedef uint cl_mem_fence_flags;
+#if __OPENCL_C_VERSION__ >= 200
+/* the C11 atomics (OpenCL C 6.15.12.3) take these enums; clang's builtin table expects them from the header */
+typedef enum memory_order { memory_order_relaxed = __ATOMIC_RELAXED, memory_order_acquire = __ATOMIC_ACQUIRE,
+  memory_order_release = __ATOMIC_RELEASE, memory_order_acq_rel = __ATOMIC_ACQ_REL,
+  memory_order_seq_cst = __ATOMIC_SEQ_CST } memory_order;
+typedef enum memory_scope { memory_scope_work_item = __OPENCL_MEMORY_SCOPE_WORK_ITEM,
+  memory_scope_work_group = __OPENCL_MEMORY_SCOPE_WORK_GROUP, memory_scope_device = __OPENCL_MEMORY_SCOPE_DEVICE,
+  memory_scope_all_svm_devices = __OPENCL_MEMORY_SCOPE_ALL_SVM_DEVICES,
+  memory_scope_sub_group = __OPENCL_MEMORY_SCOPE_SUB_GROUP } memory_scope;
+#endif
 """
 
 
