@@ -36,7 +36,7 @@ TYPES = {"i8": np.int8, "s8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": n
          "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
          "f32": np.float32, "f64": np.float64}
 
-_KEYS = {"device", "devices", "function", "args", "fill", "oracle", "expect", "in", "cpu", "platform"}
+_KEYS = {"device", "devices", "function", "args", "fill", "oracle", "expect", "in", "cpu", "platform", "cflags"}
 _EXPECT = re.compile(r"(?P<name>@?[A-Za-z_.$][\w.$]*)(?::(?P<type>\w+))?\s*(?:\[\s*(?P<lo>\d*)\s*:\s*(?P<hi>\d*)\s*\])?"
                      r"\s*=\s*(?P<values>.*)$")
 
@@ -59,6 +59,7 @@ class Header:
     devices: tuple[str, ...] | None = None
     function: str | None = None
     args: list[str] | None = None
+    cflags: str | None = None        # clang flags of a .c/.cpp program, as ``systolic amx run --cflags``
     fills: list[tuple[str, str, int]] = field(default_factory=list)        # (name, spec, line)
     oracles: list[tuple[str, str, int]] = field(default_factory=list)      # (name, spec, line)
     expects: list[Expect] = field(default_factory=list)
@@ -165,7 +166,7 @@ def parse(text: str, comment: str) -> Header:
         # a key that holds one value, or a second directive for the same variable, would win silently over the
         # first (and with it what the run checks): refused, naming both lines
         one = "device" if key in ("cpu", "platform") else key
-        if one in ("device", "devices", "function", "args"):
+        if one in ("device", "devices", "function", "args", "cflags"):
             target = one
         elif key in ("fill", "oracle", "in"):
             target = (key, (rest.partition("=")[0]).strip())
@@ -185,6 +186,8 @@ def parse(text: str, comment: str) -> Header:
             h.function = rest.lstrip("@")
         elif key == "args":
             h.args = rest.replace(",", " ").split()
+        elif key == "cflags":
+            h.cflags = rest
         elif key == "in":
             h.inputs.append((rest.replace(" ", ""), n))
         elif key in ("fill", "oracle"):

@@ -169,9 +169,14 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
                            rule="systolic-run header: function NAME (or systolic run --function)",
                            values={"file": str(path)})
     if language is None:
+        if h.cflags is not None:
+            raise ProgramError("'cflags' applies to C and C++ sources (.c, .cpp, .cc, .cxx), not to LLVM IR",
+                               rule="systolic-run header: cflags", values={"file": str(path), "cflags": h.cflags})
         mod = compile_ir(text, source=str(path))
     else:
-        mod = compile_c(text, language=language, filename=path.name, source_dir=str(path.parent))
+        # the header's clang flags (default -O2); -O*/-g among them choose the level and debug info
+        mod = compile_c(text, language=language, filename=path.name, source_dir=str(path.parent),
+                        flags=h.cflags or "")
     memory = {name: initial_bytes(g)
               for name, g in mod.machine.globals.items()}
     for name_tok, spec, line in h.fills:

@@ -23,8 +23,8 @@ def run(path: Path, device: str | None = None) -> dict:
     t0 = time.perf_counter()
     text = read_text(path, "vISA program")
     h = parse(text, "//")
-    if h.function or h.args or h.fills or h.oracles:
-        raise ProgramError("function/args/fill/oracle are LLVM IR directives; a vISA program sets variables with "
+    if h.function or h.args or h.fills or h.oracles or h.cflags:
+        raise ProgramError("function/args/fill/oracle/cflags are LLVM IR and C directives; a vISA program sets variables with "
                            "'in' and checks them with 'expect'", rule="systolic-run header of .visa files",
                            values={"file": str(path)})
     default = h.device or DEFAULT_DEVICE
