@@ -101,3 +101,25 @@ def test_fuzz_ir_text_never_crashes(text):
     except AsmSyntaxError as e:   # IRVerifyError (a subclass) has line 0 where LLVM names no line
         # a parse error has LLVM's 1-based line; only the verifier may name none (line 0)
         assert (e.line >= 1 or isinstance(e, IRVerifyError)) and e.column >= 0, str(e)
+
+
+@pytest.mark.parametrize("mnemonic", ["tdpbssd", "tdpbuud", "tdpbf16ps"])
+def test_asm_demo_built_with_the_ir_builder(mnemonic):
+    """``systolic amx asm``'s one-tile demo (an llvmlite.ir module): its IR verifies, and the assembly is the
+    AMX sequence it was written as (ldtilecfg, C/A/B loads into tmm0/1/2, the dot, the store of tmm0, release)."""
+    from click.testing import CliRunner
+
+    from systolic.cli import cli
+    from systolic.cli.amx_native import demo_module
+    from systolic.llvmir.module import parse
+    parse(str(demo_module(mnemonic)), name="amx_demo", verify=True)
+    r = CliRunner().invoke(cli, ["amx", "asm", "--mnemonic", mnemonic])
+    assert r.exit_code == 0, r.output
+    seq = [ln.split() for ln in r.output.splitlines()
+           if re.match(r"\s+(ldtilecfg|tileloadd|tilestored|tilerelease|tdp\w+)\b", ln)]
+    assert [x[0] for x in seq] == ["ldtilecfg", "tileloadd", "tileloadd", "tileloadd", mnemonic, "tilestored",
+                                   "tilerelease"], r.output
+    assert [x[-1] for x in seq[1:4]] == ["%tmm0", "%tmm1", "%tmm2"]
+    assert seq[4][1:] == ["%tmm2,", "%tmm1,", "%tmm0"] and seq[5][1] == "%tmm0,"
+    r = CliRunner().invoke(cli, ["amx", "asm", "--mnemonic", mnemonic, "--ir"])
+    assert r.exit_code == 0 and "define void @\"amx_demo\"" in r.output

@@ -89,6 +89,27 @@ def test_switch_on_values(monkeypatch, value):
     assert NM.enabled() == (True, "on")
 
 
+def test_self_check_first_in_a_fresh_process():
+    """The self-check has its emulator reference even when nothing loaded systolic.amx.gemm yet (a first native
+    use through xmx.matmul does that; found on the device, where it failed with IndexError and kept the process
+    on the emulator). The native kernel is replaced by the exact int64 product, so this runs on any host."""
+    import subprocess
+    import sys
+    code = (
+        "import sys, numpy as np\n"
+        "from systolic.amx import native_gemm, native_matmul as NM\n"
+        "assert 'systolic.amx.gemm' not in sys.modules\n"
+        "def exact(a, b, c=None, threads=None):\n"
+        "    r = a.astype(np.int64) @ b.astype(np.int64) + c\n"
+        "    return (r & 0xFFFFFFFF).astype(np.uint32).view(np.int32)\n"
+        "native_gemm.matmul = exact\n"
+        "print(NM.self_check('tdpbssd'))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith("(True,"), out.stdout
+
+
 def test_models_outside_the_spr_family_stay_on_the_emulator(monkeypatch):
     monkeypatch.delenv(NM.ENV, raising=False)
     ok, why = NM.usable("tdpbssd", "diamondrapids")

@@ -166,6 +166,11 @@ def self_check(mnemonic: str) -> tuple[bool, str]:
             return got
         try:
             from . import native_gemm
+            if not _emulator:
+                # systolic.amx loads gemm lazily: a first native use through xmx.matmul (or this function called
+                # directly) comes before it, and the check must not fail for want of its reference
+                # systolic.amx.matmul (the package's lazy attribute) loads systolic.amx.gemm, which registers it
+                from . import matmul  # noqa: F401
             emulate = _emulator[0]
             bad = total = 0
             for seed in (1, 2):

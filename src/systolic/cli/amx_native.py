@@ -108,6 +108,27 @@ def llvm_cpu(cpu: str, mnemonic: str) -> str:
     return model.name
 
 
+def demo_module(mnemonic: str):
+    """The one-tile demo as an ``llvmlite.ir`` module: ``amx_demo(cfg, c, a, b)`` loads the 64-byte tile
+    configuration, C into tmm0, A into tmm1 and B into tmm2 (stride 64 bytes each), runs ``mnemonic``
+    (tmm0 += tmm1 . tmm2), stores tmm0 back to C and releases the tiles."""
+    from llvmlite import ir
+
+    from ..jit.build import PTR, VOID, define
+    from ..jit.x86amx import Amx
+    m = ir.Module(name="amx_demo")
+    _, b, (cfg, c, a, bm) = define(m, "amx_demo", VOID, [PTR] * 4, names=("cfg", "c", "a", "b"))
+    amx = Amx(m)
+    amx.ldtilecfg(b, cfg)
+    for tile, ptr in ((0, c), (1, a), (2, bm)):
+        amx.tileloadd(b, tile, ptr, 64)
+    amx.dot(b, mnemonic, 0, 1, 2)
+    amx.tilestored(b, 0, c, 64)
+    amx.tilerelease(b)
+    b.ret_void()
+    return m
+
+
 @click.command("asm")
 @click.option("--mnemonic", default="tdpbf16ps", show_default=True, help="TMUL instruction of the demo kernel.")
 @click.option("--gemm", is_flag=True, help="Print the native GEMM micro-kernel instead of the one-tile demo.")
@@ -123,24 +144,8 @@ def asm(mnemonic, gemm, cpu, show_ir):
         raise InvalidValue("unknown TMUL instruction", rule="TMUL mnemonics: " + ", ".join(jit.DOT_INTRINSICS),
                            values={"mnemonic": mnemonic})
     llvm_name = llvm_cpu(cpu, mnemonic)       # before LLVM sees it: an unknown name aborts the process there
-    if gemm:
-        ir = native_gemm.kernel_ir(mnemonic)
-    else:
-        p = jit.ptr_type()
-        ir = jit.declarations([mnemonic]) + f"""
-; C (tmm0) += A (tmm1) . B (tmm2), one tile each, stride 64
-define void @amx_demo({p} %cfg, {p} %c, {p} %a, {p} %b) {{
-  call void @llvm.x86.ldtilecfg({p} %cfg)
-  call void @llvm.x86.tileloadd64(i8 0, {p} %c, i64 64)
-  call void @llvm.x86.tileloadd64(i8 1, {p} %a, i64 64)
-  call void @llvm.x86.tileloadd64(i8 2, {p} %b, i64 64)
-  call void @{jit.DOT_INTRINSICS[mnemonic][0]}(i8 0, i8 1, i8 2)
-  call void @llvm.x86.tilestored64(i8 0, {p} %c, i64 64)
-  call void @llvm.x86.tilerelease()
-  ret void
-}}
-"""
-    click.echo(ir if show_ir else jit.emit_asm(ir, cpu=llvm_name))
+    module = native_gemm.kernel_ir(mnemonic) if gemm else demo_module(mnemonic)
+    click.echo(str(module) if show_ir else jit.emit_asm(module, cpu=llvm_name))
 
 
 commands = [native_check, asm]
