@@ -100,7 +100,7 @@ def test_tile_machine_sequences(seq, cpu):
     cfg = TileConfig(1, tiles={i: (16, 64) for i in range(8)})
     for op, (x, y, z) in seq:
         if op == "ldtilecfg":
-            outcome(m.ldtilecfg, cfg if x != 0 else TileConfig(2))
+            outcome(m.ldtilecfg, TileConfig(2) if isinstance(x, int) and x == 0 else cfg)
         elif op == "tilerelease":
             outcome(m.tilerelease)
         elif op == "tilezero":

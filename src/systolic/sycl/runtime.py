@@ -157,6 +157,9 @@ class USMPtr(USMPtrLike):
     """
 
     __slots__ = ("mem", "offset")
+    # numpy must not treat a pointer as an array operand (array + p would broadcast its elements): with
+    # __array_ufunc__ = None, ndarray + p defers to p.__radd__, which refuses what is not an integer offset
+    __array_ufunc__ = None
 
     def __init__(self, mem: np.ndarray, offset=0) -> None:
         self.mem, self.offset = mem, offset
