@@ -90,10 +90,10 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     a = np.asarray(a)
     b = np.asarray(b)
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
-    # a lower bound of the path's peak (measured with tracemalloc on default calls, every model): integers
-    # 4 bytes per A/B element and 12 per result (int64 sums, uint32 result); floats 8 per A/B element and 32
-    # per result (the fp32 values, float64 terms of the chains)
-    need = 4 * (m * kp + kp * n) + 12 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
+    # a lower bound of the path's peak (measured with tracemalloc on default calls, every model): integers (on
+    # jit.int_gemm or AMX-INT8) A as int16, B as int16 twice (widened copy, packed panels), the int32 result;
+    # floats 8 per A/B element and 32 per result (the fp32 values, float64 terms of the chains)
+    need = 2 * m * kp + 4 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
     refuse_beyond_memory("xmx.matmul", m, k, n, need)
     try:
         return _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_block)
