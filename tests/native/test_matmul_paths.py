@@ -171,3 +171,22 @@ def test_native_path_equals_emulator(mn, m, k, n, with_c, specials, seed):
     assert counters.path_taken(f"amx.matmul {mn}") in ("native", "native+emulator") or \
         (mn == "tdpbf16ps" and k < 32)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_self_check_tmuls_stay_out_of_the_callers_recording(monkeypatch):
+    """The once-per-process self-check runs the emulator on its own operands; those TMULs are not the caller's GEMM
+    and must not appear in a counters.recording() open around the first native use (seen on the device: a CUDA
+    test's expected counts held the check's 40 extra TDPBSUD). Runs on any host: the native GEMM is stood in for
+    by the emulator itself."""
+    from systolic import counters
+    from systolic.amx import native_gemm, native_matmul
+    import systolic.amx  # noqa: F401  (registers the emulator reference)
+    _ = systolic.amx.matmul
+    emulate = native_matmul._emulator[0]
+    monkeypatch.setattr(native_gemm, "matmul",
+                        lambda a, b, c=None, threads=1: emulate(a, b, c, "sapphirerapids"))
+    monkeypatch.setattr(native_matmul, "_checks", {})
+    with counters.recording() as rec:
+        ok, detail = native_matmul.self_check("tdpbsud")
+    assert ok, detail
+    assert rec.total("amx") == 0
