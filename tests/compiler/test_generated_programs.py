@@ -144,6 +144,11 @@ def count_calls(steps) -> int:
                count_calls(s[2]) if s[0] == "loop" else 0 for s in steps)
 
 
+def _writes_tile(steps) -> bool:
+    return any(s[0] in ("dot", "load", "zero") or (s[0] == "if" and (_writes_tile(s[2]) or _writes_tile(s[3])))
+               or (s[0] == "loop" and _writes_tile(s[2])) for s in steps)
+
+
 def unobserved_reloads(steps, zero_stays: bool = True) -> int:
     """How many of the configuration reloads after the kernel's calls no tile instruction runs under: from the
     call, every path of the *program* meets another call before any tile step (dot, load, zero, the final
@@ -151,8 +156,10 @@ def unobserved_reloads(steps, zero_stays: bool = True) -> int:
     always observed; what config-prune drops here is a reload followed only by another call (docs/compiler.md:
     config-prune follows each path until a tile instruction, a call, ret or another LDTILECFG).
 
-    ``zero_stays``: a zero step is a tile instruction where it stands; False: it is not (the allocator made it
-    again before the zeroed tile's uses, which are tile steps of their own).
+    ``zero_stays``: a zero step is a tile instruction where it stands, and so is the end of each edge into a
+    join whose tiles merge (an if whose arms write a tile, a loop header whose body does: the allocator's phi
+    copies or spill stores go there). False: neither is (a tile only tilezero defines is made again before its
+    uses, which are tile steps of their own; phi copies coalesced away). The two readings bound the count.
     The steps become a graph of nodes ("tile" | "call" | "join") built here, independently of the compiler."""
     kind, succ = [], []
 
@@ -160,6 +167,14 @@ def unobserved_reloads(steps, zero_stays: bool = True) -> int:
         kind.append(k)
         succ.append([])
         return len(kind) - 1
+
+    def edge(src, merges):
+        """The end of an edge into a join: a node of its own where tiles merge there (phi copies)."""
+        if not merges:
+            return src
+        n = node("tile" if zero_stays else "join")
+        succ[src].append(n)
+        return n
 
     def seq(steps, entry):
         """Nodes for ``steps`` entered from node ``entry``; returns the node they leave from."""
@@ -174,13 +189,14 @@ def unobserved_reloads(steps, zero_stays: bool = True) -> int:
                 for arm in (s[2], s[3]):
                     head = node("join")
                     succ[cur].append(head)
-                    succ[seq(arm, head)].append(join)
+                    succ[edge(seq(arm, head), _writes_tile(s[2]) or _writes_tile(s[3]))].append(join)
                 cur = join
             else:                                         # for_range(0, n): zero or more trips
                 header, body = node("join"), node("join")
-                succ[cur].append(header)
+                merges = _writes_tile(s[2])
+                succ[edge(cur, merges)].append(header)
                 succ[header].append(body)
-                succ[seq(s[2], body)].append(header)
+                succ[edge(seq(s[2], body), merges)].append(header)
                 exit_ = node("join")
                 succ[header].append(exit_)
                 cur = exit_
@@ -209,7 +225,9 @@ def test_unobserved_reloads_by_hand():
     assert unobserved_reloads([call, call, call]) == 2
     assert unobserved_reloads([("loop", 0, [call])]) == 0             # the loop may exit to the final stores
     assert unobserved_reloads([("if", 0, [call], [call]), call]) == 2
-    assert unobserved_reloads([("if", 0, [call], [dot]), call]) == 1
+    assert unobserved_reloads([("if", 0, [call], [dot]), call], zero_stays=False) == 1
+    assert unobserved_reloads([("if", 0, [call], [dot]), call]) == 0         # the phi copies after the arm's call
+    assert unobserved_reloads([("if", 0, [call], [call]), call], zero_stays=True) == 2
     assert unobserved_reloads([call, ("if", 0, [call], [dot])]) == 0  # one path reaches a dot
     assert unobserved_reloads([call, ("zero", 0), call]) == 0
     assert unobserved_reloads([call, ("zero", 0), call], zero_stays=False) == 1
@@ -270,7 +288,8 @@ def test_compiled_equals_eager(prog, sel, counts, seed):
     # one each, and again after every call, less those no tile instruction runs under (docs/compiler.md,
     # config-prune), worked out from the program's own steps, not from the compiler's report
     # a tile only tilezero defines is made again before its uses when it would be spilled (docs/compiler.md,
-    # assign), so a zero step may leave its place: the count lies between the two readings, exact without zeros
+    # assign), so a zero step may leave its place, and phi copies may sit after a call at the end of an arm or
+    # a loop body: the count lies between the two readings (equal when no tile merges and no zero step)
     lo, hi = unobserved_reloads(prog["steps"], True), unobserved_reloads(prog["steps"], False)
     assert 2 + calls - hi <= machine.count("LDTILECFG") <= 2 + calls - lo, prog["steps"]
     for f in compiled.machine.functions.values():
