@@ -93,20 +93,26 @@ def _dg2_table():
     return rows
 
 
-COMBINATIONS = {
+#: intel/llvm's matrix_combinations (device_info.hpp), transcribed as the file has them
+PEER_COMBINATIONS = {
     "spr": _amx_table(),
     # intel/llvm has no intel_cpu_emr row; Emerald Rapids has Sapphire Rapids' AMX (AMX-TILE/INT8/BF16)
     "emr": _amx_table(),
     "gnr": _amx_table("fp16"),
-    # intel/llvm lists tf32 16 x 16 x 16 for dmr too; AMX-TF32 left the ISE, so systolic answers without it
-    # (the query agrees with the operation; docs/sycl.md, devices.DEVICES["dmr"].not_lowered)
-    "dmr": _amx_table("fp16"),
+    "dmr": _amx_table("fp16", "tf32"),
     "dg2": _dg2_table(),
     "arl": _dg2_table(),
     "pvc": _pvc_table(),
     "bmg": _pvc_table(),
     "lnl": _pvc_table(),
 }
+
+#: the peer's rows systolic deliberately does not answer, each one a Device.not_lowered record (docs/sycl.md): dmr's
+#: tf32 16 x 16 x 16 - AMX-TF32 left the ISE, so no instruction computes it and the query agrees with the operation
+DEVIATIONS = {"dmr": [(16, 16, 16, 0, 0, 0, "tf32", "tf32", "fp32", "fp32")]}
+
+#: what systolic's query answers: the peer's table less the deviations above, nothing else
+COMBINATIONS = {d: [r for r in rows if r not in DEVIATIONS.get(d, [])] for d, rows in PEER_COMBINATIONS.items()}
 
 FIELDS = ("max_msize", "max_nsize", "max_ksize", "msize", "nsize", "ksize", "atype", "btype", "ctype", "dtype")
 

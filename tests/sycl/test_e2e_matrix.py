@@ -860,6 +860,17 @@ def test_matrix_combinations(device):
     assert got == sorted(COMBINATIONS[device])
 
 
+@pytest.mark.parametrize("device", ALL9)
+def test_deviations_from_the_peer_table_are_exactly_the_not_lowered_records(device):
+    """Each row of intel/llvm's table that the query leaves out is one of the device's not_lowered records (the
+    deviation is explicit and bounded), and every not_lowered record is a row of the peer's table."""
+    from systolic.sycl.devices import get_device
+    from .conftest import DEVIATIONS, PEER_COMBINATIONS
+    dropped = [r for r in PEER_COMBINATIONS[device] if r not in COMBINATIONS[device]]
+    recorded = [tuple(getattr(r, f) for f in FIELDS) for r in get_device(device).not_lowered]
+    assert sorted(dropped) == sorted(recorded) == sorted(DEVIATIONS.get(device, []))
+
+
 # matrix_params defaults: joint_matrix_query_default on AMX (int8 -> 16 x 16 x 64); GPUs: max M, fixed N, K
 _DEFAULTS = [("spr", "s8", (16, 16, 64)), ("spr", "bf16", (16, 16, 32)), ("gnr", "fp16", (16, 16, 32)),
              ("dg2", "s8", (8, 8, 32)), ("dg2", "bf16", (8, 8, 16)),
