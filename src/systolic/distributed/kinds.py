@@ -172,7 +172,8 @@ class AmxKind(VectorKind):
     def __init__(self, spec: Spec) -> None:
         from ..amx import TMUL_MNEMONICS, get_cpu
         from ..amx.machine import TMUL_TYPES
-        self.cpu = get_cpu(spec.engine.split(":", 1)[1])
+        from ..sycl.devices import engine_device
+        self.cpu = get_cpu(engine_device("amx", spec.engine.split(":", 1)[1]))    # SYCL names too (issue 27)
         mn = (spec.instruction or "").lower()
         if mn not in TMUL_MNEMONICS:
             raise InvalidValue(f"unknown AMX TMUL instruction {spec.instruction!r}"
@@ -276,7 +277,8 @@ class XmxKind(VectorKind):
     def __init__(self, spec: Spec) -> None:
         from ..xmx import get_platform
         from ..xmx.rules import canonical_acc_type, canonical_precision, ops_per_chan
-        self.platform = get_platform(spec.engine.split(":", 1)[1])
+        from ..sycl.devices import engine_device
+        self.platform = get_platform(engine_device("xmx", spec.engine.split(":", 1)[1]))    # SYCL names too
         if spec.instruction not in (None, "dpas"):
             raise UnsupportedCombination("XMX vectors are DPAS", rule="xmx: --instruction dpas (the default)",
                                          values={"instruction": spec.instruction})

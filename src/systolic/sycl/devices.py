@@ -18,10 +18,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
 
+from ..errors import InvalidValue
 from ..registry import Registry
+from ..suggest import did_you_mean
 from ..xmx.platform import MAX_WORK_GROUP_SIZE
 
-__all__ = ["DEVICES", "GPU_MAX_WORK_GROUP_SIZE", "Combination", "Device", "devices", "get_device", "matrix_type"]
+__all__ = ["DEVICES", "GPU_MAX_WORK_GROUP_SIZE", "Combination", "Device", "devices", "engine_device", "get_device", "matrix_type"]
 
 #: ``info::device::max_work_group_size`` of the Intel GPUs here (xmx.platform.MAX_WORK_GROUP_SIZE, from
 #: intel/compute-runtime); AMX devices run on the CPU runtime, whose limit is not modelled
@@ -185,6 +187,50 @@ def devices() -> list[Device]:
 def get_device(name) -> Device:
     """The device called ``name`` (spr, emr, gnr, dmr, dg2, arl, pvc, bmg, lnl or an ``intel_*`` architecture)."""
     return _REGISTRY.get(name)
+
+
+#: the rule an engine string's device obeys (issue 27): the family says which table the name is looked up in
+ENGINE_DEVICE_RULE = ("amx:<device> names a CPU (AMX) device, xmx:<device> a GPU (XMX) device: a CPU model "
+                      "(systolic amx cpus), an XMX platform (systolic xmx platforms) or a SYCL device name or "
+                      "architecture (systolic sycl devices) of that kind")
+
+
+def engine_device(family: str, name) -> str:
+    """The engine's own device name of ``name`` in an engine string ``family:name`` (issue 27): the canonical
+    :data:`systolic.amx.CPUS` model for ``amx``, the :data:`systolic.xmx.PLATFORMS` platform for ``xmx``.
+
+    ``name`` is any alias the engine's table knows, or any SYCL device name or ``intel_*`` architecture of this
+    table (``intel_cpu_spr`` -> ``sapphirerapids``, ``arl`` / ``intel_gpu_arl_h`` -> ``dg2``: the engine each
+    device's record names). A device of the other family is an InvalidValue naming the rule; an unknown name
+    one with the close names of the family."""
+    from ..amx.cpu import _REGISTRY as cpus
+    from ..xmx.platform import _REGISTRY as platforms
+    fam = str(family).strip().lower()
+    if fam not in ("amx", "xmx"):
+        raise InvalidValue(f"unknown engine family {family!r}{did_you_mean(fam, ('amx', 'xmx'))}",
+                           rule=ENGINE_DEVICE_RULE, values={"family": family})
+    table = cpus if fam == "amx" else platforms
+    key = str(name).strip()
+    if key in table:
+        return table.get(key).name
+    if key in _REGISTRY:
+        dev = _REGISTRY.get(key)
+        if dev.backend != fam:
+            raise InvalidValue(f"{key!r} is a {dev.kind.upper()} ({dev.backend.upper()}) device ({dev.name}), "
+                               f"not an {fam.upper()} one: name it {dev.backend}:{key}", rule=ENGINE_DEVICE_RULE,
+                               values={"engine": f"{fam}:{key}", "device": dev.name, "backend": dev.backend})
+        return table.get(dev.engine).name
+    other, other_fam = (platforms, "xmx") if fam == "amx" else (cpus, "amx")
+    if key in other:                                # an engine-table alias with no SYCL device (gnr-d, xe3p...)
+        kind = "CPU" if other_fam == "amx" else "GPU"
+        raise InvalidValue(f"{key!r} is a {kind} ({other_fam.upper()}) device ({other.get(key).name}), not an "
+                           f"{fam.upper()} one: name it {other_fam}:{key}", rule=ENGINE_DEVICE_RULE,
+                           values={"engine": f"{fam}:{key}", "device": other.get(key).name, "backend": other_fam})
+    known = [*table.aliases(), *(n for d in _ALL if d.backend == fam for n in (d.name, d.architecture))]
+    what = "CPU model" if fam == "amx" else "XMX platform"
+    raise InvalidValue(f"unknown {what} {key!r}{did_you_mean(key, known)}", rule=ENGINE_DEVICE_RULE,
+                       values={"engine": f"{fam}:{key}",
+                               "known": sorted({*table.names(), *(d.name for d in _ALL if d.backend == fam)})})
 
 
 def near_combinations(rec: Device, types: tuple[str, ...] = (), shape: tuple[int, int, int] | None = None,

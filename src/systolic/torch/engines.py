@@ -3,7 +3,9 @@
 quantisation recipe (:mod:`systolic.torch.quant`) a framework applies before it issues the GEMM.
 
 An engine is named ``"amx:<cpu>"`` (a :data:`systolic.amx.CPUS` name or alias: ``spr``, ``emr``, ``gnr``...)
-or ``"xmx:<platform>"`` (``pvc``, ``dg2``, ``bmg``, ``lnl``, ``xe3p`` and their aliases). Everything is checked
+or ``"xmx:<platform>"`` (``pvc``, ``dg2``, ``bmg``, ``lnl``, ``xe3p`` and their aliases); a SYCL device name or
+architecture of the family is accepted too (``amx:intel_cpu_spr``, ``xmx:arl``, ``xmx:intel_gpu_pvc``: issue 27,
+:func:`systolic.sycl.devices.engine_device`), and the engine records the canonical CPU model / platform. Everything is checked
 when the engine is built, so a bad name or an instruction the device lacks fails before any model runs.
 """
 
@@ -168,7 +170,8 @@ def parse_engine(engine: str | Engine, *, precision: str | None = None, model: s
     resolve_backend(backend)                         # an unknown name is the engines' own InvalidValue
     if kind == "amx":
         from systolic.amx.cpu import get_cpu
-        cpu = get_cpu(dev.strip())
+        from systolic.sycl.devices import engine_device
+        cpu = get_cpu(engine_device("amx", dev))      # CPU aliases and SYCL names (intel_cpu_spr) alike
         if model is not None:
             raise InvalidValue("model= is an XMX option (AMX float numerics are fixed by the SDM)",
                                values={"engine": engine, "model": model})
@@ -184,7 +187,8 @@ def parse_engine(engine: str | Engine, *, precision: str | None = None, model: s
     if kind == "xmx":
         from systolic.xmx.models import get_model
         from systolic.xmx.platform import get_platform
-        plat = get_platform(dev.strip())
+        from systolic.sycl.devices import engine_device
+        plat = get_platform(engine_device("xmx", dev))  # platform aliases and SYCL names (arl, intel_gpu_pvc)
         dp = {"int8": "s8"}.get(p, p)
         if not plat.supports(dp):
             raise UnsupportedCombination(f"{plat.name} DPAS does not take {p}",
