@@ -44,7 +44,7 @@ def group():
 
 
 @group.command("generate")
-@click.option("--engine", required=True, help="amx:<cpu> (systolic amx cpus) or xmx:<platform>.")
+@click.option("--engine", required=True, help="amx:<cpu> (systolic amx cpus) or xmx:<platform> (systolic xmx platforms); any alias, SYCL names included (amx:intel_cpu_spr, xmx:arl).")
 @click.option("--instruction", default=None, help="AMX TMUL mnemonic (tdpbf16ps, tdpbssd, ...); XMX: dpas.")
 @click.option("--precision", default=None, help="XMX: bf16, fp16, tf32, s8, ... or AxB (Src2 x Src1), e.g. s8xu4.")
 @click.option("--model", default=None, help="XMX float numerics model (stage, sequential, exact, block(L,F)).")
