@@ -213,10 +213,22 @@ def from_image(image, L: Layout, ctype: CType, *, split: bool = False) -> np.nda
 
 def _element_bits(matrix, precision: str) -> np.ndarray:
     """Element bits (uint32) of a logical matrix: the 32-bit accumulator types as DPAS's Src0 packer takes them
-    (:func:`systolic.xmx.pack.pack_acc`: integers modulo 2**32, fp32 as float32), the others as
+    (:func:`systolic.xmx.pack.pack_acc`; integers outside the type's range are refused, fp32 as float32), the others as
     :func:`systolic.xmx.pack.element_bits`."""
     if precision in ("int32", "u32", "fp32"):
         a = np.asarray(matrix)
+        if precision in ("int32", "u32") and a.dtype.kind in "iuO" and a.size:
+            # a value the accumulator cannot hold is refused, not wrapped modulo 2**32 (issue 25: a user's value
+            # is represented exactly or refused; cl_intel_subgroup_matrix_multiply_accumulate: int acc is int32,
+            # the unsigned forms uint32)
+            lo, hi = (-(1 << 31), (1 << 31) - 1) if precision == "int32" else (0, (1 << 32) - 1)
+            vals = [int(v) for v in a.reshape(-1)] if a.dtype.kind == "O" else None
+            vmin = min(vals) if vals is not None else int(a.min())
+            vmax = max(vals) if vals is not None else int(a.max())
+            if vmin < lo or vmax > hi:
+                raise InvalidValue(f"an {precision} accumulator holds {lo}..{hi}; the matrix has values "
+                                   f"{vmin}..{vmax}", rule=f"{precision} accumulator range (no wraparound)",
+                                   values={"min": vmin, "max": vmax})
         return PK.pack_acc(a, precision).view(np.uint32).reshape(a.shape)
     return PK.element_bits(matrix, precision)
 
