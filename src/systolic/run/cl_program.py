@@ -33,6 +33,7 @@ from ..cli.inputs import read_text
 from ..errors import ProgramError
 from .compare import compare
 from .header import Expect, check_expects, parse_values, typed_values
+from .header import scan as header_scan
 
 __all__ = ["run", "DEFAULT_DEVICE", "parse_header"]
 
@@ -113,20 +114,9 @@ def _check_fill(name, typ, count, spec, line):
 def parse_header(text: str) -> dict:
     h = {"device": None, "devices": None, "kernel": None, "options": "", "global": None, "local": None,
          "buffers": {}, "args": None, "oracles": [], "expects": [], "title": ""}
-    para, done, seen = [], False, {}
-    for n, raw in enumerate(text.splitlines(), 1):
-        s = raw.strip()
-        if not s.startswith("//"):
-            done = done or bool(para)
-            continue
-        body = s[2:].lstrip("/").strip()
-        if not body.startswith("systolic-run:"):
-            if not done and body:
-                para.append(body)
-            elif para:
-                done = True
-            continue
-        d = body[len("systolic-run:"):].strip()
+    seen: dict = {}
+    title, directives = header_scan(text, "//")
+    for n, d in directives:
         key, _, rest = d.partition(" ")
         rest = rest.strip()
         if key not in _KEYS:
@@ -209,8 +199,7 @@ def parse_header(text: str) -> dict:
                 raise ProgramError(f"argument {v!r} is a buffer name, local:NBYTES or VALUE:CTYPE; no buffer "
                                    f"{v!r} is declared", rule="systolic-run args",
                                    values={"line": h["args"][1], "args": v, "buffers": sorted(h["buffers"])})
-    text_para = " ".join(para)
-    h["title"] = re.split(r"(?<=[.!?])\s", text_para, maxsplit=1)[0] if text_para else ""
+    h["title"] = title
     return h
 
 

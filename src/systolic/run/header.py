@@ -137,12 +137,13 @@ def typed_values(values: list, dtype, line: int, text: str, directive: str = "ex
     return arr
 
 
-def parse(text: str, comment: str) -> Header:
-    """The directives of a file whose comments start with ``comment`` (``;`` or ``//``)."""
-    h = Header()
-    para: list[str] = []          # the first paragraph of comments: its first sentence is the title
+def scan(text: str, comment: str) -> tuple[str, list[tuple[int, str]]]:
+    """The comment header of a program file whose comments start with ``comment`` (``;`` or ``//``): its title
+    (the first sentence of the first paragraph of plain comments) and every ``systolic-run:`` directive as
+    (line number, the text after ``systolic-run:``). Shared by every file kind's header parser (docs/run.md)."""
+    para: list[str] = []
     para_done = False
-    seen: dict = {}               # directive (or (directive, variable)) -> the line that set it
+    directives: list[tuple[int, str]] = []
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s.startswith(comment):
@@ -155,7 +156,18 @@ def parse(text: str, comment: str) -> Header:
             elif para:
                 para_done = True
             continue
-        d = body[len("systolic-run:"):].strip()
+        directives.append((n, body[len("systolic-run:"):].strip()))
+    text_para = " ".join(para)
+    title = re.split(r"(?<=[.!?])\s", text_para, maxsplit=1)[0] if text_para else ""
+    return title, directives
+
+
+def parse(text: str, comment: str) -> Header:
+    """The directives of a file whose comments start with ``comment`` (``;`` or ``//``)."""
+    h = Header()
+    seen: dict = {}               # directive (or (directive, variable)) -> the line that set it
+    title, directives = scan(text, comment)
+    for n, d in directives:
         key, _, rest = d.partition(" ")
         rest = rest.strip()
         if key not in _KEYS:
@@ -206,8 +218,7 @@ def parse(text: str, comment: str) -> Header:
         raise ProgramError("the header's device is not one of its devices",
                            rule="systolic-run header: device is one of devices",
                            values={"device": h.device, "devices": list(h.devices)})
-    text_para = " ".join(para)
-    h.title = re.split(r"(?<=[.!?])\s", text_para, maxsplit=1)[0] if text_para else ""
+    h.title = title
     return h
 
 
