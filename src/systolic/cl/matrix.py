@@ -95,8 +95,11 @@ def batched(rec, a, b, acc, P, model=None) -> np.ndarray:
     if is_int:
         A = _elements(a_rows, rec.a_bits, rec.a_precision.startswith("s")).reshape(G, M, K).astype(np.int64)
         B = _elements(b_cols, rec.b_bits, rec.b_precision.startswith("s")).reshape(G, S, K).astype(np.int64)
-        D = np.matmul(A, B.transpose(0, 2, 1)) + c3.transpose(0, 2, 1).astype(np.int64)
-        out = (D & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        # the engine's integer DPAS arithmetic (exact sum, C added modulo 2**32), one chain per sub-group
+        out = KN.int_mma(A, B.transpose(0, 2, 1), c3.transpose(0, 2, 1),
+                         bound_a=1 << (rec.a_bits - 1) if rec.a_precision.startswith("s") else (1 << rec.a_bits) - 1,
+                         bound_b=1 << (rec.b_bits - 1) if rec.b_precision.startswith("s") else (1 << rec.b_bits) - 1
+                         ).view(np.int32)
     else:
         mdl = MD.get_model(model, P)
         A, B = float_operands(rec, a, b, P, mdl)

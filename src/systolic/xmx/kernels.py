@@ -163,15 +163,15 @@ def fp32_bits_to_value(bits: np.ndarray) -> np.ndarray:
 
 def int_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, bound_a: int | None = None,
             bound_b: int | None = None) -> np.ndarray:
-    """(C + A @ B) mod 2**32 as uint32, exactly; A (M x K) and B (K x N) integer arrays of small values.
+    """(C + A @ B) mod 2**32 as uint32, exactly; A (M x K) and B (K x N) integer arrays of small values, or
+    stacks of them (leading batch dimensions broadcast as numpy.matmul's: one DPAS chain per batch entry).
 
     ``bound_a``/``bound_b``: the largest magnitude an element can have (the precision's range), which sizes the
     K chunks; measured from the data when not given.
     """
     a = np.asarray(a)
     b = np.asarray(b)
-    m, k = a.shape
-    n = b.shape[1]
+    k = a.shape[-1]
     if bound_a is None:
         bound_a = int(np.abs(a.astype(np.int64)).max()) if a.size else 0
     if bound_b is None:
@@ -186,10 +186,10 @@ def int_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, bound_
     af, bf = a.astype(dt), b.astype(dt)
     acc = None
     for k0 in range(0, k, chunk):
-        part = np.matmul(af[:, k0:k0 + chunk], bf[k0:k0 + chunk, :]).astype(np.int64)
+        part = np.matmul(af[..., k0:k0 + chunk], bf[..., k0:k0 + chunk, :]).astype(np.int64)
         acc = part if acc is None else acc + part  # int64: at most 2**(63-24) chunks before overflow
     if acc is None:
-        acc = np.zeros((m, n), dtype=np.int64)
+        acc = np.matmul(af, bf).astype(np.int64)     # K == 0: zeros of the broadcast result shape
     if c is not None:
         acc = acc + (np.asarray(c).astype(np.int64) & 0xFFFFFFFF)
     return acc.astype(np.uint32)  # C conversion to an unsigned type: modulo 2**32
