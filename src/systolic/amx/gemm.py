@@ -121,10 +121,9 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
     per = 4 if integer else 2                      # elements per dword
     kp = -(-K // per) * per                        # K padded to whole dwords
     # a lower bound of the path's peak (tracemalloc, tests/test_memory_guard.py). int8 (jit.int_gemm or native
-    # AMX): A as int16 (2 bytes an element), B as int16 twice (the widened copy and its packed panels), C as
-    # int32; floats: A and B as 32-bit words and 8 bytes a result (C, the fp32 result; measured 8.75 with C
+    # AMX): A and B as int16 (2 bytes an element: jit.int_gemm's packed copies), C as int32; floats: A and B as 32-bit words and 8 bytes a result (C, the fp32 result; measured 8.75 with C
     # given, 12.75 without)
-    need = (2 * M * kp + 4 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 8 * M * N)
+    need = (2 * M * kp + 2 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 8 * M * N)
     refuse_beyond_memory("amx.matmul", M, K, N, need)
     try:
         return _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
