@@ -36,7 +36,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
-__all__ = ["available", "chain_gemm", "pack_b", "group"]
+__all__ = ["available", "chain_gemm", "pack_b", "group", "FastJob", "FAST_BLOCK", "FAST_KC", "FAST_MC"]
 
 #: vectors per column group: with the FTZ check 2 (4 chains + the check's values fit in 16 ymm registers),
 #: without it 4 (8 independent chains hide the FMA latency)
@@ -114,6 +114,7 @@ def chain_gemm(a32, be, bo, c, m0: int, m1: int, kt: int, check: bool = True) ->
 FAST_BLOCK = {8: (6, 1), 16: (8, 1)}
 FAST_KC = 256      # dwords per K block (a multiple of the 16-dword tile): a panel's block stays in L1
 FAST_MC = 96       # rows per M block: the A block stays in L2
+FAST_SMALL_WORK = 1 << 22   # 2 M K N below this: one thread
 _KINDS = {"tdpbf16ps": "bf16", "tdpfp16ps": "fp16"}
 _pool: list = []
 
@@ -194,7 +195,7 @@ class FastJob:
         self.out = np.empty((M, N), np.float32)
         badr, badc = np.zeros(M, np.uint8), np.zeros(N, np.uint8)
         nt = max(1, min(threads or _cpus(), 8))
-        if 2 * M * kp * N < (1 << 22):
+        if 2 * M * kp * N < FAST_SMALL_WORK:
             nt = 1                                   # small products: threads cost more than they save
         self.nthreads = nt
         stat = np.full((nt, 3, 2), 0xFFFFFFFF, np.uint32)

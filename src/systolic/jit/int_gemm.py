@@ -34,12 +34,13 @@ from llvmlite import ir
 
 from .build import I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, vec, vload, vstore
 
-__all__ = ["available", "gemm", "module", "BLOCK", "KC", "MC"]
+__all__ = ["available", "gemm", "module", "BLOCK", "KC", "MC", "SMALL_WORK"]
 
 #: rows x vectors of accumulators per register block, by vector bits (16 ymm / 32 zmm registers)
 BLOCK = {256: (6, 2), 512: (8, 3), 128: (4, 2)}
 KC = 256      # pair rows per K block: a panel's block is kc x W words (16 KiB with AVX2) and stays in L1
 MC = 96       # rows per M block (a multiple of every R): the A block, mc x kc words, stays in L2
+SMALL_WORK = 1 << 22   # 2 M K N below this: one thread (starting work on others costs more than it saves)
 _PMADD = {128: "llvm.x86.sse2.pmadd.wd", 256: "llvm.x86.avx2.pmadd.wd", 512: "llvm.x86.avx512.pmaddw.d.512"}
 _SRC = {"s8": (I8, "sext", np.int8), "u8": (I8, "zext", np.uint8), "s16": (I16, None, np.int16)}
 _lock = threading.Lock()
@@ -346,9 +347,8 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None
     Bp = _aligned(panels * k2 * 2 * W, np.int16)
     packa, packb = packs[ta][0], packs[tb][1]
     nthreads = max(1, min(threads or _cpus(), panels))
-    work = 2 * m * k * n
-    if work < (1 << 22):
-        nthreads = 1                                        # small products: threads cost more than they save
+    if 2 * m * k * n < SMALL_WORK:
+        nthreads = 1
     # phase 1: pack (rows of A and panels of B split between the threads)
     rows = [mp // R * i // nthreads for i in range(nthreads + 1)]       # row panels of A
     pans = [panels * i // nthreads for i in range(nthreads + 1)]
