@@ -365,9 +365,11 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     kt = TILE_BYTES // 4                           # 16 dwords of pairs per tile-K block
     if method != "numpy" and gemm_jit.available():
         # packing in compiled code; where no chain value can be tiny, the register-blocked kernel (gemm_jit)
-        job = gemm_jit.FastJob(mn, a, b, c, threads)
-        if not ftz_possible_from_exponents(job.ea, job.eb, job.ec, mn):
-            return _with_bad_lines(mn, a, b, c, job.run(), job.bad_rows, job.bad_cols, kt)
+        with gemm_jit.FastJob(mn, a, b, c, threads) as job:
+            fast = not ftz_possible_from_exponents(job.ea, job.eb, job.ec, mn)
+            out = job.run() if fast else None
+        if fast:
+            return _with_bad_lines(mn, a, b, c, out, job.bad_rows, job.bad_cols, kt)
     a32 = _to_fp32_bits(a, mn)
     b32 = _to_fp32_bits(b, mn)
     c32 = np.ascontiguousarray(c).view(np.uint32)

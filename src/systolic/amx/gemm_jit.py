@@ -33,8 +33,11 @@ the call).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+
+from ..jit import scratch
 
 __all__ = ["available", "chain_gemm", "pack_b", "group", "FastJob", "FAST_BLOCK", "FAST_KC", "FAST_MC"]
 
@@ -156,14 +159,6 @@ def _map(fn, items, nthreads: int) -> None:
     list(_pool[0][1].map(fn, items))
 
 
-def _aligned(shape, dtype):
-    import numpy as np
-    n = int(np.prod(shape))
-    raw = np.empty(n * np.dtype(dtype).itemsize + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    return raw[off:off + n * np.dtype(dtype).itemsize].view(dtype).reshape(shape)
-
-
 def _min_exp(keys) -> int | None:
     """The smallest biased exponent from the packs' minimum keys (gemm._min_exponent's reading), None if none."""
     k = min(int(x) for x in keys)
@@ -172,7 +167,8 @@ def _min_exp(keys) -> int | None:
 
 class FastJob:
     """One bf16 / fp16 GEMM on the register-blocked kernel: the constructor packs A, B and C in compiled code
-    (threads), giving the smallest exponents (:attr:`ea`, :attr:`eb`, :attr:`ec`: the caller decides from them
+    (threads; use it as a context manager: the packed copies' buffers go back at the end), giving the smallest
+    exponents (:attr:`ea`, :attr:`eb`, :attr:`ec`: the caller decides from them
     whether the kernel may skip the FTZ check), the rows of A / columns of B holding an inf or NaN
     (:attr:`bad_rows`, :attr:`bad_cols`) and whether C holds a NaN; :meth:`run` computes C + the chains.
 
@@ -190,8 +186,9 @@ class FastJob:
         b16 = np.ascontiguousarray(b).view(np.uint16)
         self.c32 = np.ascontiguousarray(c, dtype=np.float32).view(np.uint32)
         qa, self.panels = -(-M // R), -(-N // NR)
-        self.Ap = _aligned((qa * R * kp,), np.uint32)
-        self.Bp = _aligned((self.panels * NR * kp,), np.uint32)
+        self._stack = contextlib.ExitStack()          # the packed copies: reused buffers, given back by close()
+        self.Ap = self._stack.enter_context(scratch.buffer(qa * R * kp, np.uint32))
+        self.Bp = self._stack.enter_context(scratch.buffer(self.panels * NR * kp, np.uint32))
         self.out = np.empty((M, N), np.float32)
         badr, badc = np.zeros(M, np.uint8), np.zeros(N, np.uint8)
         nt = max(1, min(threads or _cpus(), 8))
@@ -213,12 +210,26 @@ class FastJob:
             pb(b16.ctypes.data, N, self.k2, N, self.Bp.ctypes.data, ps[i], ps[i + 1], stat[i, 1].ctypes.data,
                badc.ctypes.data)
             f["fprepc"](c32f[es[i]:].ctypes.data, out32[es[i]:].ctypes.data, es[i + 1] - es[i], stat[i, 2].ctypes.data)
-        _map(pack, range(nt), nt)
+        try:
+            _map(pack, range(nt), nt)
+        except BaseException:
+            self.close()
+            raise
         # a thread with no rows / panels / elements leaves its keys at 0xFFFFFFFF (no value), its NaN flag at 0
         stat[:, 2, 1] = np.where(stat[:, 2, 1] == 0xFFFFFFFF, 0, stat[:, 2, 1])
         self.ea, self.eb, self.ec = (_min_exp(stat[:, j, 0]) for j in range(3))
         self.c_nan = bool(stat[:, 2, 1].any())
         self.bad_rows, self.bad_cols = np.nonzero(badr)[0], np.nonzero(badc)[0]
+
+    def close(self) -> None:
+        """Give the packed copies' buffers back (after :meth:`run`, or instead of it)."""
+        self._stack.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def run(self):
         """C + the chains as float32 (M, N); NaNs made from finite inputs are the default NaN, where C is a NaN

@@ -17,7 +17,9 @@ Everything runs in compiled code (built with llvmlite's IR builder), in two phas
   panels one by one (a K block of a panel, kc x W words, stays in L1) and the R-row blocks of the M block
   (each a stream of R-word pair rows, from L2): R rows x V vectors of int32 accumulators in registers (A's pair broadcast as one
   32-bit word, B's row of the panel loaded as V vectors, one PMADDWD and one add per accumulator and pair),
-  then added to C in place (int32, wrapping; rows past M and columns past N are not written).
+  then added to C (int32, wrapping; rows past M and columns past N are not written): the first K block reads the
+  caller's C (or zero) and writes the result array, so C is neither copied nor zeroed first. The packed copies live
+  in reused buffers (:mod:`systolic.jit.scratch`).
 
 The vector width follows the host (AVX2: 8 lanes, AVX-512: 16; :func:`systolic.jit.vector_bits`).
 """
@@ -32,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from llvmlite import ir
 
+from . import scratch
 from .build import I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, vec, vload, vstore
 
 __all__ = ["available", "gemm", "module", "BLOCK", "KC", "MC", "SMALL_WORK"]
@@ -67,15 +70,19 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
     I16v, I32v = vec(I16, 2 * lanes), vec(I32, lanes)
     pmadd = _generic_pmadd(m, lanes) if bits == 512 else declare(m, _PMADD[bits], I32v, [I16v, I16v])
     micro = _micro(m, lanes, R, V, pmadd)
-    _, b, args = define(m, "igemm", VOID, [PTR, PTR, PTR] + [I64] * 8,
-                        names=("Ap", "Bp", "C", "M", "N", "ldc", "K2", "p0", "p1", "kc", "mc"),
-                        noalias=(0, 1, 2))
-    Ap, Bp, C, M, N, ldc, K2, p0, p1, kc, mc = args
+    _, b, args = define(m, "igemm", VOID, [PTR, PTR, PTR, PTR] + [I64] * 8,
+                        names=("Ap", "Bp", "Cin", "C", "M", "N", "ldc", "K2", "p0", "p1", "kc", "mc"),
+                        noalias=(0, 1, 3))
+    Ap, Bp, Cin, C, M, N, ldc, K2, p0, p1, kc, mc = args
+    has_cin = b.icmp_unsigned("!=", b.ptrtoint(Cin, I64), i64(0))
     mp = b.mul(b.sdiv(b.add(M, i64(R - 1)), i64(R)), i64(R))           # M rounded up to whole R-row blocks
     lk = Loop(b, i64(0), K2, kc, name="kb")
     k0 = lk.index
     rest = b.sub(K2, k0)
     klen = b.select(b.icmp_signed("<", rest, kc), rest, kc)
+    first = b.icmp_signed("==", k0, i64(0))
+    src = b.select(first, Cin, C)                  # the first K block reads C's initial values, the others its sums
+    useold = b.zext(b.or_(b.not_(first), has_cin), I64)
     lm = Loop(b, i64(0), mp, mc, name="mb")
     i0 = lm.index
     iend = b.add(i0, mc)
@@ -89,7 +96,8 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
     li = Loop(b, i0, i1, R, name="i")
     i = li.index
     ablk = at(b, I32, Ap, b.add(b.mul(i, K2), b.mul(k0, i64(R))))  # row panel i / R, pair row k0
-    b.call(micro, [ablk, bblk, at(b, I32, C, b.add(b.mul(i, ldc), col)), ldc, klen, b.sub(M, i), ncol])
+    coff = b.add(b.mul(i, ldc), col)
+    b.call(micro, [ablk, bblk, at(b, I32, src, coff), at(b, I32, C, coff), ldc, klen, b.sub(M, i), ncol, useold])
     li.close()
     lp.close()
     lm.close()
@@ -98,14 +106,17 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
 
 
 def _micro(m: ir.Module, lanes: int, R: int, V: int, pmadd):
-    """``micro(a, bp, c, ldc, klen, nrows, ncols)``: the R x W block of C at ``c`` += a row panel block of A
-    (``klen`` pair rows of R words) times a panel block of B (``klen`` pair rows of W words); only ``nrows`` rows and
-    ``ncols`` columns of C exist (the rest of the block is padding: computed, not stored)."""
+    """``micro(a, bp, cs, c, ldc, klen, nrows, ncols, useold)``: the R x W block of C at ``c`` = the block at ``cs``
+    (zero where ``useold`` is 0) + a row panel block of A (``klen`` pair rows of R words) times a panel block of B
+    (``klen`` pair rows of W words); only ``nrows`` rows and ``ncols`` columns of C exist (the rest of the block is
+    padding: computed, not stored)."""
     W = lanes * V
     I16v, I32v = vec(I16, 2 * lanes), vec(I32, lanes)
-    fn, b, (a, bp, c, ldc, klen, nrows, ncols) = define(
-        m, "micro", VOID, [PTR, PTR, PTR, I64, I64, I64, I64],
-        names=("a", "bp", "c", "ldc", "klen", "nrows", "ncols"), internal=True, inline=True, noalias=(0, 1, 2))
+    fn, b, (a, bp, cs, c, ldc, klen, nrows, ncols, useold) = define(
+        m, "micro", VOID, [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64],
+        names=("a", "bp", "cs", "c", "ldc", "klen", "nrows", "ncols", "useold"), internal=True, inline=True,
+        noalias=(0, 1, 3))
+    old_ok = b.icmp_signed("!=", useold, i64(0))
     zero = ir.Constant(I32v, [ir.Constant(I32, 0)] * lanes)
     lk = Loop(b, i64(0), klen, 1, name="k", carry=[zero] * (R * V))
     k = lk.index
@@ -125,8 +136,9 @@ def _micro(m: ir.Module, lanes: int, R: int, V: int, pmadd):
             for r in range(R):
                 with b.if_then(b.icmp_signed(">", nrows, i64(r))):
                     crow = at(b, I32, c, b.mul(i64(r), ldc))
+                    srow = at(b, I32, cs, b.mul(i64(r), ldc))
                     for v in range(V):
-                        old = vload(b, I32v, crow, lanes * v, align=4)
+                        old = _if_load(b, old_ok, lambda: vload(b, I32v, srow, lanes * v, align=4), zero)
                         vstore(b, b.add(old, acc[r * V + v]), crow, lanes * v, align=4)
         with otherwise:      # the last panel of a row: masked loads and stores of its first ncols columns
             I1v = vec(ir.IntType(1), lanes)
@@ -139,12 +151,25 @@ def _micro(m: ir.Module, lanes: int, R: int, V: int, pmadd):
             for r in range(R):
                 with b.if_then(b.icmp_signed(">", nrows, i64(r))):
                     crow = at(b, I32, c, b.mul(i64(r), ldc))
+                    srow = at(b, I32, cs, b.mul(i64(r), ldc))
                     for v in range(V):
-                        pv = at(b, I32, crow, lanes * v)
-                        old = b.call(mload, [pv, four, masks[v], zero])
+                        ps, pv = at(b, I32, srow, lanes * v), at(b, I32, crow, lanes * v)
+                        old = _if_load(b, old_ok, lambda: b.call(mload, [ps, four, masks[v], zero]), zero)
                         b.call(mstore, [b.add(old, acc[r * V + v]), pv, four, masks[v]])
     b.ret_void()
     return fn
+
+
+def _if_load(b, cond, load, zero):
+    """``load()`` where ``cond`` holds, else ``zero`` (the load is only executed on that branch)."""
+    here = b.block
+    with b.if_then(cond):
+        v = load()
+        loaded = b.block
+    phi = b.phi(zero.type)
+    phi.add_incoming(v, loaded)
+    phi.add_incoming(zero, here)
+    return phi
 
 
 def _no_unroll(m: ir.Module, loop: Loop) -> None:
@@ -267,7 +292,7 @@ def _kernel():
             R, V = BLOCK[bits]
             mod = engine.compile_module(module(bits, R, V), vectorize=True)
             i64t, vp = ctypes.c_int64, ctypes.c_void_p
-            fn = mod.cfunc("igemm", None, vp, vp, vp, *([i64t] * 8))
+            fn = mod.cfunc("igemm", None, vp, vp, vp, vp, *([i64t] * 8))
             packs = {t: (mod.cfunc(f"packa_{t}", None, vp, *([i64t] * 4), vp, i64t, i64t),
                          mod.cfunc(f"packb_{t}", None, vp, *([i64t] * 4), vp, i64t, i64t)) for t in _SRC}
             _cache[bits] = (mod, fn, packs, R, V * bits // 32)
@@ -314,14 +339,6 @@ def _source(x: np.ndarray):
     return x, t, lds
 
 
-def _aligned(n: int, dtype) -> np.ndarray:
-    """An empty array of n elements starting on a 64-byte boundary (vector loads never split a cache line)."""
-    it = np.dtype(dtype).itemsize
-    raw = np.empty(n * it + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    return raw[off:off + n * it].view(dtype)
-
-
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None = None) -> np.ndarray:
     """(C + A @ B) mod 2**32 as int32 for integer A (M x K) and B (K x N) whose values fit 16 bits (every AMX /
     DPAS integer element does); C: integers taken modulo 2**32, or None for zero. ``threads``: at most this many
@@ -333,19 +350,22 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None
     k2 = -(-k // 2)
     mp, panels = -(-m // R) * R, -(-n // W)
     cv = None if c is None else np.asarray(c)
-    if cv is None:
-        C = np.zeros((m, n), np.int32)
-    elif cv.dtype == np.int32:
-        C = np.array(cv, np.int32, order="C")
-    else:   # other integers (UD values, Python ints) taken modulo 2**32
-        C = np.ascontiguousarray(cv.astype(np.int64).astype(np.uint32).view(np.int32))
+    if cv is not None and cv.dtype != np.int32:    # other integers (UD values, Python ints) taken modulo 2**32
+        cv = cv.astype(np.int64).astype(np.uint32).view(np.int32)
+    if cv is not None:
+        cv = np.ascontiguousarray(cv)              # read in place (the kernel's first K block adds it)
     if m == 0 or n == 0 or k == 0:
-        return C
+        return np.zeros((m, n), np.int32) if cv is None else cv.copy()
+    C = np.empty((m, n), np.int32)
     asrc, ta, lsa = _source(a)
     bsrc, tb, lsb = _source(b)
-    Ap = _aligned(mp * k2, np.int32)
-    Bp = _aligned(panels * k2 * 2 * W, np.int16)
-    packa, packb = packs[ta][0], packs[tb][1]
+    with scratch.buffer(mp * k2, np.int32) as Ap, scratch.buffer(panels * k2 * 2 * W, np.int16) as Bp:
+        _run(fn, packs[ta][0], packs[tb][1], asrc, ta, lsa, bsrc, tb, lsb, Ap, Bp, cv, C, m, k, n, k2, mp, panels,
+             R, threads)
+    return C
+
+
+def _run(fn, packa, packb, asrc, ta, lsa, bsrc, tb, lsb, Ap, Bp, cv, C, m, k, n, k2, mp, panels, R, threads):
     nthreads = max(1, min(threads or _cpus(), panels))
     if 2 * m * k * n < SMALL_WORK:
         nthreads = 1
@@ -359,7 +379,7 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None
     # phase 2: the product, in chunks of panels handed out dynamically (a thread slowed by other work gets fewer)
     nchunks = 1 if nthreads == 1 else min(panels, 4 * nthreads)
     chunks = [panels * i // nchunks for i in range(nchunks + 1)]
-    args = (Ap.ctypes.data, Bp.ctypes.data, C.ctypes.data, m, n, n, k2)
+    args = (Ap.ctypes.data, Bp.ctypes.data, None if cv is None else cv.ctypes.data, C.ctypes.data, m, n, n, k2)
 
     def run(i):
         fn(*args, chunks[i], chunks[i + 1], KC, max(R, MC // R * R))
@@ -370,4 +390,3 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None
         ex = _executor(nthreads)
         list(ex.map(pack, range(nthreads)))
         list(ex.map(run, range(nchunks)))
-    return C
