@@ -75,12 +75,60 @@ def cases(n, rng):
     ]
 
 
+def issue_rates(seconds_each: float = 0.3) -> dict:
+    """Multiply-adds per nanosecond of one core issuing only 8-lane fp32 FMAs (12 independent chains) and only
+    VPMADDWD + VPADDD pairs (12 int32 chains, 16 multiply-adds each): the arithmetic ceilings of sgemm and of the
+    int8 kernel on this core, measured (AVX2 vectors; LLVM splits them on narrower hosts)."""
+    import ctypes
+
+    from llvmlite import ir
+
+    from systolic.jit.build import F32, I16, I32, I64, PTR, VOID, Loop, declare, define, i64, intrinsic, splat, vec
+    m = ir.Module(name="rates")
+    F8, I8v, I16v = vec(F32, 8), vec(I32, 8), vec(I16, 16)
+    fma = intrinsic(m, "fma", F8, 3)
+    pmadd = declare(m, "llvm.x86.avx2.pmadd.wd", I8v, [I16v, I16v])
+    for name, kind in (("fmas", "f"), ("pmadds", "i")):
+        _, b, (n, out) = define(m, name, VOID, [I64, PTR])
+        init = [splat(F8, 1.0 + j) if kind == "f" else splat(I8v, j) for j in range(12)]
+        lp = Loop(b, i64(0), n, 1, carry=init)
+        new = []
+        for v in lp.values:
+            if kind == "f":
+                new.append(b.call(fma, [v, splat(F8, 1.0000001), splat(F8, 1e-30)]))
+            else:
+                new.append(b.add(v, b.call(pmadd, [b.bitcast(v, I16v), b.bitcast(splat(I8v, 65537), I16v)])))
+        outs = lp.close(new)
+        acc = None
+        for o in outs:
+            o = b.bitcast(o, I8v)
+            acc = o if acc is None else b.xor(acc, o)
+        b.store(acc, out, align=4)         # the sink is not 32-byte aligned
+        b.ret_void()
+    mod = jit.compile_module(m)
+    sink = np.zeros(8, np.int32)
+    rates = {}
+    for name, macs in (("fmas", 12 * 8), ("pmadds", 12 * 16)):
+        f = mod.cfunc(name, None, ctypes.c_int64, ctypes.c_void_p)
+        t0 = time.process_time()
+        f(1_000_000, sink.ctypes.data)
+        iters = max(1_000_000, int(1_000_000 * seconds_each / max(time.process_time() - t0, 1e-6)))
+        best = float("inf")
+        for _ in range(5):
+            p0 = time.process_time()
+            f(iters, sink.ctypes.data)
+            best = min(best, time.process_time() - p0)
+        rates[name] = iters * macs / best / 1e9
+    return rates
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", default=None, help="comma list of case-name prefixes")
     ap.add_argument("--out", default=None, help="write a markdown summary here")
+    ap.add_argument("--rates", action="store_true", help="also measure one core's FMA and PMADDWD issue rates")
     args = ap.parse_args(argv)
     n = args.size
     rng = np.random.default_rng(1)
@@ -110,6 +158,10 @@ def main(argv=None):
     for name, t, tr, c, cr, target, path, ok in rows:
         lines.append(f"| {name} | {t * 1e3:.1f} | {tr * 1e3:.1f} | {t / tr:.2f}x | {c * 1e3:.1f} | {cr * 1e3:.1f} | "
                      f"{c / cr:.2f}x | <= {target}x | {path} | {ok} |")
+    if args.rates:
+        r = issue_rates()
+        lines += ["", f"One core, same run (CPU time, best of 5): 8-lane fp32 FMA {r['fmas']:.1f} multiply-adds/ns, "
+                  f"VPMADDWD + VPADDD {r['pmadds']:.1f} multiply-adds/ns (ratio {r['pmadds'] / r['fmas']:.2f})"]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
