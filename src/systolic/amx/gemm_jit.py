@@ -195,10 +195,11 @@ class FastJob:
         if 2 * M * kp * N < FAST_SMALL_WORK:
             nt = 1                                   # small products: threads cost more than they save
         self.nthreads = nt
-        stat = np.full((nt, 3, 2), 0xFFFFFFFF, np.uint32)
-        qs = [qa * i // nt for i in range(nt + 1)]
-        ps = [self.panels * i // nt for i in range(nt + 1)]
-        es = [M * N * i // nt for i in range(nt + 1)]
+        npk = 1 if nt == 1 else 4 * nt               # pieces, handed out dynamically (a busy CPU gets fewer)
+        stat = np.full((npk, 3, 2), 0xFFFFFFFF, np.uint32)
+        qs = [qa * i // npk for i in range(npk + 1)]
+        ps = [self.panels * i // npk for i in range(npk + 1)]
+        es = [M * N * i // npk for i in range(npk + 1)]
         f = self.fns
         pa, pb = f[f"fpacka_{kind}"], f[f"fpackb_{kind}"]
         out32 = self.out.view(np.uint32).reshape(-1)
@@ -211,12 +212,11 @@ class FastJob:
                badc.ctypes.data)
             f["fprepc"](c32f[es[i]:].ctypes.data, out32[es[i]:].ctypes.data, es[i + 1] - es[i], stat[i, 2].ctypes.data)
         try:
-            _map(pack, range(nt), nt)
+            _map(pack, range(npk), nt)
         except BaseException:
             self.close()
             raise
-        # a thread with no rows / panels / elements leaves its keys at 0xFFFFFFFF (no value), its NaN flag at 0
-        stat[:, 2, 1] = np.where(stat[:, 2, 1] == 0xFFFFFFFF, 0, stat[:, 2, 1])
+        # a piece with no rows / panels / elements leaves its keys at 0xFFFFFFFF (no value), its NaN flag at 0
         self.ea, self.eb, self.ec = (_min_exp(stat[:, j, 0]) for j in range(3))
         self.c_nan = bool(stat[:, 2, 1].any())
         self.bad_rows, self.bad_cols = np.nonzero(badr)[0], np.nonzero(badc)[0]

@@ -369,9 +369,10 @@ def _run(fn, packa, packb, asrc, ta, lsa, bsrc, tb, lsb, Ap, Bp, cv, C, m, k, n,
     nthreads = max(1, min(threads or _cpus(), panels))
     if 2 * m * k * n < SMALL_WORK:
         nthreads = 1
-    # phase 1: pack (rows of A and panels of B split between the threads)
-    rows = [mp // R * i // nthreads for i in range(nthreads + 1)]       # row panels of A
-    pans = [panels * i // nthreads for i in range(nthreads + 1)]
+    # phase 1: pack (pieces of rows of A and of panels of B)
+    npk = 1 if nthreads == 1 else 4 * nthreads                     # pieces, handed out dynamically
+    rows = [mp // R * i // npk for i in range(npk + 1)]             # row panels of A
+    pans = [panels * i // npk for i in range(npk + 1)]
 
     def pack(i):
         packa(asrc.ctypes.data, lsa, m, k, k2, Ap.ctypes.data, rows[i], rows[i + 1])
@@ -388,5 +389,5 @@ def _run(fn, packa, packb, asrc, ta, lsa, bsrc, tb, lsb, Ap, Bp, cv, C, m, k, n,
         run(0)
     else:
         ex = _executor(nthreads)
-        list(ex.map(pack, range(nthreads)))
+        list(ex.map(pack, range(npk)))
         list(ex.map(run, range(nchunks)))
