@@ -136,6 +136,24 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.5) -> float:
     return threads * iters * 4 * ops / dt
 
 
+def breakdown(n, rng, ref, rounds):
+    """The native path's parts at n^3: native_gemm.matmul with B pre-packed, pack_b alone, and both."""
+    from systolic.amx import native_gemm as G
+    out = []
+    for dt, a, b in (("int8", rng.integers(-128, 128, (n, n), dtype=np.int8),
+                      rng.integers(-128, 128, (n, n), dtype=np.int8)),
+                     ("bf16", rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16),
+                      rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16))):
+        pb = G.pack_b(b)
+        for name, fn in ((f"{dt} native_gemm, B pre-packed", lambda: G.matmul(a, pb)),
+                         (f"{dt} pack_b", lambda: G.pack_b(b)),
+                         (f"{dt} native_gemm incl. pack_b", lambda: G.matmul(a, b))):
+            t, r = interleaved(fn, ref, rounds)
+            out.append((name, t, r))
+            print(f"{name:36s} {t * 1e3:8.2f} ms  numpy f32 {r * 1e3:7.2f} ms  ratio {t / r:5.2f}x", flush=True)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=1024)
@@ -143,6 +161,8 @@ def main(argv=None):
     ap.add_argument("--peak", action="store_true")
     ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
     ap.add_argument("--md", default=None)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="AMX rows: also time the native GEMM's parts (B pre-packed, pack_b alone), interleaved")
     args = ap.parse_args(argv)
     from systolic import counters, host, jit
     n = args.size
@@ -161,7 +181,10 @@ def main(argv=None):
         rows.append((name, t, r, t / r, target, path, ok))
         print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (target <= {target}x) "
               f"path {path}  bits ok {ok}", flush=True)
-    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs, AMX {host.amx_features() or 'none'}; JIT vector "
+    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if args.breakdown:
+        rows_bd = breakdown(n, rng, ref, args.rounds)
+    lines = [f"CPU: {host.cpu_model_name()}, {ncpu} CPUs in the affinity mask ({os.cpu_count()} online), AMX {host.amx_features() or 'none'}; JIT vector "
              f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "Command: `PYTHONPATH=src python3 benchmarks/bench_host_speed.py " + " ".join(
@@ -170,8 +193,10 @@ def main(argv=None):
              "|---|---|---|---|---|---|---|"]
     for name, t, r, q, target, path, ok in rows:
         lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | <= {target}x | {path} | {ok} |")
+    if args.breakdown:
+        lines += ["", "Native AMX parts (same run, each interleaved with numpy f32; ms, ratio to numpy):", ""]
+        lines += [f"- {name}: {t * 1e3:.2f} ms (numpy {r * 1e3:.2f} ms, {t / r:.2f}x)" for name, t, r in rows_bd]
     if args.peak:
-        ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         lines += ["", "Tile-resident AMX peak (same run):", ""]
         for mn in ("tdpbf16ps", "tdpbssd"):
             for t in sorted({1, ncpu}):

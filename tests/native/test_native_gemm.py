@@ -76,14 +76,35 @@ def test_blocked_reference_bf16_is_the_tile_chain():
        st.sampled_from([None, 32, 96, 512]))
 def test_plan_covers_c_exactly_once(mb, nb, threads, bm, bn):
     m, n = 32 * mb, 32 * nb
-    regions, _, _ = G.plan(m, n, threads, bm, bn)
+    shares, _, _ = G.plan(m, n, threads, bm, bn)
     count = np.zeros((m // 32, n // 32), int)
-    for m0, m1, n0, n1 in regions:
-        assert m0 % 32 == 0 and n0 % 32 == 0 and m1 % 32 == 0 and n1 % 32 == 0 and m0 < m1 and n0 < n1
-        count[m0 // 32:m1 // 32, n0 // 32:n1 // 32] += 1
+    assert 1 <= len(shares) <= min(threads, mb * nb)
+    for share in shares:
+        assert share, "every worker gets work"
+        rows = {(m0, m1) for m0, m1, _, _ in share}
+        cols = {(n0, n1) for _, _, n0, n1 in share}
+        assert len(share) == len(rows) * len(cols), "a worker's regions tile one rectangle"
+        for i, (m0, m1, n0, n1) in enumerate(share):
+            assert m0 % 32 == 0 and n0 % 32 == 0 and m1 % 32 == 0 and n1 % 32 == 0 and m0 < m1 and n0 < n1
+            assert m1 - m0 <= (bm or G.BLOCK_M) and n1 - n0 <= (bn or G.BLOCK_N)
+            if i:
+                assert share[i - 1][0] <= m0, "row block by row block (A packed once per row block)"
+            count[m0 // 32:m1 // 32, n0 // 32:n1 // 32] += 1
     assert (count == 1).all()
-    if bm is None and bn is None and mb * nb >= 2 * threads:
-        assert len(regions) >= 2 * threads or len(regions) == mb * nb
+
+
+@pytest.mark.parametrize("mb, nb, threads, want", [(32, 32, 16, (4, 4)), (32, 32, 2, (2, 1)), (1, 40, 8, (1, 8)),
+                                                    (128, 4, 16, (16, 1)), (3, 3, 7, (3, 2)), (2, 2, 64, (2, 2))])
+def test_worker_grid(mb, nb, threads, want):
+    """The grid minimises rows of A + columns of B read per worker; fewer workers where none fits."""
+    assert G.grid(mb, nb, threads) == want
+
+
+def test_cpus_follow_the_affinity_mask():
+    import os
+    if hasattr(os, "sched_getaffinity"):
+        assert G.cpus() == len(os.sched_getaffinity(0))
+    assert G.cpus() >= 1
 
 
 @pytest.mark.native

@@ -44,7 +44,8 @@ import numpy as np
 from .. import jit
 from ..errors import InvalidValue
 from . import native_gemm_ir
-from .native_gemm_ir import CTRL_FIELDS, CTRL_GEN, CTRL_N, CTRL_SHARES, CTRL_STOP, POOL_FN, SHARE_FIELDS
+from .native_gemm_ir import (CTRL_FIELDS, CTRL_GEN, CTRL_N, CTRL_SHARES, CTRL_STOP, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
+                             FLAG_M_OUTER, FLAG_PACK_A, FLAG_PREFETCH_SHIFT, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
@@ -102,7 +103,7 @@ def _compiled(mnemonic: str):
             _bind_pthreads()
             mod = jit.compile_module(kernel_ir(mnemonic), amx=True)
             vp, i64 = ctypes.c_void_p, ctypes.c_int64
-            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
+            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64)
             fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
             got = _compiled_cache[mnemonic] = (mod, f, fmt)
     return got
@@ -154,8 +155,7 @@ def _pool() -> _Pool:
             _pool_obj.clear()  # a forked child has the pool's memory but not its threads: start a new one
         if not _pool_obj:
             import atexit
-            pool = _Pool(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                             else os.cpu_count() or 1))
+            pool = _Pool(cpus())
             _pool_obj.append(pool)
             atexit.register(pool.stop)
         return _pool_obj[0]
@@ -166,6 +166,16 @@ _CFG = np.zeros(64, np.uint8)
 _CFG[0] = 1
 _CFG[16:32] = np.tile(np.array([64, 0], np.uint8), 8)
 _CFG[48:56] = 16
+
+
+def aligned_empty(shape, dtype, align: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary (numpy's large arrays
+    start 16 bytes into a page: every 64-byte tile row would then straddle two cache lines)."""
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + nbytes].view(dt).reshape(shape)
 
 
 def _dtype_name(a: np.ndarray) -> str:
@@ -216,7 +226,7 @@ def pack_b(b: np.ndarray) -> PackedB:
         return pack_b_numpy(b)
     if b.strides[1] != esize or b.strides[0] < 0:
         b = np.ascontiguousarray(b)
-    data = np.empty(kp * npad * esize, np.uint8)
+    data = aligned_empty(kp * npad * esize, np.uint8)
     if data.size:
         fn(b.ctypes.data if b.size else data.ctypes.data, b.strides[0], k, n, kp, npad, data.ctypes.data)
     return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
@@ -260,50 +270,99 @@ def _pack_fn(esize: int):
 _tls = threading.local()
 
 
-def _abufs(n: int, nbytes: int) -> list[np.ndarray]:
-    """``n`` buffers for packed A rows, one per worker, kept per calling thread between calls (so they are
-    not page-faulted in again on every call, and concurrent callers do not share them)."""
-    bufs = getattr(_tls, "abufs", None)
+def _bufs(kind: str, n: int, nbytes: int) -> list[np.ndarray]:
+    """``n`` scratch buffers of ``nbytes`` (packed A rows, or partial sums of C between K blocks), one per worker,
+    kept per calling thread between calls (so they are not page-faulted in again on every call, and concurrent
+    callers do not share them)."""
+    store = getattr(_tls, "bufs", None)
+    if store is None:
+        store = _tls.bufs = {}
+    bufs = store.get(kind)
     if bufs is None or len(bufs) < n or bufs[0].size < nbytes:
-        bufs = [np.empty(max(nbytes, 64), np.uint8) for _ in range(max(n, len(bufs or [])))]
-        _tls.abufs = bufs
+        size = max(nbytes, 64, bufs[0].size if bufs else 0)
+        bufs = store[kind] = [aligned_empty(size, np.uint8) for _ in range(max(n, len(bufs or [])))]
     return bufs
 
 
-def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int | None = None):
-    """Regions (m0, m1, n0, n1) of a padded m x n C, and how they are dealt to ``threads`` workers.
+def cpus() -> int:
+    """CPUs this process may run on (its affinity mask: ``taskset`` / cgroup cpusets shrink it), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
-    Default blocks: 128 x 512 (best of the sweeps in benchmarks/results/native_gemm.md), shrunk (to at least 32 x 32) until every worker has at least two regions,
-    so small products still use all threads. Regions are listed row-block by row-block and dealt to the
-    workers in contiguous runs, so a worker's consecutive regions share rows of A (packed once per run)."""
-    bm = block_m or 128
-    bn = block_n or 512
-    if block_m is None and block_n is None:
-        while (-(-m // bm)) * (-(-n // bn)) < 2 * threads and (bm > 32 or bn > 32):
-            if bn >= bm and bn > 32:
-                bn //= 2
-            else:
-                bm //= 2
-    bm, bn = max(32, bm // 32 * 32), max(32, bn // 32 * 32)
-    regions = [(m0, min(m0 + bm, m), n0, min(n0 + bn, n)) for m0 in range(0, m, bm) for n0 in range(0, n, bn)]
-    return regions, bm, bn
+
+#: default region of C per K pass (rows x columns; see :func:`plan`) and K steps per block (0: the whole K)
+BLOCK_M, BLOCK_N, K_BLOCK = 128, 512, 0
+#: default loop order inside a region ("n": B pair outer, "m": A pair outer) and prefetch distance (K steps)
+ORDER, PREFETCH = "n", 0
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """Cut points of ``total`` units into ``parts`` near-equal runs."""
+    return [total * p // parts for p in range(parts + 1)]
+
+
+def grid(mb: int, nb: int, threads: int) -> tuple[int, int]:
+    """(rows, columns) of the worker grid over an mb x nb array of 32x32 blocks of C: rows * columns workers,
+    each taking one rectangle, chosen to minimise what one worker reads (its rows of A plus its columns of B,
+    mb / rows + nb / columns; on a tie, more row groups, since a column group packs its rows of A again); fewer
+    workers when no factorisation fits."""
+    threads = max(1, min(threads, mb * nb))
+    while True:
+        best = None
+        for tr in range(1, threads + 1):
+            tc, rem = divmod(threads, tr)
+            if rem or tr > mb or tc > nb:
+                continue
+            cost = -(-mb // tr) + -(-nb // tc)
+            if best is None or cost <= best[0]:    # ties: more row groups (each packs only its own rows of A)
+                best = (cost, tr, tc)
+        if best is not None:
+            return best[1], best[2]
+        threads -= 1
+
+
+def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int | None = None):
+    """The work of a padded m x n C (multiples of 32) for ``threads`` workers: (shares, bm, bn), shares[w] the
+    regions (m0, m1, n0, n1) of worker w.
+
+    The workers form a grid (:func:`grid`); each owns one rectangle of C and walks it in regions of at most
+    ``block_m`` x ``block_n`` (default :data:`BLOCK_M` x :data:`BLOCK_N`), row block by row block, so its
+    consecutive regions share rows of A (packed once) and a worker reads only its rectangle's rows of A and
+    columns of B."""
+    bm = max(32, (block_m or BLOCK_M) // 32 * 32)
+    bn = max(32, (block_n or BLOCK_N) // 32 * 32)
+    mb, nb = m // 32, n // 32
+    tr, tc = grid(mb, nb, threads)
+    rs, cs = _split(mb, tr), _split(nb, tc)
+    shares = []
+    for i in range(tr):
+        for j in range(tc):
+            r0, r1, c0, c1 = 32 * rs[i], 32 * rs[i + 1], 32 * cs[j], 32 * cs[j + 1]
+            shares.append([(x, min(x + bm, r1), y, min(y + bn, c1)) for x in range(r0, r1, bm)
+                           for y in range(c0, c1, bn)])
+    return shares, bm, bn
 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
-           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int = 0,
+           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int | None = None,
+           order: str | None = None, prefetch: int | None = None,
            out: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
     C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
-    workers (POSIX threads created by the JIT code; default all CPUs) over regions of
-    ``block_m`` x ``block_n`` of C (:func:`plan`). ``pack_a``: copy each region's rows of A into
-    tile-contiguous form first (by tile moves). ``runtime``: ``"pool"`` (resident worker threads parked
-    on futexes, the default) or ``"spawn"`` (a tree of POSIX threads created for the call). The result
-    does not depend on threads, blocks, pack_a or runtime. ``k_block``: K steps (32 bf16 / 64 int8 each)
-    per K block, 0 = the whole K at once; C is stored and reloaded between K blocks (exact), which
-    changes nothing in the result either.
-    Raises AmxUnavailable where the CPU cannot run it.
+    workers (default: the CPUs of this process's affinity mask, :func:`cpus`), laid out as a grid over C, each
+    walking its rectangle in regions of ``block_m`` x ``block_n`` (:func:`plan`). ``pack_a``: copy each region's
+    rows of A into tile-contiguous form first (by tile moves). ``runtime``: ``"pool"`` (resident worker threads
+    parked on futexes, the default) or ``"spawn"`` (a tree of POSIX threads created for the call).
+    ``k_block``: K steps (32 bf16 / 64 int8 each) per K block, 0 = the whole K at once; between K blocks the C
+    tiles wait in a per-worker buffer (a tile store / load round trip: exact). ``order``: ``"n"`` (the B panel
+    pair of a 32-column block stays while the region's 32-row blocks of A stream past) or ``"m"`` (the other
+    way round). ``prefetch``: software prefetch of the streamed operand this many K steps ahead (0: none).
+    The result does not depend on any of these: every 16 x 16 tile of C is the same chain of TDP* over the K
+    steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
         raise InvalidValue("A must be a matrix", rule="matmul: A is M x K", values={"shape": a.shape})
@@ -320,6 +379,16 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if c is not None and (c.shape != (m, pb.n) or c.dtype != cdt):
         raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
                            values={"shape": c.shape, "dtype": str(c.dtype)})
+    if runtime not in ("pool", "spawn"):
+        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
+    order = ORDER if order is None else order
+    if order not in ("n", "m"):
+        raise InvalidValue("unknown loop order", rule="native GEMM order: n, m", values={"order": order})
+    prefetch = PREFETCH if prefetch is None else int(prefetch)
+    if not 0 <= prefetch <= 15:
+        raise InvalidValue("prefetch distance out of range", rule="native GEMM prefetch: 0..15 K steps",
+                           values={"prefetch": prefetch})
+    k_block = K_BLOCK if k_block is None else max(0, int(k_block))
     if m == 0 or pb.n == 0 or k == 0:
         # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
         res = np.zeros((m, pb.n), cdt) if c is None else c.copy()
@@ -330,36 +399,45 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     _, f, fmt = _compiled(mnemonic)
     mp = -(-m // 32) * 32
     if mp != m or pb.kp != k or not a.flags.c_contiguous:
-        ap = np.zeros((mp, pb.kp), a.dtype)
+        ap = aligned_empty((mp, pb.kp), a.dtype)
         ap[:m, :k] = a
+        ap[m:] = 0
+        ap[:m, k:] = 0
     else:
         ap = a
+    padded = mp != m or pb.np_ != pb.n
     if c is None:
-        cp = np.empty((mp, pb.np_), cdt)
-    else:
+        cp = aligned_empty((mp, pb.np_), cdt)
+        cin = cp
+    elif padded or c.strides[1] != c.itemsize:
         cp = np.zeros((mp, pb.np_), cdt)
         cp[:m, :pb.n] = c
+        cin = cp
+    else:
+        cp = aligned_empty((mp, pb.np_), cdt)   # the kernel reads the caller's C in place and writes the sum here
+        cin = c
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
-    if runtime not in ("pool", "spawn"):
-        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
     pool = _pool() if runtime == "pool" else None
-    nthreads = max(1, threads or os.cpu_count() or 1)
+    nthreads = max(1, threads or cpus())
     if pool is not None:
         nthreads = min(nthreads, pool.size)
-    regions, bm, _ = plan(mp, pb.np_, nthreads, block_m, block_n)
-    nthreads = min(nthreads, len(regions))
-    reg = np.array(regions, np.int64).reshape(-1, 4)
-    shares = [np.ascontiguousarray(x) for x in np.array_split(reg, nthreads)]
-    abytes = bm * ksteps * 64 if pack_a else 0
-    bufs = _abufs(nthreads, abytes)
+    shares, bm, bn = plan(mp, pb.np_, nthreads, block_m, block_n)
+    nthreads = len(shares)
+    kb = k_block if 0 < k_block < ksteps else 0
+    bufs = _bufs("a", nthreads, bm * ksteps * 64 if pack_a else 0)
+    cbufs = _bufs("c", nthreads, bm * bn * 4 if kb else 0)
+    regs = [np.array(sh, np.int64).reshape(-1, 4) for sh in shares]
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     tids = np.zeros(nthreads, np.uint64)
+    flags = ((FLAG_PACK_A if pack_a else 0) | (0 if c is None else FLAG_ACCUMULATE)
+             | (FLAG_M_OUTER if order == "m" else 0) | (prefetch << FLAG_PREFETCH_SHIFT) | (kb << FLAG_KC_SHIFT))
     args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, (1 if pack_a else 0) | (0 if c is None else 2) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
-               tids.ctypes.data)
-    for w, sh in enumerate(shares):
-        args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w
+               ksteps, 0, 0, 0, flags, 0, cin.ctypes.data, cin.strides[0], 0, nthreads, args.ctypes.data,
+               tids.ctypes.data, 0)
+    for w, sh in enumerate(regs):
+        args[w, 8], args[w, 9], args[w, 10], args[w, 12], args[w, 15] = (
+            sh.ctypes.data, len(sh), bufs[w].ctypes.data, cbufs[w].ctypes.data, w)
     if pool is not None:
         args[:, POOL_FN] = ctypes.cast(f, ctypes.c_void_p).value
         pool.run(args)
@@ -370,7 +448,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if out is not None:
         out[...] = res
         return out
-    return res if (mp == m and pb.np_ == pb.n) else np.ascontiguousarray(res)
+    return np.ascontiguousarray(res) if padded else res
 
 
 def reference_blocked(a: np.ndarray, b: np.ndarray, machine_factory=None) -> np.ndarray:

@@ -18,40 +18,54 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
-                         store_atomic)
+                         store_atomic, vec)
 from ..jit.x86amx import Amx
 
-__all__ = ["kernel_module", "threads_ir", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "CTRL_GEN",
+__all__ = ["kernel_module", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "CTRL_GEN", "FLAG_PACK_A",
+           "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_PREFETCH_SHIFT", "FLAG_KC_SHIFT",
            "CTRL_PENDING", "CTRL_SHARES", "CTRL_N", "CTRL_STOP", "CTRL_DONE", "CTRL_FIELDS"]
 
-#: i64 fields of one worker's share: the 12 arguments of @gemm, then its index, the worker count, the
+#: i64 fields of one worker's share: the 15 arguments of @gemm, then its index, the worker count, the
 #: address of share 0 and the address of the thread-id array
-SHARE_FIELDS = 16
+SHARE_FIELDS = 20
 #: control block of the resident worker pool (byte offsets of i64 slots; futex words are their low 32 bits)
 CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE, CTRL_FIELDS = 0, 8, 16, 24, 32, 40, 64
-#: in a pool share, slot 12 holds the address of the @gemm to call (the pool serves every kernel)
-POOL_FN = 12
+#: in a pool share, slot 15 holds the address of the @gemm to call (the pool serves every kernel)
+POOL_FN = 15
 
-_GEMM_ARGS = [PTR, PTR, I64, PTR, I64, PTR, I64, I64, PTR, I64, PTR, I64]
-_GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10)
+_GEMM_ARGS = [PTR, PTR, I64, PTR, I64, PTR, I64, I64, PTR, I64, PTR, I64, PTR, PTR, I64]
+_GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10, 12, 13)
+_GEMM_NAMES = ("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf", "flags", "cbuf",
+               "cin", "ldcin")
+#: flags of @gemm: pack A; accumulate (the first K block loads C from cin); M-outer order (A slice resident);
+#: prefetch distance in K steps at FLAG_PREFETCH_SHIFT (4 bits, 0 = none); K steps per block from FLAG_KC_SHIFT
+FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_PREFETCH_SHIFT, FLAG_KC_SHIFT = 1, 2, 4, 4, 8
 
 
-def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
-    amx = Amx(m)
-    fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS,
-                         names=("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf",
-                                "flags"))
-    cfg, A, lda, B, panel, C, ldc, ksteps, regions, nreg, abuf, flags = args
+def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
+    amx = amx_class(m)
+    prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
+    fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS, names=_GEMM_NAMES)
+    cfg, A, lda, B, panel, C, ldc, ksteps, regions, nreg, abuf, flags, cbuf, cin, ldcin = args
     amx.ldtilecfg(b, cfg)
     ldc16 = b.mul(ldc, i64(16))
-    dopack = b.icmp_unsigned("!=", b.and_(flags, i64(1)), i64(0))
-    kcfield = b.lshr(flags, i64(8))
-    kc = b.select(b.icmp_unsigned("==", kcfield, i64(0)), ksteps, kcfield)
+    ldcin16 = b.mul(ldcin, i64(16))
+    dopack = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_PACK_A)), i64(0))
+    accumulate = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_ACCUMULATE)), i64(0))
+    mouter = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_M_OUTER)), i64(0))
+    pfd = b.and_(b.lshr(flags, i64(FLAG_PREFETCH_SHIFT)), i64(15))
+    dopf = b.icmp_unsigned("!=", pfd, i64(0))
+    kcfield = b.lshr(flags, i64(FLAG_KC_SHIFT))
+    kc = b.select(b.or_(b.icmp_unsigned("==", kcfield, i64(0)), b.icmp_unsigned(">", kcfield, ksteps)), ksteps,
+                  kcfield)
     astep = b.select(dopack, i64(1024), i64(64))
     astride = b.select(dopack, i64(64), lda)
     pstride = b.mul(ksteps, i64(1024))
-    apanel = b.select(dopack, pstride, i64(0))
     anext = b.select(dopack, pstride, b.mul(lda, i64(16)))
+    # the streamed operand (prefetched): A in N-outer order (the B pair stays in L1 across the M blocks), B in
+    # M-outer order (the A pair stays)
+    pfstep = b.select(mouter, i64(1024), astep)
+    pfstride = b.select(mouter, i64(64), astride)
     # regions: nreg x (m0, m1, n0, n1)
     lr = Loop(b, i64(0), nreg, 1, name="r", unsigned=True, carry=[i64(-1)])
     r = lr.index
@@ -71,51 +85,77 @@ def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
         amx.tilestored(b, 4, at(b, I8, pdbase, b.mul(ps, i64(1024))), 64)
         lps.close()
         lpm.close()
-    ln = Loop(b, n0, n1, 32, name="n", unsigned=True, do_while=True)
-    n = ln.index
-    b0base = at(b, I8, B, b.mul(b.udiv(n, i64(16)), panel))
-    b1base = at(b, I8, b0base, panel)
-    cn = b.mul(n, i64(4))
+    nmb = b.udiv(b.sub(m1, m0), i64(32))          # 32-row blocks of the region
+    npr = b.udiv(b.sub(n1, n0), i64(32))          # 32-column blocks (B panel pairs)
     lkb = Loop(b, i64(0), ksteps, kc, name="kb", unsigned=True, do_while=True)
     kb = lkb.index
     kend0 = b.add(kb, kc)
     kend = b.select(b.icmp_unsigned(">", kend0, ksteps), ksteps, kend0)
-    # the first K block starts the C tiles at zero, unless flags bit 1 asks to accumulate into C as given
-    first = b.and_(b.icmp_unsigned("==", kb, i64(0)), b.icmp_unsigned("==", b.and_(flags, i64(2)), i64(0)))
-    lm = Loop(b, m0, m1, 32, name="m", unsigned=True, do_while=True)
-    mrow = lm.index
-    aoff = b.select(dopack, b.mul(b.udiv(b.sub(mrow, m0), i64(16)), apanel), b.mul(mrow, lda))
+    first = b.icmp_unsigned("==", kb, i64(0))
+    last = b.icmp_unsigned("==", kend, ksteps)
+    # the region's 32x32 blocks, one order or the other (a division per block: nothing next to its K loop)
+    lb = Loop(b, i64(0), b.mul(nmb, npr), 1, name="blk", unsigned=True, do_while=True)
+    i = lb.index
+    mi = b.select(mouter, b.udiv(i, npr), b.urem(i, nmb))
+    ni = b.select(mouter, b.urem(i, npr), b.udiv(i, nmb))
+    mrow = b.add(m0, b.mul(mi, i64(32)))
+    n = b.add(n0, b.mul(ni, i64(32)))
+    b0base = at(b, I8, B, b.mul(b.udiv(n, i64(16)), panel))
+    b1base = at(b, I8, b0base, panel)
+    aoff = b.select(dopack, b.mul(b.mul(mi, i64(2)), pstride), b.mul(mrow, lda))
     a0base = at(b, I8, b.select(dopack, abuf, A), aoff)
     a1base = at(b, I8, a0base, anext)
+    pf0 = b.select(mouter, b0base, a0base)
+    pf1 = b.select(mouter, b1base, a1base)
+    cn = b.mul(n, i64(4))
     c00 = at(b, I8, C, b.add(b.mul(mrow, ldc), cn))
-    c01 = at(b, I8, c00, 64)
-    c10 = at(b, I8, c00, ldc16)
-    c11 = at(b, I8, c10, 64)
-    ctiles = (c00, c01, c10, c11)
-    with b.if_else(first) as (zero, load):
-        with zero:
+    ctiles = (c00, at(b, I8, c00, 64), at(b, I8, c00, ldc16), at(b, I8, at(b, I8, c00, ldc16), 64))
+    i00 = at(b, I8, cin, b.add(b.mul(mrow, ldcin), cn))
+    itiles = (i00, at(b, I8, i00, 64), at(b, I8, i00, ldcin16), at(b, I8, at(b, I8, i00, ldcin16), 64))
+    cb = at(b, I8, cbuf, b.mul(i, i64(4096)))     # the block's partial sums between K blocks: 4 tiles, stride 64
+    with b.if_else(first) as (fst, later):
+        with fst:
+            with b.if_else(accumulate) as (acc, zero):
+                with acc:
+                    for t, p in enumerate(itiles):
+                        amx.tileloadd(b, t, p, ldcin)
+                with zero:
+                    for t in range(4):
+                        amx.tilezero(b, t)
+        with later:
             for t in range(4):
-                amx.tilezero(b, t)
-        with load:
-            for t, p in enumerate(ctiles):
-                amx.tileloadd(b, t, p, ldc)
+                amx.tileloadd(b, t, at(b, I8, cb, 1024 * t), 64)
     lk = Loop(b, kb, kend, 1, name="s", unsigned=True, do_while=True)
     s = lk.index
     ao, bo = b.mul(s, astep), b.mul(s, i64(1024))
+    pfo = b.mul(b.add(s, pfd), pfstep)
+
+    def fetch_ahead(base, rows):
+        with b.if_then(dopf):
+            for rr in rows:
+                p = at(b, I8, base, b.add(pfo, b.mul(i64(rr), pfstride)))
+                b.call(prefetch, [p, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+
     amx.tileloadd(b, 4, at(b, I8, a0base, ao), astride)
     amx.tileloadd(b, 6, at(b, I8, b0base, bo), 64)
     amx.dot(b, mnemonic, 0, 4, 6)
+    fetch_ahead(pf0, range(0, 16))
     amx.tileloadd(b, 7, at(b, I8, b1base, bo), 64)
     amx.dot(b, mnemonic, 1, 4, 7)
     amx.tileloadd(b, 5, at(b, I8, a1base, ao), astride)
     amx.dot(b, mnemonic, 2, 5, 6)
+    fetch_ahead(pf1, range(0, 16))
     amx.dot(b, mnemonic, 3, 5, 7)
     lk.close()
-    for t, p in enumerate(ctiles):
-        amx.tilestored(b, t, p, ldc)
-    lm.close()
+    with b.if_else(last) as (fin, part):
+        with fin:
+            for t, p in enumerate(ctiles):
+                amx.tilestored(b, t, p, ldc)
+        with part:
+            for t in range(4):
+                amx.tilestored(b, t, at(b, I8, cb, 1024 * t), 64)
+    lb.close()
     lkb.close()
-    ln.close()
     lr.close([m0])
     amx.tilerelease(b)
     b.ret_void()
@@ -123,9 +163,9 @@ def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
 
 
 def _share_args(b, sh):
-    """The 12 @gemm arguments stored in a share (i64 slots; pointers converted back)."""
+    """The @gemm arguments stored in a share (i64 slots; pointers converted back)."""
     vals = []
-    for i in range(12):
+    for i in range(len(_GEMM_ARGS)):
         v = b.load(at(b, I64, sh, i), typ=I64)
         vals.append(b.inttoptr(v, PTR) if i in _GEMM_PTR_SLOTS else v)
     return vals
@@ -160,8 +200,8 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b = ir.IRBuilder(worker.append_basic_block("entry"))
     a = worker.args[0]
     gargs = _share_args(b, a)
-    idx, cnt = (b.load(at(b, I64, a, j), typ=I64) for j in (12, 13))
-    base, tids = (b.inttoptr(b.load(at(b, I64, a, j), typ=I64), PTR) for j in (14, 15))
+    idx, cnt = (b.load(at(b, I64, a, j), typ=I64) for j in (15, 16))
+    base, tids = (b.inttoptr(b.load(at(b, I64, a, j), typ=I64), PTR) for j in (17, 18))
     c1 = b.add(b.mul(idx, i64(2)), i64(1))
     c2 = b.add(c1, i64(1))
     b.call(spawn, [c1, cnt, base, tids])
@@ -176,10 +216,12 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b.ret_void()
 
 
-def kernel_module(mnemonic: str) -> ir.Module:
-    """@gemm for ``mnemonic`` and the thread tree @gemm_mt around it."""
+def kernel_module(mnemonic: str, amx_class=Amx) -> ir.Module:
+    """@gemm for ``mnemonic`` and the thread tree @gemm_mt around it. ``amx_class`` emits the tile
+    instructions (:class:`systolic.jit.x86amx.Amx`; the tests pass one that calls software tiles instead, to run
+    the kernel's loops and addressing on a CPU without AMX)."""
     m = ir.Module(name=f"amx_gemm_{mnemonic}")
-    _threads(m, _gemm(m, mnemonic))
+    _threads(m, _gemm(m, mnemonic, amx_class))
     return m
 
 
@@ -281,7 +323,10 @@ def pool_module() -> ir.Module:
 def pack_module(esize: int) -> ir.Module:
     """``pack_b_<esize>(src, ld, k, n, kp, npad, dst)``: B (k x n elements of ``esize`` bytes, row stride ld
     bytes) into VNNI panels of 16 columns: panel j, dword row r, column c holds B[r g + e, 16 j + c] at byte e
-    (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes."""
+    (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes.
+
+    Row by row of dwords: inside B, the g rows' 16-column pieces are loaded as vectors and interleaved by
+    shuffles into one 64-byte line of the panel (a whole cache line per store); the edges element by element."""
     m = ir.Module(name=f"amx_pack_b_{esize}")
     ety = I8 if esize == 1 else I16
     g = 4 // esize
@@ -289,27 +334,44 @@ def pack_module(esize: int) -> ir.Module:
                                                    names=("src", "ld", "k", "n", "kp", "npad", "dst"),
                                                    noalias=(0, 6))
     rows = b.udiv(kp, i64(g))                   # dword rows per panel
-    panel_elems = b.mul(rows, i64(16 * g))
-    lj = Loop(b, i64(0), b.udiv(npad, i64(16)), 1, name="j")
-    j = lj.index
-    pbase = b.mul(j, panel_elems)
+    panel_bytes = b.mul(rows, i64(64))
     lr = Loop(b, i64(0), rows, 1, name="r")
     r = lr.index
-    obase = b.add(pbase, b.mul(r, i64(16 * g)))
-    lc = Loop(b, i64(0), i64(16), 1, name="c")
-    c = lc.index
-    col = b.add(b.mul(j, i64(16)), c)
-    colok = b.icmp_signed("<", col, n)
-    for e in range(g):
-        kk = b.add(b.mul(r, i64(g)), i64(e))
-        ok = b.and_(colok, b.icmp_signed("<", kk, k))
-        # a select on the address: rows / columns outside B read element 0 (in bounds), then zero is taken
-        off = b.select(ok, b.add(b.mul(kk, ld), b.mul(col, i64(esize))), i64(0))
-        v = b.load(at(b, I8, src, off), typ=ety, align=1)
-        v = b.select(ok, v, ir.Constant(ety, 0))
-        b.store(v, at(b, ety, dst, b.add(obase, b.add(b.mul(c, i64(g)), i64(e)))), align=1)
-    lc.close()
-    lr.close()
+    krow = b.mul(r, i64(g))
+    kfull = b.icmp_signed("<=", b.add(krow, i64(g)), k)
+    lj = Loop(b, i64(0), b.udiv(npad, i64(16)), 1, name="j")
+    j = lj.index
+    obase = b.add(b.mul(j, panel_bytes), b.mul(r, i64(64)))      # byte offset of the output line
+    full = b.and_(kfull, b.icmp_signed("<=", b.mul(b.add(j, i64(1)), i64(16)), n))
+    with b.if_else(full) as (inside, edge):
+        with inside:
+            col = b.mul(j, i64(16 * esize))
+            vs = [b.load(at(b, I8, src, b.add(b.mul(b.add(krow, i64(e)), ld), col)), typ=vec(ety, 16), align=1)
+                  for e in range(g)]
+            pairs = ir.Constant(vec(I32, 32), [x for c in range(16) for x in (c, 16 + c)])
+            if g == 2:
+                line = b.shuffle_vector(vs[0], vs[1], pairs)
+            else:
+                lo = b.bitcast(b.shuffle_vector(vs[0], vs[1], pairs), vec(I16, 16))
+                hi = b.bitcast(b.shuffle_vector(vs[2], vs[3], pairs), vec(I16, 16))
+                line = b.shuffle_vector(lo, hi, pairs)
+            b.store(line, at(b, I8, dst, obase), align=1)
+        with edge:
+            lc = Loop(b, i64(0), i64(16), 1, name="c")
+            c = lc.index
+            colj = b.add(b.mul(j, i64(16)), c)
+            colok = b.icmp_signed("<", colj, n)
+            for e in range(g):
+                kk = b.add(krow, i64(e))
+                ok = b.and_(colok, b.icmp_signed("<", kk, k))
+                # a select on the address: rows / columns outside B read element 0 (in bounds), then zero is taken
+                off = b.select(ok, b.add(b.mul(kk, ld), b.mul(colj, i64(esize))), i64(0))
+                v = b.load(at(b, I8, src, off), typ=ety, align=1)
+                v = b.select(ok, v, ir.Constant(ety, 0))
+                b.store(v, at(b, I8, dst, b.add(obase, b.mul(b.add(b.mul(c, i64(g)), i64(e)), i64(esize)))),
+                        align=1)
+            lc.close()
     lj.close()
+    lr.close()
     b.ret_void()
     return m
