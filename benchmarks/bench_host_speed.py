@@ -88,8 +88,9 @@ def _same_as_numpy_path(r, a, b, model):
     return np.array_equal(np.asarray(r)[:8].view(np.uint32), want.view(np.uint32))
 
 
-def tile_peak(mnemonic: str, threads: int, seconds: float = 0.5) -> float:
-    """TDP* per second x operations per TDP*, all ``threads`` CPUs issuing TDP* on tiles that stay resident."""
+def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3) -> float:
+    """TDP* per second x operations per TDP*, all ``threads`` CPUs issuing TDP* on tiles that stay resident
+    (four independent accumulator tiles, as in the GEMM's micro-kernel); the best of ``tries``."""
     import ctypes
     from concurrent.futures import ThreadPoolExecutor
 
@@ -125,15 +126,18 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.5) -> float:
     def work(i):
         start.wait()
         fn(_CFG.ctypes.data, bufs[i].ctypes.data, iters)
-    with ThreadPoolExecutor(threads) as ex:
-        futs = [ex.submit(work, i) for i in range(threads)]
-        start.wait()                  # every thread is up: time from the common start to the last one done
-        t0 = time.perf_counter()
-        for f in futs:
-            f.result()
-        dt = time.perf_counter() - t0
+    best = None
+    for _ in range(tries):        # the best of a few tries: a VM's neighbours only ever slow a try down
+        with ThreadPoolExecutor(threads) as ex:
+            futs = [ex.submit(work, i) for i in range(threads)]
+            start.wait()              # every thread is up: time from the common start to the last one done
+            t0 = time.perf_counter()
+            for f in futs:
+                f.result()
+            dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
     ops = 16 * 16 * (32 if mnemonic == "tdpbf16ps" else 64) * 2
-    return threads * iters * 4 * ops / dt
+    return threads * iters * 4 * ops / best
 
 
 def breakdown(n, rng, ref, rounds):

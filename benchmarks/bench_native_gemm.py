@@ -97,6 +97,7 @@ def main(argv=None):
                 tfn = lambda: torch._int_mm(at, bt)  # noqa: E731
                 tname = "torch._int_mm int8"
             pb = G.pack_b(bn)
+            small_a, small_b = an[:512, :64 // an.itemsize].copy(), G.pack_b(bn[:64 // an.itemsize, :512].copy())
             ours = G.matmul(an, pb)
             if dt == "int8":
                 ok = None
@@ -114,25 +115,26 @@ def main(argv=None):
                     check = f"rel diff vs torch {np.linalg.norm(ours - tres) / np.linalg.norm(tres):.2e}"
             print(f"n={n} {dt}: {check}", flush=True)
             flop = 2.0 * n ** 3
-            rounds = max(3, a.reps // 3) if n >= 4096 else a.reps
+            rounds = max(5, a.reps // 2) if n >= 4096 else a.reps
             for t in threads:
                 torch.set_num_threads(t)
                 fns = {"ours": lambda: G.matmul(an, pb, threads=t), "ours+pack": lambda: G.matmul(an, bn, threads=t),
                        "torch": tfn}
                 if a.sweep:
-                    variants = {"kb0": dict(k_block=0, order="n", prefetch=0),
-                                "kb0,pf2": dict(k_block=0, order="n", prefetch=2),
-                                "kb8,n": dict(k_block=8, order="n", prefetch=0),
-                                "kb16,n": dict(k_block=16, order="n", prefetch=0),
-                                "kb8,m": dict(k_block=8, order="m", prefetch=0),
-                                "kb16,m": dict(k_block=16, order="m", prefetch=0),
-                                "kb8,n,pf2": dict(k_block=8, order="n", prefetch=2),
-                                "kb16,m,pf2": dict(k_block=16, order="m", prefetch=2),
-                                "kb8,n,256x256": dict(k_block=8, order="n", block_m=256, block_n=256),
-                                "kb16,m,64x512": dict(k_block=16, order="m", block_m=64, block_n=512),
-                                "pack_a=0": dict(pack_a=False)}
+                    variants = {"kb0": dict(k_block=0, order="n", prefetch=0, schedule="static"),
+                                "kb0,pf2": dict(k_block=0, order="n", prefetch=2, schedule="static"),
+                                "kb8,m": dict(k_block=8, order="m", prefetch=0, schedule="static"),
+                                "kb16,n": dict(k_block=16, order="n", prefetch=0, schedule="static"),
+                                "kb16,m,pf2": dict(k_block=16, order="m", prefetch=2, schedule="static"),
+                                "dyn128": dict(schedule="dynamic", block_m=128, block_n=128),
+                                "dyn128,kb0": dict(schedule="dynamic", block_m=128, block_n=128, k_block=0),
+                                "dyn128,nopack": dict(schedule="dynamic", block_m=128, block_n=128, pack_a=False),
+                                "dyn64x256": dict(schedule="dynamic", block_m=64, block_n=256),
+                                "static,nopack": dict(schedule="static", pack_a=False)}
                     for name, v in variants.items():
                         fns[name] = (lambda v=v: G.matmul(an, pb, threads=t, **v))
+                    # the fixed cost of a call (wake-up, Python, output): one K step over 512 x 512
+                    fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
                 med = interleaved(fns, rounds)
                 warm = bursts({"ours": fns["ours"], "torch": tfn}, rounds)
                 if a.peak and (dt, t) not in peaks:
@@ -147,7 +149,8 @@ def main(argv=None):
                       f"ours {warm['ours'] * 1e3:.2f} ms, torch {warm['torch'] * 1e3:.2f} ms, ratio "
                       f"{warm['torch'] / warm['ours']:.2f}", flush=True)
                 if a.sweep:
-                    line = ", ".join(f"{k} {flop / v / 1e12:.2f}" for k, v in med.items())
+                    line = ", ".join(f"{k} {flop / v / 1e12:.2f}" if k != "overhead" else f"overhead {v * 1e3:.3f} ms"
+                                     for k, v in med.items())
                     sweeps.append(f"| {n} | {dt} | {t} | {line} |")
                     print(f"    sweep TOP/s: {line}", flush=True)
     lines = [

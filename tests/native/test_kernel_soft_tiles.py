@@ -106,7 +106,7 @@ def soft_kernel():
     G._bind_pthreads()
     mod = jit.compile_module(GI.kernel_module("tdpbssd", SoftAmx), optimise=False)
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64)
+    f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
     fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
     return mod, f, fmt
 
@@ -138,7 +138,9 @@ def test_kernel_schedule_keeps_every_tile_chain(soft_kernel, monkeypatch, shape)
                dict(threads=2, k_block=3, order="n", prefetch=2, block_m=32, block_n=64),
                dict(threads=4, k_block=1, order="m", pack_a=False, runtime="spawn"),
                dict(threads=2, k_block=4, block_m=64, block_n=32, runtime="spawn"),
-               dict(threads=5, k_block=100, prefetch=1)]
+               dict(threads=5, k_block=100, prefetch=1),
+               dict(threads=3, schedule="dynamic", block_m=32, block_n=64, k_block=2),
+               dict(threads=4, schedule="dynamic", order="m", pack_a=False, runtime="spawn")]
     for opt in options:
         assert np.array_equal(G.matmul(a, b, **opt), want), opt
         assert np.array_equal(G.matmul(a, b, c=c, **opt), want_c), opt

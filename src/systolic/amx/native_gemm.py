@@ -44,7 +44,7 @@ import numpy as np
 from .. import jit
 from ..errors import InvalidValue
 from . import native_gemm_ir
-from .native_gemm_ir import (CTRL_FIELDS, CTRL_GEN, CTRL_N, CTRL_SHARES, CTRL_STOP, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
+from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
                              FLAG_M_OUTER, FLAG_PACK_A, FLAG_PREFETCH_SHIFT, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
@@ -103,7 +103,7 @@ def _compiled(mnemonic: str):
             _bind_pthreads()
             mod = jit.compile_module(kernel_ir(mnemonic), amx=True)
             vp, i64 = ctypes.c_void_p, ctypes.c_int64
-            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64)
+            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
             fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
             got = _compiled_cache[mnemonic] = (mod, f, fmt)
     return got
@@ -119,7 +119,7 @@ class _Pool:
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
         self._run = self.mod.cfunc("pool_run", None, vp, i64)
         self._worker = self.mod.cfunc("pool_worker", None, vp, i64)
-        self.ctrl = np.zeros(CTRL_FIELDS // 8, np.int64)
+        self.ctrl = np.zeros((CTRL_WORKERS + 64 * size) // 8, np.int64)
         self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self._worker, args=(self.ctrl.ctypes.data, w), daemon=True,
                                          name=f"amx-gemm-{w}") for w in range(1, size)]
@@ -127,20 +127,20 @@ class _Pool:
             t.start()
 
     def run(self, shares: np.ndarray) -> None:
+        """Run the len(shares) <= size shares: share 0 here, share w on worker w (only those are woken)."""
         with self.lock:
             self.ctrl[CTRL_SHARES // 8] = shares.ctypes.data
-            self.ctrl[CTRL_N // 8] = len(shares)
-            self._run(self.ctrl.ctypes.data, self.size - 1)
+            self._run(self.ctrl.ctypes.data, len(shares))
 
     def stop(self) -> None:
         with self.lock:
             self.ctrl[CTRL_STOP // 8] = 1
-            self.ctrl[CTRL_N // 8] = 0
-            g = self.ctrl[CTRL_GEN // 8:CTRL_GEN // 8 + 1].view(np.int32)
-            g[0] += 1
-            libc = ctypes.CDLL(None)  # FUTEX_WAKE_PRIVATE on the generation word, through the C library
-            libc.syscall(ctypes.c_long(202), ctypes.c_void_p(self.ctrl.ctypes.data), ctypes.c_long(129),
-                         ctypes.c_int(2**31 - 1))
+            libc = ctypes.CDLL(None)
+            for w in range(1, self.size):
+                g = self.ctrl[(CTRL_WORKERS + 64 * w) // 8:(CTRL_WORKERS + 64 * w) // 8 + 1].view(np.int32)
+                g[0] += 1
+                # FUTEX_WAKE_PRIVATE on the worker's generation word, through the C library
+                libc.syscall(ctypes.c_long(202), ctypes.c_void_p(g.ctypes.data), ctypes.c_long(129), ctypes.c_int(1))
         for t in self.threads:
             t.join(timeout=1.0)
 
@@ -292,10 +292,21 @@ def cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-#: default region of C per K pass (rows x columns; see :func:`plan`) and K steps per block (0: the whole K)
-BLOCK_M, BLOCK_N, K_BLOCK = 128, 512, 0
-#: default loop order inside a region ("n": B pair outer, "m": A pair outer) and prefetch distance (K steps)
-ORDER, PREFETCH = "n", 0
+#: default region of C per K pass (rows x columns; see :func:`plan`)
+BLOCK_M, BLOCK_N = 128, 512
+
+
+def tuning(ksteps: int, threads: int, esize: int) -> dict:
+    """The default K block, loop order, prefetch distance and schedule for a GEMM of ``ksteps`` K steps on
+    ``threads`` workers with ``esize``-byte elements: the best variants of the device sweeps
+    (benchmarks/results/native_gemm_wave2.md; bench_native_gemm.py --sweep). None of them changes a bit."""
+    if threads >= 8:
+        if esize == 2:
+            return dict(k_block=16, order="n", prefetch=0, schedule="static")
+        return dict(k_block=0, order="n", prefetch=2, schedule="static")
+    if ksteps <= 32:
+        return dict(k_block=8, order="m", prefetch=0, schedule="static")
+    return dict(k_block=0, order="n", prefetch=0, schedule="static")
 
 
 def _split(total: int, parts: int) -> list[int]:
@@ -347,7 +358,7 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
            block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int | None = None,
-           order: str | None = None, prefetch: int | None = None,
+           order: str | None = None, prefetch: int | None = None, schedule: str | None = None,
            out: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
     C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
@@ -361,6 +372,8 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     tiles wait in a per-worker buffer (a tile store / load round trip: exact). ``order``: ``"n"`` (the B panel
     pair of a 32-column block stays while the region's 32-row blocks of A stream past) or ``"m"`` (the other
     way round). ``prefetch``: software prefetch of the streamed operand this many K steps ahead (0: none).
+    ``schedule``: ``"static"`` (the workers' rectangles of :func:`plan`) or ``"dynamic"`` (regions of
+    ``block_m`` x ``block_n`` claimed one at a time from a shared counter, so late-starting workers take fewer).
     The result does not depend on any of these: every 16 x 16 tile of C is the same chain of TDP* over the K
     steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
@@ -381,14 +394,14 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
                            values={"shape": c.shape, "dtype": str(c.dtype)})
     if runtime not in ("pool", "spawn"):
         raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
-    order = ORDER if order is None else order
-    if order not in ("n", "m"):
+    if order not in (None, "n", "m"):
         raise InvalidValue("unknown loop order", rule="native GEMM order: n, m", values={"order": order})
-    prefetch = PREFETCH if prefetch is None else int(prefetch)
-    if not 0 <= prefetch <= 15:
+    if prefetch is not None and not 0 <= int(prefetch) <= 15:
         raise InvalidValue("prefetch distance out of range", rule="native GEMM prefetch: 0..15 K steps",
                            values={"prefetch": prefetch})
-    k_block = K_BLOCK if k_block is None else max(0, int(k_block))
+    if schedule not in (None, "static", "dynamic"):
+        raise InvalidValue("unknown schedule", rule="native GEMM schedule: static, dynamic",
+                           values={"schedule": schedule})
     if m == 0 or pb.n == 0 or k == 0:
         # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
         res = np.zeros((m, pb.n), cdt) if c is None else c.copy()
@@ -422,21 +435,36 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     nthreads = max(1, threads or cpus())
     if pool is not None:
         nthreads = min(nthreads, pool.size)
-    shares, bm, bn = plan(mp, pb.np_, nthreads, block_m, block_n)
-    nthreads = len(shares)
+    tuned = tuning(ksteps, nthreads, esize)
+    k_block = tuned["k_block"] if k_block is None else max(0, int(k_block))
+    order = tuned["order"] if order is None else order
+    prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
+    schedule = tuned["schedule"] if schedule is None else schedule
+    if schedule == "dynamic":
+        # one list of regions for everybody; each worker claims the next one (a shared counter)
+        bm = max(32, (block_m or BLOCK_M) // 32 * 32)
+        bn = max(32, (block_n or BLOCK_N) // 32 * 32)
+        units = [(x, min(x + bm, mp), y, min(y + bn, pb.np_)) for x in range(0, mp, bm) for y in range(0, pb.np_, bn)]
+        nthreads = min(nthreads, len(units))
+        regs = [np.array(units, np.int64).reshape(-1, 4)] * nthreads
+        counter = np.zeros(8, np.int64)       # a cache line of its own
+    else:
+        shares, bm, bn = plan(mp, pb.np_, nthreads, block_m, block_n)
+        nthreads = len(shares)
+        regs = [np.array(sh, np.int64).reshape(-1, 4) for sh in shares]
+        counter = None
     kb = k_block if 0 < k_block < ksteps else 0
     bufs = _bufs("a", nthreads, bm * ksteps * 64 if pack_a else 0)
     cbufs = _bufs("c", nthreads, bm * bn * 4 if kb else 0)
-    regs = [np.array(sh, np.int64).reshape(-1, 4) for sh in shares]
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     tids = np.zeros(nthreads, np.uint64)
     flags = ((FLAG_PACK_A if pack_a else 0) | (0 if c is None else FLAG_ACCUMULATE)
              | (FLAG_M_OUTER if order == "m" else 0) | (prefetch << FLAG_PREFETCH_SHIFT) | (kb << FLAG_KC_SHIFT))
     args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, flags, 0, cin.ctypes.data, cin.strides[0], 0, nthreads, args.ctypes.data,
-               tids.ctypes.data, 0)
+               ksteps, 0, 0, 0, flags, 0, cin.ctypes.data, cin.strides[0],
+               0 if counter is None else counter.ctypes.data, 0, nthreads, args.ctypes.data, tids.ctypes.data)
     for w, sh in enumerate(regs):
-        args[w, 8], args[w, 9], args[w, 10], args[w, 12], args[w, 15] = (
+        args[w, 8], args[w, 9], args[w, 10], args[w, 12], args[w, 16] = (
             sh.ctypes.data, len(sh), bufs[w].ctypes.data, cbufs[w].ctypes.data, w)
     if pool is not None:
         args[:, POOL_FN] = ctypes.cast(f, ctypes.c_void_p).value

@@ -21,22 +21,23 @@ from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define
                          store_atomic, vec)
 from ..jit.x86amx import Amx
 
-__all__ = ["kernel_module", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "CTRL_GEN", "FLAG_PACK_A",
-           "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_PREFETCH_SHIFT", "FLAG_KC_SHIFT",
-           "CTRL_PENDING", "CTRL_SHARES", "CTRL_N", "CTRL_STOP", "CTRL_DONE", "CTRL_FIELDS"]
+__all__ = ["kernel_module", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A", "FLAG_ACCUMULATE",
+           "FLAG_M_OUTER", "FLAG_PREFETCH_SHIFT", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP",
+           "CTRL_DONE", "CTRL_WORKERS"]
 
-#: i64 fields of one worker's share: the 15 arguments of @gemm, then its index, the worker count, the
+#: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
 #: address of share 0 and the address of the thread-id array
 SHARE_FIELDS = 20
-#: control block of the resident worker pool (byte offsets of i64 slots; futex words are their low 32 bits)
-CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE, CTRL_FIELDS = 0, 8, 16, 24, 32, 40, 64
-#: in a pool share, slot 15 holds the address of the @gemm to call (the pool serves every kernel)
-POOL_FN = 15
+#: control block of the resident worker pool (byte offsets of i64 slots; futex words are their low 32 bits);
+#: worker w's generation word at CTRL_WORKERS + 64 w (a cache line each)
+CTRL_PENDING, CTRL_SHARES, CTRL_STOP, CTRL_DONE, CTRL_WORKERS = 8, 16, 32, 40, 64
+#: in a pool share, slot 16 holds the address of the @gemm to call (the pool serves every kernel)
+POOL_FN = 16
 
-_GEMM_ARGS = [PTR, PTR, I64, PTR, I64, PTR, I64, I64, PTR, I64, PTR, I64, PTR, PTR, I64]
-_GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10, 12, 13)
+_GEMM_ARGS = [PTR, PTR, I64, PTR, I64, PTR, I64, I64, PTR, I64, PTR, I64, PTR, PTR, I64, PTR]
+_GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10, 12, 13, 15)
 _GEMM_NAMES = ("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf", "flags", "cbuf",
-               "cin", "ldcin")
+               "cin", "ldcin", "counter")
 #: flags of @gemm: pack A; accumulate (the first K block loads C from cin); M-outer order (A slice resident);
 #: prefetch distance in K steps at FLAG_PREFETCH_SHIFT (4 bits, 0 = none); K steps per block from FLAG_KC_SHIFT
 FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_PREFETCH_SHIFT, FLAG_KC_SHIFT = 1, 2, 4, 4, 8
@@ -46,7 +47,7 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
     amx = amx_class(m)
     prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
     fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS, names=_GEMM_NAMES)
-    cfg, A, lda, B, panel, C, ldc, ksteps, regions, nreg, abuf, flags, cbuf, cin, ldcin = args
+    cfg, A, lda, B, panel, C, ldc, ksteps, regions, nreg, abuf, flags, cbuf, cin, ldcin, counter = args
     amx.ldtilecfg(b, cfg)
     ldc16 = b.mul(ldc, i64(16))
     ldcin16 = b.mul(ldcin, i64(16))
@@ -67,9 +68,30 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
     pfstep = b.select(mouter, i64(1024), astep)
     pfstride = b.select(mouter, i64(64), astride)
     # regions: nreg x (m0, m1, n0, n1)
-    lr = Loop(b, i64(0), nreg, 1, name="r", unsigned=True, carry=[i64(-1)])
-    r = lr.index
-    prevm0 = lr.values[0]
+    # the regions in list order, or (with a counter: the dynamic schedule) each one claimed by an atomic
+    # fetch-and-add on the counter shared by all workers, so a worker that starts late takes fewer
+    dynamic = b.icmp_unsigned("!=", b.ptrtoint(counter, I64), i64(0))
+    pre = b.block
+    head, claim, seq, join, body, rexit = (fn.append_basic_block(x) for x in
+                                           ("r.head", "r.claim", "r.seq", "r.join", "r.body", "r.exit"))
+    b.branch(head)
+    b.position_at_end(head)
+    nseq = b.phi(I64, name="seq")
+    nseq.add_incoming(i64(0), pre)
+    prevm0 = b.phi(I64, name="prevm0")
+    prevm0.add_incoming(i64(-1), pre)
+    b.cbranch(dynamic, claim, seq)
+    b.position_at_end(claim)
+    claimed = b.atomic_rmw("add", counter, i64(1), "monotonic")
+    b.branch(join)
+    b.position_at_end(seq)
+    b.branch(join)
+    b.position_at_end(join)
+    r = b.phi(I64, name="r")
+    r.add_incoming(claimed, claim)
+    r.add_incoming(nseq, seq)
+    b.cbranch(b.icmp_unsigned("<", r, nreg), body, rexit)
+    b.position_at_end(body)
     q = at(b, I64, regions, b.mul(r, i64(4)))
     m0, m1, n0, n1 = (b.load(at(b, I64, q, j), typ=I64) for j in range(4))
     packnow = b.and_(dopack, b.icmp_signed("!=", m0, prevm0))
@@ -156,7 +178,10 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
                 amx.tilestored(b, t, at(b, I8, cb, 1024 * t), 64)
     lb.close()
     lkb.close()
-    lr.close([m0])
+    nseq.add_incoming(b.add(nseq, i64(1)), b.block)
+    prevm0.add_incoming(m0, b.block)
+    b.branch(head)
+    b.position_at_end(rexit)
     amx.tilerelease(b)
     b.ret_void()
     return fn
@@ -200,8 +225,8 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b = ir.IRBuilder(worker.append_basic_block("entry"))
     a = worker.args[0]
     gargs = _share_args(b, a)
-    idx, cnt = (b.load(at(b, I64, a, j), typ=I64) for j in (15, 16))
-    base, tids = (b.inttoptr(b.load(at(b, I64, a, j), typ=I64), PTR) for j in (17, 18))
+    idx, cnt = (b.load(at(b, I64, a, j), typ=I64) for j in (16, 17))
+    base, tids = (b.inttoptr(b.load(at(b, I64, a, j), typ=I64), PTR) for j in (18, 19))
     c1 = b.add(b.mul(idx, i64(2)), i64(1))
     c2 = b.add(c1, i64(1))
     b.call(spawn, [c1, cnt, base, tids])
@@ -228,11 +253,12 @@ def kernel_module(mnemonic: str, amx_class=Amx) -> ir.Module:
 def pool_module() -> ir.Module:
     """A resident pool of worker threads for the GEMM (Linux futexes; no Python while it works).
 
-    pool_worker(ctrl, w): worker w waits (spins briefly, then FUTEX_WAIT) until the generation counter moves,
-    runs share w if w < n (an indirect call of the share's @gemm), counts ``pending`` down and wakes the caller
-    when it was the last; returns when ``stop`` is set. pool_run(ctrl, workers): the caller publishes a job
-    (shares, n already stored), bumps the generation, wakes the workers, runs share 0 itself and waits until
-    every worker has reported."""
+    Each worker has its own futex word (a generation counter, one cache line each from :data:`CTRL_WORKERS`), so
+    a call wakes exactly the workers it uses. pool_worker(ctrl, w): worker w waits (spins briefly, then
+    FUTEX_WAIT) until its generation moves, runs share w (an indirect call of the share's @gemm), counts
+    ``pending`` down and wakes the caller when it was the last; returns when ``stop`` is set.
+    pool_run(ctrl, n): the caller publishes a job of n shares (shares already stored), bumps the generations of
+    workers 1..n-1 and wakes them, runs share 0 itself and waits until those workers have reported."""
     m = ir.Module(name="amx_gemm_pool")
     syscall = declare(m, "syscall", I64, [I64], var_arg=True)
     pause = declare(m, "llvm.x86.sse2.pause", VOID, [])
@@ -278,8 +304,8 @@ def pool_module() -> ir.Module:
     b.ret_void()
 
     fn, b, (ctrl, w) = define(m, "pool_worker", VOID, [PTR, I64])
-    genp, pendp, sharesp, np_, stopp, donep = (at(b, I8, ctrl, off) for off in
-                                                (CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE))
+    pendp, sharesp, stopp, donep = (at(b, I8, ctrl, off) for off in (CTRL_PENDING, CTRL_SHARES, CTRL_STOP, CTRL_DONE))
+    genp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(w, i64(64))))
     entry = b.block
     loop = fn.append_basic_block("loop")
     b.branch(loop)
@@ -292,9 +318,7 @@ def pool_module() -> ir.Module:
     work = fn.append_basic_block("work")
     b.cbranch(b.icmp_unsigned("!=", stop, i64(0)), exit_, work)
     b.position_at_end(work)
-    n = b.load(np_, typ=I64)
-    with b.if_then(b.icmp_unsigned("<", w, n)):
-        b.call(run_share, [b.load(sharesp, typ=PTR), w])
+    b.call(run_share, [b.load(sharesp, typ=PTR), w])
     old = b.atomic_rmw("sub", pendp, i64(1), "acq_rel")
     with b.if_then(b.icmp_unsigned("==", old, i64(1))):
         store_atomic(b, ir.Constant(I32, 1), donep, "release", 4)
@@ -304,15 +328,19 @@ def pool_module() -> ir.Module:
     b.position_at_end(exit_)
     b.ret_void()
 
-    # pool_run(ctrl, workers): shares and n are stored in ctrl by the caller; workers = threads in the pool
-    fn, b, (ctrl, workers) = define(m, "pool_run", VOID, [PTR, I64])
-    genp, pendp, sharesp, donep = (at(b, I8, ctrl, off) for off in (CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_DONE))
-    store_atomic(b, workers, pendp, "release", 8)
+    # pool_run(ctrl, n): the shares are stored in ctrl by the caller; workers 1..n-1 run shares 1..n-1
+    fn, b, (ctrl, n) = define(m, "pool_run", VOID, [PTR, I64])
+    pendp, sharesp, donep = (at(b, I8, ctrl, off) for off in (CTRL_PENDING, CTRL_SHARES, CTRL_DONE))
+    helpers = b.sub(n, i64(1))
+    store_atomic(b, helpers, pendp, "release", 8)
     store_atomic(b, ir.Constant(I32, 0), donep, "release", 4)
-    some = b.icmp_unsigned("!=", workers, i64(0))
+    some = b.icmp_unsigned("!=", helpers, i64(0))
     with b.if_then(some):
-        b.atomic_rmw("add", genp, ir.Constant(I32, 1), "acq_rel")
-        b.call(wake, [genp, ir.Constant(I32, 2 ** 31 - 1)])
+        lw = Loop(b, i64(1), n, 1, name="w", unsigned=True, do_while=True)
+        gp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(lw.index, i64(64))))
+        b.atomic_rmw("add", gp, ir.Constant(I32, 1), "acq_rel")
+        b.call(wake, [gp, ir.Constant(I32, 1)])
+        lw.close()
     b.call(run_share, [b.load(sharesp, typ=PTR), i64(0)])
     with b.if_then(some):
         b.call(wait_change, [donep, ir.Constant(I32, 0), i64(200000)])
