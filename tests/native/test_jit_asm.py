@@ -68,7 +68,9 @@ def test_gemm_micro_kernel_assembles(mnemonic):
     stores = re.findall(r"^\s+tilestored\s+%tmm(\d)", asm, re.M)
     assert sorted(stores) == ["0", "0", "1", "1", "2", "2", "3", "3", "4"]
     assert len(re.findall(r"^\s+tilezero\b", asm, re.M)) == 4
-    # the optional software prefetch of the streamed operand: 16 rows of each of its two tiles
+    # no software prefetch unless asked for; then 16 lines of each of the streamed operand's two tiles
+    assert not re.search(r"^\s+prefetcht0\b", asm, re.M)
+    asm = jit.emit_asm(native_gemm.kernel_ir(mnemonic, prefetch=2))
     assert len(re.findall(r"^\s+prefetcht0\b", asm, re.M)) == 32
 
 

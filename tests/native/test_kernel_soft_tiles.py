@@ -104,11 +104,14 @@ def soft_kernel():
             _keep.append(cb)
             llvm.add_symbol(f"systolic_test_soft_{name}", ctypes.cast(cb, ctypes.c_void_p).value)
     G._bind_pthreads()
-    mod = jit.compile_module(GI.kernel_module("tdpbssd", SoftAmx), optimise=False)
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
-    fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
-    return mod, f, fmt
+    out = {}
+    for pf in (0, 1, 2):
+        mod = jit.compile_module(GI.kernel_module("tdpbssd", SoftAmx, prefetch=pf), optimise=False)
+        f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
+        fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
+        out[pf] = (mod, f, fmt)
+    return out
 
 
 def _oracle(a, b, c):
@@ -127,7 +130,8 @@ def _oracle(a, b, c):
 
 @pytest.mark.parametrize("shape", [(96, 320, 128), (70, 200, 33), (32, 64, 32), (160, 448, 96)])
 def test_kernel_schedule_keeps_every_tile_chain(soft_kernel, monkeypatch, shape):
-    monkeypatch.setattr(G, "_compiled", lambda mnemonic: soft_kernel)
+    monkeypatch.setattr(G, "_compiled", lambda mnemonic, prefetch=0: soft_kernel[prefetch])
+    monkeypatch.setattr(G, "_require_native", lambda: None)
     m, k, n = shape
     rng = np.random.default_rng(m * 7 + k + n)
     a = rng.integers(-128, 128, (m, k), dtype=np.int8)

@@ -34,18 +34,19 @@ Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sect
 from __future__ import annotations
 
 import ctypes
+import functools
+import math
 import os
 import threading
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from .. import jit
 from ..errors import InvalidValue
 from . import native_gemm_ir
 from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
-                             FLAG_M_OUTER, FLAG_PACK_A, FLAG_PREFETCH_SHIFT, POOL_FN, SHARE_FIELDS)
+                             FLAG_M_OUTER, FLAG_PACK_A, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
@@ -60,13 +61,14 @@ KERNELS = {
 }
 
 
-def kernel_ir(mnemonic: str = "tdpbf16ps"):
+def kernel_ir(mnemonic: str = "tdpbf16ps", prefetch: int = 0):
     """The GEMM micro-kernel module for ``mnemonic`` (an ``llvmlite.ir.Module``, built by
-    :mod:`systolic.amx.native_gemm_ir`; for ``systolic.jit.emit_asm``, ``str()`` or inspection)."""
+    :mod:`systolic.amx.native_gemm_ir`; for ``systolic.jit.emit_asm``, ``str()`` or inspection), with software
+    prefetch ``prefetch`` K steps ahead (0: none)."""
     if mnemonic not in {k[0] for k in KERNELS.values()}:
         raise InvalidValue("no GEMM kernel for this instruction", rule="native GEMM: " + ", ".join(
             sorted({k[0] for k in KERNELS.values()})), values={"mnemonic": mnemonic})
-    return native_gemm_ir.kernel_module(mnemonic)
+    return native_gemm_ir.kernel_module(mnemonic, prefetch=prefetch)
 
 
 _lock = threading.Lock()
@@ -89,23 +91,28 @@ _compiled_cache: dict = {}
 _symbols_bound: list = []
 
 
-def _compiled(mnemonic: str):
-    """(module, gemm, gemm_mt) for ``mnemonic``: compiled once per process, kept for its lifetime (threads
-    may be running the code), thread-safe."""
+def _require_native() -> None:
     from .native import require_native
-    require_native()  # cached: cheap, and honours SYSTOLIC_NO_NATIVE even after a compile
-    got = _compiled_cache.get(mnemonic)
+    require_native()
+
+
+def _compiled(mnemonic: str, prefetch: int = 0):
+    """(module, gemm, gemm_mt) for ``mnemonic`` and the prefetch distance: compiled once per process, kept for
+    its lifetime (threads may be running the code), thread-safe."""
+    _require_native()  # cached: cheap, and honours SYSTOLIC_NO_NATIVE even after a compile
+    key = (mnemonic, prefetch)
+    got = _compiled_cache.get(key)
     if got is not None:
         return got
     with _lock:
-        got = _compiled_cache.get(mnemonic)
+        got = _compiled_cache.get(key)
         if got is None:
             _bind_pthreads()
-            mod = jit.compile_module(kernel_ir(mnemonic), amx=True)
+            mod = jit.compile_module(kernel_ir(mnemonic, prefetch), amx=True)
             vp, i64 = ctypes.c_void_p, ctypes.c_int64
             f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
             fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
-            got = _compiled_cache[mnemonic] = (mod, f, fmt)
+            got = _compiled_cache[key] = (mod, f, fmt)
     return got
 
 
@@ -120,17 +127,19 @@ class _Pool:
         self._run = self.mod.cfunc("pool_run", None, vp, i64)
         self._worker = self.mod.cfunc("pool_worker", None, vp, i64)
         self.ctrl = np.zeros((CTRL_WORKERS + 64 * size) // 8, np.int64)
+        self.ctrl_at = self.ctrl.ctypes.data
         self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self._worker, args=(self.ctrl.ctypes.data, w), daemon=True,
                                          name=f"amx-gemm-{w}") for w in range(1, size)]
         for t in self.threads:
             t.start()
 
-    def run(self, shares: np.ndarray) -> None:
-        """Run the len(shares) <= size shares: share 0 here, share w on worker w (only those are woken)."""
+    def run(self, shares: np.ndarray, address: int) -> None:
+        """Run the len(shares) <= size shares (at ``address``): share 0 here, share w on worker w (only those
+        are woken)."""
         with self.lock:
-            self.ctrl[CTRL_SHARES // 8] = shares.ctypes.data
-            self._run(self.ctrl.ctypes.data, len(shares))
+            self.ctrl[CTRL_SHARES // 8] = address
+            self._run(self.ctrl_at, len(shares))
 
     def stop(self) -> None:
         with self.lock:
@@ -166,22 +175,21 @@ _CFG = np.zeros(64, np.uint8)
 _CFG[0] = 1
 _CFG[16:32] = np.tile(np.array([64, 0], np.uint8), 8)
 _CFG[48:56] = 16
+_CFG_AT = _CFG.ctypes.data
 
 
 def aligned_empty(shape, dtype, align: int = 64) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary (numpy's large arrays
     start 16 bytes into a page: every 64-byte tile row would then straddle two cache lines)."""
     dt = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    nbytes = (shape if isinstance(shape, int) else math.prod(shape)) * dt.itemsize
     raw = np.empty(nbytes + align, np.uint8)
     off = (-raw.ctypes.data) % align
     return raw[off:off + nbytes].view(dt).reshape(shape)
 
 
 def _dtype_name(a: np.ndarray) -> str:
-    if a.dtype == ml_dtypes.bfloat16:
-        return "bfloat16"
-    return a.dtype.name
+    return a.dtype.name          # ml_dtypes' bfloat16 is named "bfloat16"
 
 
 def _kstep(esize: int) -> int:
@@ -270,18 +278,48 @@ def _pack_fn(esize: int):
 _tls = threading.local()
 
 
-def _bufs(kind: str, n: int, nbytes: int) -> list[np.ndarray]:
-    """``n`` scratch buffers of ``nbytes`` (packed A rows, or partial sums of C between K blocks), one per worker,
-    kept per calling thread between calls (so they are not page-faulted in again on every call, and concurrent
-    callers do not share them)."""
+def _bufs(kind: str, n: int, nbytes: int) -> np.ndarray:
+    """The addresses (an int64 array) of ``n`` scratch buffers of ``nbytes`` (packed A rows, or partial sums of C
+    between K blocks), one per worker, kept per calling thread between calls (so they are not page-faulted in
+    again on every call, and concurrent callers do not share them)."""
     store = getattr(_tls, "bufs", None)
     if store is None:
         store = _tls.bufs = {}
-    bufs = store.get(kind)
-    if bufs is None or len(bufs) < n or bufs[0].size < nbytes:
-        size = max(nbytes, 64, bufs[0].size if bufs else 0)
-        bufs = store[kind] = [aligned_empty(size, np.uint8) for _ in range(max(n, len(bufs or [])))]
-    return bufs
+    got = store.get(kind)
+    if got is None or len(got[0]) < n or got[0][0].size < nbytes:
+        old = got[0] if got else []
+        size = max(nbytes, 64, old[0].size if old else 0)
+        bufs = [aligned_empty(size, np.uint8) for _ in range(max(n, len(old)))]
+        got = store[kind] = (bufs, np.array([x.ctypes.data for x in bufs], np.int64))
+    return got[1]
+
+
+@functools.lru_cache(maxsize=256)
+def _work(mp: int, np_: int, threads: int, block_m, block_n, schedule: str):
+    """(table, bm, bn, regions) for a call: table[w] = (address of worker w's regions, their count, w); the
+    region arrays come along (the caller holds them during its call: the addresses stay valid). The dynamic schedule gives every worker the
+    same list (claimed through the call's counter)."""
+    if schedule == "dynamic":
+        bm = max(32, (block_m or BLOCK_M) // 32 * 32)
+        bn = max(32, (block_n or BLOCK_N) // 32 * 32)
+        units = np.array([(x, min(x + bm, mp), y, min(y + bn, np_)) for x in range(0, mp, bm)
+                          for y in range(0, np_, bn)], np.int64).reshape(-1, 4)
+        regs = [units] * min(threads, len(units))
+    else:
+        shares, bm, bn = plan(mp, np_, threads, block_m, block_n)
+        regs = [np.array(sh, np.int64).reshape(-1, 4) for sh in shares]
+    table = np.array([(r.ctypes.data, len(r), w) for w, r in enumerate(regs)], np.int64)
+    return table, bm, bn, regs
+
+
+def _fn_address(f) -> int:
+    got = _fn_addresses.get(id(f))
+    if got is None or got[0] is not f:
+        got = _fn_addresses[id(f)] = (f, ctypes.cast(f, ctypes.c_void_p).value)
+    return got[1]
+
+
+_fn_addresses: dict = {}
 
 
 def cpus() -> int:
@@ -409,7 +447,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
             out[...] = res
             return out
         return res
-    _, f, fmt = _compiled(mnemonic)
+    _require_native()          # before any allocation or thread: AmxUnavailable says why
     mp = -(-m // 32) * 32
     if mp != m or pb.kp != k or not a.flags.c_contiguous:
         ap = aligned_empty((mp, pb.kp), a.dtype)
@@ -440,38 +478,34 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     order = tuned["order"] if order is None else order
     prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
     schedule = tuned["schedule"] if schedule is None else schedule
-    if schedule == "dynamic":
-        # one list of regions for everybody; each worker claims the next one (a shared counter)
-        bm = max(32, (block_m or BLOCK_M) // 32 * 32)
-        bn = max(32, (block_n or BLOCK_N) // 32 * 32)
-        units = [(x, min(x + bm, mp), y, min(y + bn, pb.np_)) for x in range(0, mp, bm) for y in range(0, pb.np_, bn)]
-        nthreads = min(nthreads, len(units))
-        regs = [np.array(units, np.int64).reshape(-1, 4)] * nthreads
-        counter = np.zeros(8, np.int64)       # a cache line of its own
-    else:
-        shares, bm, bn = plan(mp, pb.np_, nthreads, block_m, block_n)
-        nthreads = len(shares)
-        regs = [np.array(sh, np.int64).reshape(-1, 4) for sh in shares]
-        counter = None
+    _, f, fmt = _compiled(mnemonic, prefetch)
+    table, bm, bn, _regions = _work(mp, pb.np_, nthreads, block_m, block_n, schedule)
+    nthreads = len(table)
+    counter = np.zeros(8, np.int64) if schedule == "dynamic" else None   # a cache line of its own
     kb = k_block if 0 < k_block < ksteps else 0
-    bufs = _bufs("a", nthreads, bm * ksteps * 64 if pack_a else 0)
+    abufs = _bufs("a", nthreads, bm * ksteps * 64 if pack_a else 0)
     cbufs = _bufs("c", nthreads, bm * bn * 4 if kb else 0)
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
-    tids = np.zeros(nthreads, np.uint64)
     flags = ((FLAG_PACK_A if pack_a else 0) | (0 if c is None else FLAG_ACCUMULATE)
-             | (FLAG_M_OUTER if order == "m" else 0) | (prefetch << FLAG_PREFETCH_SHIFT) | (kb << FLAG_KC_SHIFT))
-    args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, flags, 0, cin.ctypes.data, cin.strides[0],
-               0 if counter is None else counter.ctypes.data, 0, nthreads, args.ctypes.data, tids.ctypes.data)
-    for w, sh in enumerate(regs):
-        args[w, 8], args[w, 9], args[w, 10], args[w, 12], args[w, 16] = (
-            sh.ctypes.data, len(sh), bufs[w].ctypes.data, cbufs[w].ctypes.data, w)
+             | (FLAG_M_OUTER if order == "m" else 0) | (kb << FLAG_KC_SHIFT))
+    args_at = args.ctypes.data
+    args[:] = (_CFG_AT, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc, ksteps, 0, 0,
+               0, flags, 0, cin.ctypes.data, cin.strides[0], 0 if counter is None else counter.ctypes.data, 0,
+               nthreads, args_at, 0)
+    # per worker: its regions and their count, its scratch buffers, its index (addresses cached: a numpy
+    # array's .ctypes costs microseconds, and a call has a few dozen of them otherwise)
+    args[:, 8:10] = table[:, 0:2]
+    args[:, 10] = abufs[:nthreads]
+    args[:, 12] = cbufs[:nthreads]
+    args[:, 16] = table[:, 2]
     if pool is not None:
-        args[:, POOL_FN] = ctypes.cast(f, ctypes.c_void_p).value
-        pool.run(args)
+        args[:, POOL_FN] = _fn_address(f)
+        pool.run(args, args_at)
     else:
         # one call: share 0 runs here, the others on POSIX threads created and joined inside (GIL released)
-        fmt(args.ctypes.data, nthreads, tids.ctypes.data)
+        tids = np.zeros(nthreads, np.uint64)
+        args[:, 19] = tids.ctypes.data
+        fmt(args_at, nthreads, tids.ctypes.data)
     res = cp[:m, :pb.n]
     if out is not None:
         out[...] = res

@@ -22,7 +22,7 @@ from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define
 from ..jit.x86amx import Amx
 
 __all__ = ["kernel_module", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A", "FLAG_ACCUMULATE",
-           "FLAG_M_OUTER", "FLAG_PREFETCH_SHIFT", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP",
+           "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP",
            "CTRL_DONE", "CTRL_WORKERS"]
 
 #: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
@@ -39,11 +39,11 @@ _GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10, 12, 13, 15)
 _GEMM_NAMES = ("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf", "flags", "cbuf",
                "cin", "ldcin", "counter")
 #: flags of @gemm: pack A; accumulate (the first K block loads C from cin); M-outer order (A slice resident);
-#: prefetch distance in K steps at FLAG_PREFETCH_SHIFT (4 bits, 0 = none); K steps per block from FLAG_KC_SHIFT
-FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_PREFETCH_SHIFT, FLAG_KC_SHIFT = 1, 2, 4, 4, 8
+#: K steps per block from FLAG_KC_SHIFT (0: all)
+FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_KC_SHIFT = 1, 2, 4, 8
 
 
-def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
+def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0) -> ir.Function:
     amx = amx_class(m)
     prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
     fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS, names=_GEMM_NAMES)
@@ -54,8 +54,6 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
     dopack = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_PACK_A)), i64(0))
     accumulate = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_ACCUMULATE)), i64(0))
     mouter = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_M_OUTER)), i64(0))
-    pfd = b.and_(b.lshr(flags, i64(FLAG_PREFETCH_SHIFT)), i64(15))
-    dopf = b.icmp_unsigned("!=", pfd, i64(0))
     kcfield = b.lshr(flags, i64(FLAG_KC_SHIFT))
     kc = b.select(b.or_(b.icmp_unsigned("==", kcfield, i64(0)), b.icmp_unsigned(">", kcfield, ksteps)), ksteps,
                   kcfield)
@@ -66,7 +64,6 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
     # the streamed operand (prefetched): A in N-outer order (the B pair stays in L1 across the M blocks), B in
     # M-outer order (the A pair stays)
     pfstep = b.select(mouter, i64(1024), astep)
-    pfstride = b.select(mouter, i64(64), astride)
     # regions: nreg x (m0, m1, n0, n1)
     # the regions in list order, or (with a counter: the dynamic schedule) each one claimed by an atomic
     # fetch-and-add on the counter shared by all workers, so a worker that starts late takes fewer
@@ -150,12 +147,13 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx) -> ir.Function:
     lk = Loop(b, kb, kend, 1, name="s", unsigned=True, do_while=True)
     s = lk.index
     ao, bo = b.mul(s, astep), b.mul(s, i64(1024))
-    pfo = b.mul(b.add(s, pfd), pfstep)
+    pfo = b.mul(b.add(s, i64(prefetch_steps)), pfstep)
 
     def fetch_ahead(base, rows):
-        with b.if_then(dopf):
+        # the streamed operand's tile `prefetch_steps` K steps ahead, as a tile-contiguous 1 KiB (packed A, or B)
+        if prefetch_steps:
             for rr in rows:
-                p = at(b, I8, base, b.add(pfo, b.mul(i64(rr), pfstride)))
+                p = at(b, I8, base, b.add(pfo, i64(64 * rr)))
                 b.call(prefetch, [p, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
 
     amx.tileloadd(b, 4, at(b, I8, a0base, ao), astride)
@@ -241,12 +239,13 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b.ret_void()
 
 
-def kernel_module(mnemonic: str, amx_class=Amx) -> ir.Module:
+def kernel_module(mnemonic: str, amx_class=Amx, prefetch: int = 0) -> ir.Module:
     """@gemm for ``mnemonic`` and the thread tree @gemm_mt around it. ``amx_class`` emits the tile
     instructions (:class:`systolic.jit.x86amx.Amx`; the tests pass one that calls software tiles instead, to run
-    the kernel's loops and addressing on a CPU without AMX)."""
-    m = ir.Module(name=f"amx_gemm_{mnemonic}")
-    _threads(m, _gemm(m, mnemonic, amx_class))
+    the kernel's loops and addressing on a CPU without AMX). ``prefetch``: K steps ahead to prefetch the
+    streamed operand's tiles into L1 (a constant of the code: 0 builds no prefetch at all)."""
+    m = ir.Module(name=f"amx_gemm_{mnemonic}" + (f"_pf{prefetch}" if prefetch else ""))
+    _threads(m, _gemm(m, mnemonic, amx_class, prefetch))
     return m
 
 
