@@ -52,6 +52,19 @@ def test_pack_b_layout_against_index_oracle(k, n, dt, seed):
                     assert got == want, (p, r, c, e)
 
 
+@pytest.mark.parametrize("dt, shape", [("bf16", (1100, 600)), ("int8", (1500, 700)), ("uint8", (2049, 333))])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_parallel_pack_b_equals_numpy_layout(dt, shape, threads):
+    """Large B is packed by the worker pool in row ranges (the vector interior, the element-wise edges): the same
+    bytes as the numpy transposes, for any number of workers."""
+    b = _rand(np.random.default_rng(threads), shape, DTYPES[dt])
+    got, want = G.pack_b(b, threads=threads), G.pack_b_numpy(b)
+    assert got.data.size >= G.PACK_PARALLEL_BYTES
+    assert (got.kp, got.np_) == (want.kp, want.np_) and np.array_equal(got.data, want.data)
+    sliced = b[::2, 1:]                     # a strided view: copied to rows first
+    assert np.array_equal(G.pack_b(sliced, threads=threads).data, G.pack_b_numpy(sliced).data)
+
+
 @pytest.mark.parametrize("pair", [("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"), ("uint8", "uint8")])
 def test_blocked_reference_is_the_exact_integer_product(pair):
     rng = np.random.default_rng(7)

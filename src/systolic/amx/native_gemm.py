@@ -46,7 +46,7 @@ from .. import jit
 from ..errors import InvalidValue
 from . import native_gemm_ir
 from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
-                             FLAG_M_OUTER, FLAG_PACK_A, POOL_FN, SHARE_FIELDS)
+                             FLAG_M_OUTER, FLAG_PACK_A, PACK_SLOTS, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
@@ -213,13 +213,18 @@ class PackedB:
         return self.kp * self.esize * 16
 
 
-def pack_b(b: np.ndarray) -> PackedB:
+#: B of at least this many packed bytes is packed by the worker pool (smaller: on the calling thread)
+PACK_PARALLEL_BYTES = 1 << 19
+
+
+def pack_b(b: np.ndarray, threads: int | None = None) -> PackedB:
     """Pack B (K x N, bf16 / int8 / uint8) into VNNI panels: panel j holds columns 16j..16j+15,
     row r of a panel = the (64/esize)... elements B[r*g:(r+1)*g, 16j:16j+16] interleaved (g = 4/esize).
 
     The packing runs in compiled code (:func:`systolic.amx.native_gemm_ir.pack_module`), one pass over B with
-    the zero padding written in place; :func:`pack_b_numpy` is the same layout in numpy (the tests' oracle,
-    and the path where llvmlite cannot JIT)."""
+    the zero padding written in place, split by rows over ``threads`` workers of the resident pool (default:
+    :func:`cpus`) when B is large (:data:`PACK_PARALLEL_BYTES`); :func:`pack_b_numpy` is the same layout in
+    numpy (the tests' oracle, and the path where llvmlite cannot JIT)."""
     if b.ndim != 2:
         raise InvalidValue("B must be a matrix", rule="matmul: B is K x N", values={"shape": b.shape})
     esize = b.dtype.itemsize
@@ -235,8 +240,23 @@ def pack_b(b: np.ndarray) -> PackedB:
     if b.strides[1] != esize or b.strides[0] < 0:
         b = np.ascontiguousarray(b)
     data = aligned_empty(kp * npad * esize, np.uint8)
-    if data.size:
-        fn(b.ctypes.data if b.size else data.ctypes.data, b.strides[0], k, n, kp, npad, data.ctypes.data)
+    src = b.ctypes.data if b.size else data.ctypes.data
+    rows = kp * esize // 4
+    parts = min(max(1, threads or cpus()), rows // 64) if data.size >= PACK_PARALLEL_BYTES else 1
+    if parts > 1:
+        pool = _pool()
+        parts = min(parts, pool.size)
+        shares = np.zeros((parts, SHARE_FIELDS), np.int64)
+        cuts = _split(rows, parts)
+        for name, v in (("src", src), ("dst", data.ctypes.data), ("ld", b.strides[0]), ("k", k), ("n", n),
+                        ("kp", kp), ("npad", npad)):
+            shares[:, PACK_SLOTS[name]] = v
+        shares[:, PACK_SLOTS["r0"]] = cuts[:-1]
+        shares[:, PACK_SLOTS["r1"]] = cuts[1:]
+        shares[:, POOL_FN] = _pack_fns[esize][2]
+        pool.run(shares, shares.ctypes.data)
+    elif data.size:
+        fn(src, b.strides[0], k, n, kp, npad, data.ctypes.data)
     return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
 
 
@@ -268,7 +288,7 @@ def _pack_fn(esize: int):
                     mod = jit.compile_module(native_gemm_ir.pack_module(esize), vectorize=True)
                     i64 = ctypes.c_int64
                     _pack_fns[esize] = (mod, mod.cfunc(f"pack_b_{esize}", None, ctypes.c_void_p, i64, i64, i64,
-                                                       i64, i64, ctypes.c_void_p))
+                                                       i64, i64, ctypes.c_void_p), mod.address(f"pack_b_{esize}_rows"))
                 except (ImportError, RuntimeError):
                     _pack_fns[esize] = None
     got = _pack_fns[esize]
@@ -417,7 +437,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     """
     if a.ndim != 2:
         raise InvalidValue("A must be a matrix", rule="matmul: A is M x K", values={"shape": a.shape})
-    pb = b if isinstance(b, PackedB) else pack_b(np.asarray(b))
+    pb = b if isinstance(b, PackedB) else pack_b(np.asarray(b), threads)
     key = (_dtype_name(a), pb.dtype)
     if key not in KERNELS:
         raise InvalidValue("unsupported dtype pair", rule="native GEMM dtypes: " + ", ".join(

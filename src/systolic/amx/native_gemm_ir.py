@@ -21,7 +21,7 @@ from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define
                          store_atomic, vec)
 from ..jit.x86amx import Amx
 
-__all__ = ["kernel_module", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A", "FLAG_ACCUMULATE",
+__all__ = ["kernel_module", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A", "FLAG_ACCUMULATE",
            "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP",
            "CTRL_DONE", "CTRL_WORKERS"]
 
@@ -347,22 +347,41 @@ def pool_module() -> ir.Module:
     return m
 
 
+#: the argument slots (of @gemm's signature, so the resident pool can run it) of @pack_b_<esize>_rows
+PACK_SLOTS = {"src": 0, "dst": 1, "ld": 2, "k": 4, "n": 6, "kp": 7, "npad": 9, "r0": 11, "r1": 14}
+
+
 def pack_module(esize: int) -> ir.Module:
     """``pack_b_<esize>(src, ld, k, n, kp, npad, dst)``: B (k x n elements of ``esize`` bytes, row stride ld
     bytes) into VNNI panels of 16 columns: panel j, dword row r, column c holds B[r g + e, 16 j + c] at byte e
     (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes.
 
     Row by row of dwords: inside B, the g rows' 16-column pieces are loaded as vectors and interleaved by
-    shuffles into one 64-byte line of the panel (a whole cache line per store); the edges element by element."""
+    shuffles into one 64-byte line of the panel (a whole cache line per store); the edges element by element.
+    ``pack_b_<esize>_rows`` does the dword rows [r0, r1) only, with @gemm's signature (:data:`PACK_SLOTS`), so
+    the GEMM's worker pool can pack B in parallel."""
     m = ir.Module(name=f"amx_pack_b_{esize}")
+    rows_fn = _pack_rows(m, esize)
+    fn, b, (src, ld, k, n, kp, npad, dst) = define(m, f"pack_b_{esize}", VOID, [PTR, I64, I64, I64, I64, I64, PTR],
+                                                   names=("src", "ld", "k", "n", "kp", "npad", "dst"))
+    args = [ir.Constant(PTR, None) if t == PTR else i64(0) for t in _GEMM_ARGS]
+    for name, v in (("src", src), ("dst", dst), ("ld", ld), ("k", k), ("n", n), ("kp", kp), ("npad", npad),
+                    ("r0", i64(0)), ("r1", b.udiv(kp, i64(4 // esize)))):
+        args[PACK_SLOTS[name]] = v
+    b.call(rows_fn, args)
+    b.ret_void()
+    return m
+
+
+def _pack_rows(m: ir.Module, esize: int) -> ir.Function:
     ety = I8 if esize == 1 else I16
     g = 4 // esize
-    fn, b, (src, ld, k, n, kp, npad, dst) = define(m, f"pack_b_{esize}", VOID, [PTR, I64, I64, I64, I64, I64, PTR],
-                                                   names=("src", "ld", "k", "n", "kp", "npad", "dst"),
-                                                   noalias=(0, 6))
+    fn, b, args = define(m, f"pack_b_{esize}_rows", VOID, _GEMM_ARGS, noalias=(PACK_SLOTS["src"], PACK_SLOTS["dst"]))
+    src, dst, ld, k, n, kp, npad, r0, r1 = (args[PACK_SLOTS[x]] for x in
+                                            ("src", "dst", "ld", "k", "n", "kp", "npad", "r0", "r1"))
     rows = b.udiv(kp, i64(g))                   # dword rows per panel
     panel_bytes = b.mul(rows, i64(64))
-    lr = Loop(b, i64(0), rows, 1, name="r")
+    lr = Loop(b, r0, r1, 1, name="r")
     r = lr.index
     krow = b.mul(r, i64(g))
     kfull = b.icmp_signed("<=", b.add(krow, i64(g)), k)
@@ -401,4 +420,4 @@ def pack_module(esize: int) -> ir.Module:
     lj.close()
     lr.close()
     b.ret_void()
-    return m
+    return fn
