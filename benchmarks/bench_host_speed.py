@@ -31,11 +31,15 @@ TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx 
            "xmx fp16 sequential": 2.0, "xmx bf16 stage": 4.0, "xmx fp16 stage": 4.0}
 
 
-def interleaved(fn, ref, rounds):
+def interleaved(fn, ref, rounds, pause=0.0):
+    """Medians of fn and ref timed alternately; ``pause`` seconds before each call (``--pause``: lets another
+    library's spinning worker threads go idle first, e.g. OpenBLAS's after numpy's call)."""
     fn(), ref()
     tf, tr = [], []
     for _ in range(rounds):
         for f, t in ((fn, tf), (ref, tr)):
+            if pause:
+                time.sleep(pause)
             t0 = time.perf_counter()
             f()
             t.append(time.perf_counter() - t0)
@@ -140,7 +144,7 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
     return threads * iters * 4 * ops / best
 
 
-def breakdown(n, rng, ref, rounds):
+def breakdown(n, rng, ref, rounds, pause=0.0):
     """The native path's parts at n^3: native_gemm.matmul with B pre-packed, pack_b alone, and both."""
     from systolic.amx import native_gemm as G
     out = []
@@ -152,7 +156,7 @@ def breakdown(n, rng, ref, rounds):
         for name, fn in ((f"{dt} native_gemm, B pre-packed", lambda: G.matmul(a, pb)),
                          (f"{dt} pack_b", lambda: G.pack_b(b)),
                          (f"{dt} native_gemm incl. pack_b", lambda: G.matmul(a, b))):
-            t, r = interleaved(fn, ref, rounds)
+            t, r = interleaved(fn, ref, rounds, pause)
             out.append((name, t, r))
             print(f"{name:36s} {t * 1e3:8.2f} ms  numpy f32 {r * 1e3:7.2f} ms  ratio {t / r:5.2f}x", flush=True)
     return out
@@ -165,6 +169,7 @@ def main(argv=None):
     ap.add_argument("--peak", action="store_true")
     ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
     ap.add_argument("--md", default=None)
+    ap.add_argument("--pause", type=float, default=0.0, help="seconds of sleep before every timed call")
     ap.add_argument("--breakdown", action="store_true",
                     help="AMX rows: also time the native GEMM's parts (B pre-packed, pack_b alone), interleaved")
     args = ap.parse_args(argv)
@@ -180,14 +185,14 @@ def main(argv=None):
         r0 = fn()
         path = counters.path_taken(key) if key else f"JIT {jit.vector_bits()}-bit"   # before the check's own calls
         ok = check(r0)
-        t, r = interleaved(fn, ref, args.rounds)
+        t, r = interleaved(fn, ref, args.rounds, args.pause)
         target = TARGETS[name]
         rows.append((name, t, r, t / r, target, path, ok))
         print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (target <= {target}x) "
               f"path {path}  bits ok {ok}", flush=True)
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if args.breakdown:
-        rows_bd = breakdown(n, rng, ref, args.rounds)
+        rows_bd = breakdown(n, rng, ref, args.rounds, args.pause)
     lines = [f"CPU: {host.cpu_model_name()}, {ncpu} CPUs in the affinity mask ({os.cpu_count()} online), AMX {host.amx_features() or 'none'}; JIT vector "
              f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",

@@ -30,12 +30,16 @@ PAUSE = 0.05  # s between timed calls (idle spinning threads of the previous cal
 
 
 def interleaved(fns: dict, rounds: int) -> dict:
-    """Median seconds of each callable, timed round-robin after one warm-up call each."""
+    """Median seconds of each callable, timed round-robin after one warm-up call each. The order rotates by one
+    every round, so no contender always follows the same one (a VM's first call after another library's often
+    ran up to 2x slower: identical configurations differed that much by position alone)."""
     for f in fns.values():
         f()
     times = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
+    keys = list(fns)
+    for r in range(rounds):
+        for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+            f = fns[k]
             time.sleep(PAUSE)
             t = time.perf_counter()
             f()
@@ -164,7 +168,8 @@ def main(argv=None):
             argv if argv is not None else sys.argv[1:]) + "`",
         "",
         "Throughput in tera-operations per second (2 n^3 / median time). Main table: contenders timed",
-        "interleaved, 50 ms apart, so every call starts with idle worker threads (both libraries pay the wake-up);",
+        "interleaved, 50 ms apart, so every call starts with idle worker threads (both libraries pay the wake-up),",
+        "the order rotated every round; medians over the rounds;",
         "ratio = ours / torch (higher is better). `ours`: B pre-packed in VNNI panels (the kernel's contract),",
         "default blocking and runtime (resident worker pool); `ours+pack` includes packing B (compiled pack_b).",
         "",

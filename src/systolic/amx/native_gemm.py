@@ -354,17 +354,31 @@ def cpus() -> int:
 BLOCK_M, BLOCK_N = 128, 512
 
 
-def tuning(ksteps: int, threads: int, esize: int) -> dict:
-    """The default K block, loop order, prefetch distance and schedule for a GEMM of ``ksteps`` K steps on
-    ``threads`` workers with ``esize``-byte elements: the best variants of the device sweeps
-    (benchmarks/results/native_gemm_wave2.md; bench_native_gemm.py --sweep). None of them changes a bit."""
+#: at most this many (32 x 32 blocks of C) x (K steps) count as a small product (1024^3 bf16: 32 * 32 * 32;
+#: 4096^3: 128 * 128 * 128 or * 64)
+SMALL_WORK = 2 * 32 * 32 * 32
+
+
+def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
+    """The default K block, loop order, prefetch distance, schedule and region size for a GEMM of a padded
+    mp x np_ C over ``ksteps`` K steps on ``threads`` workers with ``esize``-byte elements, from the device
+    sweeps (benchmarks/results/native_gemm_wave2.md; ``bench_native_gemm.py --sweep``). None of them changes a bit.
+
+    * several workers on a small product: the dynamic schedule over 64 x 256 regions (workers woken late take
+      fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles);
+    * otherwise the static rectangles of :func:`plan`, 128 x 512 regions;
+    * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
+      few workers on a short K: K blocks of 8 (16 on one worker), A pair resident; else whole K."""
+    small = (mp // 32) * (np_ // 32) * ksteps <= SMALL_WORK
+    out = dict(schedule="dynamic" if small and threads > 1 else "static",
+               block_m=64 if small and threads > 1 else BLOCK_M, block_n=256 if small and threads > 1 else BLOCK_N)
     if threads >= 8:
-        if esize == 2:
-            return dict(k_block=16, order="n", prefetch=0, schedule="static")
-        return dict(k_block=0, order="n", prefetch=2, schedule="static")
-    if ksteps <= 32:
-        return dict(k_block=8, order="m", prefetch=0, schedule="static")
-    return dict(k_block=0, order="n", prefetch=0, schedule="static")
+        out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
+    elif ksteps <= 32:
+        out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
+    else:
+        out.update(k_block=0, order="n", prefetch=0)
+    return out
 
 
 def _split(total: int, parts: int) -> list[int]:
@@ -493,12 +507,14 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     nthreads = max(1, threads or cpus())
     if pool is not None:
         nthreads = min(nthreads, pool.size)
-    tuned = tuning(ksteps, nthreads, esize)
+    tuned = tuning(mp, pb.np_, ksteps, nthreads, esize)
     k_block = tuned["k_block"] if k_block is None else max(0, int(k_block))
     order = tuned["order"] if order is None else order
     prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
     schedule = tuned["schedule"] if schedule is None else schedule
     _, f, fmt = _compiled(mnemonic, prefetch)
+    if block_m is None and block_n is None and schedule == tuned["schedule"]:
+        block_m, block_n = tuned["block_m"], tuned["block_n"]
     table, bm, bn, _regions = _work(mp, pb.np_, nthreads, block_m, block_n, schedule)
     nthreads = len(table)
     counter = np.zeros(8, np.int64) if schedule == "dynamic" else None   # a cache line of its own
