@@ -54,9 +54,10 @@ def test_pack_b_layout_against_index_oracle(k, n, dt, seed):
 
 @pytest.mark.parametrize("dt, shape", [("bf16", (1100, 600)), ("int8", (1500, 700)), ("uint8", (2049, 333))])
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_parallel_pack_b_equals_numpy_layout(dt, shape, threads):
+def test_parallel_pack_b_equals_numpy_layout(dt, shape, threads, monkeypatch):
     """Large B is packed by the worker pool in row ranges (the vector interior, the element-wise edges): the same
     bytes as the numpy transposes, for any number of workers."""
+    monkeypatch.setattr(G, "PACK_PARALLEL_BYTES", 1 << 19)    # these shapes count as large
     b = _rand(np.random.default_rng(threads), shape, DTYPES[dt])
     got, want = G.pack_b(b, threads=threads), G.pack_b_numpy(b)
     assert got.data.size >= G.PACK_PARALLEL_BYTES
