@@ -215,3 +215,16 @@ def test_native_gemm_equals_tile_machine_blocking(pair, shape, adversarial):
         assert got.dtype == want.dtype and got.shape == (m, n)
         assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa, rt, kb)
     assert np.array_equal(G.matmul(a, G.pack_b(b)).view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("mb", [1, 8, 32, 128])
+@pytest.mark.parametrize("ksteps", [1, 16, 32, 64, 128])
+@pytest.mark.parametrize("threads", [1, 2, 7, 16])
+@pytest.mark.parametrize("esize", [1, 2])
+def test_tuned_defaults_are_valid_options(mb, ksteps, threads, esize):
+    t = G.tuning(32 * mb, 32 * mb, ksteps, threads, esize)
+    assert t["schedule"] in ("static", "dynamic") and t["order"] in ("n", "m")
+    assert 0 <= t["prefetch"] <= 15 and t["k_block"] >= 0
+    assert t["block_m"] % 32 == 0 and t["block_n"] % 32 == 0
+    if threads == 1:
+        assert t["schedule"] == "static"        # nobody to share a counter with

@@ -3,30 +3,32 @@
 The micro-kernel holds a 32x32 block of C in four accumulator tiles (tmm0-3, 2x2 tiles of 16x16 dwords),
 streams two A tiles (tmm4-5: 16 rows x 64 bytes of A) and two B tiles (tmm6-7: 16 rows x 64 bytes of B
 pre-packed in VNNI panels of 16 columns) per K step, and issues four TDP* per step. For each region of C
-given to a worker::
+a worker takes::
 
     (pack the region's rows of A into tile-contiguous form by TILELOADD/TILESTORED, unless pack_a=False)
-    for n in [n0, n1) step 32:            # B panel pair reused for every m block of the region
-      for each K block [kb, kb + k_block) (one block with the whole K by default):
-        for m in [m0, m1) step 32:
-          tmm0..3 = 0 (TILEZERO) in the first K block, else TILELOADD them back from C
-          for s in the K block:            # K step: 32 bf16 or 64 int8 elements
-            TILELOADD tmm4 <- A[m:m+16, s], tmm5 <- A[m+16:m+32, s]
-            TILELOADD tmm6 <- Bp[n/16, s],  tmm7 <- Bp[n/16+1, s]
-            TDP tmm0,tmm4,tmm6; TDP tmm1,tmm4,tmm7; TDP tmm2,tmm5,tmm6; TDP tmm3,tmm5,tmm7
-          TILESTORED tmm0..3 -> C[m:m+32, n:n+32]
+    for each K block [kb, kb + k_block) (one block with the whole K when k_block = 0):
+      for each 32x32 block of the region (order "n": B pair outer, the region's A blocks inner; "m": the reverse):
+        tmm0..3 = C given (first K block, accumulate) / 0 (first K block) / the worker's partial sums (later)
+        for s in the K block:              # K step: 32 bf16 or 64 int8 elements
+          TILELOADD tmm4 <- A[m:m+16, s], tmm6 <- Bp[n/16, s];  TDP tmm0, tmm4, tmm6
+          TILELOADD tmm7 <- Bp[n/16+1, s];                      TDP tmm1, tmm4, tmm7
+          TILELOADD tmm5 <- A[m+16:m+32, s];                    TDP tmm2, tmm5, tmm6;  TDP tmm3, tmm5, tmm7
+          (prefetch the streamed operand's tiles ``prefetch`` steps ahead, when compiled in)
+        TILESTORED tmm0..3 -> C[m:m+32, n:n+32] (last K block) / the partial-sum buffer (stride 64)
 
 Every 16x16 tile of C is therefore the chain of TDP* instructions over the K steps in increasing order,
-starting from zero: exactly what the tile machine computes for the same blocking
+starting from zero (or the given C): exactly what the tile machine computes for the same blocking
 (:func:`reference_blocked`, and ``systolic.amx.matmul``), bit for bit, because a tile store/load round
 trip is exact. Shapes are zero-padded to multiples of 32 (M, N) and of the K step; zero products added to
 a chain that starts at +0 change nothing.
 
-Threads: regions of C (:func:`plan`) are dealt to workers in contiguous runs. By default a resident pool
-of worker threads, parked on Linux futexes inside JIT code (:func:`systolic.amx.native_gemm_ir.pool_module`), takes the runs; the caller
-runs the first one; one ctypes call (GIL released) publishes the job and waits, so no Python runs while
-the threads work. ``runtime="spawn"`` instead creates a binary tree of POSIX threads for the call
-(``gemm_mt``).
+Threads (default: the CPUs of the affinity mask, :func:`cpus`): with the static schedule the workers form a
+grid over C (:func:`plan`, :func:`grid`) and each walks its rectangle; with the dynamic one every worker claims
+the next region of a shared list by an atomic fetch-and-add. By default a resident pool of worker threads,
+parked on Linux futexes inside JIT code (:func:`systolic.amx.native_gemm_ir.pool_module`, a futex word per
+worker), runs the shares; the caller runs share 0; one ctypes call (GIL released) publishes the job and waits,
+so no Python runs while the threads work. ``runtime="spawn"`` instead creates a binary tree of POSIX threads
+for the call (``gemm_mt``). Defaults of the schedule options: :func:`tuning`.
 
 Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sections 6-7 (intrinsics).
 """

@@ -1,16 +1,20 @@
-"""The native AMX GEMM's code, built with llvmlite's IR builder: the tile micro-kernel, the thread tree and the
-resident worker pool (the driver, packing and planning are in :mod:`systolic.amx.native_gemm`).
+"""The native AMX GEMM's code, built with llvmlite's IR builder: the tile micro-kernel, the thread tree, the
+resident worker pool and the B packer (the driver and planning are in :mod:`systolic.amx.native_gemm`).
 
-* ``gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags)`` -- the 32x32 micro-kernel
-  (tmm0-3 hold C, tmm4-5 A, tmm6-7 B) over a list of regions of C. flags: bit 0 = pack A (each region's rows of A
-  copied by tile moves into abuf, one contiguous 1 KiB tile per K step; consecutive regions with the same rows
-  reuse the copy); bits 8.. = K steps per K block (0: all); bit 1 = accumulate: the first K block loads C (the caller's initial values) instead
-  of zeroing the tiles. With K blocks, C tiles are stored after each block
-  and loaded again for the next (an exact round trip); the TDP chain of every C tile is unchanged.
+* ``gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags, cbuf, cin, ldcin, counter)`` --
+  the 32x32 micro-kernel (tmm0-3 hold C, tmm4-5 A, tmm6-7 B) over a list of regions of C. flags
+  (:data:`FLAG_PACK_A` ...): pack A (each region's rows of A copied by tile moves into abuf, one contiguous 1 KiB
+  tile per K step; consecutive regions with the same rows reuse the copy); accumulate (the first K block loads C
+  from cin, row stride ldcin, instead of zeroing the tiles); M-outer order; K steps per K block from
+  :data:`FLAG_KC_SHIFT` (0: all). Between K blocks the C tiles wait in cbuf (4 KiB per 32x32 block of the region,
+  tile-contiguous): an exact round trip, the TDP chain of every C tile is unchanged. counter: null (the regions
+  in order) or the address of an i64 the workers fetch-and-add to claim regions (dynamic schedule). The
+  software prefetch distance is a constant of the module (:func:`kernel_module`).
 * ``gemm_mt(shares, n, tids)`` -- n shares of work on a binary tree of POSIX threads.
-* ``pool_worker(ctrl, w)`` / ``pool_run(ctrl, workers)`` -- the resident pool parked on Linux futexes.
+* ``pool_worker(ctrl, w)`` / ``pool_run(ctrl, n)`` -- the resident pool parked on Linux futexes (a word per worker).
 * ``pack_b_<bytes>(src, ld, k, n, kp, npad, dst)`` -- B (K x N, row stride ld bytes) into VNNI panels of 16
-  columns, zero-padded (compiled packing: no numpy temporaries).
+  columns, zero-padded, by vector shuffles (compiled packing: no numpy temporaries); ``pack_b_<bytes>_rows``
+  does a range of rows with @gemm's signature, for the pool.
 """
 
 from __future__ import annotations
