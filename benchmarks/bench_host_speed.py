@@ -193,7 +193,8 @@ def main(argv=None):
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if args.breakdown:
         rows_bd = breakdown(n, rng, ref, args.rounds, args.pause)
-    lines = [f"CPU: {host.cpu_model_name()}, {ncpu} CPUs in the affinity mask ({os.cpu_count()} online), AMX {host.amx_features() or 'none'}; JIT vector "
+    lines = [f"CPU: {host.cpu_model_name()}, {ncpu} CPUs in the affinity mask ({os.cpu_count()} online), "
+             f"AMX {host.amx_features() or 'none'}; JIT vector "
              f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "Command: `PYTHONPATH=src python3 benchmarks/bench_host_speed.py " + " ".join(

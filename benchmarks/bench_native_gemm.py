@@ -68,7 +68,8 @@ def main(argv=None):
     ap.add_argument("--threads", default=None, help="comma list; default 1 and all CPUs")
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--md", default=None)
-    ap.add_argument("--sweep", action="store_true", help="also time kernel variants (K blocks, order, prefetch, blocks)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also time kernel variants (K blocks, order, prefetch, schedule, blocks)")
     ap.add_argument("--peak", action="store_true", help="probe the tile-resident peak and report %% of it")
     a = ap.parse_args(argv)
     import torch

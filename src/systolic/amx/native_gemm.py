@@ -321,8 +321,8 @@ def _bufs(kind: str, n: int, nbytes: int) -> np.ndarray:
 @functools.lru_cache(maxsize=256)
 def _work(mp: int, np_: int, threads: int, block_m, block_n, schedule: str):
     """(table, bm, bn, regions) for a call: table[w] = (address of worker w's regions, their count, w); the
-    region arrays come along (the caller holds them during its call: the addresses stay valid). The dynamic schedule gives every worker the
-    same list (claimed through the call's counter)."""
+    region arrays come along (the caller holds them during its call: the addresses stay valid). The dynamic
+    schedule gives every worker the same list (claimed through the call's counter)."""
     if schedule == "dynamic":
         bm = max(32, (block_m or BLOCK_M) // 32 * 32)
         bn = max(32, (block_n or BLOCK_N) // 32 * 32)
