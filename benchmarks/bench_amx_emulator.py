@@ -152,7 +152,8 @@ def main(argv=None):
              f"width {jit.vector_bits()} bits, numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())};"
              f" load average {load0[0]:.2f} before, {load1[0]:.2f} after (1-minute)",
              f"Command: `python benchmarks/bench_amx_emulator.py --size {n} --rounds {args.rounds}"
-             + (f' --only "{args.only}"' if args.only else "") + "` (SYSTOLIC_NATIVE=0)", "",
+             + (f' --only "{args.only}"' if args.only else "") + (" --rates" if args.rates else "")
+             + "` (SYSTOLIC_NATIVE=0)", "",
              f"| case ({n}^3) | ms | numpy f32 ms | wall ratio | CPU ms | numpy CPU ms | CPU ratio | target | path | "
              "bits checked |", "|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for name, t, tr, c, cr, target, path, ok in rows:
