@@ -362,19 +362,46 @@ def _micro_fast(ops: _Ops, R: int, G: int):
     t0 = lt.index
     rest = b.sub(klen, t0)
     tl = b.select(b.icmp_signed("<", rest, i64(TILE_DWORDS)), rest, i64(TILE_DWORDS))
+    def step(k, accs):
+        """One dword step of every chain of the block: 2G vectors of B, R broadcast pairs of A, 2 R G FMAs."""
+        brow = at(b, F32, bp, b.mul(k, i64(2 * NR)))
+        arow = at(b, F32, a, b.mul(k, i64(2 * R)))
+        bv = [vload(b, F, brow, L * j, align=4) for j in range(2 * G)]
+        new = []
+        for r in range(R):
+            pair = b.load(at(b, F64, arow, i64(r)), typ=F64, align=4)   # (a[2k], a[2k+1]) as one 64-bit word
+            av = b.bitcast(broadcast(b, pair, L // 2), F)
+            for j in range(2 * G):
+                new.append(b.call(ops.fma, [av, bv[j], accs[r * 2 * G + j]]))
+        return new
+
+    # a whole tile: its 16 steps written out (no loop exit to predict at every tile); a partial last tile: a loop
+    whole = b.icmp_signed("==", tl, i64(TILE_DWORDS))
+    pre = b.block
+    blk_whole = b.append_basic_block("tile.whole")
+    blk_part = b.append_basic_block("tile.part")
+    blk_join = b.append_basic_block("tile.join")
+    b.cbranch(whole, blk_whole, blk_part)
+    b.position_at_end(blk_whole)
+    accs = [zero] * (R * 2 * G)
+    for s_ in range(TILE_DWORDS):
+        accs = step(b.add(t0, i64(s_)), accs)
+    end_whole = b.block
+    b.branch(blk_join)
+    b.position_at_end(blk_part)
     lk = Loop(b, i64(0), tl, 1, name="k", carry=[zero] * (R * 2 * G))
-    k = b.add(t0, lk.index)
-    brow = at(b, F32, bp, b.mul(k, i64(2 * NR)))
-    arow = at(b, F32, a, b.mul(k, i64(2 * R)))
-    bv = [vload(b, F, brow, L * j, align=4) for j in range(2 * G)]
-    new = []
-    for r in range(R):
-        pair = b.load(at(b, F64, arow, i64(r)), typ=F64, align=4)   # (a[2k], a[2k+1]) as one 64-bit word
-        av = b.bitcast(broadcast(b, pair, L // 2), F)
-        for j in range(2 * G):
-            new.append(b.call(ops.fma, [av, bv[j], lk.values[r * 2 * G + j]]))
-    acc = lk.close(new)
+    part = lk.close(step(b.add(t0, lk.index), lk.values))
     _no_unroll(m, lk)
+    end_part = b.block
+    b.branch(blk_join)
+    b.position_at_end(blk_join)
+    acc = []
+    for x, y in zip(accs, part):
+        phi = b.phi(F)
+        phi.add_incoming(x, end_whole)
+        phi.add_incoming(y, end_part)
+        acc.append(phi)
+    del pre
     full = b.icmp_signed(">=", ncols, i64(NR))
     masks = []
     nc = b.trunc(ncols, I32)
