@@ -97,7 +97,7 @@ def bench(device, n, repeat, calls, ex):
         return ex.run(device, a, b, **c)
 
     def engine():
-        return amx.matmul(a, b, cpu=device) if amx_dev else xmx.matmul(a, b, platform=device)
+        return amx.matmul(a, b, device=device) if amx_dev else xmx.matmul(a, b, device=device)
 
     got, ref = kernel(), engine()                       # warm-up (JIT) and the bit-for-bit check
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), f"{device}: kernel != engine"

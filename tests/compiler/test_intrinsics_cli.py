@@ -75,7 +75,7 @@ def test_eager_on_the_spec_path_machine_agrees():
         I.tile_stored(I.Ptr(out), 64, c)
 
     prog(out1)
-    with I.use_machine(TileMachine(backend="spec")):
+    with I.use_machine(TileMachine(path="spec")):
         prog(out2)
     assert np.array_equal(out1, out2)
 

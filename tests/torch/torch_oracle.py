@@ -25,7 +25,7 @@ IDS = [f"{e}-{o['precision']}" + (f"-{o['model']}" if "model" in o else "") for 
 def _engine(name, opts, a, b, c=None):
     kind, dev = name.split(":")
     if kind == "amx":
-        return amx.matmul(a, b, c, cpu=dev)
+        return amx.matmul(a, b, c, device=dev)
     kw = {"platform": dev}
     if opts.get("model"):
         kw["model"] = opts["model"]

@@ -413,4 +413,4 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
 
 
 # the native path's self-check compares with the emulator: this module's numpy / compiled chains
-native_matmul.register_emulator(lambda a, b, c, cpu: matmul(a, b, c, cpu=cpu, method="numpy"))
+native_matmul.register_emulator(lambda a, b, c, cpu: matmul(a, b, c, device=cpu, method="numpy"))

@@ -103,7 +103,7 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
     trace = {}
     s = dpas(g, dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"], dst_type=p["dst_type"],
              src0_type=src0_type, src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
-             rc=p["rc"], platform=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"))
+             rc=p["rc"], device=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"))
     D = ld.gather(g.read(offs["dst"], ld.image_bits() // 8))
     return dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model)
 

@@ -2,9 +2,9 @@
 
 Layers (``LAYERS``) and the function each one resolves through (the owner of the map):
 
-``dpas`` / ``dpasw``  :func:`systolic.xmx.layout.layout` (platform, precisions, rc, dst type)
+``dpas`` / ``dpasw``  :func:`systolic.xmx.layout.layout` (device = the platform, precisions, rc, dst type)
 ``amx``               :mod:`systolic.layout.amx` with the instruction's element types (``TileMachine``'s table)
-``opencl``            ``systolic.opencl.layout(name, operand, platform=, m=)`` (OpenCL built-ins)
+``opencl``            ``systolic.opencl.layout(name, operand, device=, m=)`` (OpenCL built-ins)
 ``sycl``              ``systolic.sycl.matrix.layout(device, T, use, rows, cols, layout)`` (joint_matrix)
 
 The programming-model layers are imported when asked for, so this module loads without them.
@@ -91,29 +91,36 @@ def _import(module: str, layer: str):
 def resolve(layer: str, operand: str, **opts) -> Layout:
     """The :class:`Layout` of ``operand`` in ``layer`` (options as each layer's own function takes them).
 
-    dpas/dpasw: ``platform`` (pvc), ``precision`` (bf16; Src1), ``src2_precision``, ``rc`` (8), ``dst_type``;
-    amx: ``instruction`` (tdpbf16ps), ``m``, ``n``, ``k``; opencl: ``name``, ``platform``, ``m``, ``acc``;
-    sycl: ``device``, ``type`` (T), ``use`` (defaults to the operand), ``rows``, ``cols``, ``layout``.
+    ``device`` names the GPU platform or SYCL device in every layer that has one (``platform=`` is its older name
+    for dpas/dpasw/opencl, DeprecationWarning). dpas/dpasw: ``device`` (pvc; dg2 for dpasw), ``precision``
+    (bf16; Src1), ``src2_precision``, ``rc`` (8), ``dst_type``; amx: ``instruction`` (tdpbf16ps), ``m``, ``n``,
+    ``k``; opencl: ``name``, ``device``, ``m``, ``acc``; sycl: ``device``, ``type`` (T), ``use`` (defaults to the
+    operand), ``rows``, ``cols``, ``layout``.
     """
+    if "platform" in opts:               # the older name of device= (systolic.vocabulary)
+        from ..vocabulary import renamed
+        opts = dict(opts)
+        opts["device"] = renamed({"platform": opts.pop("platform")}, {"platform": "device"}, "layout.get",
+                                 device=opts.get("device"))["device"]
     layer = _layer(layer)
     o = {k: v for k, v in opts.items() if v is not None}
     if layer in ("dpas", "dpasw"):
         from ..xmx.layout import layout
-        known = {"platform", "precision", "src2_precision", "rc", "dst_type"}
+        known = {"device", "precision", "src2_precision", "rc", "dst_type"}
         _no_extra(layer, o, known)
-        return layout(o.get("platform", "dg2" if layer == "dpasw" else "pvc"), operand,
+        return layout(o.get("device", "dg2" if layer == "dpasw" else "pvc"), operand,
                       o.get("precision", "bf16"), o.get("src2_precision"), rc=_whole("rc", o.get("rc", 8)),
                       dst_type=o.get("dst_type"), opcode=layer)
     if layer == "amx":
         _no_extra(layer, o, {"instruction", "m", "n", "k"})
         return amx_layout(operand, o.get("instruction", "tdpbf16ps"), o.get("m"), o.get("n"), o.get("k"))
     if layer == "opencl":
-        _no_extra(layer, o, {"name", "platform", "m", "acc"})
+        _no_extra(layer, o, {"name", "device", "m", "acc"})
         if "name" not in o:
             raise InvalidValue("the opencl layer needs a built-in name (--name)",
                                rule="opencl: intel_sub_group_<A>_<B>_matrix_mad_k<K>", values={})
         mod = _import("systolic.opencl", "opencl")
-        return mod.layout(o["name"], operand, platform=o.get("platform"), m=o.get("m"), acc=o.get("acc"))
+        return mod.layout(o["name"], operand, device=o.get("device"), m=o.get("m"), acc=o.get("acc"))
     # sycl
     _no_extra(layer, o, {"device", "type", "use", "rows", "cols", "layout"})
     mod = _import("systolic.sycl.matrix", "sycl")

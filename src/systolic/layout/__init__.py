@@ -11,7 +11,7 @@ the engines and the programming models; ``explain``: a replay on the engines; ``
 upward edge of this layer that tests/test_layering.py allows by name::
 
     from systolic import layout
-    L = layout.get("dpas", "b", platform="pvc", precision="bf16")
+    L = layout.get("dpas", "b", device="pvc", precision="bf16")
     layout.where(L, 3, 5)      # {'grf': 1, 'dword': 5, 'bits': [16, 31], 'lane': 5, ...}
 """
 
