@@ -84,7 +84,7 @@ def test_builtin_hostile_arguments(name, data):
                                     st.just(np.asarray(v).astype(np.float64) + 0.5), st.just(v.tolist())))
         args.append(v)
     outcome(getattr(cl, name), *args, device=data.draw(maybe(st.just(plat), 6)),
-            engine=data.draw(maybe(st.sampled_from(["fast", "spec"]), 8)))
+            path=data.draw(maybe(st.sampled_from(["fast", "spec"]), 8)))
 
 
 @examples(10, weight=0.1)
