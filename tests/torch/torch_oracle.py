@@ -26,7 +26,7 @@ def _engine(name, opts, a, b, c=None):
     kind, dev = name.split(":")
     if kind == "amx":
         return amx.matmul(a, b, c, device=dev)
-    kw = {"platform": dev}
+    kw = {"device": dev}
     if opts.get("model"):
         kw["model"] = opts["model"]
     if opts["precision"] == "tf32":
