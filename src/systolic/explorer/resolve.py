@@ -12,6 +12,7 @@ The programming-model layers are imported when asked for, so this module loads w
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .. import types as T
 from ..errors import BackendUnavailable, InvalidValue
 from ..layout import Layout
-from ..suggest import did_you_mean
+from ..registry import Registry
 
 __all__ = ["LAYERS", "resolve", "mma_layouts", "amx_layout"]
 
@@ -32,13 +33,14 @@ LAYERS = {
 }
 _LAYER_ALIASES = {"xmx": "dpas", "tile": "amx", "joint_matrix": "sycl", "cl": "opencl"}
 
+#: layer name or alias (case-insensitive) -> the layer's own name
+_LAYERS: Registry[str] = Registry("layer", rule="layers", key="layer")
+for _name in LAYERS:
+    _LAYERS.add(_name, _name, [a for a, n in _LAYER_ALIASES.items() if n == _name])
+
 
 def _layer(name: str) -> str:
-    n = _LAYER_ALIASES.get(str(name).lower(), str(name).lower())
-    if n not in LAYERS:
-        raise InvalidValue(f"unknown layer {name!r}{did_you_mean(name, [*LAYERS, *_LAYER_ALIASES])}",
-                           rule="layers: " + ", ".join(LAYERS), values={"layer": name})
-    return n
+    return _LAYERS.get(name)
 
 
 def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = None, n: int | None = None,
@@ -46,11 +48,7 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     """A TDP* operand's tile layout: ``a`` (= src1 tile, M x K), ``b`` (src2 tile, K x N, VNNI), ``c`` (M x N)."""
     from ..amx.machine import TMUL_TYPES
     from ..layout import amx as LA
-    mn = str(instruction).lower()
-    if mn not in TMUL_TYPES:
-        raise InvalidValue(f"unknown AMX instruction {instruction!r}{did_you_mean(mn, TMUL_TYPES)}",
-                           rule="TMUL: " + ", ".join(TMUL_TYPES),
-                           values={"instruction": instruction})
+    mn = _tmul_names(tuple(TMUL_TYPES)).get(instruction)
     if mn.startswith("tcmm"):
         raise InvalidValue("complex TCMM* tiles hold (real, imaginary) pairs, not one matrix per operand",
                            rule="layout explorer: TDPB*D, TDPBF16PS, TDPFP16PS and TDP*F8PS",
@@ -70,6 +68,15 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     if op == "c":
         return LA.tile_c(m, n, tc, T.get(tc).bits, **params)
     raise InvalidValue("AMX operand is a (src1), b (src2) or c (dst)", values={"operand": operand})
+
+
+@functools.cache
+def _tmul_names(mnemonics: tuple[str, ...]) -> Registry[str]:
+    """The TMUL mnemonics (case-insensitive) as a registry: "unknown AMX instruction ... (did you mean ...)"."""
+    reg: Registry[str] = Registry("AMX instruction", rule="TMUL", key="instruction")
+    for mn in mnemonics:
+        reg.add(mn, mn)
+    return reg
 
 
 def _whole(name: str, v) -> int:
