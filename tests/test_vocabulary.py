@@ -220,6 +220,20 @@ def test_layout_get_device():
         layout.get("dpas", "b", platform="dg2", device="pvc")
 
 
+def test_sycl_queue_amx_backend():
+    from systolic import sycl
+    assert sycl.queue("spr", amx="compiled").amx_backend == "emulator"      # the tile compiler's own words
+    assert sycl.queue("spr", amx="compiled", path="spec").amx_backend == "spec"
+    assert sycl.queue("spr", amx="compiled", amx_backend="native").amx_backend == "llvm"
+    for old, new in (("emulator", "emulator"), ("spec", "spec"), ("llvm", "llvm")):
+        with pytest.warns(DeprecationWarning, match=f"sycl.queue: amx_backend='{old}' is deprecated"):
+            assert sycl.queue("spr", amx="compiled", amx_backend=old).amx_backend == new
+    with pytest.raises(InvalidValue, match="unknown backend of the compiled AMX path"):
+        sycl.queue("spr", amx_backend="gpu")
+    with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
+        sycl.queue("spr", path="exact")
+
+
 def test_the_shim_itself():
     assert renamed({}, {"cpu": "device"}, "f", device="spr") == {"device": "spr"}
     with pytest.warns(RenamedWarning, match="f: cpu= is deprecated, use device="):
