@@ -138,6 +138,14 @@ def test_xmx_dpasw_device():
         xmx.dpasw(g0, pair=g1, **kw, platform="dg2", device="dg2")
 
 
+def test_xmx_grf_device():
+    assert xmx.GRF(device="dg2").platform.name == xmx.GRF("dg2").platform.name == "dg2"
+    with pytest.warns(DeprecationWarning, match="xmx.GRF: platform= is deprecated"):
+        assert xmx.GRF(platform="dg2").grf_bytes == xmx.GRF(device="dg2").grf_bytes
+    with pytest.raises(InvalidValue, match="give device= only"):
+        xmx.GRF(platform="dg2", device="bmg")
+
+
 def test_opencl_builtin_device_and_path():
     f = cl.intel_sub_group_i8_i8_matrix_mad_k32
     rng = np.random.default_rng(4)
