@@ -146,6 +146,12 @@ def test_xmx_grf_device():
         xmx.GRF(platform="dg2", device="bmg")
 
 
+def test_cl_prelude_device():
+    from systolic import cl
+    with pytest.warns(DeprecationWarning, match="cl.prelude: platform= is deprecated"):
+        assert cl.prelude(platform="dg2") == cl.prelude(device="dg2") == cl.prelude("dg2") != cl.prelude()
+
+
 def test_opencl_builtin_device_and_path():
     f = cl.intel_sub_group_i8_i8_matrix_mad_k32
     rng = np.random.default_rng(4)
