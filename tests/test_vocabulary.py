@@ -146,6 +146,27 @@ def test_xmx_grf_device():
         xmx.GRF(platform="dg2", device="bmg")
 
 
+def test_sycl_takes_the_engines_device_names():
+    """A SYCL device is found by every alias its engine's table gives it (the same names as device= elsewhere)."""
+    from systolic import sycl
+    from systolic.amx import CPUS, get_cpu
+    from systolic.xmx import PLATFORMS
+    for d in sycl.devices():
+        if d.backend == "amx":
+            names = [n for n in ("sapphirerapids", "spr", "emeraldrapids", "emr", "graniterapids", "gnr",
+                                 "diamondrapids", "dmr") if get_cpu(n).name == d.engine]
+        elif d.engine == d.name:
+            names = [d.engine, *PLATFORMS[d.engine].aliases]
+        else:
+            names = []
+        for n in names:
+            assert sycl.get_device(n) is d, n
+            assert sycl.queue(n).get_device().record is d
+    assert sycl.get_device("xehpc").name == "pvc" and sycl.get_device("alchemist").name == "dg2"
+    assert sycl.get_device("arl").engine == "dg2" and sycl.get_device("dg2").name == "dg2"
+    assert set(CPUS) >= {d.engine for d in sycl.devices() if d.backend == "amx"}
+
+
 def test_cl_prelude_device():
     from systolic import cl
     with pytest.warns(DeprecationWarning, match="cl.prelude: platform= is deprecated"):
