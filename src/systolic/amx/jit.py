@@ -16,21 +16,22 @@ from __future__ import annotations
 from .. import jit as _jit
 from ..errors import InvalidValue
 from ..jit.engine import amx_feature_string, compile_module, llvm_version
-from ..jit.x86amx import DOT_INTRINSICS
+from .cpu import FEATURES
+from .isa import TMULS
 
 __all__ = ["DEFAULT_CPU", "AMX_FEATURES", "DOT_INTRINSICS", "ptr_type", "declarations", "target_machine",
            "host_target_machine", "emit_asm", "JitModule", "llvm_version", "compile_module"]
 
 DEFAULT_CPU = "sapphirerapids"
 
-#: LLVM subtarget features of each AMX extension (LLVM's names).
-AMX_FEATURES = {
-    "AMX-TILE": "+amx-tile", "AMX-INT8": "+amx-int8", "AMX-BF16": "+amx-bf16", "AMX-FP16": "+amx-fp16",
-    "AMX-COMPLEX": "+amx-complex", "AMX-FP8": "+amx-fp8",
-}
+#: LLVM subtarget features of each AMX extension: LLVM names them as CPUID does (systolic.amx.cpu.FEATURES)
+AMX_FEATURES = {f.upper(): f"+{f}" for f in FEATURES}
+
+#: mnemonic -> (LLVM intrinsic, AMX extension that provides it), read from the TMUL records (systolic.amx.isa)
+DOT_INTRINSICS = {r.mnemonic: (r.intrinsic, r.feature.upper()) for r in TMULS}
 
 #: extensions LLVM knows since which major version (older LLVMs reject the feature string)
-_FEATURE_SINCE = {"AMX-FP16": 16, "AMX-COMPLEX": 17, "AMX-FP8": 20}
+_FEATURE_SINCE = {"AMX-FP16": 16, "AMX-COMPLEX": 17, "AMX-FP8": 20, "AMX-AVX512": 20, "AMX-MOVRS": 20}
 
 
 def ptr_type() -> str:

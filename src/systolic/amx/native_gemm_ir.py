@@ -20,6 +20,7 @@ from llvmlite import ir
 from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
                          store_atomic)
 from ..jit.x86amx import Amx
+from . import isa
 
 __all__ = ["kernel_module", "threads_ir", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "CTRL_GEN",
            "CTRL_PENDING", "CTRL_SHARES", "CTRL_N", "CTRL_STOP", "CTRL_DONE", "CTRL_FIELDS"]
@@ -104,12 +105,13 @@ def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
     ao, bo = b.mul(s, astep), b.mul(s, i64(1024))
     amx.tileloadd(b, 4, at(b, I8, a0base, ao), astride)
     amx.tileloadd(b, 6, at(b, I8, b0base, bo), 64)
-    amx.dot(b, mnemonic, 0, 4, 6)
+    tmul = isa.get(mnemonic).intrinsic
+    amx.dot(b, tmul, 0, 4, 6)
     amx.tileloadd(b, 7, at(b, I8, b1base, bo), 64)
-    amx.dot(b, mnemonic, 1, 4, 7)
+    amx.dot(b, tmul, 1, 4, 7)
     amx.tileloadd(b, 5, at(b, I8, a1base, ao), astride)
-    amx.dot(b, mnemonic, 2, 5, 6)
-    amx.dot(b, mnemonic, 3, 5, 7)
+    amx.dot(b, tmul, 2, 5, 6)
+    amx.dot(b, tmul, 3, 5, 7)
     lk.close()
     for t, p in enumerate(ctiles):
         amx.tilestored(b, t, p, ldc)

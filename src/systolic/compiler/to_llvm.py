@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import copy
 
-from .amx_table import MODELLED_DOTS
+from .amx_table import FAMILIES, physical_name
 from .ir import (ConstGEP, Function, Instr, Module, PtrType, PTR, Type, VectorType, ArrayType,
                  _quote)
 from .printer import print_global, print_instr
 
 __all__ = ["physical_ir", "internal_ir", "to_opaque"]
 
-_PHYS = {
-    "LDTILECFG": "llvm.x86.ldtilecfg", "TILERELEASE": "llvm.x86.tilerelease", "TILEZERO": "llvm.x86.tilezero",
-    "TILELOADD": "llvm.x86.tileloadd64", "TILELOADDT1": "llvm.x86.tileloaddt164",
-    "TILESTORED": "llvm.x86.tilestored64",
-}
+#: machine opcode -> physical-register intrinsic: configuration, then every modelled tile instruction (its record's)
+_PHYS = {"LDTILECFG": "llvm.x86.ldtilecfg", "TILERELEASE": "llvm.x86.tilerelease",
+         **{m.upper(): physical_name(m) for m, (_k, _f, ok) in FAMILIES.items() if ok}}
 
 
 def _opaque_type(t: Type) -> Type:
@@ -118,11 +116,10 @@ def physical_ir(machine_module: Module, *, external_globals: bool = False, renam
         op = ins.opcode
         t = ins.attrs.get("tiles", [])
         if op in _PHYS:
+            if FAMILIES.get(op.lower(), ("",))[0] == "dot":
+                dots.add(op.lower())
             args = [f"i8 {x}" for x in t] + [f"{o.type} {o.ref()}" for o in ins.operands]
             return f"call void @{_PHYS[op]}({', '.join(args)})"
-        if op.lower() in MODELLED_DOTS:
-            dots.add(op.lower())
-            return f"call void @llvm.x86.{op.lower()}(i8 {t[0]}, i8 {t[1]}, i8 {t[2]})"
         return print_instr(ins)
 
     body = []
