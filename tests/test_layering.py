@@ -50,9 +50,6 @@ LAYERS = {
 #: (importer module, exactly; imported prefix) -> why it is allowed today (the engines' backend= dispatch goes through
 #: systolic.backend_registry, which systolic.gpu fills)
 ALLOWED_UP: dict[tuple[str, str], str] = {
-    ("systolic.layout", "systolic.explorer"):
-        "layout.get/detail/where/what/table/explain are the explorer's verbs (get: names -> Layout through the "
-        "engines and models; explain: a replay on the engines), imported at call time by layout.__getattr__",
     ("systolic.backend_registry", "systolic.gpu.register"):
         "the registry names its built-in provider (BUILTIN) for a source checkout without installed entry "
         "points; an installed systolic finds it through the systolic.backends entry-point group instead",
