@@ -102,3 +102,34 @@ def test_the_shaped_intrinsics_load_what_tileloadd_loads(load):
         for i in range(r):
             want[i, :cb] = a[i * stride:i * stride + cb]
         assert np.array_equal(m1["c"], m2["c"]) and np.array_equal(m1["c"].reshape(16, 64), want)
+
+
+def test_the_traced_python_intrinsics_emit_the_movrs_loads():
+    from systolic.amx import intrinsics as I
+    from systolic.compiler import compile_module
+    from systolic.compiler.printer import print_module
+    from systolic.compiler.tracing import trace
+
+    def k(A, C):
+        a, b, c = I.Tile(8, 32), I.Tile(8, 32), I.Tile(8, 32)
+        I.tile_zero(c)
+        I.tile_loaddrs(a, A, 64)
+        I.tile_stream_loaddrs(b, A + 512, 64)
+        I.tile_dpbssd(c, a, b)
+        I.tile_stored(C, 64, c)
+
+    m = trace(k, buffers={"A": 1024, "C": 1024})
+    text = print_module(m)
+    assert "@llvm.x86.tileloaddrs64.internal(i16 8, i16 32, ptr @A, i64 64)" in text
+    assert "@llvm.x86.tileloaddrst164.internal(i16 8, i16 32" in text
+    mod = compile_module(m)
+    A = np.random.default_rng(3).integers(0, 256, 1024, dtype=np.uint8)
+    C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
+    mod.run("k", memory={"A": A.copy(), "C": C1}, cpu="dmr")
+    mod.run_eager("k", memory={"A": A.copy(), "C": C2}, cpu="dmr")
+    a = A[:512].view(np.int8).reshape(8, 64)[:, :32].astype(np.int64).reshape(8, 8, 4)
+    b = A[512:].view(np.int8).reshape(8, 64)[:, :32].astype(np.int64).reshape(8, 8, 4)
+    want = np.einsum("mkq,knq->mn", a, b).astype(np.int32)
+    assert np.array_equal(C1, C2)
+    got = C1.reshape(16, 64)[:8, :32].copy().view(np.int32)
+    assert np.array_equal(got, want)
