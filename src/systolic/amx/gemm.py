@@ -126,10 +126,9 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
     per = 4 if integer else 2                      # elements per dword
     kp = -(-K // per) * per                        # K padded to whole dwords
     # a lower bound of the path's peak (tracemalloc, tests/test_memory_guard.py). int8 (jit.int_gemm or native
-    # AMX): A as int16 (2 bytes an element), B as int16 twice (the widened copy and its packed panels), C as
-    # int32; floats: A and B as 32-bit words and 8 bytes a result (C, the fp32 result; measured 8.75 with C
-    # given, 12.75 without)
-    need = (2 * M * kp + 4 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 8 * M * N)
+    # AMX): A and B as int16 (2 bytes an element: jit.int_gemm's packed copies), C as int32; floats: A and B as
+    # 32-bit words (the packed fp32 copies) and 4 bytes a result (C is read in place)
+    need = (2 * M * kp + 2 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 4 * M * N)
     refuse_beyond_memory("amx.matmul", M, K, N, need)
     try:
         return _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
@@ -369,6 +368,13 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
     M, kp = a.shape
     N = b.shape[1]
     kt = TILE_BYTES // 4                           # 16 dwords of pairs per tile-K block
+    if method != "numpy" and gemm_jit.available():
+        # packing in compiled code; where no chain value can be tiny, the register-blocked kernel (gemm_jit)
+        with gemm_jit.FastJob(mn, a, b, c, threads) as job:
+            fast = not ftz_possible_from_exponents(job.ea, job.eb, job.ec, mn)
+            out = job.run() if fast else None
+        if fast:
+            return _with_bad_lines(mn, a, b, c, out, job.bad_rows, job.bad_cols, kt)
     a32 = _to_fp32_bits(a, mn)
     b32 = _to_fp32_bits(b, mn)
     c32 = np.ascontiguousarray(c).view(np.uint32)
@@ -414,6 +420,19 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
         ob[bad_rows] = _chains_numpy(a32[bad_rows], b32, c32[bad_rows], kt)
     if bad_cols.size:
         ob[:, bad_cols] = _chains_numpy(a32, b32[:, bad_cols], c32[:, bad_cols], kt)
+    return out
+
+
+def _with_bad_lines(mn, a, b, c, out, bad_rows, bad_cols, kt) -> np.ndarray:
+    """``out`` with the rows of A / columns of B that hold an inf or NaN recomputed by the numpy chains."""
+    if bad_rows.size or bad_cols.size:
+        a32, b32 = _to_fp32_bits(a, mn), _to_fp32_bits(b, mn)
+        c32 = fp.daz_vec(np.ascontiguousarray(c).view(np.uint32))
+        ob = out.view(np.uint32)
+        if bad_rows.size:
+            ob[bad_rows] = _chains_numpy(a32[bad_rows], b32, c32[bad_rows], kt)
+        if bad_cols.size:
+            ob[:, bad_cols] = _chains_numpy(a32, b32[:, bad_cols], c32[:, bad_cols], kt)
     return out
 
 

@@ -91,9 +91,9 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     b = np.asarray(b)
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
     # a lower bound of the path's peak (measured with tracemalloc on default calls, every model): integers (on
-    # jit.int_gemm or AMX-INT8) A as int16, B as int16 twice (widened copy, packed panels), the int32 result;
+    # jit.int_gemm or AMX-INT8) A and B as int16 (int_gemm's packed copies), the int32 result;
     # floats 8 per A/B element and 32 per result (the fp32 values, float64 terms of the chains)
-    need = 2 * m * kp + 4 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
+    need = 2 * m * kp + 2 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
     refuse_beyond_memory("xmx.matmul", m, k, n, need)
     try:
         return _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_block)
