@@ -84,14 +84,15 @@ def block_step(b, m: ir.Module, x, prods, inv_base, f_field):
     fty = vec(F32, ty.count) if isinstance(ty, ir.VectorType) else F32
     fabs = intrinsic(m, "fabs", ty, 1)
     ftrunc = intrinsic(m, "trunc", ty, 1)
-    mags = [b.call(fabs, [t]) for t in (x, *prods)]
-    mx = _tree(b, lambda u, v: _vmax(b, u, v), [splat(ty, LO), *mags])
+    # the products' part first, the accumulator last: the chain from one block's x to the next is then short
+    mp = _tree(b, lambda u, v: _vmax(b, u, v), [splat(ty, LO), *(b.call(fabs, [t]) for t in prods)])
+    mx = _vmax(b, b.call(fabs, [x]), mp)
     mx = b.select(b.fcmp_ordered("<", mx, splat(ty, HI)), mx, splat(ty, HI))   # NaN -> hi as well
     ebits = b.and_(b.bitcast(mx, ity), splat(ity, EXP_MASK))                   # E << 52
     inv = b.bitcast(b.sub(inv_base, ebits), ty)                                # 2**(F - e_max)
     scale = b.bitcast(b.sub(ebits, f_field), ty)                               # 2**(e_max - F)
-    ints = [b.call(ftrunc, [b.fmul(t, inv)]) for t in (x, *prods)]
-    n = _tree(b, b.fadd, ints)
+    ints = [b.call(ftrunc, [b.fmul(t, inv)]) for t in prods]
+    n = b.fadd(_tree(b, b.fadd, ints), b.call(ftrunc, [b.fmul(x, inv)]))
     return b.fpext(b.fptrunc(b.fmul(n, scale), fty), ty)
 
 
