@@ -36,9 +36,13 @@ _LOCK = threading.Lock()
 _CACHE: dict[tuple, object] = {}
 _STATE: dict[str, str] = {}
 
-#: rows x vectors of accumulators per register block, by vector bits (each accumulator's block step holds its
-#: L products, so few accumulators: more spill the 16 ymm registers for no gain)
-BLOCK = {128: (2, 2), 256: (2, 2), 512: (2, 2)}
+#: rows x vectors of accumulators per register block, by vector bits. Each accumulator's block step holds its
+#: L products, so the block is small. Zen 3, 2 shared vCPUs, AVX2, bf16 1024^3, one thread, kernel CPU time,
+#: L = 16 / L = 2 (this machine's noise is about 20%): 1x4 0.34 / 0.56 s, 2x3 0.39 / 0.50 s, 4x1 0.42 / 0.60 s,
+#: 2x2 0.50 / 0.58 s; with binary32 inputs converted in the kernel, 1x4 0.38 / 0.54 s. AVX-512 not measured.
+BLOCK = {128: (1, 4), 256: (1, 4), 512: (1, 4)}
+#: A and B widened to binary64 by the driver (the kernel multiplies straight from memory) or left binary32
+WIDE = True
 
 
 def applies(model: M.NumericsModel) -> bool:
@@ -69,17 +73,17 @@ def kernel_shape() -> tuple[int, int, int]:
 
 def _kernel(kd: int, model: M.NumericsModel):
     FV, R, V = kernel_shape()
-    key = (kd, model.block_size, FV, R, V)
+    key = (kd, model.block_size, FV, R, V, WIDE)
     with _LOCK:
         if key not in _CACHE:
             try:
-                mod = jit.compile_module(IR.block_module(kd=kd, L=model.block_size, FV=FV, R=R, V=V))
+                mod = jit.compile_module(IR.block_module(kd=kd, L=model.block_size, FV=FV, R=R, V=V, wide=WIDE))
                 proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 7), ctypes.c_uint32)
                 _CACHE[key] = proto(mod.address(IR.kernel_name(R, V)))
             except Exception as exc:  # pragma: no cover - depends on the host; the numpy path is exact too
                 _STATE["error"] = repr(exc)
                 _CACHE[key] = None
-        return _CACHE[key], FV * V, R
+        return _CACHE[key], FV * V, R, WIDE
 
 
 def gemm(a32: np.ndarray, b32: np.ndarray, c, kd: int, model: M.NumericsModel, *,
@@ -97,16 +101,20 @@ def gemm(a32: np.ndarray, b32: np.ndarray, c, kd: int, model: M.NumericsModel, *
     n = b32.shape[1]
     if k == 0 or k % kd:
         return None
-    fn, W, R = _kernel(kd, model)
+    fn, W, R, wide = _kernel(kd, model)
+    et = np.float64 if wide else np.float32
     if fn is None:
         return None
     mp, npn = -(-m // R) * R, -(-n // W) * W
     panels = npn // W
-    A = np.zeros((mp, k), dtype=np.float32)
-    A[:m] = a32
-    Bpad = np.zeros((k, npn), dtype=np.float32)
-    Bpad[:, :n] = b32
-    Bp = np.ascontiguousarray(Bpad.reshape(k, panels, W).transpose(1, 0, 2))
+    A = np.zeros((mp, k), dtype=et)
+    Bp = np.zeros((panels, k, W), dtype=et)
+    full = n // W
+    with np.errstate(invalid="ignore"):      # signalling NaNs widen to NaNs: their payload is never looked at
+        A[:m] = a32
+        Bp[:full] = b32[:, :full * W].reshape(k, full, W).transpose(1, 0, 2)
+        if full < panels:
+            Bp[full, :, :n - full * W] = b32[:, full * W:]
     C = np.zeros((mp, npn), dtype=np.float32)
     if c is not None:
         with np.errstate(invalid="ignore"):   # fp32 values (a signalling NaN may widen with a flag): exact

@@ -96,7 +96,7 @@ def block_step(b, m: ir.Module, x, prods, inv_base, f_field):
     return b.fpext(b.fptrunc(b.fmul(n, scale), fty), ty)
 
 
-def build_bmma(m: ir.Module, *, kd: int, L: int, FV: int, R: int, V: int) -> str:
+def build_bmma(m: ir.Module, *, kd: int, L: int, FV: int, R: int, V: int, wide: bool = True) -> str:
     """``bmma_{R}_{V}``: R rows x V vectors of FV binary64 lanes of accumulators carried across K; F and the
     NaN pattern are arguments (one kernel per instruction K, L and width)."""
     name = kernel_name(R, V)
@@ -111,14 +111,16 @@ def build_bmma(m: ir.Module, *, kd: int, L: int, FV: int, R: int, V: int) -> str
     lp = Loop(b, p0, p1, 1, name="p")
     p = lp.index
     pcol = b.mul(p, i64(W))
-    bpan = at(b, F32, Bp, b.mul(p, b.mul(K, i64(W))))
+    E = F64 if wide else F32                       # A and Bp: binary64 (wide) or binary32 elements
+    Ev = vec(E, FV)
+    bpan = at(b, E, Bp, b.mul(p, b.mul(K, i64(W))))
     li = Loop(b, i0, i1, R, name="i")
     i = li.index
     RV = [(r, v) for r in range(R) for v in range(V)]
     arow, ci = [], {}
     for r in range(R):
         row = b.add(i, i64(r))
-        arow.append(at(b, F32, A, b.mul(row, K)))
+        arow.append(at(b, E, A, b.mul(row, K)))
         cb = b.add(b.mul(row, N), pcol)
         for v in range(V):
             ci[r, v] = b.add(cb, i64(FV * v))
@@ -132,9 +134,11 @@ def build_bmma(m: ir.Module, *, kd: int, L: int, FV: int, R: int, V: int) -> str
             kt = b.add(k, i64(t))
             bo = b.mul(kt, i64(W))
             for v in range(V):
-                bv[t, v] = b.fpext(vload(b, Fv, bpan, b.add(bo, i64(FV * v)), align=4), D)
+                bv[t, v] = vload(b, Ev, bpan, b.add(bo, i64(FV * v)), align=4)
+                bv[t, v] = bv[t, v] if wide else b.fpext(bv[t, v], D)
             for r in range(R):
-                av[t, r] = broadcast(b, b.fpext(vload(b, F32, arow[r], kt), F64), FV)
+                ae = vload(b, E, arow[r], kt)
+                av[t, r] = broadcast(b, ae if wide else b.fpext(ae, F64), FV)
         for r, v in RV:
             prods = [b.fmul(av[t, r], bv[t, v]) for t in range(s0, s0 + size)]  # exact in binary64
             acc[r, v] = block_step(b, m, acc[r, v], prods, inv_base, f_field)
@@ -151,8 +155,8 @@ def build_bmma(m: ir.Module, *, kd: int, L: int, FV: int, R: int, V: int) -> str
     return name
 
 
-def block_module(*, kd: int, L: int, FV: int, R: int, V: int) -> ir.Module:
+def block_module(*, kd: int, L: int, FV: int, R: int, V: int, wide: bool = True) -> ir.Module:
     """The module holding ``bmma_{R}_{V}`` for one instruction K (``kd``) and block size L."""
     mod = ir.Module(name=f"xmx_block_{kd}_{L}")
-    build_bmma(mod, kd=kd, L=L, FV=FV, R=R, V=V)
+    build_bmma(mod, kd=kd, L=L, FV=FV, R=R, V=V, wide=wide)
     return mod
