@@ -29,11 +29,12 @@ so N is NaN or the infinity exactly as the IEEE sum of the terms is (the spec's 
 The final fp32 result is stored as its bits, a NaN as the model's ``nan_bits``.
 
 Kernel (``void``; pointers noalias):
-``bmma_{R}_{V}(A f32*, Bp f32*, C f32*, O i32*, N, K, i0, i1, p0, p1, F i64, NAN i32)``:
-A is M x K (row-major), Bp B packed in panels of W = FV * V columns (panel p: K rows of W), C and O are M x N
-(the initial accumulator, the result bits; a NaN result is stored as NAN); rows i0..i1 in steps of R, panels p0..p1. K is a multiple of the
-instruction's K (``kd``); each instruction's kd products are split into blocks of L in K order (the last block
-of an instruction shorter when L does not divide kd), so the block layout is unrolled into the K loop's body.
+``bmma_{R}_{V}(A f64*, Bp f64*, C f32*, O i32*, N, K, i0, i1, p0, p1, F i64, NAN i32)``: A is M x K
+(row-major; f32 elements with ``wide=False``, as Bp), Bp is B packed in panels of W = FV * V columns (panel p:
+K rows of W), C and O are M x N (the initial accumulator; the result bits, a NaN stored as NAN); rows i0..i1 in
+steps of R, panels p0..p1. K is a multiple of the instruction's K (``kd``); each instruction's kd products are
+split into blocks of L in K order (the last block of an instruction shorter when L does not divide kd), so the
+block layout is unrolled into the K loop's body.
 """
 
 from __future__ import annotations
