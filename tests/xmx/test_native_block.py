@@ -131,7 +131,7 @@ def run_matmul(prec, a, b, c, model, platform="pvc"):
     return np.asarray(res).view(np.uint32), counters.path_taken(f"xmx.matmul {prec}x{prec}")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_compiled_block_gemm_equals_spec_path(case):
     prec, a, b, c, model = case
