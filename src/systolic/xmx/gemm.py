@@ -126,6 +126,12 @@ def _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_
     tally()
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
+    if mdl.name == "block":       # the compiled block kernel where it applies (systolic.xmx.native_block)
+        from . import native_block
+        bits = native_block.gemm(av, bv, cv, kd, mdl)
+        counters.note_path(f"xmx.matmul {p2}x{p1}", "emulator" if bits is None else "jit-block")
+        if bits is not None:
+            return bits.view(np.float32)
     out = np.empty((m, n), dtype=np.uint32)
     if row_block is None:  # bounds the numpy path's temporaries; the compiled path takes everything at once
         terms = kd if mdl.name in ("exact", "block") else ops + 1
