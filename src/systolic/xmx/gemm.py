@@ -308,6 +308,11 @@ def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:
     """Exact values of the elements as float32 (every DPAS input format fits: at most 11 significand bits and
     8 exponent bits; tf32: RNE from float32), denormals flushed to signed zeros when the rule says so."""
     t = T.get(p)
+    if p in ("bf16", "fp16") and x.dtype == t.dtype and x.size >= 1 << 16:  # compiled, threaded (xmx/native.py)
+        from . import native as NT
+        v = NT.widen(x, p, float(t.fmt.min_normal) if flush else 0.0)
+        if v is not None:
+            return v
     if p == "tf32" and x.dtype == np.float32:
         v = _tf32_rne(x)
     elif p == "tf32":
