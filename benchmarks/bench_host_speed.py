@@ -32,14 +32,17 @@ TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx 
 
 
 def interleaved(fn, ref, rounds):
+    """(median wall time of fn, of ref, median CPU time of fn, of ref): CPU time (all threads of the process)
+    is less sensitive to other jobs on a shared machine."""
     fn(), ref()
-    tf, tr = [], []
+    tf, tr, cf, cr = [], [], [], []
     for _ in range(rounds):
-        for f, t in ((fn, tf), (ref, tr)):
-            t0 = time.perf_counter()
+        for f, t, c in ((fn, tf, cf), (ref, tr, cr)):
+            c0, t0 = time.process_time(), time.perf_counter()
             f()
             t.append(time.perf_counter() - t0)
-    return statistics.median(tf), statistics.median(tr)
+            c.append(time.process_time() - c0)
+    return statistics.median(tf), statistics.median(tr), statistics.median(cf), statistics.median(cr)
 
 
 def cases(n, rng):
@@ -156,22 +159,23 @@ def main(argv=None):
         r0 = fn()
         path = counters.path_taken(key) if key else f"JIT {jit.vector_bits()}-bit"   # before the check's own calls
         ok = check(r0)
-        t, r = interleaved(fn, ref, args.rounds)
+        t, r, ct, cr = interleaved(fn, ref, args.rounds)
         target = TARGETS[name]
-        rows.append((name, t, r, t / r, target, path, ok))
-        print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (target <= {target}x) "
-              f"path {path}  bits ok {ok}", flush=True)
-    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs, AMX {host.amx_features() or 'none'}; JIT vector "
+        rows.append((name, t, r, t / r, ct / cr, target, path, ok))
+        print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (CPU time "
+              f"{ct / cr:5.2f}x; target <= {target}x) path {path}  bits ok {ok}", flush=True)
+    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs ({ncpu} usable), AMX {host.amx_features() or 'none'}; JIT vector "
              f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "Command: `PYTHONPATH=src python3 benchmarks/bench_host_speed.py " + " ".join(
                  argv if argv is not None else sys.argv[1:]) + "`", "",
-             f"| case ({n}^3) | ms | numpy f32 ms | ratio | target | path | bits checked |",
-             "|---|---|---|---|---|---|---|"]
-    for name, t, r, q, target, path, ok in rows:
-        lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | <= {target}x | {path} | {ok} |")
+             f"| case ({n}^3) | ms | numpy f32 ms | ratio | CPU-time ratio | target | path | bits checked |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, t, r, q, cq, target, path, ok in rows:
+        lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | {cq:.2f}x | <= {target}x | {path} | "
+                     f"{ok} |")
     if args.peak:
-        ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         lines += ["", "Tile-resident AMX peak (same run):", ""]
         for mn in ("tdpbf16ps", "tdpbssd"):
             for t in sorted({1, ncpu}):

@@ -46,6 +46,14 @@ _CACHE: dict[tuple, object] = {}
 _STATE: dict[str, object] = {}
 
 
+def _ncpu() -> int:
+    """CPUs this process may run on (its affinity: ``taskset -c 0,1`` gives 2 on a 16-core host)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 def _engine():
     """llvmlite with the host target ready (:mod:`systolic.jit`), or None where it cannot JIT here."""
     if "error" in _STATE:
@@ -85,7 +93,7 @@ def ready(T: int, k: int) -> bool:
     """Whether the kernel a GEMM of ``k`` products with ``T`` per stage runs first -- the binary32 FMA chain
     (T = 1, :func:`fma32_mma`) or the unchecked kernel (:func:`fast_mma`) -- is already compiled in this process,
     so that using it costs no JIT time."""
-    key = _fma32_key() if T == 1 else _fast_key(T, FR, FVN, _record_every(k, T))
+    key = _fma32_key() if T == 1 else _fast_key(T, *fast_block(), _record_every(k, T))
     return _CACHE.get(key) is not None
 
 
@@ -118,7 +126,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
         return acc, flag
     pa, pb, pc, pf = (x.ctypes.data for x in (a32, b32, acc, flag))
     jobs = [(j0, min(n, j0 + col_block)) for j0 in range(0, n, col_block)]
-    nthreads = threads or min(os.cpu_count() or 1, len(jobs))
+    nthreads = threads or min(_ncpu(), len(jobs))
 
     scalar_fn, vector_fn, vector_rows = fn
     mr = 0 if robust else m // VR * VR
@@ -204,10 +212,16 @@ def _fv() -> int:
 #: rows x vectors of the fast kernel's register block (Zen 3, bf16 1024^3, one thread, kernel only, ns per 4
 #: stage-lanes: 6x2 0.9-1.1, 5x2 0.9-1.0, 4x2 1.1, 3x3 1.0-1.4 -- within this machine's noise; 12 chains of 17
 #: cycles' latency keep the two FMA pipes busy, fewer do not)
-FR, FVN = 6, 2
+FAST_BLOCKS = {256: (6, 2), 512: (8, 2)}
 
 
-def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
+def fast_block() -> tuple[int, int]:
+    """(R, V) of the fast kernel at the host's vector width (AVX-512's 32 registers hold 8 x 2 accumulators
+    without spilling; 12 x 2 and 6 x 4 spill, by the generated code)."""
+    return FAST_BLOCKS.get(jit.vector_bits(), (6, 2))
+
+
+def _fast_kernel(T: int, R: int, V: int, S: int = 1):
     """(the unchecked kernel, the statistics of A) for T products per stage, or None."""
     def build():  # a failure leaves the checked kernels usable
         fma = "+fma" in jit.host_features()
@@ -285,7 +299,7 @@ def _record_every(k: int, T: int) -> int:
 
 
 def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bits: tuple[int, int] = (24, 24),
-             threads: int | None = None, R: int = FR, V: int = FVN, S: int | None = None):
+             threads: int | None = None, R: int | None = None, V: int | None = None, S: int | None = None):
     """Run the unchecked kernel and the proof's test: returns (acc float32 M x N, flag bool M x N).
 
     ``c``: the fp32 values of C (float64), or None for +0. Flagged elements are not proven (see the proof
@@ -302,6 +316,8 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     m, k = a32.shape
     if S is None:
         S = _record_every(k, T)
+    if R is None or V is None:
+        R, V = fast_block()
     sig = (int(sig_bits[0]), int(sig_bits[1]))
     fns = _fast_kernel(T, R, V, S)
     if fns is None:
@@ -326,7 +342,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     MAC = np.empty((m, nch))
     MX = np.empty((m, n))
     F = np.empty((m, n), dtype=np.uint8)
-    nthreads = threads or min(os.cpu_count() or 1, panels * max(1, m // (8 * R)))
+    nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
     # A's widening and statistics, rows over the threads
     rstep = max(1, -(-m // (nthreads * 2)))
     _run_jobs(lambda q, i0: astat(A.ctypes.data, A64.ctypes.data, RAC.ctypes.data, MAC.ctypes.data, i0,
@@ -377,26 +393,32 @@ def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, chunk: int = 1 << 16) -> No
     fn = _refine_kernel()
     if fn is None:
         return
-    uc, ic = np.unique(cols, return_inverse=True)
+    n = b32.shape[1]
+    if cols.size * 4 >= n:   # many elements: one transposing copy (a gather of most columns cost 3x that)
+        q_all, Bt = cols.astype(np.int64), np.ascontiguousarray(np.asarray(b32, dtype=np.float32).T)
+    else:
+        uc, ic = np.unique(cols, return_inverse=True)
+        q_all, Bt = ic.astype(np.int64), np.ascontiguousarray(b32[:, uc].T, dtype=np.float32)
     A = np.ascontiguousarray(a32, dtype=np.float32)
-    Bt = np.ascontiguousarray(b32[:, uc].T, dtype=np.float32)
+    r_all = rows.astype(np.int64)
+    L = np.empty(rows.size, dtype=np.int64)
+    P = np.empty(rows.size)
+    step = max(256, -(-rows.size // (_ncpu())))
+    _run_jobs(lambda q, s0: fn(A.ctypes.data, Bt.ctypes.data, k, r_all[s0:].ctypes.data, q_all[s0:].ctypes.data,
+                               min(rows.size, s0 + step) - s0, L[s0:].ctypes.data, P[s0:].ctypes.data,
+                               int(sig_bits[0]), int(sig_bits[1])),
+              list(range(0, rows.size, step)), _ncpu())
     keep = []
     with np.errstate(invalid="ignore", over="ignore"):
         for s0 in range(0, rows.size, chunk):
             t = slice(s0, s0 + chunk)
-            r = np.ascontiguousarray(rows[t], dtype=np.int64)
-            q = np.ascontiguousarray(ic[t], dtype=np.int64)
-            L = np.empty(r.size, dtype=np.int64)
-            P = np.empty(r.size)
-            fn(A.ctypes.data, Bt.ctypes.data, k, r.ctypes.data, q.ctypes.data, r.size, L.ctypes.data,
-               P.ctypes.data, int(sig_bits[0]), int(sig_bits[1]))
             rr, cc = rows[t], cols[t]
             cv = np.abs(c[rr, cc])
-            L = np.minimum(L, _fp32_lsb(cv))
-            top = (mx[rr, cc] + T * P) * _GROW
-            ok = top <= np.ldexp(1.0, np.clip(53 + L, -2000, 2000).astype(np.int32))
+            Lt = np.minimum(L[t], _fp32_lsb(cv))
+            top = (mx[rr, cc] + T * P[t]) * _GROW
+            ok = top <= np.ldexp(1.0, np.clip(53 + Lt, -2000, 2000).astype(np.int32))
             # the kernel's two other conditions: no stage near fp32 overflow, no fp32 subnormal rounding
-            ok &= (top <= _FLT_MAX) & (L >= -149) & np.isfinite(cv) & np.isfinite(acc[rr, cc]) & np.isfinite(P)
+            ok &= (top <= _FLT_MAX) & (Lt >= -149) & np.isfinite(cv) & np.isfinite(acc[rr, cc]) & np.isfinite(P[t])
             keep.append(~ok)
     bad = np.concatenate(keep)
     flag[rows, cols] = False
@@ -418,12 +440,17 @@ def _sv() -> int:
     return jit.vector_bits() // 32
 
 
-SR, SVN = 6, 2
-#: K per chunk of the binary32 FMA kernel (0: all of K at once)
-SKC = int(os.environ.get("F24KC", "0"))
+#: (R, V) of the binary32 FMA kernel per vector width; K per chunk of its panels (0: all of K at once; chunks
+#: of 128-512 were no faster on Zen 3)
+SEQ_BLOCKS = {256: (6, 2), 512: (12, 2)}
+SKC = 0
 
 
-def _fma32_kernel(R: int = SR, V: int = SVN, KC: int | None = None):
+def seq_block() -> tuple[int, int]:
+    return SEQ_BLOCKS.get(jit.vector_bits(), (6, 2))
+
+
+def _fma32_kernel(R: int, V: int, KC: int | None = None):
     def build():  # a failure leaves the binary64 kernels usable
         if "+fma" not in jit.host_features():
             raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
@@ -435,8 +462,10 @@ def _fma32_kernel(R: int = SR, V: int = SVN, KC: int | None = None):
     return _compiled(_fma32_key(R, V, KC), "fma32_error", build)
 
 
-def _fma32_key(R: int = SR, V: int = SVN, KC: int | None = None) -> tuple:
+def _fma32_key(R: int | None = None, V: int | None = None, KC: int | None = None) -> tuple:
     """The cache key of the binary32 FMA kernel (its vector width included)."""
+    if R is None:
+        R, V = seq_block()
     return ("fma32", R, V, SKC if KC is None else KC, _sv())
 
 
@@ -457,7 +486,7 @@ def _pool() -> ThreadPoolExecutor:
     0.3-0.7 ms, a tenth of a 1024^3 GEMM on 16 cores)."""
     with _LOCK:
         if "pool" not in _STATE:
-            _STATE["pool"] = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="systolic-xmx")
+            _STATE["pool"] = ThreadPoolExecutor(_ncpu(), thread_name_prefix="systolic-xmx")
         return _STATE["pool"]
 
 
@@ -486,13 +515,15 @@ def _run_jobs(call, jobs, nthreads: int) -> None:
 
 
 def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int | None = None,
-              R: int = SR, V: int = SVN, KC: int | None = None):
+              R: int | None = None, V: int | None = None, KC: int | None = None):
     """One product per step as binary32 FMAs (see above): returns (acc float32 M x N, flag bool M x N); flagged
     elements (non-finite results) must be recomputed by the caller. Raises RuntimeError where no FMA kernel.
 
     The kernel reads A and B where they are and writes the result in place (:func:`native_ir.build_gmma`): each
     thread packs its own panels of B, so the only passes outside the kernel are C's conversion to float32 (when
     C is given) and, when some result is not finite, the search for those."""
+    if R is None or V is None:
+        R, V = seq_block()
     fn = _fma32_kernel(R, V, KC)
     if fn is None:
         raise RuntimeError("fp32 FMA kernel unavailable: " + str(_STATE.get("fma32_error", _STATE.get("error"))))
@@ -508,7 +539,7 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
     B = np.ascontiguousarray(b32, dtype=np.float32)
     W = _sv() * V
     panels = -(-n // W)
-    nthreads = threads or min(os.cpu_count() or 1, panels * max(1, m // (8 * R)))
+    nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
     jobs = _jobs(panels, m, nthreads, R)
     KC = SKC if KC is None else KC
     scratch = np.empty((len(jobs), (KC or k) * W), dtype=np.float32)
@@ -554,7 +585,7 @@ def widen(x: np.ndarray, fmt: str, min_normal: float, *, threads: int | None = N
         return out
     s, d = src.reshape(-1), out.reshape(-1)
     # one pass at memory speed (0.2 ms per 10**6 elements on one Zen 3 core): threads pay only for large arrays
-    nthreads = threads or max(1, min(os.cpu_count() or 1, size // (1 << 21)))
+    nthreads = threads or max(1, min(_ncpu(), size // (1 << 21)))
     step = -(-size // nthreads)
 
     def part(q, i0):
