@@ -30,6 +30,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--stage-blocks", default="6x2,8x2,4x4")
     ap.add_argument("--seq-blocks", default="6x2,12x2,6x4,8x3,14x2")
+    ap.add_argument("--settle", type=float, default=0.25, help="seconds of rest before each timed call")
     args = ap.parse_args(argv)
     from systolic import jit
     from systolic.xmx import native
@@ -61,6 +62,7 @@ def main(argv=None):
         times = {k: [] for k in fns}
         for _ in range(args.rounds):
             for k, (f, _) in fns.items():
+                time.sleep(args.settle)   # bench_host_speed.SETTLE: OpenBLAS's threads spin after each sgemm
                 t0 = time.perf_counter()
                 f()
                 times[k].append(time.perf_counter() - t0)

@@ -212,7 +212,7 @@ def _fv() -> int:
 #: rows x vectors of the fast kernel's register block (Zen 3, bf16 1024^3, one thread, kernel only, ns per 4
 #: stage-lanes: 6x2 0.9-1.1, 5x2 0.9-1.0, 4x2 1.1, 3x3 1.0-1.4 -- within this machine's noise; 12 chains of 17
 #: cycles' latency keep the two FMA pipes busy, fewer do not)
-FAST_BLOCKS = {256: (6, 2), 512: (8, 2)}
+FAST_BLOCKS = {256: (6, 2), 512: (4, 4)}
 
 
 def fast_block() -> tuple[int, int]:
@@ -238,11 +238,15 @@ def _fast_key(T: int, R: int, V: int, S: int) -> tuple:
 
 
 def _refine_kernel():
+    """(rfn, tpose) of :func:`native_ir.refine_module`, or None."""
     def build():
         mod = jit.compile_module(native_ir.refine_module(sv))
-        return ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                                ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                                ctypes.c_int64)(mod.address(f"rfn{sv}"))
+        rfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                               ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                               ctypes.c_int64)(mod.address(f"rfn{sv}"))
+        tpose = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_int64] * 4))(
+            mod.address(f"tpose{sv}"))
+        return rfn, tpose
     sv = _sv()
     return _compiled(("refine", sv), "refine_error", build)
 
@@ -390,24 +394,26 @@ def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, chunk: int = 1 << 16) -> No
     Clears the flags it proves."""
     rows, cols = np.nonzero(flag)
     k = a32.shape[1]
-    fn = _refine_kernel()
-    if fn is None:
+    fns = _refine_kernel()
+    if fns is None:
         return
-    n = b32.shape[1]
-    if cols.size * 4 >= n:   # many elements: one transposing copy (a gather of most columns cost 3x that)
-        q_all, Bt = cols.astype(np.int64), np.ascontiguousarray(np.asarray(b32, dtype=np.float32).T)
-    else:
-        uc, ic = np.unique(cols, return_inverse=True)
-        q_all, Bt = ic.astype(np.int64), np.ascontiguousarray(b32[:, uc].T, dtype=np.float32)
+    fn, tpose = fns
+    m, n = a32.shape[0], b32.shape[1]
+    nthreads = _ncpu()
+    B = np.ascontiguousarray(b32, dtype=np.float32)
+    Bt = np.empty((n, k), dtype=np.float32)   # B transposed by the compiled kernel, columns over the threads
+    cstep = -(-n // (nthreads * _sv())) * _sv()
+    _run_jobs(lambda q, c0: tpose(B.ctypes.data, Bt.ctypes.data, k, n, c0, min(n, c0 + cstep)),
+              list(range(0, n, cstep)), nthreads)
     A = np.ascontiguousarray(a32, dtype=np.float32)
-    r_all = rows.astype(np.int64)
+    r_all, q_all = rows.astype(np.int64), cols.astype(np.int64)
     L = np.empty(rows.size, dtype=np.int64)
     P = np.empty(rows.size)
-    step = max(256, -(-rows.size // (_ncpu())))
+    step = max(256, -(-rows.size // nthreads))
     _run_jobs(lambda q, s0: fn(A.ctypes.data, Bt.ctypes.data, k, r_all[s0:].ctypes.data, q_all[s0:].ctypes.data,
                                min(rows.size, s0 + step) - s0, L[s0:].ctypes.data, P[s0:].ctypes.data,
                                int(sig_bits[0]), int(sig_bits[1])),
-              list(range(0, rows.size, step)), _ncpu())
+              list(range(0, rows.size, step)), nthreads)
     keep = []
     with np.errstate(invalid="ignore", over="ignore"):
         for s0 in range(0, rows.size, chunk):
@@ -442,7 +448,7 @@ def _sv() -> int:
 
 #: (R, V) of the binary32 FMA kernel per vector width; K per chunk of its panels (0: all of K at once; chunks
 #: of 128-512 were no faster on Zen 3)
-SEQ_BLOCKS = {256: (6, 2), 512: (12, 2)}
+SEQ_BLOCKS = {256: (6, 2), 512: (6, 4)}
 SKC = 0
 
 

@@ -629,48 +629,84 @@ def _fmma_rows(b, R, start, stop, T, V, FV, S, fma, grow, fmaf, fabs, slots, mas
 
 
 def build_rfn(m: ir.Module, SV: int) -> str:
-    """``rfn{SV}(A f32*, Bt f32*, K, rows i64*, cols i64*, n, L out i64*, P out f64*, sigA, sigB)``: for the elements (rows[t],
-    cols[t]), t < n, of C + A B (Bt = the needed columns of B as rows, K each): L = min over k of (L(a_ik) +
-    L(b_kj)) and P = max over k of |a_ik b_kj| (binary64; NaN where some product is not finite), the
-    per-element statistics of native._refine, SV lanes at a time."""
+    """``rfn{SV}(A f32*, Bt f32*, K, rows i64*, cols i64*, n, L out i64*, P out f64*, sigA, sigB)``: for the
+    elements (rows[t], cols[t]), t < n, of C + A B (Bt = B transposed, K each): L = min over k of (L(a_ik) +
+    L(b_kj)) and P = max over k of |a_ik b_kj|, the per-element statistics of native._refine, SV lanes at a
+    time. P is computed in binary32: whenever the test can pass (L >= -149) every product is a multiple of
+    2**-149 of at most 22 significant bits, an exact binary32 number unless it overflows, and an overflowing
+    product (infinity) fails the test as the model's overflow requires; a NaN product makes P NaN. With
+    L(x) = max(E(x), 1) - 126 - sig (E: x's binary32 exponent field; zeros and non-finite values: no
+    constraint), L(a) + L(b) is accumulated as max(Ea, 1) + max(Eb, 1) and the constants taken off once."""
     name = f"rfn{SV}"
-    Fv, Iv, D = vec(F32, SV), vec(I32, SV), vec(F64, SV)
+    Fv, Iv = vec(F32, SV), vec(I32, SV)
     smin = intrinsic(m, "smin", Iv, 2)
-    fabs = intrinsic(m, "fabs", D, 1)
+    fabs = intrinsic(m, "fabs", Fv, 1)
     rmin = declare(m, f"llvm.vector.reduce.smin.v{SV}i32", I32, [Iv])
-    rmax = declare(m, f"llvm.vector.reduce.fmax.v{SV}f64", F64, [D])
+    rmax = declare(m, f"llvm.vector.reduce.fmax.v{SV}f32", F32, [Fv])
     ror = declare(m, f"llvm.vector.reduce.or.v{SV}i1", I1, [vec(I1, SV)])
     fn, b, args = define(m, name, VOID, [PTR, PTR, I64, PTR, PTR, I64, PTR, PTR, I64, I64],
                          names=("A", "Bt", "K", "rows", "cols", "n", "Lo", "Po", "sigA", "sigB"),
                          noalias=(0, 1, 3, 4, 6, 7))
     A, Bt, K, rows, cols, n, Lo, Po, sigA, sigB = args
-    sig_a, sig_b = (broadcast(b, b.trunc(x, I32), SV) for x in (sigA, sigB))
+    free = splat(Iv, 8 * BIG)  # a zero or non-finite element: no constraint
+    inf = splat(Fv, _INF)
+    kv = b.mul(b.sdiv(K, i64(SV)), i64(SV))
     lt = Loop(b, i64(0), n, 1, name="t")
     t = lt.index
     pa = at(b, F32, A, b.mul(vload(b, I64, rows, t), K))
     pb = at(b, F32, Bt, b.mul(vload(b, I64, cols, t), K))
-    inf = splat(D, _INF)
 
-    def lsb(x, sig):
+    def expo(x):
         u = b.and_(b.bitcast(x, Iv), splat(Iv, 0x7FFFFFFF))
         E = b.lshr(u, splat(Iv, 23))
         E1 = b.select(b.icmp_unsigned("<", E, splat(Iv, 1)), splat(Iv, 1), E)
-        zero_or_nf = b.or_(b.icmp_unsigned("==", u, splat(Iv, 0)), b.icmp_unsigned("==", E, splat(Iv, 255)))
-        return b.select(zero_or_nf, splat(Iv, 2 * BIG), b.sub(b.sub(E1, splat(Iv, 126)), sig))
+        bad = b.or_(b.icmp_unsigned("==", u, splat(Iv, 0)), b.icmp_unsigned("==", E, splat(Iv, 255)))
+        return b.select(bad, free, E1)
 
-    lk = Loop(b, i64(0), K, SV, name="k", carry=[splat(Iv, 4 * BIG), splat(D, 0.0), splat(vec(I1, SV), 0)])
+    def step(xa, xb, vals):
+        Ls, pm, bad = vals
+        Ls = b.call(smin, [Ls, b.add(expo(xa), expo(xb))])
+        p = b.call(fabs, [b.fmul(xa, xb)])
+        bad = b.or_(bad, _not(b, b.fcmp_ordered("<", p, inf)))
+        return [Ls, b.select(b.fcmp_ordered(">", p, pm), p, pm), bad]
+
+    init = [splat(Iv, 16 * BIG), splat(Fv, 0.0), splat(vec(I1, SV), 0)]
+    lk = Loop(b, i64(0), kv, SV, name="k", carry=init)
     k = lk.index
-    mk = lane_mask(b, k, K, SV)
-    xa = masked_load(b, Fv, at(b, F32, pa, k), mk, splat(Fv, 0.0), 4)
-    xb = masked_load(b, Fv, at(b, F32, pb, k), mk, splat(Fv, 0.0), 4)
-    Ls = b.call(smin, [lk.values[0], b.add(lsb(xa, sig_a), lsb(xb, sig_b))])
-    p = b.call(fabs, [b.fmul(b.fpext(xa, D), b.fpext(xb, D))])
-    bad = b.or_(lk.values[2], _not(b, b.fcmp_ordered("<", p, inf)))
-    pm = b.select(b.fcmp_ordered(">", p, lk.values[1]), p, lk.values[1])
-    Lv, Pv, badv = lk.close([Ls, pm, bad])
-    P = b.select(b.call(ror, [badv]), ir.Constant(F64, float("nan")), b.call(rmax, [Pv]))
-    vstore(b, b.sext(b.call(rmin, [Lv]), I64), Lo, t)
+    outs = lk.close(step(vload(b, Fv, pa, k, align=4), vload(b, Fv, pb, k, align=4), lk.values))
+    mk = lane_mask(b, kv, K, SV)   # the tail: masked-off lanes are zeros (no constraint, product 0)
+    Lv, Pv, badv = step(masked_load(b, Fv, at(b, F32, pa, kv), mk, splat(Fv, 0.0), 4),
+                        masked_load(b, Fv, at(b, F32, pb, kv), mk, splat(Fv, 0.0), 4), outs)
+    P = b.select(b.call(ror, [badv]), ir.Constant(F64, float("nan")), b.fpext(b.call(rmax, [Pv]), F64))
+    Lsum = b.sext(b.call(rmin, [Lv]), I64)
+    vstore(b, b.sub(b.sub(b.sub(Lsum, i64(252)), sigA), sigB), Lo, t)
     vstore(b, P, Po, t)
+    lt.close()
+    b.ret_void()
+    return name
+
+
+def build_tpose(m: ir.Module, SV: int) -> str:
+    """``tpose{SV}(B f32*, Bt f32*, K, N, c0, c1)``: Bt[c, k] = B[k, c] for columns c0..c1 (c1 - c0 and c0
+    multiples of SV, or c1 = N), SV columns at a time: one vector load per row of B, SV scalar stores."""
+    name = f"tpose{SV}"
+    Fv = vec(F32, SV)
+    fn, b, (B, Bt, K, N, c0, c1) = define(m, name, VOID, [PTR, PTR, I64, I64, I64, I64],
+                                           names=("B", "Bt", "K", "N", "c0", "c1"), noalias=(0, 1))
+    cv = b.add(c0, b.mul(b.sdiv(b.sub(c1, c0), i64(SV)), i64(SV)))
+    lc = Loop(b, c0, cv, SV, name="c")
+    c = lc.index
+    lk = Loop(b, i64(0), K, 1, name="k")
+    k = lk.index
+    x = vload(b, Fv, B, b.add(b.mul(k, N), c), align=4)
+    for lane in range(SV):
+        vstore(b, b.extract_element(x, ir.Constant(I32, lane)), Bt, b.add(b.mul(b.add(c, i64(lane)), K), k))
+    lk.close()
+    lc.close()
+    lt = Loop(b, cv, c1, 1, name="ct")
+    lk2 = Loop(b, i64(0), K, 1, name="k2")
+    vstore(b, vload(b, F32, B, b.add(b.mul(lk2.index, N), lt.index)), Bt, b.add(b.mul(lt.index, K), lk2.index))
+    lk2.close()
     lt.close()
     b.ret_void()
     return name
@@ -679,6 +715,7 @@ def build_rfn(m: ir.Module, SV: int) -> str:
 def refine_module(SV: int) -> ir.Module:
     m = ir.Module(name="xmx_refine")
     build_rfn(m, SV)
+    build_tpose(m, SV)
     return m
 
 
