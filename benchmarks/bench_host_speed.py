@@ -8,8 +8,9 @@ passes the self-check, else the emulator's compiled kernels), XMX s8 / u8 (xmx.m
 available), XMX bf16 / fp16 "sequential" and "stage" (the JIT kernels at the host's vector width). Each case is
 timed interleaved with numpy's float32 matmul of the same shape (one call of each per round); the ratio is
 median(case) / median(numpy). The path each case took (counters.path_taken) and the JIT vector width are printed.
-Each timed call starts after a rest (``--settle``, 0.25 s: numpy's OpenBLAS threads spin ~0.1 s after each
-sgemm and would otherwise share the cores with the next case). Every result is checked on the way: integers against int64 products, floats against the numpy path
+Each timed call follows a rest (``--settle``, 0.25 s: numpy's OpenBLAS threads spin ~0.1 s after each sgemm
+and would otherwise share the cores with the next case) and one untimed call of the same function (numpy then
+runs with its threads awake). Every result is checked on the way: integers against int64 products, floats against the numpy path
 (SYSTOLIC_NATIVE=0 / the numpy chains) on a corner. ``--peak`` also probes the host's tile-resident AMX peak
 (TDP* on tiles that stay in registers, all CPUs) for the percentage-of-peak figures of the native GEMM.
 Targets (issue 24, the 2-vCPU machine): AMX int8 / bf16 <= 0.5x, XMX s8 / u8 <= 1.0x, XMX sequential <= 2x,
@@ -32,22 +33,26 @@ TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx 
            "xmx fp16 sequential": 2.0, "xmx bf16 stage": 4.0, "xmx fp16 stage": 4.0}
 
 
-#: seconds of rest before each timed call: OpenBLAS's worker threads keep spinning for about 2**28 cycles (its
-#: thread timeout, ~0.1 s) after each sgemm, and a call timed right after numpy shares the cores with them
-#: (measured on the 2-vCPU machine: the XMX sequential GEMM 165-184 ms right after numpy, 90-104 ms after a
-#: 0.3 s pause; in the first device call this penalised whichever case ran first after numpy)
+#: seconds of rest before each timed pair of calls: OpenBLAS's worker threads keep spinning for about 2**28
+#: cycles (its thread timeout, ~0.1 s) after each sgemm, and a call made right after numpy shares the cores with
+#: them (measured on the 2-vCPU machine: the XMX sequential GEMM 165-184 ms right after numpy, 90-104 ms after a
+#: 0.3 s pause; in the first device call this penalised whichever case ran first after numpy). After the rest
+#: each function is called once untimed and then timed, so that each is measured in its own steady state: numpy
+#: with its threads awake (a cold numpy call after the rest took 10.5-12.4 ms on 2 Xeon cores where back-to-back
+#: calls took 7.9-8.3 ms; 8 ms instead of 2.5 ms on 16 cores), the emulator without OpenBLAS spinning beside it.
 SETTLE = 0.25
 
 
 def interleaved(fn, ref, rounds, settle=SETTLE):
     """(median wall time of fn, of ref, median CPU time of fn, of ref): CPU time (all threads of the process)
-    is less sensitive to other jobs on a shared machine. Each timed call starts ``settle`` seconds after the
-    previous one ended (untimed), so that neither runs beside the other's idling threads."""
+    is less sensitive to other jobs on a shared machine. Each round: for fn, then ref, a rest of ``settle``
+    seconds, one untimed call and one timed call."""
     fn(), ref()
     tf, tr, cf, cr = [], [], [], []
     for _ in range(rounds):
         for f, t, c in ((fn, tf, cf), (ref, tr, cr)):
             time.sleep(settle)
+            f()
             c0, t0 = time.process_time(), time.perf_counter()
             f()
             t.append(time.perf_counter() - t0)
@@ -155,7 +160,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--peak", action="store_true")
     ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
-    ap.add_argument("--settle", type=float, default=SETTLE, help="seconds of rest before each timed call")
+    ap.add_argument("--settle", type=float, default=SETTLE, help="seconds of rest before each (untimed, timed) pair of calls")
     ap.add_argument("--md", default=None)
     args = ap.parse_args(argv)
     from systolic import counters, host, jit

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -341,10 +342,8 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     B = np.ascontiguousarray(b32, dtype=np.float32)
     with np.errstate(invalid="ignore"):         # fp32 values: exact
         C = np.zeros((m, n), dtype=np.float32) if zero_c else c.astype(np.float32)
-    A64 = np.empty((m, k))
-    RAC = np.empty((m, nch))
-    MAC = np.empty((m, nch))
-    MX = np.empty((m, n))
+    A64, RAC, MAC = _take((m, k)), _take((m, nch)), _take((m, nch))
+    MX = np.empty((m, n))   # written only where read (the kernel's comment): mostly never touched
     F = np.empty((m, n), dtype=np.uint8)
     nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
     # A's widening and statistics, rows over the threads
@@ -353,9 +352,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
                                   min(m, i0 + rstep), k, kc, sig[0], float(S * T)), list(range(0, m, rstep)),
               nthreads)
     jobs = _jobs(panels, m, nthreads, R)
-    Pk = np.empty((len(jobs), k * W))
-    RB = np.empty((len(jobs), nch * W))
-    MB = np.empty((len(jobs), nch * W))
+    Pk, RB, MB = _take((len(jobs), k * W)), _take((len(jobs), nch * W)), _take((len(jobs), nch * W))
     head = (A64.ctypes.data, B.ctypes.data, C.ctypes.data, MX.ctypes.data, F.ctypes.data)
     tail = (RAC.ctypes.data, MAC.ctypes.data, m, n, k, kc)
 
@@ -365,6 +362,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
            0 if zero_c else 1, sig[1])
 
     _run_jobs(call, jobs, nthreads)
+    _give(A64, RAC, MAC, Pk, RB, MB)
     flag = F.view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
         if not zero_c and np.any(c != 0):  # C's own granularity: (|x| + S*T*P) * _GROW <= 2**(53+Lc) as well
@@ -487,6 +485,38 @@ def _jobs(panels: int, m: int, nthreads: int, R: int, per_thread: int = 4) -> li
     return [(p0, p1, i0, min(m, i0 + rstep)) for p0, p1 in pblocks for i0 in range(0, m, rstep)]
 
 
+#: scratch arrays kept between calls (key: shape and dtype), at most _KEEP of them: a fresh multi-megabyte array
+#: costs a page fault per 4 KiB on first touch, 1-3 us each in a VM (3700 of them per bf16 1024^3 stage GEMM
+#: before); never handed to callers
+_SCRATCH: "OrderedDict[tuple, list]" = OrderedDict()
+_KEEP = 8
+
+
+def _take(shape, dtype=np.float64) -> np.ndarray:
+    """A scratch array (contents undefined), from the kept ones when one fits; give it back with _give."""
+    key = (tuple(shape), np.dtype(dtype).str)
+    with _LOCK:
+        got = _SCRATCH.get(key)
+        if got:
+            _SCRATCH.move_to_end(key)
+            return got.pop()
+    return np.empty(shape, dtype=dtype)
+
+
+def _give(*arrays: np.ndarray) -> None:
+    with _LOCK:
+        for x in arrays:
+            key = (x.shape, x.dtype.str)
+            _SCRATCH.setdefault(key, []).append(x)
+            _SCRATCH.move_to_end(key)
+            while sum(len(v) for v in _SCRATCH.values()) > _KEEP:
+                k0 = next(iter(_SCRATCH))
+                if _SCRATCH[k0]:
+                    _SCRATCH[k0].pop(0)
+                if not _SCRATCH[k0]:
+                    del _SCRATCH[k0]
+
+
 def _pool() -> ThreadPoolExecutor:
     """The process's worker threads for the kernels (one per CPU, made once: starting threads per call cost
     0.3-0.7 ms, a tenth of a 1024^3 GEMM on 16 cores)."""
@@ -548,7 +578,7 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
     nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
     jobs = _jobs(panels, m, nthreads, R)
     KC = SKC if KC is None else KC
-    scratch = np.empty((len(jobs), (KC or k) * W), dtype=np.float32)
+    scratch = _take((len(jobs), (KC or k) * W), np.float32)
     bad = np.zeros(len(jobs), dtype=np.uint8)
     ptr = (A.ctypes.data, B.ctypes.data, out.ctypes.data)
 
@@ -557,7 +587,9 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
         fn(*ptr, scratch[q].ctypes.data, bad[q:].ctypes.data, m, n, k, p0, p1, i0, i1, 0 if zero_c else 1)
 
     _run_jobs(call, jobs, nthreads)
-    flag = ~np.isfinite(out) if bad.any() else np.zeros((m, n), dtype=bool)
+    _give(scratch)
+    # no result non-finite (the usual case): a read-only all-False view, no 1 MB of zeroed pages
+    flag = ~np.isfinite(out) if bad.any() else np.broadcast_to(np.False_, (m, n))
     return out, flag
 
 

@@ -616,15 +616,17 @@ def _fmma_rows(b, R, start, stop, T, V, FV, S, fma, grow, fmaf, fabs, slots, mas
         # x is an fp32 value (a rounded stage or C): the conversion is exact
         masked_store(b, b.fptrunc(x, Fv), at(b, F32, C, ci[r, v]), masks[v], 4)
         mc = load_volatile(b, slots[r, v], D, align=8)
-        masked_store(b, mc, at(b, F64, MX, ci[r, v]), masks[v], 8)
         # (max|x| + S*T*P) * _GROW <= 2**(53+L), <= FLT_MAX, L >= -149, and the final x finite
         sg = b.fmul(b.fadd(mc, qc[r, v]), growc)
         okmp = b.fcmp_ordered("<=", sg, b.fmul(tc[r, v], four))
         okov = b.fcmp_ordered("<=", sg, fmax)
         oksb = b.fcmp_ordered(">=", tc[r, v], tmin)
         okf = b.fcmp_ordered("<", b.call(fabs, [x]), inf)
-        ok = b.and_(b.and_(b.and_(okmp, okov), oksb), okf)
-        masked_store(b, b.zext(_not(b, ok), vec(I8, FV)), at(b, I8, F, ci[r, v]), masks[v], 1)
+        bad = _not(b, b.and_(b.and_(b.and_(okmp, okov), oksb), okf))
+        masked_store(b, b.zext(bad, vec(I8, FV)), at(b, I8, F, ci[r, v]), masks[v], 1)
+        # max|x| only where the caller reads it (flagged elements; every element when C is given): the other
+        # pages of MX are never touched (page faults cost 1-3 us each in a VM)
+        masked_store(b, mc, at(b, F64, MX, ci[r, v]), b.or_(b.and_(masks[v], bad), cmasks[v]), 8)
     li.close()
 
 
