@@ -39,7 +39,7 @@ TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx 
 #: 0.3 s pause; in the first device call this penalised whichever case ran first after numpy). After the rest
 #: each function is called once untimed and then timed, so that each is measured in its own steady state: numpy
 #: with its threads awake (a cold numpy call after the rest took 10.5-12.4 ms on 2 Xeon cores where back-to-back
-#: calls took 7.9-8.3 ms; 8 ms instead of 2.5 ms on 16 cores), the emulator without OpenBLAS spinning beside it.
+#: calls took 7.9-10.9 ms; 8 ms instead of 2.5 ms on 16 cores), the emulator without OpenBLAS spinning beside it.
 SETTLE = 0.25
 
 
