@@ -10,9 +10,10 @@ timed interleaved with numpy's float32 matmul of the same shape (one call of eac
 median(case) / median(numpy). The path each case took (counters.path_taken) and the JIT vector width are printed.
 Each timed call follows a rest (``--settle``, 0.25 s: numpy's OpenBLAS threads spin ~0.1 s after each sgemm
 and would otherwise share the cores with the next case) and one untimed call of the same function (numpy then
-runs with its threads awake). Every result is checked on the way: integers against int64 products, floats against the numpy path
-(SYSTOLIC_NATIVE=0 / the numpy chains) on a corner. ``--peak`` also probes the host's tile-resident AMX peak
-(TDP* on tiles that stay in registers, all CPUs) for the percentage-of-peak figures of the native GEMM.
+runs with its threads awake). Every result is checked on the way: integers against int64 products, floats
+against the numpy path (SYSTOLIC_NATIVE=0 / the numpy chains) on a corner. ``--peak`` also probes the host's
+tile-resident AMX peak (TDP* on tiles that stay in registers, all CPUs) for the percentage-of-peak figures of
+the native GEMM.
 Targets (issue 24, the 2-vCPU machine): AMX int8 / bf16 <= 0.5x, XMX s8 / u8 <= 1.0x, XMX sequential <= 2x,
 XMX stage <= 4x.
 """
@@ -160,7 +161,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--peak", action="store_true")
     ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
-    ap.add_argument("--settle", type=float, default=SETTLE, help="seconds of rest before each (untimed, timed) pair of calls")
+    ap.add_argument("--settle", type=float, default=SETTLE,
+                    help="seconds of rest before each (untimed, timed) pair of calls")
     ap.add_argument("--md", default=None)
     args = ap.parse_args(argv)
     from systolic import counters, host, jit
@@ -181,7 +183,8 @@ def main(argv=None):
         print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (CPU time "
               f"{ct / cr:5.2f}x; target <= {target}x) path {path}  bits ok {ok}", flush=True)
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs ({ncpu} usable), AMX {host.amx_features() or 'none'}; JIT vector "
+    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs ({ncpu} usable), "
+             f"AMX {host.amx_features() or 'none'}; JIT vector "
              f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "Command: `PYTHONPATH=src python3 benchmarks/bench_host_speed.py " + " ".join(

@@ -158,3 +158,34 @@ def test_kernels_split_over_threads_and_rows_equal_one_thread(width, m, n, T, st
             acc, flag = native.fast_mma(a, b, c, 2, sig_bits=(8, 8), threads=threads)
     ok = ~flag
     np.testing.assert_array_equal(np.asarray(acc, dtype=np.float32).view(np.uint32)[ok], want[ok])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 4), st.sampled_from([2, 4, 8, 32]), st.sampled_from([8, 11, 24]),
+       st.integers(0, 2 ** 32 - 1))
+def test_compiled_row_statistics_equal_numpy_reference(width, m, nch, kc, sig, seed):
+    """``astat`` (A in binary64 and the kernel test's per-chunk statistics of A's rows, compiled) against the
+    numpy reference native._line_stats, on raw float32 bit patterns: zeros of both signs, subnormals, NaNs and
+    infinities, all-zero chunks."""
+    rng = np.random.default_rng(seed)
+    k = nch * kc
+    bits = rng.integers(0, 1 << 32, (m, k), dtype=np.uint64).astype(np.uint32)
+    bits[rng.random((m, k)) < 0.3] &= np.uint32(0x807FFFFF)         # subnormals and zeros
+    bits[rng.random((m, k)) < 0.2] = 0
+    if seed % 3 == 0:
+        bits[0] = 0                                                   # an all-zero row
+    x = bits.view(np.float32)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYSTOLIC_VECTOR_BITS", str(width))
+        _, astat = native._fast_kernel(2, *native.fast_block(), 1)
+        A64, RAC, MAC = np.empty((m, k)), np.empty((m, nch)), np.empty((m, nch))
+        astat(x.ctypes.data, A64.ctypes.data, RAC.ctypes.data, MAC.ctypes.data, 0, m, k, kc, sig, 3.0)
+    la, ma = native._line_stats(x.reshape(m, nch, kc), sig, 2)
+    np.testing.assert_array_equal(RAC, np.ldexp(1.0, 51 + np.clip(la, -native._BIG, native._BIG)))
+    np.testing.assert_array_equal(MAC, 3.0 * ma)                     # NaN where the reference has NaN
+    with np.errstate(invalid="ignore"):
+        want = x.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(A64), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(A64[ok], want[ok])

@@ -252,13 +252,6 @@ def _refine_kernel():
     return _compiled(("refine", sv), "refine_error", build)
 
 
-def _by_panels(ex: ThreadPoolExecutor, call, panels: int, nthreads: int) -> None:
-    """``call(p0, p1)`` over panels 0..panels in about four runs per thread (ctypes releases the GIL during
-    each call, so the kernels run in parallel)."""
-    step = -(-panels // (nthreads * 4))
-    list(ex.map(lambda p0: call(p0, min(panels, p0 + step)), range(0, panels, step)))
-
-
 def _line_stats(x: np.ndarray, sig_bits: int, axis: int):
     """Per line along ``axis`` of a float32 array: the exponent L such that every element is a multiple of
     2**L, and the largest magnitude (float64). L is _elem_lsb's bound for the smallest nonzero magnitude (the
@@ -396,7 +389,7 @@ def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, chunk: int = 1 << 16) -> No
     if fns is None:
         return
     fn, tpose = fns
-    m, n = a32.shape[0], b32.shape[1]
+    n = b32.shape[1]
     nthreads = _ncpu()
     B = np.ascontiguousarray(b32, dtype=np.float32)
     Bt = np.empty((n, k), dtype=np.float32)   # B transposed by the compiled kernel, columns over the threads

@@ -11,19 +11,27 @@ Kernels (all ``void``; pointer arguments are noalias):
 * ``mma{T}(A f32*, B f32*, C f64*, F i8*, N, K, i0, i1, j0, j1)`` -- scalar TwoSum / round-to-odd cascade.
 * ``vmma{T}_{R}`` -- the same on W-column vectors, R rows at once.
 * ``emma{T}_{R}`` -- the exactness-checked binary64 sum, W-column vectors.
-* ``smma_{R}_{V}(A f32*, Bp f32*, C f32*, F i8*, N, K, i0, i1, p0, p1)`` -- binary32 FMA chains.
-* ``fmma{T}_{R}_{V}_{S}(A f64*, Bp f64*, C f32*, MX f64*, N, K, i0, i1, p0, p1, RAC, MAC, RBC, MBC, F, KC)``
-  -- the unchecked kernel and its test.
+* ``gmma_{R}_{V}_{KC}(A f32*, B f32*, C f32*, Pk f32*, bad i8*, M, N, K, p0, p1, i0, i1, hasC)`` -- binary32
+  FMA chains on the caller's arrays, B's panels packed by the thread that uses them.
+* ``fmma{T}_{R}_{V}_{S}(A64 f64*, B f32*, C f32*, MX f64*, F i8*, Pk f64*, RB f64*, MB f64*, RAC f64*, MAC f64*,
+  M, N, K, KC, p0, p1, i0, i1, hasC, sigB)`` -- the unchecked kernel and its test, B's panels widened to
+  binary64 with their statistics by the thread that uses them; ``astat`` -- A in binary64 and its statistics.
+* ``rfn{SV}`` -- the refinement's per-element statistics; ``tpose{SV}`` -- B transposed for it.
+* ``widen_{bf16,fp16}_{SV}`` -- the inputs as float32, input denormals flushed.
+
+Helpers that kernels share: :func:`masked_load` / :func:`masked_store` (tails without padding copies),
+:func:`lane_mask`, :func:`pack_panel`.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-from ..jit.build import (F32, F64, I1, I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, define, f64_bits, intrinsic, i64,
-                         declare, load_volatile, or_all, splat, store_volatile, two_sum, vec, vload, vstore)
+from ..jit.build import (F32, F64, I1, I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, f64_bits,
+                         i64, intrinsic, load_volatile, or_all, splat, store_volatile, two_sum, vec, vload, vstore)
 
-__all__ = ["checked_module", "fma32_module", "fast_module", "EXP_MASK"]
+__all__ = ["checked_module", "fma32_module", "fast_module", "refine_module", "widen_module", "EXP_MASK", "masked_load",
+           "masked_store", "lane_mask", "pack_panel"]
 
 #: binary64 exponent field
 EXP_MASK = 0x7FF0000000000000
@@ -197,69 +205,6 @@ def checked_module(T: int, W: int, R: int) -> ir.Module:
     return m
 
 
-class _Panels:
-    """The panel kernels' loop nest: panels p0..p1 of W columns of Bp (element ``ety``, K x W each), row
-    blocks i0..i1 step R. ``open()`` leaves the builder in a row block; ``close()`` ends both loops."""
-
-    def __init__(self, b, ety, W: int, R: int, Bp, K, i0, i1, p0, p1):
-        self.b = b
-        self.pstride = b.mul(K, i64(W))
-        self.lp = Loop(b, p0, p1, 1, name="p")
-        p = self.lp.index
-        self.pcol = b.mul(p, i64(W))
-        self.bpan = at(b, ety, Bp, b.mul(p, self.pstride))
-        self.li = Loop(b, i0, i1, R, name="i")
-        self.i = self.li.index
-
-    def close(self):
-        self.li.close()
-        self.lp.close()
-
-
-def _store_flags(b, ok, F, idx, lanes: int) -> None:
-    """F[idx .. idx + lanes) = not ok (one byte a lane): the element is not proven."""
-    vstore(b, b.zext(_not(b, ok), vec(I8, lanes)), F, idx, align=1)
-
-
-def build_smma(m: ir.Module, R: int, V: int, SV: int) -> str:
-    """``smma_{R}_{V}``: x = fma(a, b, x) in binary32 on SV-float vectors, panels of W = SV V columns;
-    non-finite results flagged."""
-    name = f"smma_{R}_{V}"
-    W = SV * V
-    Fv = vec(F32, SV)
-    fma = intrinsic(m, "fma", Fv, 3)
-    fabs = intrinsic(m, "fabs", Fv, 1)
-    fn, b, args = define(m, name, VOID, [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, I64],
-                         names=("A", "Bp", "C", "F", "N", "K", "i0", "i1", "p0", "p1"), noalias=(0, 1, 2, 3))
-    A, Bp, C, F, N, K, i0, i1, p0, p1 = args
-    pn = _Panels(b, F32, W, R, Bp, K, i0, i1, p0, p1)
-    i = pn.i
-    pa, ci = [], {}
-    for r in range(R):
-        row = b.add(i, i64(r))
-        pa.append(at(b, F32, A, b.mul(row, K)))
-        cb = b.add(b.mul(row, N), pn.pcol)
-        for v in range(V):
-            ci[r, v] = b.add(cb, i64(SV * v))
-    RV = [(r, v) for r in range(R) for v in range(V)]
-    c0 = [vload(b, Fv, C, ci[rv], align=4) for rv in RV]
-    lk = Loop(b, i64(0), K, 1, name="k", carry=c0)
-    k = lk.index
-    bo = b.mul(k, i64(W))
-    bv = [vload(b, Fv, pn.bpan, b.add(bo, i64(SV * v)), align=4) for v in range(V)]
-    av = [broadcast(b, vload(b, F32, pa[r], k), SV) for r in range(R)]
-    h = [b.call(fma, [av[r], bv[v], x]) for (r, v), x in zip(RV, lk.values)]
-    xs = lk.close(h)
-    inf = splat(Fv, _INF)
-    for (r, v), x in zip(RV, xs):
-        vstore(b, x, C, ci[r, v], align=4)
-        ok = b.fcmp_ordered("<", b.call(fabs, [x]), inf)
-        _store_flags(b, ok, F, ci[r, v], SV)
-    pn.close()
-    b.ret_void()
-    return name
-
-
 def fma32_module(R: int, V: int, SV: int, KC: int = 0) -> ir.Module:
     m = ir.Module(name="xmx_fma32")
     build_gmma(m, R, V, SV, KC)
@@ -314,13 +259,14 @@ def pack_panel(b, src, dst, row_stride, col0, limit, K, lanes: int, V: int, ety)
 
 
 def build_gmma(m: ir.Module, R: int, V: int, SV: int, KC: int = 0) -> str:
-    """``gmma_{R}_{V}_{KC}(A f32*, B f32*, C f32*, Pk f32*, bad i8*, M, N, K, p0, p1, i0, i1, hasC)``: the
-    binary32 FMA chains of :func:`build_smma` on the caller's own arrays: A row-major M x K, B row-major K x N,
-    C row-major M x N (read first where ``hasC``, else +0; written with the results). Each panel of W = SV V
-    columns of B is packed into the scratch ``Pk`` (KC x W, or K x W for KC = 0) by the thread that uses it, K
-    in chunks of KC (the accumulators go through C between chunks: fp32 values, exact; the chain keeps its K
-    order), rows R at a time and then one at a time, the tail columns masked: no copy of A, B or C is made
-    outside. ``bad[0]`` = 1 where some result is not finite (the caller's exact path then recomputes those)."""
+    """``gmma_{R}_{V}_{KC}(A f32*, B f32*, C f32*, Pk f32*, bad i8*, M, N, K, p0, p1, i0, i1, hasC)``: binary32
+    FMA chains (x = fma(a, b, x) on SV-float vectors) on the caller's own arrays: A row-major M x K, B row-major
+    K x N, C row-major M x N (read first where ``hasC``, else +0; written with the results). Each panel of
+    W = SV V columns of B is packed into the scratch ``Pk`` (KC x W, or K x W for KC = 0) by the thread that
+    uses it, K in chunks of KC (the accumulators go through C between chunks: fp32 values, exact; the chain
+    keeps its K order), rows R at a time and then one at a time, the tail columns masked: no copy of A, B or C
+    is made outside. ``bad[0]`` = 1 where some result is not finite (the caller's exact path then recomputes
+    those)."""
     name = f"gmma_{R}_{V}_{KC}"
     W = SV * V
     Fv = vec(F32, SV)
