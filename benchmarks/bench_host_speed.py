@@ -8,12 +8,13 @@ passes the self-check, else the emulator's compiled kernels), XMX s8 / u8 (xmx.m
 available), XMX bf16 / fp16 "sequential" and "stage" (the JIT kernels at the host's vector width). Each case is
 timed interleaved with numpy's float32 matmul of the same shape (one call of each per round); the ratio is
 median(case) / median(numpy). The path each case took (counters.path_taken) and the JIT vector width are printed.
-Each timed call follows a rest (``--settle``, 0.25 s: numpy's OpenBLAS threads spin ~0.1 s after each sgemm
-and would otherwise share the cores with the next case) and one untimed call of the same function (numpy then
-runs with its threads awake). Every result is checked on the way: integers against int64 products, floats
-against the numpy path (SYSTOLIC_NATIVE=0 / the numpy chains) on a corner. ``--peak`` also probes the host's
-tile-resident AMX peak (TDP* on tiles that stay in registers, all CPUs) for the percentage-of-peak figures of
-the native GEMM.
+``--pause S --warm`` (the float XMX rows' protocol, below): each timed call follows a rest of S seconds
+(numpy's OpenBLAS threads spin ~0.1 s after each sgemm and would otherwise share the cores with the next case)
+and one untimed call of the same function (numpy then runs with its threads awake). CPU-time ratios (all
+threads of the process) are printed beside the wall ratios. Every result is checked on the way: integers
+against int64 products, floats against the numpy path (SYSTOLIC_NATIVE=0 / the numpy chains) on a corner.
+``--peak`` also probes the host's tile-resident AMX peak (TDP* on tiles that stay in registers, all CPUs) for
+the percentage-of-peak figures of the native GEMM.
 Targets (issue 24, the 2-vCPU machine): AMX int8 / bf16 <= 0.5x, XMX s8 / u8 <= 1.0x, XMX sequential <= 2x,
 XMX stage <= 4x.
 """
@@ -34,26 +35,29 @@ TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx 
            "xmx fp16 sequential": 2.0, "xmx bf16 stage": 4.0, "xmx fp16 stage": 4.0}
 
 
-#: seconds of rest before each timed pair of calls: OpenBLAS's worker threads keep spinning for about 2**28
+#: Why the float XMX rows use ``--pause 0.25 --warm``: OpenBLAS's worker threads keep spinning for about 2**28
 #: cycles (its thread timeout, ~0.1 s) after each sgemm, and a call made right after numpy shares the cores with
 #: them (measured on the 2-vCPU machine: the XMX sequential GEMM 165-184 ms right after numpy, 90-104 ms after a
-#: 0.3 s pause; in the first device call this penalised whichever case ran first after numpy). After the rest
-#: each function is called once untimed and then timed, so that each is measured in its own steady state: numpy
-#: with its threads awake (a cold numpy call after the rest took 10.5-12.4 ms on 2 Xeon cores where back-to-back
-#: calls took 7.9-10.9 ms; 8 ms instead of 2.5 ms on 16 cores), the emulator without OpenBLAS spinning beside it.
-SETTLE = 0.25
+#: 0.3 s pause; in f24's first device call this penalised whichever case ran first after numpy). A pause alone
+#: makes numpy's own call cold (10.5-12.4 ms on 2 Xeon cores where back-to-back calls took 7.9-10.9 ms; 8 ms
+#: instead of 2.5 ms on 16 cores): ``--warm`` adds one untimed call of the same function after the pause, so
+#: that each function is timed in its own steady state.
+FLOAT_PROTOCOL = "--pause 0.25 --warm"
 
 
-def interleaved(fn, ref, rounds, settle=SETTLE):
-    """(median wall time of fn, of ref, median CPU time of fn, of ref): CPU time (all threads of the process)
-    is less sensitive to other jobs on a shared machine. Each round: for fn, then ref, a rest of ``settle``
-    seconds, one untimed call and one timed call."""
+def interleaved(fn, ref, rounds, pause=0.0, warm=False):
+    """(median wall time of fn, of ref, median CPU time of fn, of ref), fn and ref timed alternately; ``pause``
+    seconds before each call (``--pause``: lets another library's spinning worker threads go idle first, e.g.
+    OpenBLAS's after numpy's call); ``warm``: then one untimed call of the same function before the timed one.
+    CPU time (all threads of the process) is less sensitive to other jobs on a shared machine."""
     fn(), ref()
     tf, tr, cf, cr = [], [], [], []
     for _ in range(rounds):
         for f, t, c in ((fn, tf, cf), (ref, tr, cr)):
-            time.sleep(settle)
-            f()
+            if pause:
+                time.sleep(pause)
+            if warm:
+                f()
             c0, t0 = time.process_time(), time.perf_counter()
             f()
             t.append(time.perf_counter() - t0)
@@ -107,8 +111,9 @@ def _same_as_numpy_path(r, a, b, model):
     return np.array_equal(np.asarray(r)[:8].view(np.uint32), want.view(np.uint32))
 
 
-def tile_peak(mnemonic: str, threads: int, seconds: float = 0.5) -> float:
-    """TDP* per second x operations per TDP*, all ``threads`` CPUs issuing TDP* on tiles that stay resident."""
+def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3) -> float:
+    """TDP* per second x operations per TDP*, all ``threads`` CPUs issuing TDP* on tiles that stay resident
+    (four independent accumulator tiles, as in the GEMM's micro-kernel); the best of ``tries``."""
     import ctypes
     from concurrent.futures import ThreadPoolExecutor
 
@@ -144,15 +149,36 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.5) -> float:
     def work(i):
         start.wait()
         fn(_CFG.ctypes.data, bufs[i].ctypes.data, iters)
-    with ThreadPoolExecutor(threads) as ex:
-        futs = [ex.submit(work, i) for i in range(threads)]
-        start.wait()                  # every thread is up: time from the common start to the last one done
-        t0 = time.perf_counter()
-        for f in futs:
-            f.result()
-        dt = time.perf_counter() - t0
+    best = None
+    for _ in range(tries):        # the best of a few tries: a VM's neighbours only ever slow a try down
+        with ThreadPoolExecutor(threads) as ex:
+            futs = [ex.submit(work, i) for i in range(threads)]
+            start.wait()              # every thread is up: time from the common start to the last one done
+            t0 = time.perf_counter()
+            for f in futs:
+                f.result()
+            dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
     ops = 16 * 16 * (32 if mnemonic == "tdpbf16ps" else 64) * 2
-    return threads * iters * 4 * ops / dt
+    return threads * iters * 4 * ops / best
+
+
+def breakdown(n, rng, ref, rounds, pause=0.0):
+    """The native path's parts at n^3: native_gemm.matmul with B pre-packed, pack_b alone, and both."""
+    from systolic.amx import native_gemm as G
+    out = []
+    for dt, a, b in (("int8", rng.integers(-128, 128, (n, n), dtype=np.int8),
+                      rng.integers(-128, 128, (n, n), dtype=np.int8)),
+                     ("bf16", rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16),
+                      rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16))):
+        pb = G.pack_b(b)
+        for name, fn in ((f"{dt} native_gemm, B pre-packed", lambda: G.matmul(a, pb)),
+                         (f"{dt} pack_b", lambda: G.pack_b(b)),
+                         (f"{dt} native_gemm incl. pack_b", lambda: G.matmul(a, b))):
+            t, r, _, _ = interleaved(fn, ref, rounds, pause)
+            out.append((name, t, r))
+            print(f"{name:36s} {t * 1e3:8.2f} ms  numpy f32 {r * 1e3:7.2f} ms  ratio {t / r:5.2f}x", flush=True)
+    return out
 
 
 def main(argv=None):
@@ -161,9 +187,12 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--peak", action="store_true")
     ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
-    ap.add_argument("--settle", type=float, default=SETTLE,
-                    help="seconds of rest before each (untimed, timed) pair of calls")
     ap.add_argument("--md", default=None)
+    ap.add_argument("--pause", type=float, default=0.0, help="seconds of sleep before every timed call")
+    ap.add_argument("--warm", action="store_true",
+                    help="after the pause, one untimed call of the same function (each timed in its steady state)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="AMX rows: also time the native GEMM's parts (B pre-packed, pack_b alone), interleaved")
     args = ap.parse_args(argv)
     from systolic import counters, host, jit
     n = args.size
@@ -177,13 +206,15 @@ def main(argv=None):
         r0 = fn()
         path = counters.path_taken(key) if key else f"JIT {jit.vector_bits()}-bit"   # before the check's own calls
         ok = check(r0)
-        t, r, ct, cr = interleaved(fn, ref, args.rounds, args.settle)
+        t, r, ct, cr = interleaved(fn, ref, args.rounds, args.pause, args.warm)
         target = TARGETS[name]
         rows.append((name, t, r, t / r, ct / cr, target, path, ok))
         print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (CPU time "
               f"{ct / cr:5.2f}x; target <= {target}x) path {path}  bits ok {ok}", flush=True)
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    lines = [f"CPU: {host.cpu_model_name()}, {os.cpu_count()} CPUs ({ncpu} usable), "
+    if args.breakdown:
+        rows_bd = breakdown(n, rng, ref, args.rounds, args.pause)
+    lines = [f"CPU: {host.cpu_model_name()}, {ncpu} CPUs in the affinity mask ({os.cpu_count()} online), "
              f"AMX {host.amx_features() or 'none'}; JIT vector "
              f"width {jit.vector_bits()} bits; numpy {np.__version__}; Python {platform.python_version()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
@@ -194,6 +225,9 @@ def main(argv=None):
     for name, t, r, q, cq, target, path, ok in rows:
         lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | {cq:.2f}x | <= {target}x | {path} | "
                      f"{ok} |")
+    if args.breakdown:
+        lines += ["", "Native AMX parts (same run, each interleaved with numpy f32; ms, ratio to numpy):", ""]
+        lines += [f"- {name}: {t * 1e3:.2f} ms (numpy {r * 1e3:.2f} ms, {t / r:.2f}x)" for name, t, r in rows_bd]
     if args.peak:
         lines += ["", "Tile-resident AMX peak (same run):", ""]
         for mn in ("tdpbf16ps", "tdpbssd"):

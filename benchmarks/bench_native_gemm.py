@@ -1,6 +1,7 @@
 """Native AMX GEMM (systolic.amx.native_gemm) vs torch.matmul / torch._int_mm (oneDNN) on the same CPU.
 
-    PYTHONPATH=src python3 benchmarks/bench_native_gemm.py [--sizes 1024,4096] [--reps 9] [--sweep] [--md FILE]
+    PYTHONPATH=src python3 benchmarks/bench_native_gemm.py [--sizes 1024,4096] [--reps 9] [--sweep] [--peak]
+        [--md FILE]
 
 For each size n (n x n x n), dtype (bf16 -> fp32, int8 -> int32) and thread count (1 and all CPUs) it
 times ours with B pre-packed (the kernel's contract), ours including the packing of B, and torch, on the
@@ -9,6 +10,8 @@ neither library's idle threads are still spinning), because this machine (a VM) 
 over seconds; each figure is the median over the rounds. Correctness first: int8 against exact integer
 arithmetic, bf16 against a float64 product (relative Frobenius error) and torch.
 Ratio = ours / torch in throughput (higher is better); all figures of one table come from one run.
+``--peak`` probes the tile-resident TDP* peak (bench_host_speed.tile_peak) per dtype and thread count in the same
+run and reports ours as a percentage of it. Thread counts default to 1 and the CPUs of the affinity mask.
 """
 
 from __future__ import annotations
@@ -27,12 +30,16 @@ PAUSE = 0.05  # s between timed calls (idle spinning threads of the previous cal
 
 
 def interleaved(fns: dict, rounds: int) -> dict:
-    """Median seconds of each callable, timed round-robin after one warm-up call each."""
+    """Median seconds of each callable, timed round-robin after one warm-up call each. The order rotates by one
+    every round, so no contender always follows the same one (a VM's first call after another library's often
+    ran up to 2x slower: identical configurations differed that much by position alone)."""
     for f in fns.values():
         f()
     times = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
+    keys = list(fns)
+    for r in range(rounds):
+        for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+            f = fns[k]
             time.sleep(PAUSE)
             t = time.perf_counter()
             f()
@@ -61,14 +68,20 @@ def main(argv=None):
     ap.add_argument("--threads", default=None, help="comma list; default 1 and all CPUs")
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--md", default=None)
-    ap.add_argument("--sweep", action="store_true", help="also time kernel variants (A packing, blocks, runtime)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also time kernel variants (K blocks, order, prefetch, schedule, blocks)")
+    ap.add_argument("--peak", action="store_true", help="probe the tile-resident peak and report %% of it")
     a = ap.parse_args(argv)
     import torch
 
     from systolic import host
     from systolic.amx import native_gemm as G
 
-    ncpu = os.cpu_count() or 1
+    ncpu = G.cpus()
+    peaks = {}
+    if a.peak:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from bench_host_speed import tile_peak
     threads = [int(x) for x in a.threads.split(",")] if a.threads else [1, ncpu]
     sizes = [int(x) for x in a.sizes.split(",")]
     rng = np.random.default_rng(0)
@@ -89,6 +102,7 @@ def main(argv=None):
                 tfn = lambda: torch._int_mm(at, bt)  # noqa: E731
                 tname = "torch._int_mm int8"
             pb = G.pack_b(bn)
+            small_a, small_b = an[:512, :64 // an.itemsize].copy(), G.pack_b(bn[:64 // an.itemsize, :512].copy())
             ours = G.matmul(an, pb)
             if dt == "int8":
                 ok = None
@@ -106,20 +120,30 @@ def main(argv=None):
                     check = f"rel diff vs torch {np.linalg.norm(ours - tres) / np.linalg.norm(tres):.2e}"
             print(f"n={n} {dt}: {check}", flush=True)
             flop = 2.0 * n ** 3
-            rounds = max(3, a.reps // 3) if n >= 4096 else a.reps
+            rounds = max(5, a.reps // 2) if n >= 4096 else a.reps
             for t in threads:
                 torch.set_num_threads(t)
                 fns = {"ours": lambda: G.matmul(an, pb, threads=t), "ours+pack": lambda: G.matmul(an, bn, threads=t),
                        "torch": tfn}
                 if a.sweep:
-                    variants = {"pack_a=0": dict(pack_a=False), "spawn": dict(runtime="spawn"),
-                                "256x256": dict(block_m=256, block_n=256), "64x256": dict(block_m=64, block_n=256),
-                                "kb4": dict(k_block=4), "kb8": dict(k_block=8), "kb16": dict(k_block=16),
-                                "kb8,256x256": dict(k_block=8, block_m=256, block_n=256)}
+                    variants = {"kb0": dict(k_block=0, order="n", prefetch=0, schedule="static"),
+                                "kb0,pf2": dict(k_block=0, order="n", prefetch=2, schedule="static"),
+                                "kb8,m": dict(k_block=8, order="m", prefetch=0, schedule="static"),
+                                "kb16,n": dict(k_block=16, order="n", prefetch=0, schedule="static"),
+                                "kb16,m,pf2": dict(k_block=16, order="m", prefetch=2, schedule="static"),
+                                "dyn128": dict(schedule="dynamic", block_m=128, block_n=128),
+                                "dyn128,kb0": dict(schedule="dynamic", block_m=128, block_n=128, k_block=0),
+                                "dyn128,nopack": dict(schedule="dynamic", block_m=128, block_n=128, pack_a=False),
+                                "dyn64x256": dict(schedule="dynamic", block_m=64, block_n=256),
+                                "static,nopack": dict(schedule="static", pack_a=False)}
                     for name, v in variants.items():
                         fns[name] = (lambda v=v: G.matmul(an, pb, threads=t, **v))
+                    # the fixed cost of a call (wake-up, Python, output): one K step over 512 x 512
+                    fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
                 med = interleaved(fns, rounds)
                 warm = bursts({"ours": fns["ours"], "torch": tfn}, rounds)
+                if a.peak and (dt, t) not in peaks:
+                    peaks[(dt, t)] = tile_peak("tdpbf16ps" if dt == "bf16" else "tdpbssd", t)
                 row = dict(n=n, dtype=dt, threads=t, ours_s=med["ours"], ours_pack_s=med["ours+pack"],
                            torch_s=med["torch"], check=check, tname=tname, warm_ours=warm["ours"],
                            warm_torch=warm["torch"])
@@ -130,7 +154,8 @@ def main(argv=None):
                       f"ours {warm['ours'] * 1e3:.2f} ms, torch {warm['torch'] * 1e3:.2f} ms, ratio "
                       f"{warm['torch'] / warm['ours']:.2f}", flush=True)
                 if a.sweep:
-                    line = ", ".join(f"{k} {flop / v / 1e12:.2f}" for k, v in med.items())
+                    line = ", ".join(f"{k} {flop / v / 1e12:.2f}" if k != "overhead" else f"overhead {v * 1e3:.3f} ms"
+                                     for k, v in med.items())
                     sweeps.append(f"| {n} | {dt} | {t} | {line} |")
                     print(f"    sweep TOP/s: {line}", flush=True)
     lines = [
@@ -144,18 +169,28 @@ def main(argv=None):
             argv if argv is not None else sys.argv[1:]) + "`",
         "",
         "Throughput in tera-operations per second (2 n^3 / median time). Main table: contenders timed",
-        "interleaved, 50 ms apart, so every call starts with idle worker threads (both libraries pay the wake-up);",
+        "interleaved, 50 ms apart, so every call starts with idle worker threads (both libraries pay the wake-up),",
+        "the order rotated every round; medians over the rounds;",
         "ratio = ours / torch (higher is better). `ours`: B pre-packed in VNNI panels (the kernel's contract),",
         "default blocking and runtime (resident worker pool); `ours+pack` includes packing B (compiled pack_b).",
         "",
-        "| n | dtype | threads | ours TOP/s | ours+pack TOP/s | torch TOP/s | ratio | ratio incl. packing | reference |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "`% of peak`: ours against the tile-resident TDP* peak probed in this run (same dtype and threads).",
+        "",
+        "| n | dtype | threads | ours TOP/s | ours+pack TOP/s | torch TOP/s | ratio | ratio incl. packing | % of peak "
+        "| reference |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         f = 2.0 * r["n"] ** 3 / 1e12
+        pk = peaks.get((r["dtype"], r["threads"]))
+        pct = f"{100 * f / r['ours_s'] / (pk / 1e12):.0f}%" if pk else "-"
         lines.append(f"| {r['n']} | {r['dtype']} | {r['threads']} | {f / r['ours_s']:.2f} | "
                      f"{f / r['ours_pack_s']:.2f} | {f / r['torch_s']:.2f} | {r['torch_s'] / r['ours_s']:.2f} | "
-                     f"{r['torch_s'] / r['ours_pack_s']:.2f} | {r['tname']} |")
+                     f"{r['torch_s'] / r['ours_pack_s']:.2f} | {pct} | {r['tname']} |")
+    if peaks:
+        lines += ["", "Tile-resident peak probed in this run: " + "; ".join(
+            f"{'TDPBF16PS' if d == 'bf16' else 'TDPBSSD'} {t} thread(s) {p / 1e12:.2f} TOP/s"
+            for (d, t), p in sorted(peaks.items()))]
     lines += ["", "Back to back (each contender called repeatedly, so its worker threads stay awake; same run):", "",
               "| n | dtype | threads | ours TOP/s | torch TOP/s | ratio |", "|---|---|---|---|---|---|"]
     for r in rows:

@@ -62,7 +62,7 @@ def main(argv=None):
         times = {k: [] for k in fns}
         for _ in range(args.rounds):
             for k, (f, _) in fns.items():
-                time.sleep(args.settle)   # bench_host_speed.SETTLE: OpenBLAS's threads spin after each sgemm,
+                time.sleep(args.settle)   # bench_host_speed.FLOAT_PROTOCOL: OpenBLAS's threads spin after sgemm,
                 f()                       # and each function is then timed in its own steady state
                 t0 = time.perf_counter()
                 f()

@@ -63,10 +63,15 @@ def test_gemm_micro_kernel_assembles(mnemonic):
     # four accumulators tmm0-3, A in tmm4/5, B in tmm6/7
     for dst, a, b in ((0, 4, 6), (1, 4, 7), (2, 5, 6), (3, 5, 7)):
         assert re.search(rf"{mnemonic}\s+%tmm{b}, %tmm{a}, %tmm{dst}", asm), (dst, a, b)
-    # C tiles stored once each, plus the A-packing copy (tile 4 -> stride-64 buffer)
+    # C tiles stored twice each (into C after the last K block, into the partial-sum buffer after the others),
+    # plus the A-packing copy (tile 4 -> stride-64 buffer)
     stores = re.findall(r"^\s+tilestored\s+%tmm(\d)", asm, re.M)
-    assert sorted(stores) == ["0", "1", "2", "3", "4"]
+    assert sorted(stores) == ["0", "0", "1", "1", "2", "2", "3", "3", "4"]
     assert len(re.findall(r"^\s+tilezero\b", asm, re.M)) == 4
+    # no software prefetch unless asked for; then 16 lines of each of the streamed operand's two tiles
+    assert not re.search(r"^\s+prefetcht0\b", asm, re.M)
+    asm = jit.emit_asm(native_gemm.kernel_ir(mnemonic, prefetch=2))
+    assert len(re.findall(r"^\s+prefetcht0\b", asm, re.M)) == 32
 
 
 def test_gemm_kernel_rejects_unknown_instruction():

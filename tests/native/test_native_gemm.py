@@ -52,6 +52,20 @@ def test_pack_b_layout_against_index_oracle(k, n, dt, seed):
                     assert got == want, (p, r, c, e)
 
 
+@pytest.mark.parametrize("dt, shape", [("bf16", (1100, 600)), ("int8", (1500, 700)), ("uint8", (2049, 333))])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_parallel_pack_b_equals_numpy_layout(dt, shape, threads, monkeypatch):
+    """Large B is packed by the worker pool in row ranges (the vector interior, the element-wise edges): the same
+    bytes as the numpy transposes, for any number of workers."""
+    monkeypatch.setattr(G, "PACK_PARALLEL_BYTES", 1 << 19)    # these shapes count as large
+    b = _rand(np.random.default_rng(threads), shape, DTYPES[dt])
+    got, want = G.pack_b(b, threads=threads), G.pack_b_numpy(b)
+    assert got.data.size >= G.PACK_PARALLEL_BYTES
+    assert (got.kp, got.np_) == (want.kp, want.np_) and np.array_equal(got.data, want.data)
+    sliced = b[::2, 1:]                     # a strided view: copied to rows first
+    assert np.array_equal(G.pack_b(sliced, threads=threads).data, G.pack_b_numpy(sliced).data)
+
+
 @pytest.mark.parametrize("pair", [("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"), ("uint8", "uint8")])
 def test_blocked_reference_is_the_exact_integer_product(pair):
     rng = np.random.default_rng(7)
@@ -76,14 +90,35 @@ def test_blocked_reference_bf16_is_the_tile_chain():
        st.sampled_from([None, 32, 96, 512]))
 def test_plan_covers_c_exactly_once(mb, nb, threads, bm, bn):
     m, n = 32 * mb, 32 * nb
-    regions, _, _ = G.plan(m, n, threads, bm, bn)
+    shares, _, _ = G.plan(m, n, threads, bm, bn)
     count = np.zeros((m // 32, n // 32), int)
-    for m0, m1, n0, n1 in regions:
-        assert m0 % 32 == 0 and n0 % 32 == 0 and m1 % 32 == 0 and n1 % 32 == 0 and m0 < m1 and n0 < n1
-        count[m0 // 32:m1 // 32, n0 // 32:n1 // 32] += 1
+    assert 1 <= len(shares) <= min(threads, mb * nb)
+    for share in shares:
+        assert share, "every worker gets work"
+        rows = {(m0, m1) for m0, m1, _, _ in share}
+        cols = {(n0, n1) for _, _, n0, n1 in share}
+        assert len(share) == len(rows) * len(cols), "a worker's regions tile one rectangle"
+        for i, (m0, m1, n0, n1) in enumerate(share):
+            assert m0 % 32 == 0 and n0 % 32 == 0 and m1 % 32 == 0 and n1 % 32 == 0 and m0 < m1 and n0 < n1
+            assert m1 - m0 <= (bm or G.BLOCK_M) and n1 - n0 <= (bn or G.BLOCK_N)
+            if i:
+                assert share[i - 1][0] <= m0, "row block by row block (A packed once per row block)"
+            count[m0 // 32:m1 // 32, n0 // 32:n1 // 32] += 1
     assert (count == 1).all()
-    if bm is None and bn is None and mb * nb >= 2 * threads:
-        assert len(regions) >= 2 * threads or len(regions) == mb * nb
+
+
+@pytest.mark.parametrize("mb, nb, threads, want", [(32, 32, 16, (4, 4)), (32, 32, 2, (2, 1)), (1, 40, 8, (1, 8)),
+                                                    (128, 4, 16, (16, 1)), (3, 3, 7, (3, 2)), (2, 2, 64, (2, 2))])
+def test_worker_grid(mb, nb, threads, want):
+    """The grid minimises rows of A + columns of B read per worker; fewer workers where none fits."""
+    assert G.grid(mb, nb, threads) == want
+
+
+def test_cpus_follow_the_affinity_mask():
+    import os
+    if hasattr(os, "sched_getaffinity"):
+        assert G.cpus() == len(os.sched_getaffinity(0))
+    assert G.cpus() >= 1
 
 
 @pytest.mark.native
@@ -180,3 +215,16 @@ def test_native_gemm_equals_tile_machine_blocking(pair, shape, adversarial):
         assert got.dtype == want.dtype and got.shape == (m, n)
         assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (threads, bm, bn, pa, rt, kb)
     assert np.array_equal(G.matmul(a, G.pack_b(b)).view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("mb", [1, 8, 32, 128])
+@pytest.mark.parametrize("ksteps", [1, 16, 32, 64, 128])
+@pytest.mark.parametrize("threads", [1, 2, 7, 16])
+@pytest.mark.parametrize("esize", [1, 2])
+def test_tuned_defaults_are_valid_options(mb, ksteps, threads, esize):
+    t = G.tuning(32 * mb, 32 * mb, ksteps, threads, esize)
+    assert t["schedule"] in ("static", "dynamic") and t["order"] in ("n", "m")
+    assert 0 <= t["prefetch"] <= 15 and t["k_block"] >= 0
+    assert t["block_m"] % 32 == 0 and t["block_n"] % 32 == 0
+    if threads == 1:
+        assert t["schedule"] == "static"        # nobody to share a counter with

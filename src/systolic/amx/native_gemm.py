@@ -3,30 +3,32 @@
 The micro-kernel holds a 32x32 block of C in four accumulator tiles (tmm0-3, 2x2 tiles of 16x16 dwords),
 streams two A tiles (tmm4-5: 16 rows x 64 bytes of A) and two B tiles (tmm6-7: 16 rows x 64 bytes of B
 pre-packed in VNNI panels of 16 columns) per K step, and issues four TDP* per step. For each region of C
-given to a worker::
+a worker takes::
 
     (pack the region's rows of A into tile-contiguous form by TILELOADD/TILESTORED, unless pack_a=False)
-    for n in [n0, n1) step 32:            # B panel pair reused for every m block of the region
-      for each K block [kb, kb + k_block) (one block with the whole K by default):
-        for m in [m0, m1) step 32:
-          tmm0..3 = 0 (TILEZERO) in the first K block, else TILELOADD them back from C
-          for s in the K block:            # K step: 32 bf16 or 64 int8 elements
-            TILELOADD tmm4 <- A[m:m+16, s], tmm5 <- A[m+16:m+32, s]
-            TILELOADD tmm6 <- Bp[n/16, s],  tmm7 <- Bp[n/16+1, s]
-            TDP tmm0,tmm4,tmm6; TDP tmm1,tmm4,tmm7; TDP tmm2,tmm5,tmm6; TDP tmm3,tmm5,tmm7
-          TILESTORED tmm0..3 -> C[m:m+32, n:n+32]
+    for each K block [kb, kb + k_block) (one block with the whole K when k_block = 0):
+      for each 32x32 block of the region (order "n": B pair outer, the region's A blocks inner; "m": the reverse):
+        tmm0..3 = C given (first K block, accumulate) / 0 (first K block) / the worker's partial sums (later)
+        for s in the K block:              # K step: 32 bf16 or 64 int8 elements
+          TILELOADD tmm4 <- A[m:m+16, s], tmm6 <- Bp[n/16, s];  TDP tmm0, tmm4, tmm6
+          TILELOADD tmm7 <- Bp[n/16+1, s];                      TDP tmm1, tmm4, tmm7
+          TILELOADD tmm5 <- A[m+16:m+32, s];                    TDP tmm2, tmm5, tmm6;  TDP tmm3, tmm5, tmm7
+          (prefetch the streamed operand's tiles ``prefetch`` steps ahead, when compiled in)
+        TILESTORED tmm0..3 -> C[m:m+32, n:n+32] (last K block) / the partial-sum buffer (stride 64)
 
 Every 16x16 tile of C is therefore the chain of TDP* instructions over the K steps in increasing order,
-starting from zero: exactly what the tile machine computes for the same blocking
+starting from zero (or the given C): exactly what the tile machine computes for the same blocking
 (:func:`reference_blocked`, and ``systolic.amx.matmul``), bit for bit, because a tile store/load round
 trip is exact. Shapes are zero-padded to multiples of 32 (M, N) and of the K step; zero products added to
 a chain that starts at +0 change nothing.
 
-Threads: regions of C (:func:`plan`) are dealt to workers in contiguous runs. By default a resident pool
-of worker threads, parked on Linux futexes inside JIT code (:func:`systolic.amx.native_gemm_ir.pool_module`), takes the runs; the caller
-runs the first one; one ctypes call (GIL released) publishes the job and waits, so no Python runs while
-the threads work. ``runtime="spawn"`` instead creates a binary tree of POSIX threads for the call
-(``gemm_mt``).
+Threads (default: the CPUs of the affinity mask, :func:`cpus`): with the static schedule the workers form a
+grid over C (:func:`plan`, :func:`grid`) and each walks its rectangle; with the dynamic one every worker claims
+the next region of a shared list by an atomic fetch-and-add. By default a resident pool of worker threads,
+parked on Linux futexes inside JIT code (:func:`systolic.amx.native_gemm_ir.pool_module`, a futex word per
+worker), runs the shares; the caller runs share 0; one ctypes call (GIL released) publishes the job and waits,
+so no Python runs while the threads work. ``runtime="spawn"`` instead creates a binary tree of POSIX threads
+for the call (``gemm_mt``). Defaults of the schedule options: :func:`tuning`.
 
 Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sections 6-7 (intrinsics).
 """
@@ -34,17 +36,19 @@ Sources: SDM vol. 2 TDPBF16PS / TDPB[SU]{2}D (tile semantics), REFERENCE.md sect
 from __future__ import annotations
 
 import ctypes
+import functools
+import math
 import os
 import threading
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from .. import jit
 from ..errors import InvalidValue
 from . import native_gemm_ir
-from .native_gemm_ir import CTRL_FIELDS, CTRL_GEN, CTRL_N, CTRL_SHARES, CTRL_STOP, POOL_FN, SHARE_FIELDS
+from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
+                             FLAG_M_OUTER, FLAG_PACK_A, PACK_SLOTS, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
@@ -59,13 +63,14 @@ KERNELS = {
 }
 
 
-def kernel_ir(mnemonic: str = "tdpbf16ps"):
+def kernel_ir(mnemonic: str = "tdpbf16ps", prefetch: int = 0):
     """The GEMM micro-kernel module for ``mnemonic`` (an ``llvmlite.ir.Module``, built by
-    :mod:`systolic.amx.native_gemm_ir`; for ``systolic.jit.emit_asm``, ``str()`` or inspection)."""
+    :mod:`systolic.amx.native_gemm_ir`; for ``systolic.jit.emit_asm``, ``str()`` or inspection), with software
+    prefetch ``prefetch`` K steps ahead (0: none)."""
     if mnemonic not in {k[0] for k in KERNELS.values()}:
         raise InvalidValue("no GEMM kernel for this instruction", rule="native GEMM: " + ", ".join(
             sorted({k[0] for k in KERNELS.values()})), values={"mnemonic": mnemonic})
-    return native_gemm_ir.kernel_module(mnemonic)
+    return native_gemm_ir.kernel_module(mnemonic, prefetch=prefetch)
 
 
 _lock = threading.Lock()
@@ -88,23 +93,28 @@ _compiled_cache: dict = {}
 _symbols_bound: list = []
 
 
-def _compiled(mnemonic: str):
-    """(module, gemm, gemm_mt) for ``mnemonic``: compiled once per process, kept for its lifetime (threads
-    may be running the code), thread-safe."""
+def _require_native() -> None:
     from .native import require_native
-    require_native()  # cached: cheap, and honours SYSTOLIC_NO_NATIVE even after a compile
-    got = _compiled_cache.get(mnemonic)
+    require_native()
+
+
+def _compiled(mnemonic: str, prefetch: int = 0):
+    """(module, gemm, gemm_mt) for ``mnemonic`` and the prefetch distance: compiled once per process, kept for
+    its lifetime (threads may be running the code), thread-safe."""
+    _require_native()  # cached: cheap, and honours SYSTOLIC_NO_NATIVE even after a compile
+    key = (mnemonic, prefetch)
+    got = _compiled_cache.get(key)
     if got is not None:
         return got
     with _lock:
-        got = _compiled_cache.get(mnemonic)
+        got = _compiled_cache.get(key)
         if got is None:
             _bind_pthreads()
-            mod = jit.compile_module(kernel_ir(mnemonic), amx=True)
+            mod = jit.compile_module(kernel_ir(mnemonic, prefetch), amx=True)
             vp, i64 = ctypes.c_void_p, ctypes.c_int64
-            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64)
+            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
             fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
-            got = _compiled_cache[mnemonic] = (mod, f, fmt)
+            got = _compiled_cache[key] = (mod, f, fmt)
     return got
 
 
@@ -118,28 +128,30 @@ class _Pool:
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
         self._run = self.mod.cfunc("pool_run", None, vp, i64)
         self._worker = self.mod.cfunc("pool_worker", None, vp, i64)
-        self.ctrl = np.zeros(CTRL_FIELDS // 8, np.int64)
+        self.ctrl = np.zeros((CTRL_WORKERS + 64 * size) // 8, np.int64)
+        self.ctrl_at = self.ctrl.ctypes.data
         self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self._worker, args=(self.ctrl.ctypes.data, w), daemon=True,
                                          name=f"amx-gemm-{w}") for w in range(1, size)]
         for t in self.threads:
             t.start()
 
-    def run(self, shares: np.ndarray) -> None:
+    def run(self, shares: np.ndarray, address: int) -> None:
+        """Run the len(shares) <= size shares (at ``address``): share 0 here, share w on worker w (only those
+        are woken)."""
         with self.lock:
-            self.ctrl[CTRL_SHARES // 8] = shares.ctypes.data
-            self.ctrl[CTRL_N // 8] = len(shares)
-            self._run(self.ctrl.ctypes.data, self.size - 1)
+            self.ctrl[CTRL_SHARES // 8] = address
+            self._run(self.ctrl_at, len(shares))
 
     def stop(self) -> None:
         with self.lock:
             self.ctrl[CTRL_STOP // 8] = 1
-            self.ctrl[CTRL_N // 8] = 0
-            g = self.ctrl[CTRL_GEN // 8:CTRL_GEN // 8 + 1].view(np.int32)
-            g[0] += 1
-            libc = ctypes.CDLL(None)  # FUTEX_WAKE_PRIVATE on the generation word, through the C library
-            libc.syscall(ctypes.c_long(202), ctypes.c_void_p(self.ctrl.ctypes.data), ctypes.c_long(129),
-                         ctypes.c_int(2**31 - 1))
+            libc = ctypes.CDLL(None)
+            for w in range(1, self.size):
+                g = self.ctrl[(CTRL_WORKERS + 64 * w) // 8:(CTRL_WORKERS + 64 * w) // 8 + 1].view(np.int32)
+                g[0] += 1
+                # FUTEX_WAKE_PRIVATE on the worker's generation word, through the C library
+                libc.syscall(ctypes.c_long(202), ctypes.c_void_p(g.ctypes.data), ctypes.c_long(129), ctypes.c_int(1))
         for t in self.threads:
             t.join(timeout=1.0)
 
@@ -154,8 +166,7 @@ def _pool() -> _Pool:
             _pool_obj.clear()  # a forked child has the pool's memory but not its threads: start a new one
         if not _pool_obj:
             import atexit
-            pool = _Pool(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                             else os.cpu_count() or 1))
+            pool = _Pool(cpus())
             _pool_obj.append(pool)
             atexit.register(pool.stop)
         return _pool_obj[0]
@@ -166,12 +177,21 @@ _CFG = np.zeros(64, np.uint8)
 _CFG[0] = 1
 _CFG[16:32] = np.tile(np.array([64, 0], np.uint8), 8)
 _CFG[48:56] = 16
+_CFG_AT = _CFG.ctypes.data
+
+
+def aligned_empty(shape, dtype, align: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary (numpy's large arrays
+    start 16 bytes into a page: every 64-byte tile row would then straddle two cache lines)."""
+    dt = np.dtype(dtype)
+    nbytes = (shape if isinstance(shape, int) else math.prod(shape)) * dt.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + nbytes].view(dt).reshape(shape)
 
 
 def _dtype_name(a: np.ndarray) -> str:
-    if a.dtype == ml_dtypes.bfloat16:
-        return "bfloat16"
-    return a.dtype.name
+    return a.dtype.name          # ml_dtypes' bfloat16 is named "bfloat16"
 
 
 def _kstep(esize: int) -> int:
@@ -195,13 +215,20 @@ class PackedB:
         return self.kp * self.esize * 16
 
 
-def pack_b(b: np.ndarray) -> PackedB:
+#: B of at least this many packed bytes is packed by the worker pool (smaller: on the calling thread). The
+#: vector packer moves about 10 GB/s on one thread (1024 x 1024 bf16 in 0.2 ms), less than waking workers costs
+#: where other threads hold the CPUs (device call 3: 0.7-1.5 ms through the pool on 2 CPUs beside OpenBLAS)
+PACK_PARALLEL_BYTES = 8 << 20
+
+
+def pack_b(b: np.ndarray, threads: int | None = None) -> PackedB:
     """Pack B (K x N, bf16 / int8 / uint8) into VNNI panels: panel j holds columns 16j..16j+15,
     row r of a panel = the (64/esize)... elements B[r*g:(r+1)*g, 16j:16j+16] interleaved (g = 4/esize).
 
     The packing runs in compiled code (:func:`systolic.amx.native_gemm_ir.pack_module`), one pass over B with
-    the zero padding written in place; :func:`pack_b_numpy` is the same layout in numpy (the tests' oracle,
-    and the path where llvmlite cannot JIT)."""
+    the zero padding written in place, split by rows over ``threads`` workers of the resident pool (default:
+    :func:`cpus`) when B is large (:data:`PACK_PARALLEL_BYTES`); :func:`pack_b_numpy` is the same layout in
+    numpy (the tests' oracle, and the path where llvmlite cannot JIT)."""
     if b.ndim != 2:
         raise InvalidValue("B must be a matrix", rule="matmul: B is K x N", values={"shape": b.shape})
     esize = b.dtype.itemsize
@@ -216,9 +243,24 @@ def pack_b(b: np.ndarray) -> PackedB:
         return pack_b_numpy(b)
     if b.strides[1] != esize or b.strides[0] < 0:
         b = np.ascontiguousarray(b)
-    data = np.empty(kp * npad * esize, np.uint8)
-    if data.size:
-        fn(b.ctypes.data if b.size else data.ctypes.data, b.strides[0], k, n, kp, npad, data.ctypes.data)
+    data = aligned_empty(kp * npad * esize, np.uint8)
+    src = b.ctypes.data if b.size else data.ctypes.data
+    rows = kp * esize // 4
+    parts = min(max(1, threads or cpus()), rows // 64) if data.size >= PACK_PARALLEL_BYTES else 1
+    if parts > 1:
+        pool = _pool()
+        parts = min(parts, pool.size)
+        shares = np.zeros((parts, SHARE_FIELDS), np.int64)
+        cuts = _split(rows, parts)
+        for name, v in (("src", src), ("dst", data.ctypes.data), ("ld", b.strides[0]), ("k", k), ("n", n),
+                        ("kp", kp), ("npad", npad)):
+            shares[:, PACK_SLOTS[name]] = v
+        shares[:, PACK_SLOTS["r0"]] = cuts[:-1]
+        shares[:, PACK_SLOTS["r1"]] = cuts[1:]
+        shares[:, POOL_FN] = _pack_fns[esize][2]
+        pool.run(shares, shares.ctypes.data)
+    elif data.size:
+        fn(src, b.strides[0], k, n, kp, npad, data.ctypes.data)
     return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
 
 
@@ -250,7 +292,7 @@ def _pack_fn(esize: int):
                     mod = jit.compile_module(native_gemm_ir.pack_module(esize), vectorize=True)
                     i64 = ctypes.c_int64
                     _pack_fns[esize] = (mod, mod.cfunc(f"pack_b_{esize}", None, ctypes.c_void_p, i64, i64, i64,
-                                                       i64, i64, ctypes.c_void_p))
+                                                       i64, i64, ctypes.c_void_p), mod.address(f"pack_b_{esize}_rows"))
                 except (ImportError, RuntimeError):
                     _pack_fns[esize] = None
     got = _pack_fns[esize]
@@ -260,54 +302,160 @@ def _pack_fn(esize: int):
 _tls = threading.local()
 
 
-def _abufs(n: int, nbytes: int) -> list[np.ndarray]:
-    """``n`` buffers for packed A rows, one per worker, kept per calling thread between calls (so they are
-    not page-faulted in again on every call, and concurrent callers do not share them)."""
-    bufs = getattr(_tls, "abufs", None)
-    if bufs is None or len(bufs) < n or bufs[0].size < nbytes:
-        bufs = [np.empty(max(nbytes, 64), np.uint8) for _ in range(max(n, len(bufs or [])))]
-        _tls.abufs = bufs
-    return bufs
+def _bufs(kind: str, n: int, nbytes: int) -> np.ndarray:
+    """The addresses (an int64 array) of ``n`` scratch buffers of ``nbytes`` (packed A rows, or partial sums of C
+    between K blocks), one per worker, kept per calling thread between calls (so they are not page-faulted in
+    again on every call, and concurrent callers do not share them)."""
+    store = getattr(_tls, "bufs", None)
+    if store is None:
+        store = _tls.bufs = {}
+    got = store.get(kind)
+    if got is None or len(got[0]) < n or got[0][0].size < nbytes:
+        old = got[0] if got else []
+        size = max(nbytes, 64, old[0].size if old else 0)
+        bufs = [aligned_empty(size, np.uint8) for _ in range(max(n, len(old)))]
+        got = store[kind] = (bufs, np.array([x.ctypes.data for x in bufs], np.int64))
+    return got[1]
+
+
+@functools.lru_cache(maxsize=256)
+def _work(mp: int, np_: int, threads: int, block_m, block_n, schedule: str):
+    """(table, bm, bn, regions) for a call: table[w] = (address of worker w's regions, their count, w); the
+    region arrays come along (the caller holds them during its call: the addresses stay valid). The dynamic
+    schedule gives every worker the same list (claimed through the call's counter)."""
+    if schedule == "dynamic":
+        bm = max(32, (block_m or BLOCK_M) // 32 * 32)
+        bn = max(32, (block_n or BLOCK_N) // 32 * 32)
+        units = np.array([(x, min(x + bm, mp), y, min(y + bn, np_)) for x in range(0, mp, bm)
+                          for y in range(0, np_, bn)], np.int64).reshape(-1, 4)
+        regs = [units] * min(threads, len(units))
+    else:
+        shares, bm, bn = plan(mp, np_, threads, block_m, block_n)
+        regs = [np.array(sh, np.int64).reshape(-1, 4) for sh in shares]
+    table = np.array([(r.ctypes.data, len(r), w) for w, r in enumerate(regs)], np.int64)
+    return table, bm, bn, regs
+
+
+def _fn_address(f) -> int:
+    got = _fn_addresses.get(id(f))
+    if got is None or got[0] is not f:
+        got = _fn_addresses[id(f)] = (f, ctypes.cast(f, ctypes.c_void_p).value)
+    return got[1]
+
+
+_fn_addresses: dict = {}
+
+
+def cpus() -> int:
+    """CPUs this process may run on (its affinity mask: ``taskset`` / cgroup cpusets shrink it), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+#: default region of C per K pass (rows x columns; see :func:`plan`)
+BLOCK_M, BLOCK_N = 128, 512
+
+
+#: at most this many (32 x 32 blocks of C) x (K steps) count as a small product (1024^3 bf16: 32 * 32 * 32;
+#: 4096^3: 128 * 128 * 128 or * 64)
+SMALL_WORK = 2 * 32 * 32 * 32
+
+
+def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
+    """The default K block, loop order, prefetch distance, schedule and region size for a GEMM of a padded
+    mp x np_ C over ``ksteps`` K steps on ``threads`` workers with ``esize``-byte elements, from the device
+    sweeps (benchmarks/results/native_gemm_wave2.md; ``bench_native_gemm.py --sweep``). None of them changes a bit.
+
+    * several workers on a small product: the dynamic schedule over 64 x 256 regions (workers woken late take
+      fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles);
+    * otherwise the static rectangles of :func:`plan`, 128 x 512 regions;
+    * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
+      few workers on a short K: K blocks of 8 (16 on one worker), A pair resident; else whole K."""
+    small = (mp // 32) * (np_ // 32) * ksteps <= SMALL_WORK
+    out = dict(schedule="dynamic" if small and threads > 1 else "static",
+               block_m=64 if small and threads > 1 else BLOCK_M, block_n=256 if small and threads > 1 else BLOCK_N)
+    if threads >= 8:
+        out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
+    elif ksteps <= 32:
+        out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
+    else:
+        out.update(k_block=0, order="n", prefetch=0)
+    return out
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """Cut points of ``total`` units into ``parts`` near-equal runs."""
+    return [total * p // parts for p in range(parts + 1)]
+
+
+def grid(mb: int, nb: int, threads: int) -> tuple[int, int]:
+    """(rows, columns) of the worker grid over an mb x nb array of 32x32 blocks of C: rows * columns workers,
+    each taking one rectangle, chosen to minimise what one worker reads (its rows of A plus its columns of B,
+    mb / rows + nb / columns; on a tie, more row groups, since a column group packs its rows of A again); fewer
+    workers when no factorisation fits."""
+    threads = max(1, min(threads, mb * nb))
+    while True:
+        best = None
+        for tr in range(1, threads + 1):
+            tc, rem = divmod(threads, tr)
+            if rem or tr > mb or tc > nb:
+                continue
+            cost = -(-mb // tr) + -(-nb // tc)
+            if best is None or cost <= best[0]:    # ties: more row groups (each packs only its own rows of A)
+                best = (cost, tr, tc)
+        if best is not None:
+            return best[1], best[2]
+        threads -= 1
 
 
 def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int | None = None):
-    """Regions (m0, m1, n0, n1) of a padded m x n C, and how they are dealt to ``threads`` workers.
+    """The work of a padded m x n C (multiples of 32) for ``threads`` workers: (shares, bm, bn), shares[w] the
+    regions (m0, m1, n0, n1) of worker w.
 
-    Default blocks: 128 x 512 (best of the sweeps in benchmarks/results/native_gemm.md), shrunk (to at least 32 x 32) until every worker has at least two regions,
-    so small products still use all threads. Regions are listed row-block by row-block and dealt to the
-    workers in contiguous runs, so a worker's consecutive regions share rows of A (packed once per run)."""
-    bm = block_m or 128
-    bn = block_n or 512
-    if block_m is None and block_n is None:
-        while (-(-m // bm)) * (-(-n // bn)) < 2 * threads and (bm > 32 or bn > 32):
-            if bn >= bm and bn > 32:
-                bn //= 2
-            else:
-                bm //= 2
-    bm, bn = max(32, bm // 32 * 32), max(32, bn // 32 * 32)
-    regions = [(m0, min(m0 + bm, m), n0, min(n0 + bn, n)) for m0 in range(0, m, bm) for n0 in range(0, n, bn)]
-    return regions, bm, bn
+    The workers form a grid (:func:`grid`); each owns one rectangle of C and walks it in regions of at most
+    ``block_m`` x ``block_n`` (default :data:`BLOCK_M` x :data:`BLOCK_N`), row block by row block, so its
+    consecutive regions share rows of A (packed once) and a worker reads only its rectangle's rows of A and
+    columns of B."""
+    bm = max(32, (block_m or BLOCK_M) // 32 * 32)
+    bn = max(32, (block_n or BLOCK_N) // 32 * 32)
+    mb, nb = m // 32, n // 32
+    tr, tc = grid(mb, nb, threads)
+    rs, cs = _split(mb, tr), _split(nb, tc)
+    shares = []
+    for i in range(tr):
+        for j in range(tc):
+            r0, r1, c0, c1 = 32 * rs[i], 32 * rs[i + 1], 32 * cs[j], 32 * cs[j + 1]
+            shares.append([(x, min(x + bm, r1), y, min(y + bn, c1)) for x in range(r0, r1, bm)
+                           for y in range(c0, c1, bn)])
+    return shares, bm, bn
 
 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
-           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int = 0,
+           block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int | None = None,
+           order: str | None = None, prefetch: int | None = None, schedule: str | None = None,
            out: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
     C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
 
     bf16 x bf16 -> fp32 (TDPBF16PS), int8/uint8 pairs -> int32 (TDPB[SU][SU]D, wrapping). ``threads``:
-    workers (POSIX threads created by the JIT code; default all CPUs) over regions of
-    ``block_m`` x ``block_n`` of C (:func:`plan`). ``pack_a``: copy each region's rows of A into
-    tile-contiguous form first (by tile moves). ``runtime``: ``"pool"`` (resident worker threads parked
-    on futexes, the default) or ``"spawn"`` (a tree of POSIX threads created for the call). The result
-    does not depend on threads, blocks, pack_a or runtime. ``k_block``: K steps (32 bf16 / 64 int8 each)
-    per K block, 0 = the whole K at once; C is stored and reloaded between K blocks (exact), which
-    changes nothing in the result either.
-    Raises AmxUnavailable where the CPU cannot run it.
+    workers (default: the CPUs of this process's affinity mask, :func:`cpus`), laid out as a grid over C, each
+    walking its rectangle in regions of ``block_m`` x ``block_n`` (:func:`plan`). ``pack_a``: copy each region's
+    rows of A into tile-contiguous form first (by tile moves). ``runtime``: ``"pool"`` (resident worker threads
+    parked on futexes, the default) or ``"spawn"`` (a tree of POSIX threads created for the call).
+    ``k_block``: K steps (32 bf16 / 64 int8 each) per K block, 0 = the whole K at once; between K blocks the C
+    tiles wait in a per-worker buffer (a tile store / load round trip: exact). ``order``: ``"n"`` (the B panel
+    pair of a 32-column block stays while the region's 32-row blocks of A stream past) or ``"m"`` (the other
+    way round). ``prefetch``: software prefetch of the streamed operand this many K steps ahead (0: none).
+    ``schedule``: ``"static"`` (the workers' rectangles of :func:`plan`) or ``"dynamic"`` (regions of
+    ``block_m`` x ``block_n`` claimed one at a time from a shared counter, so late-starting workers take fewer).
+    The result does not depend on any of these: every 16 x 16 tile of C is the same chain of TDP* over the K
+    steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
         raise InvalidValue("A must be a matrix", rule="matmul: A is M x K", values={"shape": a.shape})
-    pb = b if isinstance(b, PackedB) else pack_b(np.asarray(b))
+    pb = b if isinstance(b, PackedB) else pack_b(np.asarray(b), threads)
     key = (_dtype_name(a), pb.dtype)
     if key not in KERNELS:
         raise InvalidValue("unsupported dtype pair", rule="native GEMM dtypes: " + ", ".join(
@@ -320,6 +468,16 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if c is not None and (c.shape != (m, pb.n) or c.dtype != cdt):
         raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
                            values={"shape": c.shape, "dtype": str(c.dtype)})
+    if runtime not in ("pool", "spawn"):
+        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
+    if order not in (None, "n", "m"):
+        raise InvalidValue("unknown loop order", rule="native GEMM order: n, m", values={"order": order})
+    if prefetch is not None and not 0 <= int(prefetch) <= 15:
+        raise InvalidValue("prefetch distance out of range", rule="native GEMM prefetch: 0..15 K steps",
+                           values={"prefetch": prefetch})
+    if schedule not in (None, "static", "dynamic"):
+        raise InvalidValue("unknown schedule", rule="native GEMM schedule: static, dynamic",
+                           values={"schedule": schedule})
     if m == 0 or pb.n == 0 or k == 0:
         # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
         res = np.zeros((m, pb.n), cdt) if c is None else c.copy()
@@ -327,50 +485,72 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
             out[...] = res
             return out
         return res
-    _, f, fmt = _compiled(mnemonic)
+    _require_native()          # before any allocation or thread: AmxUnavailable says why
     mp = -(-m // 32) * 32
     if mp != m or pb.kp != k or not a.flags.c_contiguous:
-        ap = np.zeros((mp, pb.kp), a.dtype)
+        ap = aligned_empty((mp, pb.kp), a.dtype)
         ap[:m, :k] = a
+        ap[m:] = 0
+        ap[:m, k:] = 0
     else:
         ap = a
+    padded = mp != m or pb.np_ != pb.n
     if c is None:
-        cp = np.empty((mp, pb.np_), cdt)
-    else:
+        cp = aligned_empty((mp, pb.np_), cdt)
+        cin = cp
+    elif padded or c.strides[1] != c.itemsize:
         cp = np.zeros((mp, pb.np_), cdt)
         cp[:m, :pb.n] = c
+        cin = cp
+    else:
+        cp = aligned_empty((mp, pb.np_), cdt)   # the kernel reads the caller's C in place and writes the sum here
+        cin = c
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
-    if runtime not in ("pool", "spawn"):
-        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
     pool = _pool() if runtime == "pool" else None
-    nthreads = max(1, threads or os.cpu_count() or 1)
+    nthreads = max(1, threads or cpus())
     if pool is not None:
         nthreads = min(nthreads, pool.size)
-    regions, bm, _ = plan(mp, pb.np_, nthreads, block_m, block_n)
-    nthreads = min(nthreads, len(regions))
-    reg = np.array(regions, np.int64).reshape(-1, 4)
-    shares = [np.ascontiguousarray(x) for x in np.array_split(reg, nthreads)]
-    abytes = bm * ksteps * 64 if pack_a else 0
-    bufs = _abufs(nthreads, abytes)
+    tuned = tuning(mp, pb.np_, ksteps, nthreads, esize)
+    k_block = tuned["k_block"] if k_block is None else max(0, int(k_block))
+    order = tuned["order"] if order is None else order
+    prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
+    schedule = tuned["schedule"] if schedule is None else schedule
+    _, f, fmt = _compiled(mnemonic, prefetch)
+    if block_m is None and block_n is None and schedule == tuned["schedule"]:
+        block_m, block_n = tuned["block_m"], tuned["block_n"]
+    table, bm, bn, _regions = _work(mp, pb.np_, nthreads, block_m, block_n, schedule)
+    nthreads = len(table)
+    counter = np.zeros(8, np.int64) if schedule == "dynamic" else None   # a cache line of its own
+    kb = k_block if 0 < k_block < ksteps else 0
+    abufs = _bufs("a", nthreads, bm * ksteps * 64 if pack_a else 0)
+    cbufs = _bufs("c", nthreads, bm * bn * 4 if kb else 0)
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
-    tids = np.zeros(nthreads, np.uint64)
-    args[:] = (_CFG.ctypes.data, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc,
-               ksteps, 0, 0, 0, (1 if pack_a else 0) | (0 if c is None else 2) | (max(0, int(k_block)) << 8), 0, nthreads, args.ctypes.data,
-               tids.ctypes.data)
-    for w, sh in enumerate(shares):
-        args[w, 8], args[w, 9], args[w, 10], args[w, 12] = sh.ctypes.data, len(sh), bufs[w].ctypes.data, w
+    flags = ((FLAG_PACK_A if pack_a else 0) | (0 if c is None else FLAG_ACCUMULATE)
+             | (FLAG_M_OUTER if order == "m" else 0) | (kb << FLAG_KC_SHIFT))
+    args_at = args.ctypes.data
+    args[:] = (_CFG_AT, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc, ksteps, 0, 0,
+               0, flags, 0, cin.ctypes.data, cin.strides[0], 0 if counter is None else counter.ctypes.data, 0,
+               nthreads, args_at, 0)
+    # per worker: its regions and their count, its scratch buffers, its index (addresses cached: a numpy
+    # array's .ctypes costs microseconds, and a call has a few dozen of them otherwise)
+    args[:, 8:10] = table[:, 0:2]
+    args[:, 10] = abufs[:nthreads]
+    args[:, 12] = cbufs[:nthreads]
+    args[:, 16] = table[:, 2]
     if pool is not None:
-        args[:, POOL_FN] = ctypes.cast(f, ctypes.c_void_p).value
-        pool.run(args)
+        args[:, POOL_FN] = _fn_address(f)
+        pool.run(args, args_at)
     else:
         # one call: share 0 runs here, the others on POSIX threads created and joined inside (GIL released)
-        fmt(args.ctypes.data, nthreads, tids.ctypes.data)
+        tids = np.zeros(nthreads, np.uint64)
+        args[:, 19] = tids.ctypes.data
+        fmt(args_at, nthreads, tids.ctypes.data)
     res = cp[:m, :pb.n]
     if out is not None:
         out[...] = res
         return out
-    return res if (mp == m and pb.np_ == pb.n) else np.ascontiguousarray(res)
+    return np.ascontiguousarray(res) if padded else res
 
 
 def reference_blocked(a: np.ndarray, b: np.ndarray, machine_factory=None) -> np.ndarray:

@@ -1,16 +1,20 @@
-"""The native AMX GEMM's code, built with llvmlite's IR builder: the tile micro-kernel, the thread tree and the
-resident worker pool (the driver, packing and planning are in :mod:`systolic.amx.native_gemm`).
+"""The native AMX GEMM's code, built with llvmlite's IR builder: the tile micro-kernel, the thread tree, the
+resident worker pool and the B packer (the driver and planning are in :mod:`systolic.amx.native_gemm`).
 
-* ``gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags)`` -- the 32x32 micro-kernel
-  (tmm0-3 hold C, tmm4-5 A, tmm6-7 B) over a list of regions of C. flags: bit 0 = pack A (each region's rows of A
-  copied by tile moves into abuf, one contiguous 1 KiB tile per K step; consecutive regions with the same rows
-  reuse the copy); bits 8.. = K steps per K block (0: all); bit 1 = accumulate: the first K block loads C (the caller's initial values) instead
-  of zeroing the tiles. With K blocks, C tiles are stored after each block
-  and loaded again for the next (an exact round trip); the TDP chain of every C tile is unchanged.
+* ``gemm(cfg, A, lda, Bp, panel, C, ldc, ksteps, regions, nregions, abuf, flags, cbuf, cin, ldcin, counter)`` --
+  the 32x32 micro-kernel (tmm0-3 hold C, tmm4-5 A, tmm6-7 B) over a list of regions of C. flags
+  (:data:`FLAG_PACK_A` ...): pack A (each region's rows of A copied by tile moves into abuf, one contiguous 1 KiB
+  tile per K step; consecutive regions with the same rows reuse the copy); accumulate (the first K block loads C
+  from cin, row stride ldcin, instead of zeroing the tiles); M-outer order; K steps per K block from
+  :data:`FLAG_KC_SHIFT` (0: all). Between K blocks the C tiles wait in cbuf (4 KiB per 32x32 block of the region,
+  tile-contiguous): an exact round trip, the TDP chain of every C tile is unchanged. counter: null (the regions
+  in order) or the address of an i64 the workers fetch-and-add to claim regions (dynamic schedule). The
+  software prefetch distance is a constant of the module (:func:`kernel_module`).
 * ``gemm_mt(shares, n, tids)`` -- n shares of work on a binary tree of POSIX threads.
-* ``pool_worker(ctrl, w)`` / ``pool_run(ctrl, workers)`` -- the resident pool parked on Linux futexes.
+* ``pool_worker(ctrl, w)`` / ``pool_run(ctrl, n)`` -- the resident pool parked on Linux futexes (a word per worker).
 * ``pack_b_<bytes>(src, ld, k, n, kp, npad, dst)`` -- B (K x N, row stride ld bytes) into VNNI panels of 16
-  columns, zero-padded (compiled packing: no numpy temporaries).
+  columns, zero-padded, by vector shuffles (compiled packing: no numpy temporaries); ``pack_b_<bytes>_rows``
+  does a range of rows with @gemm's signature, for the pool.
 """
 
 from __future__ import annotations
@@ -18,44 +22,77 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
-                         store_atomic)
+                         store_atomic, vec)
 from ..jit.x86amx import Amx
 
-__all__ = ["kernel_module", "threads_ir", "pool_module", "pack_module", "SHARE_FIELDS", "POOL_FN", "CTRL_GEN",
-           "CTRL_PENDING", "CTRL_SHARES", "CTRL_N", "CTRL_STOP", "CTRL_DONE", "CTRL_FIELDS"]
+__all__ = ["kernel_module", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A",
+           "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP", "CTRL_DONE",
+           "CTRL_WORKERS"]
 
-#: i64 fields of one worker's share: the 12 arguments of @gemm, then its index, the worker count, the
+#: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
 #: address of share 0 and the address of the thread-id array
-SHARE_FIELDS = 16
-#: control block of the resident worker pool (byte offsets of i64 slots; futex words are their low 32 bits)
-CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE, CTRL_FIELDS = 0, 8, 16, 24, 32, 40, 64
-#: in a pool share, slot 12 holds the address of the @gemm to call (the pool serves every kernel)
-POOL_FN = 12
+SHARE_FIELDS = 20
+#: control block of the resident worker pool (byte offsets of i64 slots; futex words are their low 32 bits);
+#: worker w's generation word at CTRL_WORKERS + 64 w (a cache line each)
+CTRL_PENDING, CTRL_SHARES, CTRL_STOP, CTRL_DONE, CTRL_WORKERS = 8, 16, 32, 40, 64
+#: in a pool share, slot 16 holds the address of the @gemm to call (the pool serves every kernel)
+POOL_FN = 16
 
-_GEMM_ARGS = [PTR, PTR, I64, PTR, I64, PTR, I64, I64, PTR, I64, PTR, I64]
-_GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10)
+_GEMM_ARGS = [PTR, PTR, I64, PTR, I64, PTR, I64, I64, PTR, I64, PTR, I64, PTR, PTR, I64, PTR]
+_GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10, 12, 13, 15)
+_GEMM_NAMES = ("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf", "flags", "cbuf",
+               "cin", "ldcin", "counter")
+#: flags of @gemm: pack A; accumulate (the first K block loads C from cin); M-outer order (A slice resident);
+#: K steps per block from FLAG_KC_SHIFT (0: all)
+FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_KC_SHIFT = 1, 2, 4, 8
 
 
-def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
-    amx = Amx(m)
-    fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS,
-                         names=("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf",
-                                "flags"))
-    cfg, A, lda, B, panel, C, ldc, ksteps, regions, nreg, abuf, flags = args
+def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0) -> ir.Function:
+    amx = amx_class(m)
+    prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
+    fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS, names=_GEMM_NAMES)
+    cfg, A, lda, B, panel, C, ldc, ksteps, regions, nreg, abuf, flags, cbuf, cin, ldcin, counter = args
     amx.ldtilecfg(b, cfg)
     ldc16 = b.mul(ldc, i64(16))
-    dopack = b.icmp_unsigned("!=", b.and_(flags, i64(1)), i64(0))
-    kcfield = b.lshr(flags, i64(8))
-    kc = b.select(b.icmp_unsigned("==", kcfield, i64(0)), ksteps, kcfield)
+    ldcin16 = b.mul(ldcin, i64(16))
+    dopack = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_PACK_A)), i64(0))
+    accumulate = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_ACCUMULATE)), i64(0))
+    mouter = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_M_OUTER)), i64(0))
+    kcfield = b.lshr(flags, i64(FLAG_KC_SHIFT))
+    kc = b.select(b.or_(b.icmp_unsigned("==", kcfield, i64(0)), b.icmp_unsigned(">", kcfield, ksteps)), ksteps,
+                  kcfield)
     astep = b.select(dopack, i64(1024), i64(64))
     astride = b.select(dopack, i64(64), lda)
     pstride = b.mul(ksteps, i64(1024))
-    apanel = b.select(dopack, pstride, i64(0))
     anext = b.select(dopack, pstride, b.mul(lda, i64(16)))
+    # the streamed operand (prefetched): A in N-outer order (the B pair stays in L1 across the M blocks), B in
+    # M-outer order (the A pair stays)
+    pfstep = b.select(mouter, i64(1024), astep)
     # regions: nreg x (m0, m1, n0, n1)
-    lr = Loop(b, i64(0), nreg, 1, name="r", unsigned=True, carry=[i64(-1)])
-    r = lr.index
-    prevm0 = lr.values[0]
+    # the regions in list order, or (with a counter: the dynamic schedule) each one claimed by an atomic
+    # fetch-and-add on the counter shared by all workers, so a worker that starts late takes fewer
+    dynamic = b.icmp_unsigned("!=", b.ptrtoint(counter, I64), i64(0))
+    pre = b.block
+    head, claim, seq, join, body, rexit = (fn.append_basic_block(x) for x in
+                                           ("r.head", "r.claim", "r.seq", "r.join", "r.body", "r.exit"))
+    b.branch(head)
+    b.position_at_end(head)
+    nseq = b.phi(I64, name="seq")
+    nseq.add_incoming(i64(0), pre)
+    prevm0 = b.phi(I64, name="prevm0")
+    prevm0.add_incoming(i64(-1), pre)
+    b.cbranch(dynamic, claim, seq)
+    b.position_at_end(claim)
+    claimed = b.atomic_rmw("add", counter, i64(1), "monotonic")
+    b.branch(join)
+    b.position_at_end(seq)
+    b.branch(join)
+    b.position_at_end(join)
+    r = b.phi(I64, name="r")
+    r.add_incoming(claimed, claim)
+    r.add_incoming(nseq, seq)
+    b.cbranch(b.icmp_unsigned("<", r, nreg), body, rexit)
+    b.position_at_end(body)
     q = at(b, I64, regions, b.mul(r, i64(4)))
     m0, m1, n0, n1 = (b.load(at(b, I64, q, j), typ=I64) for j in range(4))
     packnow = b.and_(dopack, b.icmp_signed("!=", m0, prevm0))
@@ -71,61 +108,91 @@ def _gemm(m: ir.Module, mnemonic: str) -> ir.Function:
         amx.tilestored(b, 4, at(b, I8, pdbase, b.mul(ps, i64(1024))), 64)
         lps.close()
         lpm.close()
-    ln = Loop(b, n0, n1, 32, name="n", unsigned=True, do_while=True)
-    n = ln.index
-    b0base = at(b, I8, B, b.mul(b.udiv(n, i64(16)), panel))
-    b1base = at(b, I8, b0base, panel)
-    cn = b.mul(n, i64(4))
+    nmb = b.udiv(b.sub(m1, m0), i64(32))          # 32-row blocks of the region
+    npr = b.udiv(b.sub(n1, n0), i64(32))          # 32-column blocks (B panel pairs)
     lkb = Loop(b, i64(0), ksteps, kc, name="kb", unsigned=True, do_while=True)
     kb = lkb.index
     kend0 = b.add(kb, kc)
     kend = b.select(b.icmp_unsigned(">", kend0, ksteps), ksteps, kend0)
-    # the first K block starts the C tiles at zero, unless flags bit 1 asks to accumulate into C as given
-    first = b.and_(b.icmp_unsigned("==", kb, i64(0)), b.icmp_unsigned("==", b.and_(flags, i64(2)), i64(0)))
-    lm = Loop(b, m0, m1, 32, name="m", unsigned=True, do_while=True)
-    mrow = lm.index
-    aoff = b.select(dopack, b.mul(b.udiv(b.sub(mrow, m0), i64(16)), apanel), b.mul(mrow, lda))
+    first = b.icmp_unsigned("==", kb, i64(0))
+    last = b.icmp_unsigned("==", kend, ksteps)
+    # the region's 32x32 blocks, one order or the other (a division per block: nothing next to its K loop)
+    lb = Loop(b, i64(0), b.mul(nmb, npr), 1, name="blk", unsigned=True, do_while=True)
+    i = lb.index
+    mi = b.select(mouter, b.udiv(i, npr), b.urem(i, nmb))
+    ni = b.select(mouter, b.urem(i, npr), b.udiv(i, nmb))
+    mrow = b.add(m0, b.mul(mi, i64(32)))
+    n = b.add(n0, b.mul(ni, i64(32)))
+    b0base = at(b, I8, B, b.mul(b.udiv(n, i64(16)), panel))
+    b1base = at(b, I8, b0base, panel)
+    aoff = b.select(dopack, b.mul(b.mul(mi, i64(2)), pstride), b.mul(mrow, lda))
     a0base = at(b, I8, b.select(dopack, abuf, A), aoff)
     a1base = at(b, I8, a0base, anext)
+    pf0 = b.select(mouter, b0base, a0base)
+    pf1 = b.select(mouter, b1base, a1base)
+    cn = b.mul(n, i64(4))
     c00 = at(b, I8, C, b.add(b.mul(mrow, ldc), cn))
-    c01 = at(b, I8, c00, 64)
-    c10 = at(b, I8, c00, ldc16)
-    c11 = at(b, I8, c10, 64)
-    ctiles = (c00, c01, c10, c11)
-    with b.if_else(first) as (zero, load):
-        with zero:
+    ctiles = (c00, at(b, I8, c00, 64), at(b, I8, c00, ldc16), at(b, I8, at(b, I8, c00, ldc16), 64))
+    i00 = at(b, I8, cin, b.add(b.mul(mrow, ldcin), cn))
+    itiles = (i00, at(b, I8, i00, 64), at(b, I8, i00, ldcin16), at(b, I8, at(b, I8, i00, ldcin16), 64))
+    cb = at(b, I8, cbuf, b.mul(i, i64(4096)))     # the block's partial sums between K blocks: 4 tiles, stride 64
+    with b.if_else(first) as (fst, later):
+        with fst:
+            with b.if_else(accumulate) as (acc, zero):
+                with acc:
+                    for t, p in enumerate(itiles):
+                        amx.tileloadd(b, t, p, ldcin)
+                with zero:
+                    for t in range(4):
+                        amx.tilezero(b, t)
+        with later:
             for t in range(4):
-                amx.tilezero(b, t)
-        with load:
-            for t, p in enumerate(ctiles):
-                amx.tileloadd(b, t, p, ldc)
+                amx.tileloadd(b, t, at(b, I8, cb, 1024 * t), 64)
     lk = Loop(b, kb, kend, 1, name="s", unsigned=True, do_while=True)
     s = lk.index
     ao, bo = b.mul(s, astep), b.mul(s, i64(1024))
+    pfo = b.mul(b.add(s, i64(prefetch_steps)), pfstep)
+
+    def fetch_ahead(base, rows):
+        # the streamed operand's tile `prefetch_steps` K steps ahead, as a tile-contiguous 1 KiB (packed A, or B)
+        if prefetch_steps:
+            for rr in rows:
+                p = at(b, I8, base, b.add(pfo, i64(64 * rr)))
+                b.call(prefetch, [p, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+
     amx.tileloadd(b, 4, at(b, I8, a0base, ao), astride)
     amx.tileloadd(b, 6, at(b, I8, b0base, bo), 64)
     amx.dot(b, mnemonic, 0, 4, 6)
+    fetch_ahead(pf0, range(0, 16))
     amx.tileloadd(b, 7, at(b, I8, b1base, bo), 64)
     amx.dot(b, mnemonic, 1, 4, 7)
     amx.tileloadd(b, 5, at(b, I8, a1base, ao), astride)
     amx.dot(b, mnemonic, 2, 5, 6)
+    fetch_ahead(pf1, range(0, 16))
     amx.dot(b, mnemonic, 3, 5, 7)
     lk.close()
-    for t, p in enumerate(ctiles):
-        amx.tilestored(b, t, p, ldc)
-    lm.close()
+    with b.if_else(last) as (fin, part):
+        with fin:
+            for t, p in enumerate(ctiles):
+                amx.tilestored(b, t, p, ldc)
+        with part:
+            for t in range(4):
+                amx.tilestored(b, t, at(b, I8, cb, 1024 * t), 64)
+    lb.close()
     lkb.close()
-    ln.close()
-    lr.close([m0])
+    nseq.add_incoming(b.add(nseq, i64(1)), b.block)
+    prevm0.add_incoming(m0, b.block)
+    b.branch(head)
+    b.position_at_end(rexit)
     amx.tilerelease(b)
     b.ret_void()
     return fn
 
 
 def _share_args(b, sh):
-    """The 12 @gemm arguments stored in a share (i64 slots; pointers converted back)."""
+    """The @gemm arguments stored in a share (i64 slots; pointers converted back)."""
     vals = []
-    for i in range(12):
+    for i in range(len(_GEMM_ARGS)):
         v = b.load(at(b, I64, sh, i), typ=I64)
         vals.append(b.inttoptr(v, PTR) if i in _GEMM_PTR_SLOTS else v)
     return vals
@@ -160,8 +227,8 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b = ir.IRBuilder(worker.append_basic_block("entry"))
     a = worker.args[0]
     gargs = _share_args(b, a)
-    idx, cnt = (b.load(at(b, I64, a, j), typ=I64) for j in (12, 13))
-    base, tids = (b.inttoptr(b.load(at(b, I64, a, j), typ=I64), PTR) for j in (14, 15))
+    idx, cnt = (b.load(at(b, I64, a, j), typ=I64) for j in (16, 17))
+    base, tids = (b.inttoptr(b.load(at(b, I64, a, j), typ=I64), PTR) for j in (18, 19))
     c1 = b.add(b.mul(idx, i64(2)), i64(1))
     c2 = b.add(c1, i64(1))
     b.call(spawn, [c1, cnt, base, tids])
@@ -176,21 +243,25 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b.ret_void()
 
 
-def kernel_module(mnemonic: str) -> ir.Module:
-    """@gemm for ``mnemonic`` and the thread tree @gemm_mt around it."""
-    m = ir.Module(name=f"amx_gemm_{mnemonic}")
-    _threads(m, _gemm(m, mnemonic))
+def kernel_module(mnemonic: str, amx_class=Amx, prefetch: int = 0) -> ir.Module:
+    """@gemm for ``mnemonic`` and the thread tree @gemm_mt around it. ``amx_class`` emits the tile
+    instructions (:class:`systolic.jit.x86amx.Amx`; the tests pass one that calls software tiles instead, to run
+    the kernel's loops and addressing on a CPU without AMX). ``prefetch``: K steps ahead to prefetch the
+    streamed operand's tiles into L1 (a constant of the code: 0 builds no prefetch at all)."""
+    m = ir.Module(name=f"amx_gemm_{mnemonic}" + (f"_pf{prefetch}" if prefetch else ""))
+    _threads(m, _gemm(m, mnemonic, amx_class, prefetch))
     return m
 
 
 def pool_module() -> ir.Module:
     """A resident pool of worker threads for the GEMM (Linux futexes; no Python while it works).
 
-    pool_worker(ctrl, w): worker w waits (spins briefly, then FUTEX_WAIT) until the generation counter moves,
-    runs share w if w < n (an indirect call of the share's @gemm), counts ``pending`` down and wakes the caller
-    when it was the last; returns when ``stop`` is set. pool_run(ctrl, workers): the caller publishes a job
-    (shares, n already stored), bumps the generation, wakes the workers, runs share 0 itself and waits until
-    every worker has reported."""
+    Each worker has its own futex word (a generation counter, one cache line each from :data:`CTRL_WORKERS`), so
+    a call wakes exactly the workers it uses. pool_worker(ctrl, w): worker w waits (spins briefly, then
+    FUTEX_WAIT) until its generation moves, runs share w (an indirect call of the share's @gemm), counts
+    ``pending`` down and wakes the caller when it was the last; returns when ``stop`` is set.
+    pool_run(ctrl, n): the caller publishes a job of n shares (shares already stored), bumps the generations of
+    workers 1..n-1 and wakes them, runs share 0 itself and waits until those workers have reported."""
     m = ir.Module(name="amx_gemm_pool")
     syscall = declare(m, "syscall", I64, [I64], var_arg=True)
     pause = declare(m, "llvm.x86.sse2.pause", VOID, [])
@@ -236,8 +307,8 @@ def pool_module() -> ir.Module:
     b.ret_void()
 
     fn, b, (ctrl, w) = define(m, "pool_worker", VOID, [PTR, I64])
-    genp, pendp, sharesp, np_, stopp, donep = (at(b, I8, ctrl, off) for off in
-                                                (CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_N, CTRL_STOP, CTRL_DONE))
+    pendp, sharesp, stopp, donep = (at(b, I8, ctrl, off) for off in (CTRL_PENDING, CTRL_SHARES, CTRL_STOP, CTRL_DONE))
+    genp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(w, i64(64))))
     entry = b.block
     loop = fn.append_basic_block("loop")
     b.branch(loop)
@@ -250,9 +321,7 @@ def pool_module() -> ir.Module:
     work = fn.append_basic_block("work")
     b.cbranch(b.icmp_unsigned("!=", stop, i64(0)), exit_, work)
     b.position_at_end(work)
-    n = b.load(np_, typ=I64)
-    with b.if_then(b.icmp_unsigned("<", w, n)):
-        b.call(run_share, [b.load(sharesp, typ=PTR), w])
+    b.call(run_share, [b.load(sharesp, typ=PTR), w])
     old = b.atomic_rmw("sub", pendp, i64(1), "acq_rel")
     with b.if_then(b.icmp_unsigned("==", old, i64(1))):
         store_atomic(b, ir.Constant(I32, 1), donep, "release", 4)
@@ -262,15 +331,19 @@ def pool_module() -> ir.Module:
     b.position_at_end(exit_)
     b.ret_void()
 
-    # pool_run(ctrl, workers): shares and n are stored in ctrl by the caller; workers = threads in the pool
-    fn, b, (ctrl, workers) = define(m, "pool_run", VOID, [PTR, I64])
-    genp, pendp, sharesp, donep = (at(b, I8, ctrl, off) for off in (CTRL_GEN, CTRL_PENDING, CTRL_SHARES, CTRL_DONE))
-    store_atomic(b, workers, pendp, "release", 8)
+    # pool_run(ctrl, n): the shares are stored in ctrl by the caller; workers 1..n-1 run shares 1..n-1
+    fn, b, (ctrl, n) = define(m, "pool_run", VOID, [PTR, I64])
+    pendp, sharesp, donep = (at(b, I8, ctrl, off) for off in (CTRL_PENDING, CTRL_SHARES, CTRL_DONE))
+    helpers = b.sub(n, i64(1))
+    store_atomic(b, helpers, pendp, "release", 8)
     store_atomic(b, ir.Constant(I32, 0), donep, "release", 4)
-    some = b.icmp_unsigned("!=", workers, i64(0))
+    some = b.icmp_unsigned("!=", helpers, i64(0))
     with b.if_then(some):
-        b.atomic_rmw("add", genp, ir.Constant(I32, 1), "acq_rel")
-        b.call(wake, [genp, ir.Constant(I32, 2 ** 31 - 1)])
+        lw = Loop(b, i64(1), n, 1, name="w", unsigned=True, do_while=True)
+        gp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(lw.index, i64(64))))
+        b.atomic_rmw("add", gp, ir.Constant(I32, 1), "acq_rel")
+        b.call(wake, [gp, ir.Constant(I32, 1)])
+        lw.close()
     b.call(run_share, [b.load(sharesp, typ=PTR), i64(0)])
     with b.if_then(some):
         b.call(wait_change, [donep, ir.Constant(I32, 0), i64(200000)])
@@ -278,38 +351,77 @@ def pool_module() -> ir.Module:
     return m
 
 
+#: the argument slots (of @gemm's signature, so the resident pool can run it) of @pack_b_<esize>_rows
+PACK_SLOTS = {"src": 0, "dst": 1, "ld": 2, "k": 4, "n": 6, "kp": 7, "npad": 9, "r0": 11, "r1": 14}
+
+
 def pack_module(esize: int) -> ir.Module:
     """``pack_b_<esize>(src, ld, k, n, kp, npad, dst)``: B (k x n elements of ``esize`` bytes, row stride ld
     bytes) into VNNI panels of 16 columns: panel j, dword row r, column c holds B[r g + e, 16 j + c] at byte e
-    (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes."""
+    (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes.
+
+    Row by row of dwords: inside B, the g rows' 16-column pieces are loaded as vectors and interleaved by
+    shuffles into one 64-byte line of the panel (a whole cache line per store); the edges element by element.
+    ``pack_b_<esize>_rows`` does the dword rows [r0, r1) only, with @gemm's signature (:data:`PACK_SLOTS`), so
+    the GEMM's worker pool can pack B in parallel."""
     m = ir.Module(name=f"amx_pack_b_{esize}")
-    ety = I8 if esize == 1 else I16
-    g = 4 // esize
+    rows_fn = _pack_rows(m, esize)
     fn, b, (src, ld, k, n, kp, npad, dst) = define(m, f"pack_b_{esize}", VOID, [PTR, I64, I64, I64, I64, I64, PTR],
-                                                   names=("src", "ld", "k", "n", "kp", "npad", "dst"),
-                                                   noalias=(0, 6))
-    rows = b.udiv(kp, i64(g))                   # dword rows per panel
-    panel_elems = b.mul(rows, i64(16 * g))
-    lj = Loop(b, i64(0), b.udiv(npad, i64(16)), 1, name="j")
-    j = lj.index
-    pbase = b.mul(j, panel_elems)
-    lr = Loop(b, i64(0), rows, 1, name="r")
-    r = lr.index
-    obase = b.add(pbase, b.mul(r, i64(16 * g)))
-    lc = Loop(b, i64(0), i64(16), 1, name="c")
-    c = lc.index
-    col = b.add(b.mul(j, i64(16)), c)
-    colok = b.icmp_signed("<", col, n)
-    for e in range(g):
-        kk = b.add(b.mul(r, i64(g)), i64(e))
-        ok = b.and_(colok, b.icmp_signed("<", kk, k))
-        # a select on the address: rows / columns outside B read element 0 (in bounds), then zero is taken
-        off = b.select(ok, b.add(b.mul(kk, ld), b.mul(col, i64(esize))), i64(0))
-        v = b.load(at(b, I8, src, off), typ=ety, align=1)
-        v = b.select(ok, v, ir.Constant(ety, 0))
-        b.store(v, at(b, ety, dst, b.add(obase, b.add(b.mul(c, i64(g)), i64(e)))), align=1)
-    lc.close()
-    lr.close()
-    lj.close()
+                                                   names=("src", "ld", "k", "n", "kp", "npad", "dst"))
+    args = [ir.Constant(PTR, None) if t == PTR else i64(0) for t in _GEMM_ARGS]
+    for name, v in (("src", src), ("dst", dst), ("ld", ld), ("k", k), ("n", n), ("kp", kp), ("npad", npad),
+                    ("r0", i64(0)), ("r1", b.udiv(kp, i64(4 // esize)))):
+        args[PACK_SLOTS[name]] = v
+    b.call(rows_fn, args)
     b.ret_void()
     return m
+
+
+def _pack_rows(m: ir.Module, esize: int) -> ir.Function:
+    ety = I8 if esize == 1 else I16
+    g = 4 // esize
+    fn, b, args = define(m, f"pack_b_{esize}_rows", VOID, _GEMM_ARGS, noalias=(PACK_SLOTS["src"], PACK_SLOTS["dst"]))
+    src, dst, ld, k, n, kp, npad, r0, r1 = (args[PACK_SLOTS[x]] for x in
+                                            ("src", "dst", "ld", "k", "n", "kp", "npad", "r0", "r1"))
+    rows = b.udiv(kp, i64(g))                   # dword rows per panel
+    panel_bytes = b.mul(rows, i64(64))
+    lr = Loop(b, r0, r1, 1, name="r")
+    r = lr.index
+    krow = b.mul(r, i64(g))
+    kfull = b.icmp_signed("<=", b.add(krow, i64(g)), k)
+    lj = Loop(b, i64(0), b.udiv(npad, i64(16)), 1, name="j")
+    j = lj.index
+    obase = b.add(b.mul(j, panel_bytes), b.mul(r, i64(64)))      # byte offset of the output line
+    full = b.and_(kfull, b.icmp_signed("<=", b.mul(b.add(j, i64(1)), i64(16)), n))
+    with b.if_else(full) as (inside, edge):
+        with inside:
+            col = b.mul(j, i64(16 * esize))
+            vs = [b.load(at(b, I8, src, b.add(b.mul(b.add(krow, i64(e)), ld), col)), typ=vec(ety, 16), align=1)
+                  for e in range(g)]
+            pairs = ir.Constant(vec(I32, 32), [x for c in range(16) for x in (c, 16 + c)])
+            if g == 2:
+                line = b.shuffle_vector(vs[0], vs[1], pairs)
+            else:
+                lo = b.bitcast(b.shuffle_vector(vs[0], vs[1], pairs), vec(I16, 16))
+                hi = b.bitcast(b.shuffle_vector(vs[2], vs[3], pairs), vec(I16, 16))
+                line = b.shuffle_vector(lo, hi, pairs)
+            b.store(line, at(b, I8, dst, obase), align=1)
+        with edge:
+            lc = Loop(b, i64(0), i64(16), 1, name="c")
+            c = lc.index
+            colj = b.add(b.mul(j, i64(16)), c)
+            colok = b.icmp_signed("<", colj, n)
+            for e in range(g):
+                kk = b.add(krow, i64(e))
+                ok = b.and_(colok, b.icmp_signed("<", kk, k))
+                # a select on the address: rows / columns outside B read element 0 (in bounds), then zero is taken
+                off = b.select(ok, b.add(b.mul(kk, ld), b.mul(colj, i64(esize))), i64(0))
+                v = b.load(at(b, I8, src, off), typ=ety, align=1)
+                v = b.select(ok, v, ir.Constant(ety, 0))
+                b.store(v, at(b, I8, dst, b.add(obase, b.mul(b.add(b.mul(c, i64(g)), i64(e)), i64(esize)))),
+                        align=1)
+            lc.close()
+    lj.close()
+    lr.close()
+    b.ret_void()
+    return fn
