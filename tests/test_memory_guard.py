@@ -18,7 +18,7 @@ from systolic.xmx import gemm as xmx_gemm
 #: engine -> (matmul, the gemm module that calls the guard, keyword arguments per operand dtype, the smallest
 #: charge per result of its cheapest path)
 ENGINES = {
-    "amx": (amx.matmul, amx_gemm, lambda dt: {"cpu": "graniterapids" if dt == np.float16 else "sapphirerapids"}, 8),
+    "amx": (amx.matmul, amx_gemm, lambda dt: {"device": "graniterapids" if dt == np.float16 else "sapphirerapids"}, 8),
     "xmx": (xmx.matmul, xmx_gemm, lambda dt: {}, 8),     # the integer path charges 10 bytes a result (int16 A/B, int32 C)
 }
 

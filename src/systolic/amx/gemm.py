@@ -29,6 +29,7 @@ Fast paths, both proven equal to ``method="instructions"`` by the tests:
 
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -40,6 +41,7 @@ from ..host import out_of_memory, refuse_beyond_memory
 from ..vocabulary import check_path, renamed
 from . import fp_x86 as fp
 from . import native_matmul
+from . import isa
 from .cpu import get_cpu
 
 __all__ = ["matmul", "mnemonic_for", "check_arguments"]
@@ -47,24 +49,27 @@ __all__ = ["matmul", "mnemonic_for", "check_arguments"]
 TILE_ROWS = 16
 TILE_BYTES = 64
 
-_INT = {(np.dtype(np.int8), np.dtype(np.int8)): "tdpbssd", (np.dtype(np.int8), np.dtype(np.uint8)): "tdpbsud",
-        (np.dtype(np.uint8), np.dtype(np.int8)): "tdpbusd", (np.dtype(np.uint8), np.dtype(np.uint8)): "tdpbuud"}
+#: the AMX extensions whose TMULs the tiled GEMM implements (plain dot products into int32 / fp32)
+_GEMM_FEATURES = ("amx-int8", "amx-bf16", "amx-fp16")
 
 
-def _bf16():
-    import ml_dtypes
-    return np.dtype(ml_dtypes.bfloat16)
+@functools.cache
+def _gemm_tmuls() -> dict[tuple[np.dtype, np.dtype], str]:
+    """(A dtype, B dtype) -> TMUL, read from the instruction records' element types (systolic.amx.isa); the first
+    record of a type pair wins (TDPFP16PS before the complex TCMM*FP16PS)."""
+    from .. import types as T
+    out: dict[tuple[np.dtype, np.dtype], str] = {}
+    for r in isa.TMULS:
+        if r.feature in _GEMM_FEATURES:
+            out.setdefault((np.dtype(T.get(r.types[0]).dtype), np.dtype(T.get(r.types[1]).dtype)), r.mnemonic)
+    return out
 
 
 def mnemonic_for(a_dtype, b_dtype) -> str:
     """The TMUL instruction a GEMM of these element types uses."""
     da, db = np.dtype(a_dtype), np.dtype(b_dtype)
-    if (da, db) in _INT:
-        return _INT[(da, db)]
-    if da == db == _bf16():
-        return "tdpbf16ps"
-    if da == db == np.dtype(np.float16):
-        return "tdpfp16ps"
+    if (da, db) in _gemm_tmuls():
+        return _gemm_tmuls()[(da, db)]
     raise InvalidValue("no AMX instruction multiplies these element types",
                        rule="int8/uint8 x int8/uint8 (TDPB*D), bfloat16 x bfloat16 (TDPBF16PS), "
                             "float16 x float16 (TDPFP16PS)", values={"a": str(da), "b": str(db)})
@@ -432,4 +437,4 @@ def _with_bad_lines(mn, a, b, c, out, bad_rows, bad_cols, kt) -> np.ndarray:
 
 
 # the native path's self-check compares with the emulator: this module's numpy / compiled chains
-native_matmul.register_emulator(lambda a, b, c, cpu: matmul(a, b, c, cpu=cpu, method="numpy"))
+native_matmul.register_emulator(lambda a, b, c, cpu: matmul(a, b, c, device=cpu, method="numpy"))

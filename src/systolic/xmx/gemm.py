@@ -126,10 +126,20 @@ def _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_
     tally()
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
-    out = np.empty((m, n), dtype=np.uint32)
+    if mdl.name == "block":       # the compiled block kernel where it applies (systolic.xmx.native_block)
+        from . import native_block
+        bits = native_block.gemm(av, bv, cv, kd, mdl)
+        counters.note_path(f"xmx.matmul {p2}x{p1}", "emulator" if bits is None else "jit-block")
+        if bits is not None:
+            return bits.view(np.float32)
     if row_block is None:  # bounds the numpy path's temporaries; the compiled path takes everything at once
         terms = kd if mdl.name in ("exact", "block") else ops + 1
         row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))
+    if row_block >= m:     # one block: the result as float_mma returns it (no copy: 0.5-1 ms at 1024^2)
+        return np.ascontiguousarray(KN.float_mma(av, bv, cv, ops_per_chan=ops, k_per_instr=kd, model=mdl,
+                                                 sig_bits=(_sig_bits(p2), _sig_bits(p1))),
+                                    dtype=np.uint32).view(np.float32)
+    out = np.empty((m, n), dtype=np.uint32)
     for r0 in range(0, m, row_block):
         r1 = min(m, r0 + row_block)
         out[r0:r1] = KN.float_mma(av[r0:r1], bv, None if cv is None else cv[r0:r1], ops_per_chan=ops,
@@ -308,6 +318,11 @@ def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:
     """Exact values of the elements as float32 (every DPAS input format fits: at most 11 significand bits and
     8 exponent bits; tf32: RNE from float32), denormals flushed to signed zeros when the rule says so."""
     t = T.get(p)
+    if p in ("bf16", "fp16") and x.dtype == t.dtype and x.size >= 1 << 16:  # compiled, threaded (xmx/native.py)
+        from . import native as NT
+        v = NT.widen(x, p, float(t.fmt.min_normal) if flush else 0.0)
+        if v is not None:
+            return v
     if p == "tf32" and x.dtype == np.float32:
         v = _tf32_rne(x)
     elif p == "tf32":
