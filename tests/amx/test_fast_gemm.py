@@ -96,3 +96,28 @@ def test_tiny_values_take_the_checked_kernel():
         got = matmul(a, a.T.copy())
     assert runs == []
     np.testing.assert_array_equal(got.view(np.uint32), matmul(a, a.T.copy(), method="instructions").view(np.uint32))
+
+
+def _child_products(q):
+    from systolic import amx as amx_child
+    a8 = np.ones((256, 256), np.int8)
+    a16 = np.ones((256, 256), BF)
+    q.put((int(amx_child.matmul(a8, a8)[0, 0]), float(amx_child.matmul(a16, a16)[0, 0])))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_forked_child_runs_the_threaded_kernels():
+    """The kernels' thread pools are made again in a forked child (the parent's threads do not exist there)."""
+    import multiprocessing as mp
+    a8 = np.ones((256, 256), np.int8)
+    matmul(a8, a8), matmul(a8.astype(BF), a8.astype(BF))          # the parent's pools exist before the fork
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_products, args=(q,))
+    p.start()
+    try:
+        assert q.get(timeout=60) == (256, 256.0)
+    finally:
+        p.join(10)
+        if p.is_alive():
+            p.kill()

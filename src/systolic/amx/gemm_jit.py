@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import os
 
 from ..jit import scratch
 
@@ -120,6 +121,8 @@ FAST_MC = 96       # rows per M block: the A block stays in L2
 FAST_SMALL_WORK = 1 << 22   # 2 M K N below this: one thread
 _KINDS = {"tdpbf16ps": "bf16", "tdpfp16ps": "fp16"}
 _pool: list = []
+if hasattr(os, "register_at_fork"):   # a forked child has none of the parent's pool threads: it makes its own
+    os.register_at_fork(after_in_child=_pool.clear)
 
 
 @functools.lru_cache(maxsize=None)
@@ -139,7 +142,6 @@ def _fast_for(lanes: int):
 
 
 def _cpus() -> int:
-    import os
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):

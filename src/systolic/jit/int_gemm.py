@@ -49,6 +49,8 @@ _SRC = {"s8": (I8, "sext", np.int8), "u8": (I8, "zext", np.uint8), "s16": (I16, 
 _lock = threading.Lock()
 _cache: dict = {}
 _pool: list = []
+if hasattr(os, "register_at_fork"):   # a forked child has none of the parent's pool threads: it makes its own
+    os.register_at_fork(after_in_child=_pool.clear)
 
 
 def module(bits: int, R: int, V: int) -> ir.Module:
