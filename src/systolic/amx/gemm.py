@@ -139,6 +139,7 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
 def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp):
     M, K = a.shape
     N = b.shape[1]
+    c_given = c is not None
     if c is None:
         c = np.zeros((M, N), cdt)
     if kp != K:
@@ -163,7 +164,7 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     count_tmuls(mn, M, N, kp // per, path="emulator")
     counters.note_path(f"amx.matmul {mn}", "emulator")
     if integer:
-        return _int8(a, b, c)
+        return _int8(a, b, c if c_given else None)      # int_gemm starts from zero itself
     return _float(mn, a, b, c, method, threads)
 
 
@@ -252,6 +253,8 @@ def _int8(a, b, c) -> np.ndarray:
     if not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
         # int8/uint8 values fit 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm)
         return int_gemm.gemm(a, b, c)
+    if c is None:
+        c = np.zeros((a.shape[0], b.shape[1]), np.int32)
     alpha = 128 if a.dtype == np.uint8 else 0
     beta = 128 if b.dtype == np.uint8 else 0
     a_s = a.astype(np.float32)
