@@ -182,6 +182,7 @@ def module(lanes: int, u_check: int, u_fast: int, prefetch_rows: int) -> ir.Modu
 # horizontal-add pattern); every operation is still exactly the SDM's fma / add on the same operands.
 
 TILE_DWORDS = 16
+PREFETCH_B = True    # prefetch the next panel's block of B while the current one runs (measured: see fgemm)
 _BF16, _FP16 = "bf16", "fp16"
 
 
@@ -450,6 +451,7 @@ def fast_module(lanes: int, R: int, G: int) -> ir.Module:
     micro = _micro_fast(ops, R, G)
     ldmxcsr = declare(m, "llvm.x86.sse.ldmxcsr", VOID, [PTR])
     stmxcsr = declare(m, "llvm.x86.sse.stmxcsr", VOID, [PTR])
+    prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
     _, b, args = define(m, "fgemm", VOID, [PTR, PTR, PTR] + [I64] * 8,
                         names=("Ap", "Bp", "C", "M", "N", "ldc", "K2", "p0", "p1", "kc", "mc"), noalias=(0, 1, 2))
     Ap, Bp, C, M, N, ldc, K2, p0, p1, kc, mc = args
@@ -472,8 +474,23 @@ def fast_module(lanes: int, R: int, G: int) -> ir.Module:
     col = b.mul(p, i64(NR))
     ncol = b.sub(N, col)
     ncol = b.select(b.icmp_signed("<", ncol, i64(NR)), ncol, i64(NR))
+    # while the row blocks run on this panel's block of B (in L1), the next panel's block is prefetched in equal
+    # shares (at the first row block it would come from L3 / memory at the kernel's pace otherwise)
+    nxt = at(b, F32, Bp, b.mul(b.add(b.mul(b.add(p, i64(1)), K2), k0), i64(2 * NR)))
+    has_next = b.icmp_signed("<", b.add(p, i64(1)), p1)
+    lines = b.sdiv(b.add(b.mul(klen, i64(2 * NR * 4)), i64(63)), i64(64))
+    nblocks = b.sdiv(b.add(b.sub(i1, i0), i64(R - 1)), i64(R))
+    share = b.sdiv(b.add(lines, b.sub(nblocks, i64(1))), nblocks)
     li = Loop(b, i0, i1, R, name="i")
     i = li.index
+    with b.if_then(b.and_(has_next, ir.Constant(I1, int(PREFETCH_B)))):
+        first = b.mul(b.sdiv(b.sub(i, i0), i64(R)), share)
+        last = b.add(first, share)
+        last = b.select(b.icmp_signed("<", last, lines), last, lines)
+        lf = Loop(b, first, last, 1, name="pf")
+        b.call(prefetch, [at(b, I8, nxt, b.mul(lf.index, i64(64))), ir.Constant(I32, 0), ir.Constant(I32, 3),
+                          ir.Constant(I32, 1)])
+        lf.close()
     ablk = at(b, F32, Ap, b.mul(b.add(b.mul(i, K2), b.mul(k0, i64(R))), i64(2)))
     b.call(micro, [ablk, bblk, at(b, F32, C, b.add(b.mul(i, ldc), col)), ldc, klen, b.sub(M, i), ncol])
     li.close()
