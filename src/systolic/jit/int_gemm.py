@@ -41,8 +41,9 @@ __all__ = ["available", "gemm", "module", "BLOCK", "KC", "MC", "SMALL_WORK"]
 
 #: rows x vectors of accumulators per register block, by vector bits (16 ymm / 32 zmm registers)
 BLOCK = {256: (6, 2), 512: (8, 3), 128: (4, 2)}
-KC = 256      # pair rows per K block: a panel's block is kc x W words (16 KiB with AVX2) and stays in L1
+KC = 512      # pair rows per K block: a panel's block is kc x W words (32 KiB with AVX2; measured faster than 256)
 MC = 96       # rows per M block (a multiple of every R): the A block, mc x kc words, stays in L2
+PREFETCH_B = True      # prefetch the next panel's block of B while the current one runs
 SMALL_WORK = 1 << 22   # 2 M K N below this: one thread (starting work on others costs more than it saves)
 _PMADD = {128: "llvm.x86.sse2.pmadd.wd", 256: "llvm.x86.avx2.pmadd.wd", 512: "llvm.x86.avx512.pmaddw.d.512"}
 _SRC = {"s8": (I8, "sext", np.int8), "u8": (I8, "zext", np.uint8), "s16": (I16, None, np.int16)}
@@ -72,6 +73,7 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
     I16v, I32v = vec(I16, 2 * lanes), vec(I32, lanes)
     pmadd = _generic_pmadd(m, lanes) if bits == 512 else declare(m, _PMADD[bits], I32v, [I16v, I16v])
     micro = _micro(m, lanes, R, V, pmadd)
+    prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
     _, b, args = define(m, "igemm", VOID, [PTR, PTR, PTR, PTR] + [I64] * 8,
                         names=("Ap", "Bp", "Cin", "C", "M", "N", "ldc", "K2", "p0", "p1", "kc", "mc"),
                         noalias=(0, 1, 3))
@@ -95,8 +97,22 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
     col = b.mul(p, i64(W))
     ncol = b.sub(N, col)
     ncol = b.select(b.icmp_signed("<", ncol, i64(W)), ncol, i64(W))
+    # while the row blocks run on this panel's block of B (in L1), the next panel's block is prefetched in equal
+    # shares (its first row block would otherwise wait for it from L3 / memory)
+    nxt = at(b, I32, Bp, b.mul(b.add(b.mul(b.add(p, i64(1)), K2), k0), i64(W)))
+    has_next = b.and_(b.icmp_signed("<", b.add(p, i64(1)), p1), ir.Constant(ir.IntType(1), int(PREFETCH_B)))
+    lines = b.sdiv(b.add(b.mul(klen, i64(4 * W)), i64(63)), i64(64))
+    nblocks = b.sdiv(b.add(b.sub(i1, i0), i64(R - 1)), i64(R))
+    share = b.sdiv(b.add(lines, b.sub(nblocks, i64(1))), nblocks)
     li = Loop(b, i0, i1, R, name="i")
     i = li.index
+    with b.if_then(has_next):
+        first = b.mul(b.sdiv(b.sub(i, i0), i64(R)), share)
+        last = b.add(first, share)
+        lf = Loop(b, first, b.select(b.icmp_signed("<", last, lines), last, lines), 1, name="pf")
+        b.call(prefetch, [at(b, I8, nxt, b.mul(lf.index, i64(64))), ir.Constant(I32, 0), ir.Constant(I32, 3),
+                          ir.Constant(I32, 1)])
+        lf.close()
     ablk = at(b, I32, Ap, b.add(b.mul(i, K2), b.mul(k0, i64(R))))  # row panel i / R, pair row k0
     coff = b.add(b.mul(i, ldc), col)
     b.call(micro, [ablk, bblk, at(b, I32, src, coff), at(b, I32, C, coff), ldc, klen, b.sub(M, i), ncol, useold])
