@@ -149,7 +149,8 @@ def main(argv=None):
               f"{cr * 1e3:7.1f} ms = {c / cr:5.2f}x  (target <= {target}x) path {path}  bits ok {ok}", flush=True)
     load1 = os.getloadavg()
     lines = [f"Machine: {platform.processor() or platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, JIT vector "
-             f"width {jit.vector_bits()} bits, numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())};"
+             f"width {jit.vector_bits()} bits, numpy {np.__version__}; "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())};"
              f" load average {load0[0]:.2f} before, {load1[0]:.2f} after (1-minute)",
              f"Command: `python benchmarks/bench_amx_emulator.py --size {n} --rounds {args.rounds}"
              + (f' --only "{args.only}"' if args.only else "") + (" --rates" if args.rates else "")

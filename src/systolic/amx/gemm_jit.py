@@ -1,5 +1,7 @@
-"""A compiled kernel for whole bf16/fp16 GEMMs with the AMX chain order: the driver (the kernel is built with
-llvmlite's IR builder in :mod:`systolic.amx.gemm_ir` and JIT-compiled by :mod:`systolic.jit`).
+"""Compiled kernels for whole bf16/fp16 GEMMs with the AMX chain order: the drivers (the kernels are built with
+llvmlite's IR builder in :mod:`systolic.amx.gemm_ir` and JIT-compiled by :mod:`systolic.jit`). Two kernels:
+:class:`FastJob` (compiled packing, then a register-blocked kernel, used where the inputs' exponents prove that no
+chain value can be tiny; see its section below) and :func:`chain_gemm` (the FTZ-checked chains, described here).
 
 What it computes, for every output element, is exactly what
 :func:`systolic.amx.kernels` / the SDM compute per TDPBF16PS / TDPFP16PS: per

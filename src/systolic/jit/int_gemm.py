@@ -14,9 +14,10 @@ Everything runs in compiled code (built with llvmlite's IR builder), in two phas
   ``packb_<t>`` widens B into panels of W columns: panel p, pair row r, column c holds (b[2r, c], b[2r+1, c])
   as two adjacent int16 (zero past K and N);
 * the product ``igemm``: for its panels of B, K blocks of ``kc`` pair rows, M blocks of ``mc`` rows, the
-  panels one by one (a K block of a panel, kc x W words, stays in L1) and the R-row blocks of the M block
-  (each a stream of R-word pair rows, from L2): R rows x V vectors of int32 accumulators in registers (A's pair broadcast as one
-  32-bit word, B's row of the panel loaded as V vectors, one PMADDWD and one add per accumulator and pair),
+  panels one by one (a K block of a panel, kc x W words, stays in L1; the next panel's block is prefetched
+  meanwhile) and the R-row blocks of the M block (each a stream of R-word pair rows, from L2): R rows x V vectors
+  of int32 accumulators in registers (A's pair broadcast as one 32-bit word, B's row of the panel loaded as V
+  vectors, one PMADDWD and one add per accumulator and pair),
   then added to C (int32, wrapping; rows past M and columns past N are not written): the first K block reads the
   caller's C (or zero) and writes the result array, so C is neither copied nor zeroed first. The packed copies live
   in reused buffers (:mod:`systolic.jit.scratch`).
