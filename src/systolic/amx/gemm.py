@@ -135,6 +135,7 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
 def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp):
     M, K = a.shape
     N = b.shape[1]
+    c_given = c                                    # None: the native kernel starts from TILEZERO (no zero-filled C)
     if c is None:
         c = np.zeros((M, N), cdt)
     if kp != K:
@@ -147,7 +148,7 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     if method == "auto":
         ok, _ = native_matmul.usable(mn, model.name)
         if ok:
-            out, kn = native_matmul.run(mn, a, b, c, threads)
+            out, kn = native_matmul.run(mn, a, b, c_given, threads)
             if out is not None:
                 path = "native" if kn == kp else "native+emulator"
                 count_tmuls(mn, M, N, kp // per, path=path)

@@ -455,7 +455,8 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     ``block_m`` x ``block_n`` claimed one at a time from a shared counter, so late-starting workers take fewer).
     ``micro``: the micro-kernel (``"row"``, ``"col"``: 2x2 C tiles, TDP order by rows or by columns; ``"db"``:
     each 16-column half of a 32x32 block in turn, operands double-buffered over alternate K steps). ``t1``: the
-    operands (``"a"``, ``"b"``, ``"ab"``, ``""``) loaded with TILELOADDT1. The result does not depend on any of these: every 16 x 16 tile of C is the same chain of TDP* over the K
+    operands (``"a"``, ``"b"``, ``"ab"``, ``""``) loaded with TILELOADDT1. The result does not depend on any of
+    these: every 16 x 16 tile of C is the same chain of TDP* over the K
     steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:

@@ -25,9 +25,9 @@ from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define
                          store_atomic, vec)
 from ..jit.x86amx import Amx
 
-__all__ = ["kernel_module", "MICRO_KERNELS", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A",
-           "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP", "CTRL_DONE",
-           "CTRL_WORKERS"]
+__all__ = ["kernel_module", "MICRO_KERNELS", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN",
+           "FLAG_PACK_A", "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES",
+           "CTRL_STOP", "CTRL_DONE", "CTRL_WORKERS"]
 
 #: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
 #: address of share 0 and the address of the thread-id array
