@@ -101,9 +101,11 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
     from llvmlite import ir
 
     from systolic import jit
+    from systolic.amx.native import require_native
     from systolic.amx.native_gemm import _CFG
     from systolic.jit.build import I64, PTR, VOID, Loop, define
     from systolic.jit.x86amx import Amx
+    require_native()      # Linux grants this process the tile data (arch_prctl) before any tile instruction
     m = ir.Module(name="peak")
     amx = Amx(m)
     _, b, (cfg, buf, iters) = define(m, "peak", VOID, [PTR, PTR, I64])
@@ -166,9 +168,11 @@ def tdp_probe(mnemonic: str, pattern: str, a_bytes: int, b_bytes: int, seconds: 
     from llvmlite import ir
 
     from systolic import jit
+    from systolic.amx.native import require_native
     from systolic.amx.native_gemm import _CFG, aligned_empty
     from systolic.jit.build import I8, I64, PTR, VOID, Loop, at, define, i64
     from systolic.jit.x86amx import Amx
+    require_native()
     m = ir.Module(name=f"probe_{pattern}")
     amx = Amx(m)
     _, b, (cfg, abuf, bbuf, iters, amask, bmask) = define(m, "probe", VOID, [PTR, PTR, PTR, I64, I64, I64])

@@ -71,6 +71,7 @@ def main(argv=None):
     ap.add_argument("--sweep", action="store_true",
                     help="also time kernel variants (K blocks, order, prefetch, schedule, blocks)")
     ap.add_argument("--peak", action="store_true", help="probe the tile-resident peak and report %% of it")
+    ap.add_argument("--variants", default=None, help="with --sweep: the variants to time, separated by semicolons (default all)")
     ap.add_argument("--probe", action="store_true",
                     help="one worker's TDP*/s of the micro-kernel's K step on synthetic L1 / L2 / L3 operands")
     a = ap.parse_args(argv)
@@ -158,13 +159,16 @@ def main(argv=None):
                                 "dyn128,kb0": dict(schedule="dynamic", block_m=128, block_n=128, k_block=0),
                                 "dyn64x256,col": dict(schedule="dynamic", block_m=64, block_n=256, micro="col"),
                                 "dyn64x256,db": dict(schedule="dynamic", block_m=64, block_n=256, micro="db")}
+                    if a.variants:
+                        variants = {k: v for k, v in variants.items() if k in a.variants.split(";")}
                     for name, v in variants.items():
                         fns[name] = (lambda v=v: G.matmul(an, pb, threads=t, **v))
                         if not np.array_equal(fns[name]().view(np.uint32), ours.view(np.uint32)):
                             print(f"BITS DIFFER: variant {name}", flush=True)
                             check += f"; variant {name} DIFFERS"
                     # the fixed cost of a call (wake-up, Python, output): one K step over 512 x 512
-                    fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
+                    if not a.variants:
+                        fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
                 med = interleaved(fns, rounds)
                 warm = bursts({"ours": fns["ours"], "torch": tfn}, rounds)
                 if a.peak and (dt, t) not in peaks:

@@ -136,7 +136,7 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     M, K = a.shape
     N = b.shape[1]
     c_given = c                                    # None: the native kernel starts from TILEZERO (no zero-filled C)
-    if c is None:
+    if c is None and not (method == "auto" and M and N and kp):
         c = np.zeros((M, N), cdt)
     if kp != K:
         a = np.concatenate([a, np.zeros((M, kp - K), a.dtype)], axis=1)
@@ -157,6 +157,8 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
                     return out
                 # the partial last tile-K block on the emulator, from the native result (native_matmul.run)
                 return _float(mn, a[:, kn:], b[kn:], out, method, threads)
+    if c is None:
+        c = np.zeros((M, N), cdt)
     count_tmuls(mn, M, N, kp // per, path="emulator")
     counters.note_path(f"amx.matmul {mn}", "emulator")
     if integer:
