@@ -71,7 +71,8 @@ def main(argv=None):
     ap.add_argument("--sweep", action="store_true",
                     help="also time kernel variants (K blocks, order, prefetch, schedule, blocks)")
     ap.add_argument("--peak", action="store_true", help="probe the tile-resident peak and report %% of it")
-    ap.add_argument("--variants", default=None, help="with --sweep: the variants to time, separated by semicolons (default all)")
+    ap.add_argument("--variants", default=None,
+                    help="with --sweep: the variants to time, separated by semicolons (default all)")
     ap.add_argument("--probe", action="store_true",
                     help="one worker's TDP*/s of the micro-kernel's K step on synthetic L1 / L2 / L3 operands")
     a = ap.parse_args(argv)
