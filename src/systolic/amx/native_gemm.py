@@ -374,7 +374,11 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
       fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles);
     * otherwise the static rectangles of :func:`plan`, 128 x 512 regions;
     * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
-      few workers on a short K: K blocks of 8 (16 on one worker), A pair resident; else whole K."""
+      few workers on a short K: K blocks of 8 (16 on one worker), A pair resident;
+    * bf16 on few workers, long K: K blocks of 8 steps, A pair resident, the column-first micro-kernel (device
+      call 5: 0.44 TOP/s against 0.30 for the whole-K default at 4096^3 on one worker, same run); else whole K.
+    The micro-kernel stays "row" elsewhere and no operand is loaded with TILELOADDT1: the double-buffered "db"
+    kernel ran the synthetic K step 3-4x faster than "row" (tdp_probe) but no faster inside the GEMM (call 5)."""
     small = (mp // 32) * (np_ // 32) * ksteps <= SMALL_WORK
     out = dict(micro="row", t1="", schedule="dynamic" if small and threads > 1 else "static",
                block_m=64 if small and threads > 1 else BLOCK_M, block_n=256 if small and threads > 1 else BLOCK_N)
@@ -382,6 +386,8 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
         out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
     elif ksteps <= 32:
         out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
+    elif esize == 2:
+        out.update(k_block=8, order="m", prefetch=0, micro="col")
     else:
         out.update(k_block=0, order="n", prefetch=0)
     return out
