@@ -24,6 +24,7 @@ from llvmlite import ir
 from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
                          store_atomic, vec)
 from ..jit.x86amx import Amx
+from . import isa
 
 __all__ = ["kernel_module", "MICRO_KERNELS", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN",
            "FLAG_PACK_A", "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES",
@@ -138,6 +139,8 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
     itiles = (i00, at(b, I8, i00, 64), at(b, I8, i00, ldcin16), at(b, I8, at(b, I8, i00, ldcin16), 64))
     cb = at(b, I8, cbuf, b.mul(i, i64(4096)))     # the block's partial sums between K blocks: 4 tiles, stride 64
 
+    tmul = isa.get(mnemonic).intrinsic         # the TMUL's physical-register intrinsic (its record)
+
     def fetch_ahead(s, base):
         # the streamed operand's tile `prefetch_steps` K steps ahead, as a tile-contiguous 1 KiB (packed A, or B)
         if prefetch_steps:
@@ -173,12 +176,12 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
             def dbstep(s, ta0, ta1, tb, bbase=bbase):
                 load_a(ta0, a0base, s)
                 load_b(tb, bbase, s)
-                amx.dot(b, mnemonic, 0, ta0, tb)
+                amx.dot(b, tmul, 0, ta0, tb)
                 if h == 0:      # both streamed tiles (the second half reads them again from L1)
                     fetch_ahead(s, pf0)
                     fetch_ahead(s, pf1)
                 load_a(ta1, a1base, s)
-                amx.dot(b, mnemonic, 1, ta1, tb)
+                amx.dot(b, tmul, 1, ta1, tb)
 
             lk = Loop(b, kb, kend, 2, name=f"s{h}", unsigned=True, do_while=True)
             s = lk.index
@@ -211,23 +214,23 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
         s = lk.index
         load_a(4, a0base, s)
         load_b(6, b0base, s)
-        amx.dot(b, mnemonic, 0, 4, 6)
+        amx.dot(b, tmul, 0, 4, 6)
         fetch_ahead(s, pf0)
         if micro == "col":
             # column-first: tmm4 (A rows 0-15) read by the 1st and 3rd TDP, tmm6 (B columns 0-15) by the 1st and
             # 2nd: the B tiles are free one TDP earlier for the next step's loads (the streamed operand in M-outer
             # order), the A tiles one later
             load_a(5, a1base, s)
-            amx.dot(b, mnemonic, 2, 5, 6)
+            amx.dot(b, tmul, 2, 5, 6)
             load_b(7, b1base, s)
-            amx.dot(b, mnemonic, 1, 4, 7)
+            amx.dot(b, tmul, 1, 4, 7)
         else:
             load_b(7, b1base, s)
-            amx.dot(b, mnemonic, 1, 4, 7)
+            amx.dot(b, tmul, 1, 4, 7)
             load_a(5, a1base, s)
-            amx.dot(b, mnemonic, 2, 5, 6)
+            amx.dot(b, tmul, 2, 5, 6)
         fetch_ahead(s, pf1)
-        amx.dot(b, mnemonic, 3, 5, 7)
+        amx.dot(b, tmul, 3, 5, 7)
         lk.close()
         with b.if_else(last) as (fin, part):
             with fin:
