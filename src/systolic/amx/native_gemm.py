@@ -201,10 +201,15 @@ def _kstep(esize: int) -> int:
 
 
 #: bytes of padding after every packed panel (B's VNNI panels, and the tile-contiguous copies of A's 16-row
-#: panels): without it, at K = 4096 every panel is a multiple of 64 KiB long, so the tiles of one K step in all
-#: the panels of a block sit at the same offset modulo the L2's set period (128 KiB: 2 MiB, 16 ways) and compete
-#: for the same sets; one tile of padding moves each panel's K window by 16 sets. A multiple of 64 (tile rows stay
-#: on cache lines). Set by ``pad=`` per call, or here for the process.
+#: panels). Without it, at K = 4096 every panel is a multiple of 64 KiB long, so the tiles of one K step in all
+#: the panels of a block sit at the same virtual offset modulo the L2's set period (128 KiB: 2 MiB, 16 ways); one
+#: tile of padding moves each panel's K window by 16 sets. That aliasing is real only where physical memory is
+#: contiguous beyond 4 KiB (huge pages): the device host of call 6 had transparent huge pages on madvise only and
+#: none in use, and there the padding measured within the noise (pad 1024 against 0 / 64 / 256 at 4096^3, 1 and
+#: 16 workers: geometric mean 2.05 against 1.88 / 1.74 / 1.84 TOP/s, cells going either way;
+#: benchmarks/results/native_gemm_wave2.md, call 6). Kept at one tile (it changes no bit, costs 1 KiB a panel,
+#: and the final table of call 6 ran with it). A multiple of 64 (tile rows stay on cache lines). ``pad=`` per
+#: call, or set here for the process.
 PANEL_PAD = 1024
 
 

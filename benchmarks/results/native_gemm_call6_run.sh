@@ -1,5 +1,7 @@
 #!/bin/bash
-# helper n24c's device call (issue 24): tests, a panel-padding sweep, then the final tables with the chosen padding
+# helper n24c's device call 6 (issue 24; benchmarks/results/native_gemm_wave2.md): run from the repository root of the
+# device machine with .devcarry/n24c.tgz (this branch: src benchmarks tests tools, this script at its root, COMMIT)
+# carried; tests, a panel-padding sweep, then the final tables with the chosen padding
 set -o pipefail
 export PYTHONUNBUFFERED=1
 W=$PWD
