@@ -419,7 +419,8 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
     * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
       few workers on a short K: K blocks of 8 (16 on one worker), A pair resident;
     * bf16 on few workers, long K: K blocks of 8 steps, A pair resident, the column-first micro-kernel (device
-      call 5: 0.44 TOP/s against 0.30 for the whole-K default at 4096^3 on one worker, same run); else whole K.
+      call 5: 0.44 TOP/s against 0.30 for the whole-K default at 4096^3 on one worker, same run; call 6's final
+      table: 0.72 TOP/s, 1.56x oneDNN); else whole K.
     The micro-kernel stays "row" elsewhere and no operand is loaded with TILELOADDT1: the double-buffered "db"
     kernel ran the synthetic K step 3-4x faster than "row" (tdp_probe) but no faster inside the GEMM (call 5)."""
     small = (mp // 32) * (np_ // 32) * ksteps <= SMALL_WORK
