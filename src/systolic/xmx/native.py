@@ -514,8 +514,11 @@ def _pool() -> ThreadPoolExecutor:
     """The process's worker threads for the kernels (one per CPU, made once: starting threads per call cost
     0.3-0.7 ms, a tenth of a 1024^3 GEMM on 16 cores)."""
     with _LOCK:
-        if "pool" not in _STATE:
+        # a forked child inherits the executor but not its threads (work submitted there would never run): one
+        # pool per process
+        if _STATE.get("pool_pid") != os.getpid():
             _STATE["pool"] = ThreadPoolExecutor(_ncpu(), thread_name_prefix="systolic-xmx")
+            _STATE["pool_pid"] = os.getpid()
         return _STATE["pool"]
 
 
