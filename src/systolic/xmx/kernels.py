@@ -248,8 +248,8 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
             res, flag = NT.stage_mma(a32, b32, acc0, step)
         else:
             res, flag = fast
-            if flag.any():
-                res = np.array(res, dtype=np.float32)
+            if flag.any():   # the kernels' own result arrays (writable): fixed in place, no copy
+                res = np.asarray(res, dtype=np.float32)
                 flag = _recheck(a32, b32, acc0, res, flag, step)
         bits = np.ascontiguousarray(res, dtype=np.float32).view(np.uint32)
         rows, cols = np.nonzero(flag) if flag.any() else (np.zeros(0, dtype=np.intp),) * 2
