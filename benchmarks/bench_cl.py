@@ -41,7 +41,7 @@ def main(argv=None) -> dict:
     a_buf = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=A)
     b_buf = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=Bv)
     c_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, n * n * 4)
-    xmx.matmul(A, B, platform=a.device)                       # warm both paths (the first calls compile)
+    xmx.matmul(A, B, device=a.device)                       # warm both paths (the first calls compile)
     prg.gemm_bf16(q, (n, n // 8), None, c_buf, a_buf, b_buf, np.int32(n), np.int32(n))
     t_cl, t_mm = [], []
     for _ in range(a.repeat):
@@ -49,7 +49,7 @@ def main(argv=None) -> dict:
         prg.gemm_bf16(q, (n, n // 8), None, c_buf, a_buf, b_buf, np.int32(n), np.int32(n))
         t_cl.append(time.perf_counter() - t)
         t = time.perf_counter()
-        ref = xmx.matmul(A, B, platform=a.device)
+        ref = xmx.matmul(A, B, device=a.device)
         t_mm.append(time.perf_counter() - t)
     C = np.zeros((n, n), np.float32)
     cl.enqueue_copy(q, C, c_buf)

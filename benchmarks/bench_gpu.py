@@ -111,9 +111,9 @@ def _amx_float(n, rng, tiny=False, fp16=False):
     from systolic.amx import matmul
     cpu = "graniterapids" if fp16 else "sapphirerapids"
     sets = _bf16_pair(n, rng, tiny, fp16)
-    gpu = [lambda ta=ta, tb=tb: matmul(ta, tb, cpu=cpu) for _, (ta, tb) in sets]
+    gpu = [lambda ta=ta, tb=tb: matmul(ta, tb, device=cpu) for _, (ta, tb) in sets]
     (a, b), _ = sets[0]
-    return gpu, (lambda: matmul(a, b, cpu=cpu, backend="cpu"))
+    return gpu, (lambda: matmul(a, b, device=cpu, backend="cpu"))
 
 
 @case("AMX bf16 (TDPBF16PS)", "torch fp32 (TF32 off)", target=2.0, note="random normal inputs: no FTZ check")

@@ -122,6 +122,7 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
     from systolic import jit
     from systolic.amx.native_gemm import _CFG
     from systolic.jit.build import I64, PTR, VOID, Loop, define
+    from systolic.amx.isa import get as amx_record
     from systolic.jit.x86amx import Amx
     m = ir.Module(name="peak")
     amx = Amx(m)
@@ -131,7 +132,7 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
         amx.tileloadd(b, t, buf, 64)
     lp = Loop(b, 0, iters, 1, name="it")
     for d, s1, s2 in ((0, 4, 6), (1, 4, 7), (2, 5, 6), (3, 5, 7)):
-        amx.dot(b, mnemonic, d, s1, s2)
+        amx.dot(b, amx_record(mnemonic).intrinsic, d, s1, s2)
     lp.close()
     amx.tilestored(b, 0, buf, 64)
     amx.tilerelease(b)

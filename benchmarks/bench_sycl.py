@@ -6,7 +6,7 @@
 The kernel is ``joint_matmul`` of ``examples/sycl/gemm_bf16.py`` (intel/llvm test-e2e
 ``joint_matrix_bf16_fill_k_cache``, SLM-free, test-e2e's cache sizes MCache1 32, NCache1 64 (PVC) or 32 (AMX),
 MCache2 = NCache2 = 256, KCache2 32, B VNNI-packed). The reference is the engine the kernel lowers onto, on the
-same inputs in the same run: ``systolic.xmx.matmul(platform="pvc")`` and ``systolic.amx.matmul(cpu="spr")``. The two
+same inputs in the same run: ``systolic.xmx.matmul(device="pvc")`` and ``systolic.amx.matmul(device="spr")``. The two
 are checked bit for bit first (a benchmark of a wrong answer is worthless). Runs alternate kernel / reference;
 each side's best wall time and best process CPU time are kept. Target (issue 12): kernel <= 20x the engine.
 
@@ -97,7 +97,7 @@ def bench(device, n, repeat, calls, ex):
         return ex.run(device, a, b, **c)
 
     def engine():
-        return amx.matmul(a, b, cpu=device) if amx_dev else xmx.matmul(a, b, platform=device)
+        return amx.matmul(a, b, device=device) if amx_dev else xmx.matmul(a, b, device=device)
 
     got, ref = kernel(), engine()                       # warm-up (JIT) and the bit-for-bit check
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), f"{device}: kernel != engine"
@@ -112,7 +112,7 @@ def bench(device, n, repeat, calls, ex):
     return {"device": device, "tiles": tiles, "caches": c, "kernel_wall": min(kw), "kernel_cpu": min(kc),
             "engine_wall": min(ew), "engine_cpu": min(ec), "calls": per_sg, "sub_groups": n_sg,
             "prefetch_s": ov["prefetch"], "fill_s": ov["fill"],
-            "engine": f"amx.matmul(cpu='{device}')" if amx_dev else f"xmx.matmul(platform='{device}')"}
+            "engine": f"amx.matmul(device='{device}')" if amx_dev else f"xmx.matmul(device='{device}')"}
 
 
 def markdown(rows, n, repeat):

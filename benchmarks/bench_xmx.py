@@ -56,21 +56,21 @@ def main(argv=None):
     cases = []
     a8 = rng.integers(-128, 128, (n, n)).astype(np.int8)
     b8 = rng.integers(-128, 128, (n, n)).astype(np.int8)
-    r = matmul(a8, b8, platform=args.platform)
+    r = matmul(a8, b8, device=args.platform)
     assert np.array_equal(r, (a8.astype(np.int64) @ b8.astype(np.int64)).astype(np.int32))
-    cases.append(("s8 x s8 -> int32", lambda: matmul(a8, b8, platform=args.platform), 2.0))
+    cases.append(("s8 x s8 -> int32", lambda: matmul(a8, b8, device=args.platform), 2.0))
     au = rng.integers(0, 256, (n, n)).astype(np.uint8)
-    cases.append(("u8 x u8 -> int32", lambda: matmul(au, au, platform=args.platform), None))
+    cases.append(("u8 x u8 -> int32", lambda: matmul(au, au, device=args.platform), None))
     abf, bbf = a32.astype(ml_dtypes.bfloat16), b32.astype(ml_dtypes.bfloat16)
-    cases.append(('bf16 "stage"', lambda: matmul(abf, bbf, platform=args.platform, model="stage"), 4.0))
+    cases.append(('bf16 "stage"', lambda: matmul(abf, bbf, device=args.platform, model="stage"), 4.0))
     if not args.quick:
         ahf, bhf = a32.astype(np.float16), b32.astype(np.float16)
-        cases.append(('fp16 "stage"', lambda: matmul(ahf, bhf, platform=args.platform, model="stage"), None))
-        cases.append(('bf16 "sequential"', lambda: matmul(abf, bbf, platform=args.platform, model="sequential"),
+        cases.append(('fp16 "stage"', lambda: matmul(ahf, bhf, device=args.platform, model="stage"), None))
+        cases.append(('bf16 "sequential"', lambda: matmul(abf, bbf, device=args.platform, model="sequential"),
                       None))
-        cases.append(('tf32 "stage"', lambda: matmul(a32, b32, platform=args.platform, model="stage",
+        cases.append(('tf32 "stage"', lambda: matmul(a32, b32, device=args.platform, model="stage",
                                                      precision="tf32"), None))
-        cases.append(('bf16 "exact"', lambda: matmul(abf, bbf, platform=args.platform, model="exact"), None))
+        cases.append(('bf16 "exact"', lambda: matmul(abf, bbf, device=args.platform, model="exact"), None))
     rows = []
     for name, fn, target in cases:
         fn()  # warm-up (JIT compilation of the native kernel)

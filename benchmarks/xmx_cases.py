@@ -31,9 +31,9 @@ def _float_sets(n, rng, fp16=False):
 def _xmx_float(n, rng, model, fp16=False):
     from systolic.xmx import matmul
     sets = _float_sets(n, rng, fp16)
-    gpu = [lambda ta=ta, tb=tb: matmul(ta, tb, platform="pvc", model=model, backend="cuda") for _, (ta, tb) in sets]
+    gpu = [lambda ta=ta, tb=tb: matmul(ta, tb, device="pvc", model=model, backend="cuda") for _, (ta, tb) in sets]
     (a, b), _ = sets[0]
-    return gpu, (lambda: matmul(a, b, platform="pvc", model=model, backend="cpu"))
+    return gpu, (lambda: matmul(a, b, device="pvc", model=model, backend="cpu"))
 
 
 @case("XMX bf16 sequential", "torch fp32 (TF32 off)", target=2.0, note="binary32 FMA chain per output")

@@ -6,28 +6,38 @@ the arguments it is handed, ``sys.modules`` in a fresh interpreter (what "auto" 
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import tomllib
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import systolic
 from systolic import backend_registry as R
 from systolic.errors import BackendUnavailable, InvalidValue
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: the package root's built-in provider (what a source checkout without installed metadata has)
+BUILTIN_CUDA = R.Provider("cuda", systolic._cuda_provider, "systolic.gpu.register:register")
+
+
 @pytest.fixture
 def clean(monkeypatch):
-    """A registry with nothing registered or loaded (restored afterwards)."""
+    """A registry with nothing registered or loaded, the installed entry points unread (restored afterwards):
+    the package root's built-in cuda provider only."""
+    fresh = R._registry()
+    fresh.add("cuda", BUILTIN_CUDA)
+    monkeypatch.setattr(R, "PROVIDERS", fresh)
     monkeypatch.setattr(R, "_impls", {})
     monkeypatch.setattr(R, "_detectors", {})
     monkeypatch.setattr(R, "_loaded", set())
     monkeypatch.setattr(R, "_all_loaded", False)
+    monkeypatch.setattr(R, "_eps_read", True)
     return R
 
 
@@ -40,7 +50,7 @@ class FakeDeviceArray:
 
 @pytest.fixture
 def fake(clean, monkeypatch):
-    """A provider "fake", found by module name (a module put in sys.modules); returns its list of loads."""
+    """A provider "fake" (its loader handed to provide()); returns its list of loads."""
     calls = []
 
     def register():
@@ -49,17 +59,24 @@ def fake(clean, monkeypatch):
         R.register("amx.matmul", "fake", lambda *a, **kw: ("amx", a, kw))
         R.register("xmx.matmul", "fake", lambda *a, **kw: ("xmx", a, kw))
 
-    mod = types.ModuleType("fake_systolic_provider")
-    mod.register = register
-    monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setattr(R, "BUILTIN", {"fake": f"{mod.__name__}:register"})   # no CUDA provider in these tests
-    monkeypatch.setattr(R, "_eps", {})
+    fresh = R._registry()                                     # no CUDA provider in these tests
+    monkeypatch.setattr(R, "PROVIDERS", fresh)
+    R.provide("fake", register, source="tests:fake")
     return calls
 
 
 def test_pyproject_declares_the_builtin_providers():
+    """The entry points an installed systolic reads name the functions the package root provides a source
+    checkout with (a fresh interpreter: the root's records before any entry point is read)."""
     eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["systolic.backends"]
-    assert eps == R.BUILTIN
+    code = ("from systolic import backend_registry as R; "
+            "print({p.name: p.source for p in R.PROVIDERS if p.name not in R.OWN})")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == repr(eps)
+    for name, value in eps.items():                     # each names a real function
+        mod, _, attr = value.partition(":")
+        assert callable(getattr(importlib.import_module(mod), attr))
 
 
 def test_numpy_inputs_under_auto_load_no_provider():
@@ -81,8 +98,7 @@ def test_unknown_backend_names_the_known_ones():
 
 
 def test_builtin_cuda_provider_without_installed_metadata(clean, monkeypatch):
-    """A source checkout on PYTHONPATH (no dist-info): the registry finds systolic.gpu by the module name."""
-    monkeypatch.setattr(R, "_eps", {})
+    """A source checkout on PYTHONPATH (no dist-info): the package root's loader finds systolic.gpu."""
     from systolic.gpu import amx_kernels, runtime, xmx_kernels
     assert R.lookup("amx.matmul", "cuda") is amx_kernels.matmul
     assert R.lookup("xmx.matmul", "cuda") is xmx_kernels.matmul
@@ -92,7 +108,7 @@ def test_builtin_cuda_provider_without_installed_metadata(clean, monkeypatch):
 def test_a_provider_is_loaded_once_and_gets_the_arguments_less_backend(fake):
     from systolic import amx, xmx
     a, b = np.ones((2, 4), np.int8), np.ones((4, 2), np.int8)
-    got = amx.matmul(a, b, backend="fake", cpu="emr", threads=2)
+    got = amx.matmul(a, b, backend="fake", device="emr", threads=2)
     assert got == ("amx", (a, b, None), {"cpu": "emr", "method": "auto", "threads": 2})
     got = xmx.matmul(a, b, None, "dg2", backend="fake")
     assert got == ("xmx", (a, b, None), {"platform": "dg2", "model": "stage", "precision": None, "row_block": None})
@@ -112,8 +128,7 @@ def test_auto_goes_where_a_detector_claims_an_input(fake):
 
 
 def test_a_broken_provider_is_backend_unavailable(clean, monkeypatch):
-    monkeypatch.setattr(R, "BUILTIN", {"cuda": "nowhere.at.all:register"})      # no such module
-    monkeypatch.setattr(R, "_eps", {})
+    R.provide("cuda", lambda: importlib.import_module("nowhere.at.all"), "nowhere.at.all:register")  # no module
     with pytest.raises(BackendUnavailable, match="provider could not be loaded") as e:
         R.lookup("amx.matmul", "cuda")
     assert e.value.values["provider"] == "nowhere.at.all:register"

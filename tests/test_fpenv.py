@@ -87,11 +87,11 @@ def _xmx_cases():
     a16 = (rng.standard_normal((16, 32)) * 100).astype(np.float16)
     b16 = (rng.standard_normal((32, 16)) * 100).astype(np.float16)
     return {
-        "xmx bf16 stage (bmg, denormals kept)": lambda: matmul(a, b, c, platform="bmg"),
-        "xmx bf16 sequential": lambda: matmul(a, b, c, platform="bmg", model="sequential"),
-        "xmx fp16 stage": lambda: matmul(a16, b16, platform="pvc"),
+        "xmx bf16 stage (bmg, denormals kept)": lambda: matmul(a, b, c, device="bmg"),
+        "xmx bf16 sequential": lambda: matmul(a, b, c, device="bmg", model="sequential"),
+        "xmx fp16 stage": lambda: matmul(a16, b16, device="pvc"),
         "xmx tf32 stage": lambda: matmul(a16.astype(np.float32) / 7, b16.astype(np.float32) / 3,
-                                         platform="pvc", precision="tf32"),
+                                         device="pvc", precision="tf32"),
     }
 
 

@@ -47,15 +47,10 @@ LAYERS = {
     "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools
 }
 
-#: (importer module, exactly; imported prefix) -> why it is allowed today (the engines' backend= dispatch goes through
-#: systolic.backend_registry, which systolic.gpu fills)
+#: (importer module, exactly; imported prefix) -> why it is allowed today. (The engines' backend= dispatch goes
+#: through systolic.backend_registry, which systolic.gpu fills; the package root, systolic/__init__.py, above every
+#: layer, hands it the built-in provider's loader: no edge up.)
 ALLOWED_UP: dict[tuple[str, str], str] = {
-    ("systolic.layout", "systolic.explorer"):
-        "layout.get/detail/where/what/table/explain are the explorer's verbs (get: names -> Layout through the "
-        "engines and models; explain: a replay on the engines), imported at call time by layout.__getattr__",
-    ("systolic.backend_registry", "systolic.gpu.register"):
-        "the registry names its built-in provider (BUILTIN) for a source checkout without installed entry "
-        "points; an installed systolic finds it through the systolic.backends entry-point group instead",
 }
 
 #: cycles known today, as frozensets of modules (a cycle's modules must be exactly one of these). None: the

@@ -1,19 +1,50 @@
-"""device= / path= / backend= across the engines; the older keywords warn and give the same bits."""
+"""device= / path= / backend= across the engines; the older keywords warn and give the same bits.
+
+Every older spelling is exercised here on purpose: each call is inside ``pytest.warns`` (the suite turns
+``systolic.vocabulary.RenamedWarning`` into an error elsewhere, pyproject.toml). Oracles: int64 matrix products
+(exact at these sizes), and the new spelling's own result for "same bits" (the old spelling must not change it).
+"""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
 
+from systolic import layout, visa, xmx
 from systolic import opencl as cl
-from systolic import xmx
 from systolic.amx import TileMachine
 from systolic.amx import matmul as amx_matmul
 from systolic.errors import InvalidValue
+from systolic.vocabulary import RenamedWarning, renamed
+
+def OLD():
+    return pytest.warns(DeprecationWarning)
 
 
 def _ints(seed, shape):
     return np.random.default_rng(seed).integers(-128, 128, shape, dtype=np.int8)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: xmx.matmul(_ints(0, (8, 32)), _ints(1, (32, 16)), platform="pvc"),
+    lambda: xmx.dpas(_dpas_call()[0], **_dpas_call()[1], platform="pvc"),
+    lambda: cl.distribute("intel_sub_group_i8_i8_matrix_mad_k32", "a", np.ones((8, 32), np.int64), platform="pvc"),
+    lambda: visa.run_text(_VISA, platform="dg2"),
+    lambda: layout.get("dpas", "b", platform="dg2"),
+    lambda: amx_matmul(_ints(0, (3, 8)), _ints(1, (8, 5)), cpu="spr"),
+], ids=["xmx.matmul", "xmx.dpas", "opencl.distribute", "visa.run_text", "layout.get", "amx.matmul"])
+def test_the_warning_is_a_deprecation_and_names_the_caller(call):
+    with pytest.warns(RenamedWarning) as rec:
+        call()
+    assert issubclass(RenamedWarning, DeprecationWarning)
+    assert [w.filename for w in rec] == [__file__]          # stacklevel: the user's line, not systolic's
+
+
+def _dpas_call():
+    g, kw, _, _ = _dpas_operands()
+    return g, kw
 
 
 def test_amx_matmul_device_and_path():
@@ -49,13 +80,198 @@ def test_tile_machine_vocabulary():
         TileMachine(cpu="emr", device="spr")
 
 
+def _dpas_operands(platform="pvc"):
+    """A GRF with an s8 DPAS's operands in place (exec size = the platform's), and the exact D."""
+    g = xmx.GRF(platform)
+    gb, n = g.grf_bytes, xmx.get_platform(platform).exec_size
+    a, b = _ints(5, (8, 32)), _ints(6, (32, n))
+    from systolic.xmx import pack
+    g.write(0, pack.pack_src2(a, "s8"))
+    g.write(16 * gb, pack.pack_src1(b, "s8"))
+    kw = dict(dst=48 * gb, src0=None, src1=16 * gb, src2=0, dst_type="d", src1_precision="s8",
+              src2_precision="s8")
+    return g, kw, a.astype(np.int64) @ b.astype(np.int64), 48 * gb
+
+
+def _d(g, off, shape):
+    return g.read(off, 4 * shape[0] * shape[1]).view("<i4").reshape(shape)
+
+
+def test_xmx_dpas_device_and_path():
+    for path in ("spec", "fast"):
+        g, kw, want, off = _dpas_operands()
+        xmx.dpas(g, **kw, device="pvc", path=path)
+        assert np.array_equal(_d(g, off, want.shape), want)
+    g, kw, want, off = _dpas_operands()
+    with pytest.warns(DeprecationWarning, match="xmx.dpas: platform= is deprecated, use device="):
+        xmx.dpas(g, **kw, platform="pvc")
+    assert np.array_equal(_d(g, off, want.shape), want)
+    with pytest.raises(InvalidValue, match="give device= only"):
+        xmx.dpas(g, **kw, platform="pvc", device="pvc")
+    with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
+        xmx.dpas(g, **kw, path="quick")
+    with pytest.raises(InvalidValue, match="keeps no trace"):
+        xmx.dpas(g, **kw, path="fast", trace={"row": 0, "col": 0})
+
+
+def test_xmx_dpas_fast_is_the_older_spelling_of_path_fast():
+    g, kw, want, off = _dpas_operands()
+    with pytest.warns(DeprecationWarning, match=r"xmx.dpas_fast is deprecated, use xmx.dpas\(..., path='fast'\)"):
+        fast = xmx.dpas_fast
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast(g, **kw, device="pvc")                          # the function itself takes the new keywords
+    assert np.array_equal(_d(g, off, want.shape), want)
+
+
+def test_xmx_dpasw_device():
+    g0, kw, want, off = _dpas_operands("dg2")
+    g1 = g0.copy()
+    xmx.dpasw(g0, pair=g1, **kw, device="dg2")
+    new = g0.read(off, 4 * want.size)
+    g0, kw, want, off = _dpas_operands("dg2")
+    g1 = g0.copy()
+    with pytest.warns(DeprecationWarning, match="xmx.dpasw: platform= is deprecated"):
+        xmx.dpasw(g0, pair=g1, **kw, platform="dg2")
+    assert np.array_equal(g0.read(off, 4 * want.size), new)
+    with pytest.raises(InvalidValue, match="give device= only"):
+        xmx.dpasw(g0, pair=g1, **kw, platform="dg2", device="dg2")
+
+
+def test_xmx_grf_device():
+    assert xmx.GRF(device="dg2").platform.name == xmx.GRF("dg2").platform.name == "dg2"
+    with pytest.warns(DeprecationWarning, match="xmx.GRF: platform= is deprecated"):
+        assert xmx.GRF(platform="dg2").grf_bytes == xmx.GRF(device="dg2").grf_bytes
+    with pytest.raises(InvalidValue, match="give device= only"):
+        xmx.GRF(platform="dg2", device="bmg")
+
+
+def test_sycl_takes_the_engines_device_names():
+    """A SYCL device is found by every alias its engine's table gives it (the same names as device= elsewhere)."""
+    from systolic import sycl
+    from systolic.amx import CPUS, get_cpu
+    from systolic.xmx import PLATFORMS
+    for d in sycl.devices():
+        if d.backend == "amx":
+            names = [n for n in ("sapphirerapids", "spr", "emeraldrapids", "emr", "graniterapids", "gnr",
+                                 "diamondrapids", "dmr") if get_cpu(n).name == d.engine]
+        elif d.engine == d.name:
+            names = [d.engine, *PLATFORMS[d.engine].aliases]
+        else:
+            names = []
+        for n in names:
+            assert sycl.get_device(n) is d, n
+            assert sycl.queue(n).get_device().record is d
+    assert sycl.get_device("xehpc").name == "pvc" and sycl.get_device("alchemist").name == "dg2"
+    assert sycl.get_device("arl").engine == "dg2" and sycl.get_device("dg2").name == "dg2"
+    assert set(CPUS) >= {d.engine for d in sycl.devices() if d.backend == "amx"}
+
+
+def test_cl_prelude_device():
+    from systolic import cl
+    with pytest.warns(DeprecationWarning, match="cl.prelude: platform= is deprecated"):
+        assert cl.prelude(platform="dg2") == cl.prelude(device="dg2") == cl.prelude("dg2") != cl.prelude()
+
+
 def test_opencl_builtin_device_and_path():
     f = cl.intel_sub_group_i8_i8_matrix_mad_k32
     rng = np.random.default_rng(4)
     A, B = rng.integers(-128, 128, (8, 32)), rng.integers(-128, 128, (32, 16))
     C = np.zeros((8, 16), np.int64)
-    a, b, acc = (cl.distribute(f.__name__, op, X, platform="pvc") for op, X in (("a", A), ("b", B), ("acc", C)))
+    a, b, acc = (cl.distribute(f.__name__, op, X, device="pvc") for op, X in (("a", A), ("b", B), ("acc", C)))
     d = f(a, b, acc, device="pvc", path="spec")
-    assert (cl.gather(f.__name__, "result", d, platform="pvc") == A @ B).all()
-    with pytest.warns(DeprecationWarning, match="engine= is deprecated, use path="):
+    assert (cl.gather(f.__name__, "result", d, device="pvc") == A @ B).all()
+    with pytest.warns(DeprecationWarning) as rec:
         assert np.array_equal(f(a, b, acc, platform="pvc", engine="spec"), d)
+    said = sorted(str(w.message).split(" (")[0] for w in rec)
+    assert said == [f"{f.__name__}: engine= is deprecated, use path=", f"{f.__name__}: platform= is deprecated, "
+                    "use device="]
+    with pytest.raises(InvalidValue, match="give device= only"):
+        f(a, b, acc, platform="pvc", device="pvc")
+
+
+@pytest.mark.parametrize("fn, args", [
+    (cl.distribute, ("intel_sub_group_i8_i8_matrix_mad_k32", "a", np.ones((8, 32), np.int64))),
+    (cl.layout, ("intel_sub_group_i8_i8_matrix_mad_k32", "b")),
+], ids=["distribute", "layout"])
+def test_opencl_helpers_device(fn, args):
+    new = fn(*args, device="dg2")
+    with pytest.warns(DeprecationWarning, match=f"opencl.{fn.__name__}: platform= is deprecated"):
+        old = fn(*args, platform="dg2")
+    assert np.array_equal(np.asarray(new), np.asarray(old)) if isinstance(new, np.ndarray) else new == old
+    with pytest.raises(InvalidValue, match="give device= only"):
+        fn(*args, platform="dg2", device="dg2")
+
+
+def test_opencl_gather_builtins_resolve_run_device():
+    name = "intel_sub_group_i8_i8_matrix_mad_k32"
+    v = cl.distribute(name, "b", np.ones((32, 8), np.int64), device="dg2")
+    with OLD():
+        assert np.array_equal(cl.gather(name, "b", v, platform="dg2"), cl.gather(name, "b", v, device="dg2"))
+    with OLD():
+        assert cl.builtins(platform="dg2") == cl.builtins(device="dg2") == cl.builtins("dg2")
+    with OLD():
+        assert cl.resolve(name, platform="dg2") == cl.resolve(name, device="dg2")
+    seen = []
+
+    def kernel():
+        seen.append(cl.get_sub_group_size())
+    cl.run(kernel, 8, 8, device="dg2")
+    with OLD():
+        cl.run(kernel, 8, 8, platform="dg2")
+    assert seen == [8, 8]
+
+
+_VISA = """
+.decl V1 v_type=G type=d num_elts=8
+add (M1, 8) V1(0,0)<1> 0x76543210:v 0x1:d
+"""
+
+
+def test_visa_device():
+    want = [1, 2, 3, 4, 5, 6, 7, 8]
+    assert visa.run_text(_VISA, device="dg2").read("V1").tolist() == want
+    assert visa.run_text(_VISA, "dg2").platform.name == "dg2"                     # positional, as before
+    with pytest.warns(DeprecationWarning, match="visa.run_text: platform= is deprecated"):
+        m = visa.run_text(_VISA, platform="dg2")
+    assert m.read("V1").tolist() == want and m.platform.name == "dg2"
+    with pytest.warns(DeprecationWarning, match="visa Machine: platform= is deprecated"):
+        assert visa.Machine(visa.parse(_VISA), platform="bmg").platform.name == "bmg"
+    assert visa.Machine(visa.parse(_VISA), device="bmg").platform.name == "bmg"
+    assert visa.Machine(visa.parse(_VISA)).platform.name == "pvc"
+    with pytest.raises(InvalidValue, match="give device= only"):
+        visa.run_text(_VISA, device="dg2", platform="pvc")
+    with pytest.warns(DeprecationWarning, match="fast_alu= is deprecated"):
+        m = visa.run_text(_VISA, device="dg2", fast_alu=True)
+    assert m.read("V1").tolist() == want
+
+
+def test_layout_get_device():
+    new = layout.get("dpas", "b", device="dg2", precision="s8")
+    with pytest.warns(DeprecationWarning, match="layout.get: platform= is deprecated"):
+        old = layout.get("dpas", "b", platform="dg2", precision="s8")
+    assert new.params == old.params and new.shape == old.shape
+    with pytest.raises(InvalidValue, match="give device= only"):
+        layout.get("dpas", "b", platform="dg2", device="pvc")
+
+
+def test_sycl_queue_amx_backend():
+    from systolic import sycl
+    assert sycl.queue("spr", amx="compiled").amx_backend == "emulator"      # the tile compiler's own words
+    assert sycl.queue("spr", amx="compiled", path="spec").amx_backend == "spec"
+    assert sycl.queue("spr", amx="compiled", amx_backend="native").amx_backend == "llvm"
+    for old, new in (("emulator", "emulator"), ("spec", "spec"), ("llvm", "llvm")):
+        with pytest.warns(DeprecationWarning, match=f"sycl.queue: amx_backend='{old}' is deprecated"):
+            assert sycl.queue("spr", amx="compiled", amx_backend=old).amx_backend == new
+    with pytest.raises(InvalidValue, match="unknown backend of the compiled AMX path"):
+        sycl.queue("spr", amx_backend="gpu")
+    with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
+        sycl.queue("spr", path="exact")
+
+
+def test_the_shim_itself():
+    assert renamed({}, {"cpu": "device"}, "f", device="spr") == {"device": "spr"}
+    with pytest.warns(RenamedWarning, match="f: cpu= is deprecated, use device="):
+        assert renamed({"cpu": "emr"}, {"cpu": "device"}, "f", device=None) == {"device": "emr"}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'cpux'"):
+        renamed({"cpux": 1}, {"cpu": "device"}, "f", device=None)

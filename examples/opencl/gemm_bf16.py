@@ -62,7 +62,7 @@ def run_gemm(A, B, device: str, model=None) -> np.ndarray:
     Bp = vnni_pack(B, 16).astype(np.uint32)
     C = np.zeros((m, n), np.float32)
     cl.run(gemm_bf16, (n, m // 8), (sg * SUB_GROUPS_PER_GROUP, 1),
-           (A.view(np.uint16), Bp, C, n, k, model), platform=device)
+           (A.view(np.uint16), Bp, C, n, k, model), device=device)
     return C
 
 

@@ -62,7 +62,7 @@ def main(device: str = DEVICE, *, m: int = 32, n: int = 64, k: int = 128, seed: 
     B = rng.integers(-128, 128, (k, n), dtype=np.int8)
     Bp = vnni_pack(B, 8).astype(np.uint32)                             # K/4 x N dwords (host-side packing)
     C = np.zeros((m, n), np.int32)
-    cl.run(gemm_s8, (n, m // 8), (sg * SUB_GROUPS_PER_GROUP, 1), (A, Bp, C, n, k), platform=device)
+    cl.run(gemm_s8, (n, m // 8), (sg * SUB_GROUPS_PER_GROUP, 1), (A, Bp, C, n, k), device=device)
     oracle = (A.astype(np.int64) @ B.astype(np.int64)).astype(np.int32)  # |sum| < 2**21: no wrap
     return {"result": C, "oracle": oracle, "sub_group_size": sg,
             "note": f"{m}x{n}x{k} int8 GEMM, {m // 8 * n // sg * k // 32} built-in calls (DPAS rc=8)"}

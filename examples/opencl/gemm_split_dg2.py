@@ -52,7 +52,7 @@ def main(device: str = DEVICE, *, m: int = 16, n: int = 32, k: int = 128, seed: 
     A = rng.integers(-128, 128, (m, k), dtype=np.int8)
     B = rng.integers(-128, 128, (k, n), dtype=np.int8)
     C = np.zeros((m, n), np.int32)
-    cl.run(gemm_s8_split, (n, m // 8), (16, 1), (A, vnni_pack(B, 8).astype(np.uint32), C, n, k), platform=device)
+    cl.run(gemm_s8_split, (n, m // 8), (16, 1), (A, vnni_pack(B, 8).astype(np.uint32), C, n, k), device=device)
     oracle = (A.astype(np.int64) @ B.astype(np.int64)).astype(np.int32)
     return {"result": C, "oracle": oracle, "sub_group_size": 8,
             "note": f"{m}x{n}x{k} int8 GEMM, {m // 8 * n // 16 * k // 32} DPASW (split built-in, M = 8)"}

@@ -26,7 +26,7 @@ def _lower(name: str) -> str:
 
 class Registry(Generic[R]):
     """Records by name. ``what``: the words of the error ("unknown {what} 'x'"); ``rule``: the rule's text before
-    the list of names ("known types" -> "known types: a, b"); ``key``: the key of the looked-up name in the
+    the list of names ("known types" -> "known types: a, b"; empty: the list alone); ``key``: the key of the looked-up name in the
     error's values; ``kind``: the record class (a record passed in is returned as it is); ``error``: the
     error class (InvalidValue unless the table's layer has its own); ``normalize``: how a name is compared;
     ``values``: more values for the error, from the registry."""
@@ -61,8 +61,9 @@ class Registry(Generic[R]):
         key = self.normalize(str(name))
         listed = self._listed(self) if self._listed is not None else self._records
         extra = self._values(self) if self._values is not None else {}
+        names = ", ".join(listed)
         return self.error(f"unknown {self.what} {name!r}{did_you_mean(key, self._by_name)}",
-                          rule=f"{self.rule}: " + ", ".join(listed), values={self.key: name, **extra})
+                          rule=f"{self.rule}: {names}" if self.rule else names, values={self.key: name, **extra})
 
     def names(self) -> list[str]:
         """The canonical names, in the order added."""

@@ -16,7 +16,13 @@ import warnings
 
 from .errors import InvalidValue
 
-__all__ = ["PATHS", "check_path", "renamed", "deprecated"]
+__all__ = ["PATHS", "RenamedWarning", "check_path", "renamed", "deprecated"]
+
+
+class RenamedWarning(DeprecationWarning):
+    """An older spelling was used (a renamed keyword or value, a renamed function): it still works, for one
+    release. Its own class so a test configuration can turn exactly
+    these into errors (pyproject.toml: ``error::systolic.vocabulary.RenamedWarning``)."""
 
 #: the two paths of every engine
 PATHS = ("spec", "fast")
@@ -33,7 +39,7 @@ def check_path(path: str, where: str) -> str:
 def deprecated(old: str, new: str, where: str, stacklevel: int = 3) -> None:
     """Warn once per call site that ``old`` is spelled ``new`` now (kept for one release)."""
     warnings.warn(f"{where}: {old} is deprecated, use {new} (the old spelling goes after one release)",
-                  DeprecationWarning, stacklevel=stacklevel + 1)
+                  RenamedWarning, stacklevel=stacklevel + 1)
 
 
 def renamed(old_kwargs: dict, names: dict[str, str], where: str, *, stacklevel: int = 3, **new) -> dict:
@@ -51,3 +57,4 @@ def renamed(old_kwargs: dict, names: dict[str, str], where: str, *, stacklevel: 
         deprecated(f"{old}=", f"{key}=", where, stacklevel=stacklevel)
         out[key] = value
     return out
+

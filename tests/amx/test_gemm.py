@@ -47,8 +47,8 @@ def test_bf16_matmul_equals_instruction_loop(M, K, N, seed, profile):
        st.sampled_from(["normal", "mixed", "bits"]))
 def test_fp16_matmul_equals_instruction_loop(M, K, N, seed, profile):
     a, b, c = _float_inputs(seed, M, K, N, "fp16", profile)
-    ref = matmul(a, b, c, cpu="graniterapids", method="instructions").view(np.uint32)
-    assert (matmul(a, b, c, cpu="graniterapids").view(np.uint32) == ref).all()
+    ref = matmul(a, b, c, device="graniterapids", method="instructions").view(np.uint32)
+    assert (matmul(a, b, c, device="graniterapids").view(np.uint32) == ref).all()
 
 
 @settings(max_examples=30, **SETTINGS)
@@ -101,7 +101,7 @@ def test_matmul_errors():
     with pytest.raises(InvalidValue):
         matmul(np.zeros((2, 3), np.int8), np.zeros((3, 2), np.int8), np.zeros((2, 2), np.float32))
     with pytest.raises(InvalidOpcode):
-        matmul(np.zeros((2, 2), np.float16), np.zeros((2, 2), np.float16), cpu="sapphirerapids")
+        matmul(np.zeros((2, 2), np.float16), np.zeros((2, 2), np.float16), device="sapphirerapids")
     with pytest.raises(InvalidValue):
         matmul(np.zeros((2, 2), np.int8), np.zeros((2, 2), np.int8), method="magic")
 
@@ -157,7 +157,7 @@ def test_fp16_signalling_nan_payload_matches_the_instructions():
     a.view(np.uint16)[0, 0] = 0x7D55          # signalling NaN with a payload
     a.view(np.uint16)[1, 1] = 0xFE01          # quiet negative NaN with a payload
     b = np.array([[1.0, 2.0], [3.0, 4.0]], np.float16)
-    ref = matmul(a, b, cpu="graniterapids", method="instructions").view(np.uint32)
-    assert (matmul(a, b, cpu="graniterapids").view(np.uint32) == ref).all()
+    ref = matmul(a, b, device="graniterapids", method="instructions").view(np.uint32)
+    assert (matmul(a, b, device="graniterapids").view(np.uint32) == ref).all()
     # the fp16 payload moves to the top of the fp32 fraction and the NaN is quieted: 0x7D55 -> 0x7FEAA000
     assert ref.ravel().tolist() == [0x7FEAA000, 0x7FEAA000, 0xFFC02000, 0xFFC02000]

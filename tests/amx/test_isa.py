@@ -32,10 +32,10 @@ def test_spec_and_emulator_backends_run_the_records_bodies():
     a = rng.integers(-128, 128, (2, 8), dtype=np.int8)
     b = rng.integers(-128, 128, (2, 16), dtype=np.int8)              # K/4 = 2 rows of VNNI dwords, N = 4
     want = a.astype(np.int64) @ b.reshape(2, 4, 4).transpose(0, 2, 1).reshape(8, 4).astype(np.int64)
-    for backend in ("spec", "emulator"):
-        m = TileMachine(get_cpu("spr"), backend=backend)
+    for path in ("spec", "fast"):
+        m = TileMachine(get_cpu("spr"), path=path)
         m.ldtilecfg(TileConfig(palette=1, tiles={0: (2, 16), 1: (2, 8), 2: (2, 16)}))
         m.write_tile(1, a)
         m.write_tile(2, b)
         m.execute("tdpbssd", 0, 1, 2)
-        assert np.array_equal(m.read_tile(0, np.int32), want.astype(np.int32)), backend
+        assert np.array_equal(m.read_tile(0, np.int32), want.astype(np.int32)), path

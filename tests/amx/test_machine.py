@@ -8,20 +8,20 @@ import pytest
 from systolic.amx import TileConfig, TileMachine
 from systolic.errors import InvalidOpcode, InvalidValue, MemoryFault
 
-BACKENDS = ["emulator", "spec"]
+PATHS = ["fast", "spec"]
 
 
-def machine(backend="emulator", cpu="sapphirerapids", start_row=0, **tiles):
-    m = TileMachine(cpu, backend=backend)
+def machine(path="fast", cpu="sapphirerapids", start_row=0, **tiles):
+    m = TileMachine(cpu, path=path)
     m.ldtilecfg(TileConfig(palette=1, start_row=start_row, tiles={int(k[1:]): v for k, v in tiles.items()}))
     return m
 
 
 # ------------------------------------------------------------------ loads, stores, restart
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_load_writes_rows_and_zeroes_the_rest(backend):
-    m = machine(backend, t3=(3, 8))
+@pytest.mark.parametrize("path", PATHS)
+def test_load_writes_rows_and_zeroes_the_rest(path):
+    m = machine(path, t3=(3, 8))
     m.tiles[3] = 0x55  # stale bytes must all disappear
     mem = np.arange(256, dtype=np.uint8)
     m.tileloadd(3, mem, 10, 20)
@@ -32,9 +32,9 @@ def test_load_writes_rows_and_zeroes_the_rest(backend):
         assert (m.tiles[3, r] == expect).all()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_load_negative_and_zero_stride(backend):
-    m = machine(backend, t0=(4, 4))
+@pytest.mark.parametrize("path", PATHS)
+def test_load_negative_and_zero_stride(path):
+    m = machine(path, t0=(4, 4))
     mem = np.arange(64, dtype=np.uint8)
     m.tileloaddt1(0, mem, 40, -8)
     assert [list(m.tiles[0, r, :4]) for r in range(4)] == [[40 + i - 8 * r for i in range(4)] for r in range(4)]
@@ -42,9 +42,9 @@ def test_load_negative_and_zero_stride(backend):
     assert all(list(m.tiles[0, r, :4]) == [5, 6, 7, 8] for r in range(4))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_load_from_start_row_keeps_rows_before_and_resets_start_row(backend):
-    m = machine(backend, t1=(6, 4))
+@pytest.mark.parametrize("path", PATHS)
+def test_load_from_start_row_keeps_rows_before_and_resets_start_row(path):
+    m = machine(path, t1=(6, 4))
     m.tileloadd(1, np.full(64, 9, np.uint8), 0, 4)
     m.ldtilecfg(TileConfig(palette=1, start_row=4, tiles={1: (6, 4)}))  # zeroes tiles; start_row 4
     m.tiles[1, :, :4] = 7
@@ -56,9 +56,9 @@ def test_load_from_start_row_keeps_rows_before_and_resets_start_row(backend):
     assert not m.tiles[1, 6:].any()                                          # rows from start_row up zeroed
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_faulting_load_leaves_start_row_at_the_faulting_row_and_resumes(backend):
-    m = machine(backend, t2=(5, 8))
+@pytest.mark.parametrize("path", PATHS)
+def test_faulting_load_leaves_start_row_at_the_faulting_row_and_resumes(path):
+    m = machine(path, t2=(5, 8))
     mem = np.arange(30, dtype=np.uint8)
     with pytest.raises(MemoryFault) as e:
         m.tileloadd(2, mem, 2, 8)  # rows at 2, 10, 18, 26 (ends 34 > 30): row 3 faults
@@ -71,9 +71,9 @@ def test_faulting_load_leaves_start_row_at_the_faulting_row_and_resumes(backend)
     assert list(m.tiles[2, 4, :8]) == list(range(34, 42))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_faulting_store_writes_rows_before_the_fault(backend):
-    m = machine(backend, t0=(4, 4))
+@pytest.mark.parametrize("path", PATHS)
+def test_faulting_store_writes_rows_before_the_fault(path):
+    m = machine(path, t0=(4, 4))
     m.tileloadd(0, np.arange(16, dtype=np.uint8) + 1, 0, 4)
     mem = np.zeros(10, np.uint8)
     with pytest.raises(MemoryFault) as e:
@@ -87,9 +87,9 @@ def test_faulting_store_writes_rows_before_the_fault(backend):
     assert e.value.row == 0 and e.value.address == -4 and not mem2.any()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_store_honours_start_row_and_overlapping_rows(backend):
-    m = machine(backend, start_row=3, t0=(5, 8))
+@pytest.mark.parametrize("path", PATHS)
+def test_store_honours_start_row_and_overlapping_rows(path):
+    m = machine(path, start_row=3, t0=(5, 8))
     m.tiles[0, :5, :8] = np.arange(5)[:, None] + 1
     mem = np.full(64, 0xEE, np.uint8)
     m.tilestored(0, mem, 0, 8)
@@ -100,9 +100,9 @@ def test_store_honours_start_row_and_overlapping_rows(backend):
     assert list(mem[:16]) == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_tilezero_and_tilerelease(backend):
-    m = machine(backend, t0=(2, 6), t1=(2, 8))
+@pytest.mark.parametrize("path", PATHS)
+def test_tilezero_and_tilerelease(path):
+    m = machine(path, t0=(2, 6), t1=(2, 8))
     m.tiles[0] = 3
     m.tilezero(0)  # colsb % 4 != 0 is accepted by TILEZERO (silicon: quirks.json zero_colsb_not_mult4)
     assert not m.tiles[0].any()
@@ -197,13 +197,13 @@ def _oracle_int8(c, a, b, s1, s2):
     return out
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("mnemonic, s1, s2", [("tdpbssd", 1, 1), ("tdpbsud", 1, 0), ("tdpbusd", 0, 1),
                                                ("tdpbuud", 0, 0)])
-def test_int8_dot_products_wrap(backend, mnemonic, s1, s2):
+def test_int8_dot_products_wrap(path, mnemonic, s1, s2):
     rng = np.random.default_rng(7)
     M, K4, N = 5, 3, 4
-    m = machine(backend, t0=(M, 4 * N), t1=(M, 4 * K4), t2=(K4, 4 * N))
+    m = machine(path, t0=(M, 4 * N), t1=(M, 4 * K4), t2=(K4, 4 * N))
     a = rng.choice([0, 1, 0x7F, 0x80, 0x81, 0xFF], (M, 4 * K4)).astype(np.uint8)
     b = rng.choice([0, 1, 0x7F, 0x80, 0x81, 0xFF], (K4, 4 * N)).astype(np.uint8)
     c = rng.choice([0x7FFFFFFF, -0x80000000, 0x7FFF0000, -1, 0], (M, N)).astype(np.int32)
@@ -220,15 +220,15 @@ def _f32(x):
     return int(np.float32(x).view(np.uint32))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_tdpbf16ps_two_chains_order(backend):
+@pytest.mark.parametrize("path", PATHS)
+def test_tdpbf16ps_two_chains_order(path):
     """One output, K = 2 dwords: even chain 2^24 + 1 (rounds to 2^24) ... the order is visible.
 
     a = [2^12, 1, 2^12, 1] (bf16), b column = [2^12, 1, 1, 1]: even chain 0 + 2^24 = 2^24, then
     2^24 + 2^12 * 1 = 2^24 + 4096 (exact); odd chain 1 + 1 = 2; t = 2^24 + 4098 -> RNE to fp32 (ulp 2)
     = 2^24 + 4098; dst = 1 + t = 2^24 + 4099 -> ties to even -> 2^24 + 4100.
     """
-    m = machine(backend, t0=(1, 4), t1=(1, 8), t2=(2, 4))
+    m = machine(path, t0=(1, 4), t1=(1, 8), t2=(2, 4))
     import ml_dtypes
     bf = ml_dtypes.bfloat16
     m.write_tile(1, np.array([[2.0 ** 12, 1, 2.0 ** 12, 1]], dtype=bf))
@@ -238,11 +238,11 @@ def test_tdpbf16ps_two_chains_order(backend):
     assert m.read_tile(0, np.float32)[0, 0] == np.float32(2.0 ** 24 + 4100)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_tdpbf16ps_special_values(backend):
+@pytest.mark.parametrize("path", PATHS)
+def test_tdpbf16ps_special_values(path):
     import ml_dtypes
     bf = ml_dtypes.bfloat16
-    m = machine(backend, t0=(1, 16), t1=(1, 4), t2=(1, 16))
+    m = machine(path, t0=(1, 16), t1=(1, 4), t2=(1, 16))
     a = np.array([[np.inf, 1.0]], dtype=bf)
     # n0: inf*0 -> default NaN; n1: inf*1 = inf; n2: NaN operand wins (payload kept, quieted); n3: denormal b -> 0
     b = np.zeros((1, 8), np.uint16)
@@ -263,10 +263,10 @@ def test_tdpbf16ps_special_values(backend):
 
 # ------------------------------------------------------------------ AMX-FP8 worked examples (model: exact sums)
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_fp8_exact_accumulation_then_one_rounding(backend):
+@pytest.mark.parametrize("path", PATHS)
+def test_fp8_exact_accumulation_then_one_rounding(path):
     """bf8: 2^15 * 2^15 + 1 * 2^-16 + (-2^15) * 2^15 = 2^-16 exactly (chained fp32 rounding would lose it)."""
-    m = machine(backend, cpu="diamondrapids", t0=(1, 8), t1=(1, 4), t2=(1, 8))
+    m = machine(path, cpu="diamondrapids", t0=(1, 8), t1=(1, 4), t2=(1, 8))
     m.write_tile(1, np.array([[0x78, 0x3C, 0xF8, 0x00]], np.uint8))             # 2^15, 1, -2^15, 0
     m.write_tile(2, np.array([[0x78, 0x01, 0x78, 0x00,                          # column 0: 2^15, 2^-16, 2^15, 0
                                0x3E, 0x38, 0x00, 0x00]], np.uint8))             # column 1: 1.5, 0.5, 0, 0
@@ -277,9 +277,9 @@ def test_fp8_exact_accumulation_then_one_rounding(backend):
     assert out[1] == np.float32(1.0 + 2.0 ** 15 * 1.5 + 0.5).view(np.uint32)  # 1 + 49152.5 = 49153.5
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_fp8_nan_and_inf_rules(backend):
-    m = machine(backend, cpu="diamondrapids", t0=(1, 12), t1=(1, 4), t2=(1, 12))
+@pytest.mark.parametrize("path", PATHS)
+def test_fp8_nan_and_inf_rules(path):
+    m = machine(path, cpu="diamondrapids", t0=(1, 12), t1=(1, 4), t2=(1, 12))
     # hf8 x hf8: hf8 has no infinity; 0x7F is its NaN
     m.write_tile(1, np.array([[0x38, 0x38, 0x00, 0x00]], np.uint8))             # 1, 1, 0, 0
     m.write_tile(2, np.array([[0x7F, 0x38, 0, 0, 0x38, 0x38, 0, 0, 0x38, 0x40, 0, 0]], np.uint8))
@@ -290,7 +290,7 @@ def test_fp8_nan_and_inf_rules(backend):
     assert out[1] == 0xFFC00000                       # a NaN accumulator: the default NaN too
     assert out[2] == np.float32(1.0 + 1.0 + 2.0).view(np.uint32)
     # bf8: +inf and -inf in the same dword cancel to a NaN; inf * 0 is a NaN
-    m2 = machine(backend, cpu="diamondrapids", t0=(1, 8), t1=(1, 4), t2=(1, 8))
+    m2 = machine(path, cpu="diamondrapids", t0=(1, 8), t1=(1, 4), t2=(1, 8))
     m2.write_tile(1, np.array([[0x7C, 0xFC, 0x3C, 0x00]], np.uint8))           # +inf, -inf, 1, 0
     m2.write_tile(2, np.array([[0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x00, 0x3C, 0x00]], np.uint8))
     m2.tdpbf8ps(0, 1, 2)
@@ -298,10 +298,10 @@ def test_fp8_nan_and_inf_rules(backend):
     assert out2[0] == 0xFFC00000 and out2[1] == 0xFFC00000
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_fp8_largest_products_do_not_overflow(backend):
+@pytest.mark.parametrize("path", PATHS)
+def test_fp8_largest_products_do_not_overflow(path):
     """64 products of the largest bf8 (57344 = 7 * 2^13): exactly 64 * 49 * 2^26 = 49 * 2^32."""
-    m = machine(backend, cpu="diamondrapids", t0=(1, 4), t1=(1, 64), t2=(16, 4))
+    m = machine(path, cpu="diamondrapids", t0=(1, 4), t1=(1, 64), t2=(16, 4))
     m.write_tile(1, np.full((1, 64), 0x7B, np.uint8))
     m.write_tile(2, np.full((16, 4), 0x7B, np.uint8))
     m.tdpbf8ps(0, 1, 2)

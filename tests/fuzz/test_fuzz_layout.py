@@ -14,11 +14,11 @@ from systolic import layout
 
 from .harness import examples, hostile, maybe, ok, outcome
 
-_GETS = [("dpas", "src2", dict(platform="pvc", precision="s8")), ("dpas", "src1", dict(platform="dg2")),
-         ("dpas", "dst", dict(platform="pvc", precision="bf16")), ("dpasw", "src2", dict(platform="dg2")),
+_GETS = [("dpas", "src2", dict(device="pvc", precision="s8")), ("dpas", "src1", dict(device="dg2")),
+         ("dpas", "dst", dict(device="pvc", precision="bf16")), ("dpasw", "src2", dict(device="dg2")),
          ("amx", "a", dict(instruction="tdpbssd")), ("amx", "b", dict(instruction="tdpbf16ps")),
          ("amx", "c", dict()),
-         ("opencl", "a", dict(name="intel_sub_group_i8_i8_matrix_mad_k32", platform="dg2")),
+         ("opencl", "a", dict(name="intel_sub_group_i8_i8_matrix_mad_k32", device="dg2")),
          ("sycl", "accumulator", dict(device="pvc", type="fp32", rows=8, cols=16))]
 
 
@@ -85,7 +85,7 @@ def test_explain_int_operands_exact_or_refused(prec, which, data):
         m = m.astype(np.float64)
     other = np.ones((32, 8) if which == "a" else (8, 32), dtype=np.int64)
     a, b = (m, other) if which == "a" else (other, m)
-    r = outcome(layout.explain, "dpas", 0, 0, a=a, b=b, precision=prec, platform="dg2")
+    r = outcome(layout.explain, "dpas", 0, 0, a=a, b=b, precision=prec, device="dg2")
     if ok(r):
         assert all(float(x) == int(x) and lo <= int(x) <= hi for x in m.flat), "explain coerced an operand"
 
@@ -116,7 +116,7 @@ def test_explain_hostile(layer, data):
 def test_explain_split_sub_group_named(sg):
     """A split built-in's sub_group: 0 or 1, refused by its own name (it used to be reported as ``eu=2``)."""
     r = outcome(layout.explain, "opencl", 0, 0, name="intel_sub_group_split_i8_i8_matrix_mad_k32",
-                platform="dg2", sub_group=sg)
+                device="dg2", sub_group=sg)
     if ok(r):
         assert sg in (0, 1) and not isinstance(sg, bool) and r[1]["sub_group"] == sg
     else:

@@ -58,7 +58,7 @@ def test_visa_mutated(name, data):
     text = mutate(VISA[name], data)
     r = outcome(visa.parse, text)
     if ok(r) and data.draw(st.booleans()):
-        outcome(visa.run_text, text, platform=data.draw(maybe(st.sampled_from(["pvc", "dg2", "bmg"]), 6)))
+        outcome(visa.run_text, text, device=data.draw(maybe(st.sampled_from(["pvc", "dg2", "bmg"]), 6)))
 
 
 @examples(40, weight=20)

@@ -31,16 +31,16 @@ def test_integer_builtins_vs_int64(case, seed):
     r = _rec(name, sg, m)
     plat = _PLAT[sg]
     rng = np.random.default_rng(seed)
-    L = cl.layout(name, "b", platform=plat, m=m)
+    L = cl.layout(name, "b", device=plat, m=m)
     n = L.cols
     A = rng.integers(*_RANGE[r.a_precision], endpoint=True, size=(m, r.k))
     B = rng.integers(*_RANGE[r.b_precision], endpoint=True, size=(r.k, n))
     C = rng.integers(-2 ** 31, 2 ** 31, size=(m, n))
-    a = cl.distribute(name, "a", A, platform=plat, m=m)
-    b = cl.distribute(name, "b", B, platform=plat, m=m)
-    c = cl.distribute(name, "acc", C, platform=plat, m=m)
-    d = getattr(cl, name)(a, b, c, platform=plat)
-    D = cl.gather(name, "result", d, platform=plat, m=m)
+    a = cl.distribute(name, "a", A, device=plat, m=m)
+    b = cl.distribute(name, "b", B, device=plat, m=m)
+    c = cl.distribute(name, "acc", C, device=plat, m=m)
+    d = getattr(cl, name)(a, b, c, device=plat)
+    D = cl.gather(name, "result", d, device=plat, m=m)
     want = (A.astype(np.int64) @ B.astype(np.int64) + C + 2 ** 31) % 2 ** 32 - 2 ** 31
     np.testing.assert_array_equal(np.asarray(D, dtype=np.int64), want)
 
@@ -57,12 +57,12 @@ def test_distribute_gather_hostile(name, operand, data):
            "float": lambda: rng.standard_normal(shape), "nan": lambda: np.full(shape, np.nan),
            "obj": lambda: np.full(shape, "x", dtype=object), "ro": lambda: readonly(np.ones(shape)),
            "scalar": lambda: data.draw(hostile()), "bool": lambda: np.ones(shape, dtype=bool)}[kind]()
-    r = outcome(cl.distribute, name, operand, mat, platform=plat, m=m)
+    r = outcome(cl.distribute, name, operand, mat, device=plat, m=m)
     if ok(r):
-        g = outcome(cl.gather, name, operand, r[1], platform=plat, m=m)
+        g = outcome(cl.gather, name, operand, r[1], device=plat, m=m)
         if ok(g) and kind == "int":
             assert np.array_equal(np.asarray(g[1], dtype=np.float64), np.asarray(mat, dtype=np.float64))
-    outcome(cl.gather, name, operand, mat, platform=plat, m=m)
+    outcome(cl.gather, name, operand, mat, device=plat, m=m)
 
 
 @examples(40, weight=1)
@@ -74,17 +74,17 @@ def test_builtin_hostile_arguments(name, data):
     args = []
     for op in ("a", "b", "acc"):
         try:
-            L = cl.layout(name, op, platform=plat, m=r.m)
+            L = cl.layout(name, op, device=plat, m=r.m)
             v = cl.distribute(name, op, np.zeros(L.shape, dtype=np.int64) if op != "acc" or "int" in str(
-                r.acc_precision) else np.zeros(L.shape), platform=plat, m=r.m)
+                r.acc_precision) else np.zeros(L.shape), device=plat, m=r.m)
         except Exception:  # noqa: BLE001 - a valid argument is only the starting point
             v = np.zeros((r.sub_group_size,), dtype=np.int32)
         if data.draw(st.integers(0, 3)) == 0:
             v = data.draw(st.one_of(hostile(), st.just(readonly(v)), st.just(np.asarray(v)[..., :1]),
                                     st.just(np.asarray(v).astype(np.float64) + 0.5), st.just(v.tolist())))
         args.append(v)
-    outcome(getattr(cl, name), *args, platform=data.draw(maybe(st.just(plat), 6)),
-            engine=data.draw(maybe(st.sampled_from(["fast", "spec"]), 8)))
+    outcome(getattr(cl, name), *args, device=data.draw(maybe(st.just(plat), 6)),
+            path=data.draw(maybe(st.sampled_from(["fast", "spec"]), 8)))
 
 
 @examples(10, weight=0.1)
@@ -106,7 +106,7 @@ def test_run_hostile(data):
         else:
             buf[i] = cl.get_sub_group_local_id()
     outcome(cl.run, kernel, gs, ls, (data.draw(st.sampled_from([out, readonly(out), 3, None])),),
-            platform=data.draw(maybe(st.sampled_from(["dg2", "pvc"]), 6)),
+            device=data.draw(maybe(st.sampled_from(["dg2", "pvc"]), 6)),
             sub_group_size=data.draw(st.one_of(st.none(), maybe(st.sampled_from([8, 16]), 3))))
 
 
@@ -116,10 +116,10 @@ def test_entry_point_refusals():
     from systolic.errors import InvalidValue
     ro = np.zeros(16, np.int32)
     ro.setflags(write=False)
-    r = outcome(cl.run, lambda b: b.__setitem__(cl.get_global_id(0), 1), 8, 8, (ro,), platform="dg2")
+    r = outcome(cl.run, lambda b: b.__setitem__(cl.get_global_id(0), 1), 8, 8, (ro,), device="dg2")
     assert not ok(r) and isinstance(r[1], InvalidValue), r
-    r = outcome(cl.distribute, "intel_sub_group_i8_i8_matrix_mad_k32", "a", np.ones((2, 32)), platform="dg2", m=2.0)
+    r = outcome(cl.distribute, "intel_sub_group_i8_i8_matrix_mad_k32", "a", np.ones((2, 32)), device="dg2", m=2.0)
     assert not ok(r) and isinstance(r[1], InvalidValue), r
     r = outcome(cl.run, lambda b: b.__setitem__(cl.get_global_id(0), 300), 8, 8, (np.zeros(8, np.int8),),
-                platform="dg2")
+                device="dg2")
     assert not ok(r) and isinstance(r[1], InvalidValue), r

@@ -113,8 +113,8 @@ PROFILES = [("normal", "normal", "zero", False), ("normal", "normal", "normal", 
 def test_float_equals_cpu(kind, prof, shape):
     seed = zlib.crc32(repr((kind, prof, shape)).encode())
     a, b, c = float_case(seed, shape, kind, *prof)
-    want = matmul(a, b, c, cpu=cpu_for(kind), backend="cpu")
-    got = matmul(a, b, c, cpu=cpu_for(kind), backend="cuda")
+    want = matmul(a, b, c, device=cpu_for(kind), backend="cpu")
+    got = matmul(a, b, c, device=cpu_for(kind), backend="cuda")
     assert isinstance(got, np.ndarray) and got.dtype == np.float32
     assert_same_bits(got, want, f"{kind} {prof} {shape}")
 
@@ -124,7 +124,7 @@ def test_float_equals_cpu(kind, prof, shape):
 @pytest.mark.parametrize("prof", PROFILES[:4], ids=lambda p: "-".join(str(x) for x in p))
 def test_float_without_c_equals_cpu(kind, prof):
     a, b, _ = float_case(77, (90, 140, 70), kind, *prof)
-    assert_same_bits(matmul(a, b, cpu=cpu_for(kind), backend="cuda"), matmul(a, b, cpu=cpu_for(kind), backend="cpu"))
+    assert_same_bits(matmul(a, b, device=cpu_for(kind), backend="cuda"), matmul(a, b, device=cpu_for(kind), backend="cpu"))
 
 
 @needs_gpu
@@ -141,12 +141,12 @@ def test_float_cancellation_and_signed_zeros(kind):
     b[1::2] = -1
     b = b.astype(dt)
     c = np.full((M, N), -0.0, np.float32)
-    want = matmul(a, b, c, cpu=cpu_for(kind), backend="cpu")
-    assert_same_bits(matmul(a, b, c, cpu=cpu_for(kind), backend="cuda"), want)
+    want = matmul(a, b, c, device=cpu_for(kind), backend="cpu")
+    assert_same_bits(matmul(a, b, c, device=cpu_for(kind), backend="cuda"), want)
     tiny = np.full((M, K), 2.0 ** -70, np.float32).astype(dt) if kind == "bf16" else np.full((M, K), 2.0 ** -14, dt)
     neg = -np.full((K, N), 2.0 ** -70 if kind == "bf16" else 2.0 ** -14, np.float32).astype(dt)
-    want = matmul(tiny, neg, c, cpu=cpu_for(kind), backend="cpu")
-    assert_same_bits(matmul(tiny, neg, c, cpu=cpu_for(kind), backend="cuda"), want)
+    want = matmul(tiny, neg, c, device=cpu_for(kind), backend="cpu")
+    assert_same_bits(matmul(tiny, neg, c, device=cpu_for(kind), backend="cuda"), want)
 
 
 @needs_gpu
@@ -184,7 +184,7 @@ def test_exact_kernel_equals_cpu_everywhere(kind):
     from systolic.gpu.amx_kernels import exact_matmul
     for prof in PROFILES:
         a, b, c = float_case(3, (40, 90, 50), kind, *prof)
-        assert_same_bits(exact_matmul(a, b, c, cpu=cpu_for(kind)), matmul(a, b, c, cpu=cpu_for(kind), backend="cpu"),
+        assert_same_bits(exact_matmul(a, b, c, cpu=cpu_for(kind)), matmul(a, b, c, device=cpu_for(kind), backend="cpu"),
                          str(prof))
 
 
@@ -299,8 +299,8 @@ def test_torch_in_torch_out():
     assert_same_bits(matmul(ta, tbt, tc).cpu().numpy(), want)
     h = torch.from_numpy(a.astype(np.float16)).cuda()
     g = torch.from_numpy(b.astype(np.float16)).cuda()
-    assert_same_bits(matmul(h, g, cpu="graniterapids").cpu().numpy(),
-                     matmul(a.astype(np.float16), b.astype(np.float16), cpu="graniterapids", backend="cpu"))
+    assert_same_bits(matmul(h, g, device="graniterapids").cpu().numpy(),
+                     matmul(a.astype(np.float16), b.astype(np.float16), device="graniterapids", backend="cpu"))
     i8 = torch.randint(-128, 128, (40, 64), dtype=torch.int8).cuda()
     u8 = torch.randint(0, 256, (64, 30), dtype=torch.uint8).cuda()
     assert_same_bits(matmul(i8, u8).cpu().numpy(), matmul(i8.cpu().numpy(), u8.cpu().numpy(), backend="cpu"))

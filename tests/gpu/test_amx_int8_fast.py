@@ -148,4 +148,4 @@ def test_typed_errors_every_time(general_path_fails):
         with pytest.raises(InvalidValue, match="no AMX instruction"):
             matmul(a, torch.zeros((128, 128), dtype=torch.int16, device="cuda"))
     with pytest.raises(InvalidValue, match="cpu|CPU"):
-        matmul(a, a, cpu="no-such-cpu")
+        matmul(a, a, device="no-such-cpu")

@@ -104,7 +104,7 @@ def test_random_values(p, model, shape):
     a, b = rand_vals(rng, p, (m, k)), rand_vals(rng, p, (k, n))
     c = (rng.standard_normal((m, n)) * 4).astype(np.float32)
     for cc in (None, c):
-        got, want = both(a, b, cc, platform=platform_for(p), model=model, **prec_kw(p))
+        got, want = both(a, b, cc, device=platform_for(p), model=model, **prec_kw(p))
         assert isinstance(got, np.ndarray) and got.dtype == np.float32
         assert_same_bits(got, want, f"{p} {model} {shape} C={cc is not None}")
 
@@ -119,7 +119,7 @@ def test_random_bit_patterns(p, model):
     a, b = rand_bits(rng, p, (m, k)), rand_bits(rng, p, (k, n))
     c = rand_bits(rng, "tf32", (m, n))
     for cc in (None, c):
-        got, want = both(a, b, cc, platform=platform_for(p), model=model, **prec_kw(p))
+        got, want = both(a, b, cc, device=platform_for(p), model=model, **prec_kw(p))
         assert_same_bits(got, want, f"bits {p} {model}")
 
 
@@ -140,7 +140,7 @@ def test_denormal_rules(platform, p, denormals):
     c = (rng.standard_normal((m, n)) * 2.0 ** -120).astype(np.float32)
     for name in MODELS:
         mdl = NumericsModel(name, denormals=denormals)
-        got, want = both(a, b, c, platform=platform, model=mdl, **prec_kw(p))
+        got, want = both(a, b, c, device=platform, model=mdl, **prec_kw(p))
         assert_same_bits(got, want, f"{platform} {p} {mdl.label}")
 
 
@@ -157,7 +157,7 @@ def test_signed_zeros_and_padding(p):
         c[::2] = 0.0
         for model in MODELS:
             for cc in (None, c):
-                got, want = both(a, b, cc, platform=plat, model=model)
+                got, want = both(a, b, cc, device=plat, model=model)
                 assert_same_bits(got, want, f"zeros {p} k={k} {model}")
 
 
@@ -176,7 +176,7 @@ def test_overflow_inf_nan_rules():
     c[1, 4] = np.inf
     c[2, 5] = big
     for model in MODELS:
-        got, want = both(a, b, c, platform="bmg", model=model)
+        got, want = both(a, b, c, device="bmg", model=model)
         assert_same_bits(got, want, f"overflow {model}")
         g = got.view(np.uint32)
         assert g[0, 3] == 0x7FC00000 and g[1, 2] == 0x7FC00000
@@ -194,7 +194,7 @@ def test_exponent_spread_goes_through_the_robust_kernel(p, stage_kernel):
     a, b = spread_vals(rng, p, (48, 128)), spread_vals(rng, p, (128, 40))
     for kernel in ("simt", "fp32"):
         stage_kernel(kernel)
-        got, want = both(a, b, platform=platform_for(p), model="stage")
+        got, want = both(a, b, device=platform_for(p), model="stage")
         assert_same_bits(got, want, f"spread {p} {kernel}")
         if p in ("bf16", "fp16") and kernel == "simt":
             assert XK.last_run["flagged"] > 0, XK.last_run
@@ -219,7 +219,7 @@ def test_three_level_cancellation_goes_to_the_cpu_path():
     b = b.astype(ml_dtypes.bfloat16)
     c = np.full((m, n), 2.0 ** -40, dtype=np.float32)
     c[1] = -(2.0 ** 100)
-    got, want = both(a, b, c, platform="bmg", model="stage")
+    got, want = both(a, b, c, device="bmg", model="stage")
     assert_same_bits(got, want, "cancellation")
     assert XK.last_run["flagged"] > 0
 
@@ -239,7 +239,7 @@ def test_against_the_fraction_oracle():
         if p == "tf32":  # the oracle reads tf32 bits (low 13 bits ignored): give it tf32 values
             a = (a.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
             b = (b.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
-        got = matmul(a, b, c, platform=plat, model=model, backend="cuda", **prec_kw(p)).view(np.uint32)
+        got = matmul(a, b, c, device=plat, model=model, backend="cuda", **prec_kw(p)).view(np.uint32)
         want = oracle_gemm(oracle, MD, a, b, c, p, plat, model)
         np.testing.assert_array_equal(got, want)
 
@@ -261,7 +261,7 @@ def test_models_without_a_gpu_kernel_are_still_identical():
     rng = np.random.default_rng(2)
     a, b = rand_vals(rng, "bf16", (10, 32)), rand_vals(rng, "bf16", (32, 12))
     for model in ("exact", "block(8,24)"):
-        got, want = both(a, b, platform="pvc", model=model)
+        got, want = both(a, b, device="pvc", model=model)
         assert_same_bits(got, want, model)
 
 
@@ -270,7 +270,7 @@ def test_large_bf16_and_fp16_stage():
     rng = np.random.default_rng(9)
     for p in ("bf16", "fp16"):
         a, b = rand_vals(rng, p, (256, 2048)), rand_vals(rng, p, (2048, 384))
-        got, want = both(a, b, platform="pvc", model="stage")
+        got, want = both(a, b, device="pvc", model="stage")
         assert_same_bits(got, want, f"large {p}")
 
 
@@ -318,17 +318,17 @@ def test_cupy_and_torch_inputs_come_back_in_kind():
     import cupy as cp
     rng = np.random.default_rng(4)
     a, b = rand_vals(rng, "fp16", (20, 48)), rand_vals(rng, "fp16", (48, 30))
-    want = matmul(a, b, platform="pvc", model="stage")
-    got = matmul(cp.asarray(a), cp.asarray(b), platform="pvc", model="stage", backend="auto")
+    want = matmul(a, b, device="pvc", model="stage")
+    got = matmul(cp.asarray(a), cp.asarray(b), device="pvc", model="stage", backend="auto")
     assert isinstance(got, cp.ndarray)
     assert_same_bits(got, want, "cupy fp16")
     torch = pytest.importorskip("torch")
     ab, bb = rand_vals(rng, "bf16", (20, 48)), rand_vals(rng, "bf16", (48, 30))
     ta = torch.from_numpy(ab.view(np.int16)).view(torch.bfloat16).cuda()
     tb = torch.from_numpy(bb.view(np.int16)).view(torch.bfloat16).cuda()
-    got = matmul(ta, tb, platform="pvc", model="stage", backend="auto")
+    got = matmul(ta, tb, device="pvc", model="stage", backend="auto")
     assert isinstance(got, torch.Tensor) and got.is_cuda and got.dtype == torch.float32
-    assert_same_bits(got, matmul(ab, bb, platform="pvc", model="stage"), "torch bf16")
+    assert_same_bits(got, matmul(ab, bb, device="pvc", model="stage"), "torch bf16")
     t32a = torch.from_numpy(rng.standard_normal((20, 16)).astype(np.float32)).cuda()
     t32b = torch.from_numpy(rng.standard_normal((16, 30)).astype(np.float32)).cuda()
     got = matmul(t32a, t32b, precision="tf32", model="stage", backend="cuda")
@@ -344,9 +344,9 @@ def test_cupy_and_torch_inputs_come_back_in_kind():
 
 BAD = [
     (lambda: (np.ones((4, 16), ml_dtypes.bfloat16), np.ones((15, 4), ml_dtypes.bfloat16)), {}),
-    (lambda: (np.ones((4, 16), np.float32), np.ones((16, 4), np.float32)), {"platform": "dg2", "precision": "tf32"}),
+    (lambda: (np.ones((4, 16), np.float32), np.ones((16, 4), np.float32)), {"device": "dg2", "precision": "tf32"}),
     (lambda: (np.ones((4, 16), np.int8), np.ones((16, 4), ml_dtypes.bfloat16)), {}),
-    (lambda: (np.ones((4, 16), ml_dtypes.float8_e5m2), np.ones((16, 4), ml_dtypes.float8_e5m2)), {"platform": "pvc"}),
+    (lambda: (np.ones((4, 16), ml_dtypes.float8_e5m2), np.ones((16, 4), ml_dtypes.float8_e5m2)), {"device": "pvc"}),
     (lambda: (np.ones((4, 16), ml_dtypes.bfloat16), np.ones((16, 4), ml_dtypes.bfloat16)), {"model": "nope"}),
     (lambda: (np.ones((4, 16), ml_dtypes.bfloat16), np.ones((16, 4), ml_dtypes.bfloat16)), {"row_block": 0}),
     (lambda: (np.ones((4, 16), ml_dtypes.bfloat16), np.ones((16, 4), ml_dtypes.bfloat16)),
@@ -414,7 +414,7 @@ def test_both_stage_kernels(kernel, p, stage_kernel):
                          ("bits", (rand_bits(rng, p, (33, 64)), rand_bits(rng, p, (64, 47)))),
                          ("spread", (spread_vals(rng, p, (40, 128)), spread_vals(rng, p, (128, 72))))):
         c = (rng.standard_normal((a.shape[0], b.shape[1])) * 8).astype(np.float32)
-        got, want = both(a, b, c, platform=platform_for(p), model="stage")
+        got, want = both(a, b, c, device=platform_for(p), model="stage")
         assert_same_bits(got, want, f"{kernel} {p} {what}")
         if what == "random":
             fp32 = kernel == "fp32" and p == "bf16"                 # fp16 takes the binary64 kernel by default
@@ -434,7 +434,7 @@ def test_fp32_stage_kernel_edges(p, variant, stage_kernel):
     stage_kernel("fp32", variant, max_sig=11)                       # fp16 too (2% of its stages redone)
     rng = np.random.default_rng(29 + variant[0] + variant[-1])
     a, b = rand_vals(rng, p, (130, 4096)), rand_vals(rng, p, (4096, 70))
-    got, want = both(a, b, platform="pvc", model="stage")
+    got, want = both(a, b, device="pvc", model="stage")
     assert XK.last_run["path"] == "stage-fp32"
     assert_same_bits(got, want, "long K")
     # cancellation: rows of A repeat a pair (x, x), columns of B are (y, -y): every stage sums to exactly 0
@@ -443,7 +443,7 @@ def test_fp32_stage_kernel_edges(p, variant, stage_kernel):
     y = rand_vals(rng, p, (32, 24))
     b = np.stack([y, -y], axis=1).reshape(64, 24)
     for c in (None, np.full((40, 24), -0.0, np.float32), np.full((40, 24), 0.0, np.float32)):
-        got, want = both(a, b, c, platform="pvc", model="stage")
+        got, want = both(a, b, c, device="pvc", model="stage")
         assert XK.last_run["path"] == "stage-fp32"
         assert_same_bits(got, want, "cancellation")
     def near(shape, e):                                # +-(1 + u) * 2**e: a bounded exponent range
@@ -452,12 +452,12 @@ def test_fp32_stage_kernel_edges(p, variant, stage_kernel):
     e = 59 if p == "bf16" else 7                       # bf16: products up to 2**124, sums past FLT_MAX
     a, b = np.abs(near((24, 64), e)), np.abs(near((64, 20), e))
     c = np.full((24, 20), 3.4e38, np.float32)
-    got, want = both(a, b, c, platform="pvc", model="stage")
+    got, want = both(a, b, c, device="pvc", model="stage")
     assert XK.last_run["path"] == "stage-fp32"
     assert_same_bits(got, want, "overflow / near FLT_MAX")
     if p == "bf16":                                    # fp32 subnormal results (products multiples of 2**-138)
         a, b = near((36, 64), -62), near((64, 28), -62)
-        got, want = both(a, b, platform="pvc", model="stage")
+        got, want = both(a, b, device="pvc", model="stage")
         assert XK.last_run["path"] == "stage-fp32"
         assert_same_bits(got, want, "subnormal results")
 
@@ -493,7 +493,7 @@ def test_every_stage_variant(variant, stage_kernel):
                      (spread_vals(rng, "bf16", (40, 128)), spread_vals(rng, "bf16", (128, 72)))):
             a[0, :3] = -0.0
             c = (rng.standard_normal((a.shape[0], b.shape[1])) * 2.0 ** -130).astype(np.float32)
-            got, want = both(a, b, c, platform="bmg", model="stage")
+            got, want = both(a, b, c, device="bmg", model="stage")
             assert_same_bits(got, want, f"variant {variant}")
     finally:
         XK.stage_variant = old
@@ -514,10 +514,10 @@ def test_int8_torch_inputs_take_the_amx_cached_path(da, db, with_c):
     a = rng.integers(lo_a, hi_a + 1, (256, 384)).astype(da)   # M % 128 == K % 128 == 0: the fast path fits
     b = rng.integers(lo_b, hi_b + 1, (384, 192)).astype(db)
     c = rng.integers(2 ** 31 - 5000, 2 ** 31, (256, 192)).astype(np.int64).astype(np.int32) if with_c else None
-    want = matmul(a, b, c, platform="pvc", backend="cpu")
+    want = matmul(a, b, c, device="pvc", backend="cpu")
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
     tc = None if c is None else torch.from_numpy(c).cuda()
-    got = matmul(ta, tb, tc, platform="pvc", backend="cuda")
+    got = matmul(ta, tb, tc, device="pvc", backend="cuda")
     assert XK.last_run["path"] == "amx-int8-fast", XK.last_run
     assert isinstance(got, torch.Tensor) and got.is_cuda
     assert_same_bits(got.cpu().numpy(), want)
@@ -534,20 +534,20 @@ def test_int8_cached_call_keeps_errors_and_counts():
     a = rng.integers(-128, 128, (128, 256)).astype(np.int8)
     b = rng.integers(-128, 128, (256, 64)).astype(np.int8)
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    want = matmul(a, b, platform="pvc", backend="cpu")
+    want = matmul(a, b, device="pvc", backend="cpu")
     with counters.recording() as rec:
         for _ in range(2):
-            got = matmul(ta, tb, platform="pvc", backend="cuda")
+            got = matmul(ta, tb, device="pvc", backend="cuda")
             assert XK.last_run["path"] == "amx-int8-fast"
             assert_same_bits(got.cpu().numpy(), want)
     assert rec.total("dpas") == 2 * (128 // 8) * (64 // 16) * (256 // 32)   # RC-8 tiles x N/exec x K/(8*ops)
     bad_c = torch.zeros((64, 64), dtype=torch.int32, device="cuda")
     for kw in ({"c": bad_c}, {"platform": "nope"}, {"row_block": 0}):
         with pytest.raises(errors.SystolicError) as e1:
-            matmul(a, b, platform=kw.get("platform", "pvc"), backend="cpu",
+            matmul(a, b, device=kw.get("platform", "pvc"), backend="cpu",
                    **{k: (v.cpu().numpy() if k == "c" else v) for k, v in kw.items() if k != "platform"})
         with pytest.raises(type(e1.value)):
-            matmul(ta, tb, platform=kw.get("platform", "pvc"), backend="cuda",
+            matmul(ta, tb, device=kw.get("platform", "pvc"), backend="cuda",
                    **{k: v for k, v in kw.items() if k != "platform"})
 
 
@@ -555,7 +555,7 @@ def test_bad_arguments_raise_the_cpu_paths_error_with_or_without_a_gpu():
     """backend='cuda' checks the arguments before it looks for a GPU: a K mismatch or an unknown platform is the
     CPU path's error on any machine (before, a machine without CuPy said BackendUnavailable instead)."""
     a = np.zeros((4, 32), np.int8)
-    for b, kw in ((np.zeros((33, 4), np.int8), {}), (np.zeros((32, 4), np.int8), {"platform": "nope"})):
+    for b, kw in ((np.zeros((33, 4), np.int8), {}), (np.zeros((32, 4), np.int8), {"device": "nope"})):
         with pytest.raises(errors.SystolicError) as cpu_err:
             matmul(a, b, backend="cpu", **kw)
         with pytest.raises(type(cpu_err.value)) as gpu_err:
@@ -576,11 +576,11 @@ def test_counts_only_calls_that_run():
     for backend in ("cpu", "cuda"):
         with counters.recording() as rec:
             with pytest.raises(errors.SystolicError):
-                matmul(fa, fb, np.zeros((3, 3), np.float32), platform="pvc", backend=backend)
+                matmul(fa, fb, np.zeros((3, 3), np.float32), device="pvc", backend=backend)
             with pytest.raises(errors.SystolicError):
-                matmul(a, b, np.zeros((3, 3), np.int32), platform="pvc", backend=backend)
+                matmul(a, b, np.zeros((3, 3), np.int32), device="pvc", backend=backend)
         assert rec.total() == 0, (backend, rec.counts)
-    for run in (lambda x, y, **k: matmul(x, y, platform="pvc", **k),):
+    for run in (lambda x, y, **k: matmul(x, y, device="pvc", **k),):
         with counters.recording() as cpu:
             run(a, b, backend="cpu")
         with counters.recording() as gpu:

@@ -48,7 +48,7 @@ def test_opencl_arguments_are_the_dpas_registers():
             continue
         opcode = "dpasw" if b.split else "dpas"
         for op, mine in (("a", "src2"), ("b", "src1"), ("acc", "src0")):
-            theirs = cl.layout(b.name, op, platform=plat, m=b.m, acc=b.acc_type)
+            theirs = cl.layout(b.name, op, device=plat, m=b.m, acc=b.acc_type)
             dst = b.acc_precision if op == "acc" else b.result_precision
             L = dpas_layout(plat, mine, b.b_precision, b.a_precision, rc=b.m, dst_type=dst, opcode=opcode)
             assert (theirs.rows, theirs.cols) == (L.rows, L.cols), (b.name, op)
@@ -60,7 +60,7 @@ def test_opencl_arguments_are_the_dpas_registers():
 def test_opencl_through_the_explorer():
     _opencl()
     from systolic.explorer import resolve, where
-    L = resolve("opencl", "a", name="intel_sub_group_bf16_bf16_matrix_mad_k16", platform="pvc", m=8)
+    L = resolve("opencl", "a", name="intel_sub_group_bf16_bf16_matrix_mad_k16", device="pvc", m=8)
     # SPIR-V mapping, N == K: invocation i holds column i, component j = row j
     w = where(L, 5, 9)
     assert (w["work_item"], w["component"], w["lane"]) == (9, 5, 9)

@@ -266,7 +266,7 @@ def test_layouts_drive_the_spec_dpas(pn):
     g.write(8 * gb, lb.scatter((B & 0xFF).astype(np.uint32)))
     g.write(20 * gb, lc.scatter((C & 0xFFFFFFFF).astype(np.uint32)))
     dpas(g, dst=40 * gb, src0=20 * gb, src1=8 * gb, src2=0, dst_type="d", src1_precision="s8",
-         src2_precision="u8", rc=7, platform=pn)
+         src2_precision="u8", rc=7, device=pn)
     D = ld.gather(g.read(40 * gb, ld.image_bits() // 8)).astype(np.int64)
     exact = [[(int(C[i, j]) + sum(int(A[i, k]) * int(B[k, j]) for k in range(la.cols))) % 2**32
               for j in range(ld.cols)] for i in range(ld.rows)]
@@ -293,7 +293,7 @@ def test_dpasw_split_layout_drives_dpasw():
     g0.write(32 * 8, lb.scatter((B0 & 0xFF).astype(np.uint32)))
     g1.write(32 * 8, lb.scatter((B1 & 0xFF).astype(np.uint32)))
     dpasw(g0, pair=g1, dst=32 * 20, src0=None, src1=32 * 8, src2=0, dst_type="d", src1_precision="s8",
-          src2_precision="s8", rc=7, platform="dg2")
+          src2_precision="s8", rc=7, device="dg2")
     for g, B in ((g0, B0), (g1, B1)):
         D = ld.gather(g.read(32 * 20, ld.image_bits() // 8)).view(np.int32)
         np.testing.assert_array_equal(D, A @ B)

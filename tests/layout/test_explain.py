@@ -20,7 +20,7 @@ def test_dpas_int8_exact_and_wrap():
     A = rng.integers(-128, 128, size=(3, 32))
     B = rng.integers(-128, 128, size=(32, 8))
     C = np.full((3, 8), 2**31 - 5)                          # forces the int32 wraparound
-    rep = explain("dpas", 2, 6, platform="dg2", precision="s8", rc=3, a=A, b=B, c=C)
+    rep = explain("dpas", 2, 6, device="dg2", precision="s8", rc=3, a=A, b=B, c=C)
     assert [p for st in rep["stages"] for p in st["products"]] == [int(A[2, k] * B[k, 6]) for k in range(32)]
     exact = int(C[2, 6]) + int(sum(int(A[2, k]) * int(B[k, 6]) for k in range(32)))
     assert rep["exact_sum"] == exact
@@ -42,7 +42,7 @@ def test_dpas_bf16_stage_model_rounds_once_per_stage():
     B[:, 0] = [2.0 ** -23 * (1 + (k % 5) / 8) for k in range(16)]
     C = np.zeros((1, 16), dtype=np.float32)
     C[0, 0] = 1.0
-    rep = explain("dpas", 0, 0, platform="pvc", precision="bf16", rc=1, a=A, b=B, c=C, model="stage")
+    rep = explain("dpas", 0, 0, device="pvc", precision="bf16", rc=1, a=A, b=B, c=C, model="stage")
     acc = np.float32(1.0)
     for d, s in enumerate(rep["sums"]):
         p = [float(A[0, k]) * float(B[k, 0]) for k in (2 * d, 2 * d + 1)]
@@ -50,7 +50,7 @@ def test_dpas_bf16_stage_model_rounds_once_per_stage():
         assert s["value"] == float(acc) and s["terms"][1:] == p
     assert rep["result"] == float(acc)
     assert rep["result"] != rep["exact_sum"]                 # the roundings are visible
-    rep2 = explain("dpas", 0, 0, platform="pvc", precision="bf16", rc=1, a=A, b=B, c=C, model="exact")
+    rep2 = explain("dpas", 0, 0, device="pvc", precision="bf16", rc=1, a=A, b=B, c=C, model="exact")
     assert rep2["result"] == float(np.float32(rep2["exact_sum"])) and len(rep2["sums"]) == 1
     text = format_explain(rep)
     assert "stage 7" in text and "one RNE" in text
@@ -87,7 +87,7 @@ def test_explain_errors_and_cli():
     with pytest.raises(InvalidValue):
         explain("opencl", 0, 0)
     with pytest.raises(InvalidValue):
-        explain("dpas", 9, 0, platform="pvc", precision="bf16")
+        explain("dpas", 9, 0, device="pvc", precision="bf16")
     with pytest.raises(InvalidValue):
         explain("amx", 0, 0, model="stage")
     r = CliRunner().invoke(cli, ["layout", "explain", "dpas", "1", "2", "--platform", "pvc", "--precision", "hf",
@@ -102,7 +102,7 @@ def test_opencl_builtin_explained_as_its_dpas():
     A = rng.integers(-128, 128, size=(4, 32))
     B = rng.integers(0, 256, size=(32, 8))
     C = rng.integers(-1000, 1000, size=(4, 8))
-    rep = explain("opencl", 3, 7, name="intel_sub_group_i8_u8_matrix_mad_k32", platform="dg2", m=4, a=A, b=B, c=C)
+    rep = explain("opencl", 3, 7, name="intel_sub_group_i8_u8_matrix_mad_k32", device="dg2", m=4, a=A, b=B, c=C)
     assert "intel_sub_group_i8_u8_matrix_mad_k32" in rep["lowered_from"]
     assert rep["result"] == int(C[3, 7]) + int(A[3] @ B[:, 7])
 
@@ -114,5 +114,5 @@ def test_bf16_destination_rounding_shown():
     B[0, 0] = 2.0 ** -9                                  # 1 + 2**-9 is not a bf16: D rounds to 1.0
     C = np.zeros((1, 16), dtype=ml_dtypes.bfloat16)
     C[0, 0] = 1.0
-    rep = explain("dpas", 0, 0, platform="pvc", precision="bf16", rc=1, dst_type="bf16", a=A, b=B, c=C)
+    rep = explain("dpas", 0, 0, device="pvc", precision="bf16", rc=1, dst_type="bf16", a=A, b=B, c=C)
     assert rep["sums"][-1]["value"] == 1 + 2.0 ** -9 and rep["result"] == 1.0 and "rounded to bf16" in rep["to_dst"]

@@ -75,7 +75,7 @@ def dpasw_direct(A, B2, C2, eu):
         g[i].write(16 * gb, PK.pack_src1(B2[i].astype(BF), "bf16"))
         g[i].write(32 * gb, PK.pack_acc(C2[i].astype(np.float32), "fp32"))
     xmx.dpasw(g[0], pair=g[1], dst=48 * gb, src0=32 * gb, src1=16 * gb, src2=0, dst_type="fp32",
-              src1_precision="bf16", src2_precision="bf16", rc=A.shape[0], platform=P)
+              src1_precision="bf16", src2_precision="bf16", rc=A.shape[0], device=P)
     return PK.unpack_acc(g[eu].read(48 * gb, A.shape[0] * 8 * 4), "fp32", A.shape[0], 8), eu0
 
 
@@ -85,7 +85,7 @@ def test_dpasw_equals_engine_products_exact_sums_rounded(eu, row, col):
     A = (rng.standard_normal((8, 16)) * 4).astype(BF)
     B2 = (rng.standard_normal((2, 16, 8)) * 4).astype(BF)
     C2 = rng.standard_normal((2, 8, 8)).astype(np.float32)
-    rep = explain("dpasw", row, col, platform="dg2", precision="bf16", eu=eu, a=A, b=B2, c=C2)
+    rep = explain("dpasw", row, col, device="dg2", precision="bf16", eu=eu, a=A, b=B2, c=C2)
     D, eu0 = dpasw_direct(A, B2, C2, eu)
     assert rep["result_bits"] == f32bits(D[row, col]) and rep["consistent"]
     assert check_products(rep["stages"], row, col, A.astype(np.float32), B2[eu].astype(np.float32)) == 16
@@ -99,9 +99,9 @@ def test_dpasw_equals_engine_products_exact_sums_rounded(eu, row, col):
 
 def test_dpasw_needs_a_valid_eu_and_a_dpasw_platform():
     with pytest.raises(InvalidValue):
-        explain("dpasw", 0, 0, platform="dg2", eu=2)
+        explain("dpasw", 0, 0, device="dg2", eu=2)
     with pytest.raises(SystolicError):
-        explain("dpasw", 0, 0, platform="pvc")
+        explain("dpasw", 0, 0, device="pvc")
 
 
 # ---------------------------------------------------------------- split OpenCL built-ins
@@ -121,12 +121,12 @@ def test_split_builtin_equals_the_builtin(name, sg, row, col):
         A = (rng.standard_normal((8, K)) * 4).astype(BF)
         B2 = (rng.standard_normal((2, K, 8)) * 4).astype(BF)
         C2 = rng.standard_normal((2, 8, 8)).astype(np.float32)
-    rep = explain("opencl", row, col, name=name, platform="dg2", sub_group=sg, a=A, b=B2, c=C2)
-    a = cl.distribute(name, "a", A, platform="dg2")
-    b = np.stack([cl.distribute(name, "b", B2[i], platform="dg2") for i in (0, 1)])
-    acc = np.stack([cl.distribute(name, "acc", C2[i], platform="dg2") for i in (0, 1)])
-    got = getattr(cl, name)(a, b, acc, platform="dg2")
-    D = cl.gather(name, "result", got[sg], platform="dg2")
+    rep = explain("opencl", row, col, name=name, device="dg2", sub_group=sg, a=A, b=B2, c=C2)
+    a = cl.distribute(name, "a", A, device="dg2")
+    b = np.stack([cl.distribute(name, "b", B2[i], device="dg2") for i in (0, 1)])
+    acc = np.stack([cl.distribute(name, "acc", C2[i], device="dg2") for i in (0, 1)])
+    got = getattr(cl, name)(a, b, acc, device="dg2")
+    D = cl.gather(name, "result", got[sg], device="dg2")
     if integer:
         assert rep["result"] == int(D[row, col])
         exact = int(C2[sg][row, col]) + sum(int(A[row, k]) * int(B2[sg][k, col]) for k in range(K))

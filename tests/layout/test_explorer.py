@@ -26,13 +26,13 @@ def test_layout_package_stays_below_the_engines():
 
 def test_where_dpas_b_bf16_pvc():
     # visa-DPAS.md: Src1 GRF row r holds K values 2r, 2r+1 of column i in dword i, lower K in the low half
-    d = where(resolve("dpas", "b", platform="pvc", precision="bf16"), 3, 5)
+    d = where(resolve("dpas", "b", device="pvc", precision="bf16"), 3, 5)
     assert (d["grf"], d["dword"], d["bits"], d["lane"], d["image_byte"]) == (1, 5, [16, 31], 5, 64 + 20 + 2)
 
 
 def test_where_dpas_a_int8_dg2_lane():
     # SIMD8: a is 32 bits per row per work-item, 4 consecutive K of one row: A[1, 13] -> lane 3, bits 8..15
-    d = where(resolve("dpas", "a", platform="dg2", precision="s8"), 1, 13)
+    d = where(resolve("dpas", "a", device="dg2", precision="s8"), 1, 13)
     assert (d["lane"], d["component"], d["bits_in_component"]) == (3, 1, [8, 15])
 
 
@@ -44,7 +44,7 @@ def test_what_and_verbs_from_the_layout_package():
 
 
 def test_detail_fields():
-    d = detail(resolve("dpas", "a", platform="pvc", precision="s8", rc=4))
+    d = detail(resolve("dpas", "a", device="pvc", precision="s8", rc=4))
     assert (d["K"], d["k_per_step"], d["operand_bytes"], d["grfs"]) == (32, 4, 128, 2)
     assert d["alignment"].startswith("32 bytes")
     d = detail(resolve("amx", "b", instruction="tdpbf16ps"))
@@ -54,7 +54,7 @@ def test_detail_fields():
 
 
 def test_tables_every_format():
-    L = resolve("dpas", "b", platform="dg2", precision="s8")     # K=32, N=8: 8 GRFs of 8 dwords, 4 per dword
+    L = resolve("dpas", "b", device="dg2", precision="s8")     # K=32, N=8: 8 GRFs of 8 dwords, 4 per dword
     md = table(L, fmt="markdown").splitlines()
     assert md[0].startswith("| src1 r\\c | 0 | 1 |") and md[2].startswith("| 0 | r0.d0@0 | r0.d1@0 |")
     assert md[2 + 5].split(" | ")[3] == "r1.d2@8"               # B[5, 2]: GRF 5//4, dword 2, bits 8*(5%4)
@@ -69,7 +69,7 @@ def test_tables_every_format():
 
 
 def test_svg_cells_colours_and_slots():
-    L = resolve("dpas", "b", platform="dg2", precision="bf16")
+    L = resolve("dpas", "b", device="dg2", precision="bf16")
     root = ET.fromstring(layout_svg(L, view="lane"))
     ns = "{http://www.w3.org/2000/svg}"
     cells = [r for r in root.iter(ns + "rect") if r.find(ns + "title") is not None]

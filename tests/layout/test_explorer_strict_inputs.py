@@ -14,7 +14,7 @@ from systolic.explorer.verbs import table, where
 from systolic.layout.picture import layout_svg
 
 _LAYOUTS = [lambda: layout.get("sycl", "a", device="pvc", type="bf16", rows=8, cols=16),
-            lambda: layout.get("dpas", "b", platform="pvc", precision="bf16")]
+            lambda: layout.get("dpas", "b", device="pvc", precision="bf16")]
 
 
 @pytest.mark.parametrize("make", _LAYOUTS)

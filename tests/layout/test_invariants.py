@@ -12,7 +12,7 @@ def cases():
     for plat, prec, rc in (("pvc", "bf16", 8), ("dg2", "s4", 3), ("xe3p", "e2m1", 5), ("pvc", "tf32", 1),
                            ("xe3p", "hf8", 7), ("bmg", "u2", 2)):
         for op in ("a", "b", "c", "d"):
-            yield "dpas", op, dict(platform=plat, precision=prec, rc=rc)
+            yield "dpas", op, dict(device=plat, precision=prec, rc=rc)
     for op in ("a", "b", "d"):
         yield "dpasw", op, dict(precision="s8", rc=5)
     for mn in TMUL_TYPES:
@@ -22,8 +22,8 @@ def cases():
 
 
 def opt_cases():
-    yield "opencl", "a", dict(name="intel_sub_group_bf16_bf16_split_matrix_mad_k16", platform="dg2", m=8)
-    yield "opencl", "b", dict(name="intel_sub_group_i8_i8_matrix_mad_k32", platform="pvc", m=4)
+    yield "opencl", "a", dict(name="intel_sub_group_bf16_bf16_split_matrix_mad_k16", device="dg2", m=8)
+    yield "opencl", "b", dict(name="intel_sub_group_i8_i8_matrix_mad_k32", device="pvc", m=4)
     yield "sycl", "b", dict(device="pvc", type="bf16", rows=16, cols=16, layout="ext_intel_packed")
     yield "sycl", "accumulator", dict(device="dg2", type="fp32", rows=8, cols=8)
 

@@ -26,7 +26,7 @@ def test_docs_pictures_are_byte_identical(tmp_path, monkeypatch):
         assert (tmp_path / name).read_bytes() == (IMG / name).read_bytes(), name
 
 
-@pytest.mark.parametrize("layer, operand, opts", [("dpas", "a", {"platform": "pvc", "precision": "bf16"}),
+@pytest.mark.parametrize("layer, operand, opts", [("dpas", "a", {"device": "pvc", "precision": "bf16"}),
                                                   ("sycl", "accumulator", {"device": "pvc", "type": "fp32",
                                                                            "rows": 8, "cols": 16})])
 def test_repr_svg_is_the_layout_svg(layer, operand, opts):

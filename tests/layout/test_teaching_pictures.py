@@ -28,7 +28,7 @@ def _outlined(svg: str) -> dict[str, list[tuple[float, float]]]:
 
 @pytest.mark.parametrize("precision, m, k", [("bf16", 4, 16), ("s8", 8, 32), ("tf32", 2, 8)])
 def test_highlight_outlines_the_a_row_the_b_column_and_the_d_cell(precision, m, k):
-    d = mma_layouts("dpas", platform="pvc", precision=precision, rc=m)
+    d = mma_layouts("dpas", device="pvc", precision=precision, rc=m)
     svg = mma_svg(d["A"], d["B"], d["C"], highlight=(1, 3))
     marked = _outlined(svg)
     a, b, c = marked["src2"], marked["src1"], marked["dst"]
@@ -60,7 +60,7 @@ def test_explain_svg_draws_the_same_highlight(tmp_path):
 
 
 def test_highlight_outside_d_is_refused():
-    d = mma_layouts("dpas", platform="pvc", precision="bf16", rc=4)
+    d = mma_layouts("dpas", device="pvc", precision="bf16", rc=4)
     with pytest.raises(InvalidValue, match="not a cell of D"):
         mma_svg(d["A"], d["B"], d["C"], highlight=(4, 0))
     r = CliRunner().invoke(cli, ["layout", "mma", "dpas", "--svg", "/dev/null", "--highlight", "2x3"])
@@ -68,8 +68,8 @@ def test_highlight_outside_d_is_refused():
 
 
 def test_legend_names_only_what_is_drawn():
-    tf32 = mma_layouts("dpas", platform="pvc", precision="tf32", rc=2)     # one element per dword: no strip
-    bf16 = mma_layouts("dpas", platform="pvc", precision="bf16", rc=2)     # two per dword: a foot strip
+    tf32 = mma_layouts("dpas", device="pvc", precision="tf32", rc=2)     # one element per dword: no strip
+    bf16 = mma_layouts("dpas", device="pvc", precision="bf16", rc=2)     # two per dword: a foot strip
     foot = "foot strip"
     assert foot not in mma_svg(tf32["A"], tf32["B"], tf32["C"])
     assert foot in mma_svg(bf16["A"], bf16["B"], bf16["C"])

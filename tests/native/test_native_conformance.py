@@ -114,7 +114,7 @@ def _run(m, mem, step):
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(instr, min_size=1, max_size=25), st.sampled_from(["bytes", "bf16", "int"]), st.integers(0, 2**32))
 def test_random_programs_native_equals_emulator(program, memkind, seed):
-    emu, nat = TileMachine(backend="emulator"), TileMachine(backend="native")
+    emu, nat = TileMachine(backend="cpu"), TileMachine(backend="native")
     mem_e = _memory(memkind, seed)
     mem_n = mem_e.copy()
     executed = 0
@@ -165,7 +165,7 @@ def valid_programs(draw):
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(valid_programs(), st.sampled_from(["bytes", "bf16", "int"]), st.integers(0, 2**32))
 def test_valid_programs_native_equals_emulator(program, memkind, seed):
-    emu, nat = TileMachine(backend="emulator"), TileMachine(backend="native")
+    emu, nat = TileMachine(backend="cpu"), TileMachine(backend="native")
     mem_e = _memory(memkind, seed)
     mem_n = mem_e.copy()
     executed = 0

@@ -53,7 +53,7 @@ def test_no_amx_cpu_names_the_missing_feature():
 
 
 def test_emulator_still_works_when_native_is_unavailable(disabled):
-    m = TileMachine(backend="emulator")
+    m = TileMachine(backend="cpu")
     m.ldtilecfg(TileConfig(palette=1, tiles={0: (1, 4), 1: (1, 4), 2: (1, 4)}))
     mem = np.array([1, 2, 3, 4], np.uint8)
     m.tileloadd(1, mem, 0, 4)

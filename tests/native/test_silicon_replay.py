@@ -40,7 +40,7 @@ def digests():
 
 
 def _replay_full(full, fam, backend, limit=None):
-    m = TileMachine(backend=backend)
+    m = R.machine(backend)
     n = 0
     for i, op, outs in R.full_ops(full, fam):
         got = R.replay(fam, op, m)

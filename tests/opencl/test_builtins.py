@@ -33,13 +33,13 @@ def _cases(kind):
 
 
 def _call(rec, A, B, C, platform, **kw):
-    kwargs = dict(platform=platform, m=rec.m, acc=rec.acc_type.base)
+    kwargs = dict(device=platform, m=rec.m, acc=rec.acc_type.base)
     a = cl.distribute(rec.name, "a", A, **kwargs)
     b = cl.distribute(rec.name, "b", B, **kwargs)
     c = cl.distribute(rec.name, "acc", C, **kwargs)
-    d = getattr(cl, rec.name)(a, b, c, platform=platform, **kw)
+    d = getattr(cl, rec.name)(a, b, c, device=platform, **kw)
     assert d.shape == rec.result_type.shape(rec.n) and d.dtype == rec.result_type.dtype
-    return cl.gather(rec.name, "result", d, platform=platform, m=rec.m, acc=rec.acc_type.base)
+    return cl.gather(rec.name, "result", d, device=platform, m=rec.m, acc=rec.acc_type.base)
 
 
 @pytest.mark.parametrize("platform,rec", _cases("int"))
@@ -50,7 +50,7 @@ def test_integer_builtins_exact(platform, rec):
     np.testing.assert_array_equal(D, int_oracle(A, B, C))
     # and the engine's own GEMM (a different code path: numpy BLAS chunks, not the DPAS register image)
     t = lambda p: __import__("systolic.types", fromlist=["get"]).get(p).dtype  # noqa: E731
-    ref = xmx.matmul(A.astype(t(rec.a_precision)), B.astype(t(rec.b_precision)), C, platform=platform)
+    ref = xmx.matmul(A.astype(t(rec.a_precision)), B.astype(t(rec.b_precision)), C, device=platform)
     np.testing.assert_array_equal(D, ref)
 
 
@@ -63,7 +63,7 @@ def test_float_builtins_exact_model_and_default(platform, rec):
     if rec.acc_precision == rec.result_precision == "fp32":
         D = _call(rec, A, B, C, platform)  # the platform's default model
         prec = "tf32" if rec.a_precision == "tf32" else None
-        ref = xmx.matmul(A, B, C, platform=platform, model=get_platform(platform).default_model, precision=prec)
+        ref = xmx.matmul(A, B, C, device=platform, model=get_platform(platform).default_model, precision=prec)
         np.testing.assert_array_equal(result_bits(D), result_bits(ref))
 
 
@@ -72,7 +72,7 @@ def test_spec_engine_equals_fast(name):
     rec = cl.resolve(name, "pvc", m=4)
     rng = np.random.default_rng(1)
     (A, _), (B, _), C = random_logical(rec, rng)
-    np.testing.assert_array_equal(result_bits(_call(rec, A, B, C, "pvc", engine="spec")),
+    np.testing.assert_array_equal(result_bits(_call(rec, A, B, C, "pvc", path="spec")),
                                   result_bits(_call(rec, A, B, C, "pvc")))
 
 
@@ -82,13 +82,13 @@ def test_split_builtins_dpasw(rec):
     rng = np.random.default_rng(hash((rec.name, rec.m)) % 2 ** 32)
     (A, abits), (B0, b0bits), C0 = random_logical(rec, rng)
     (_, _), (B1, b1bits), C1 = random_logical(rec, rng)
-    kw = dict(platform="dg2", m=rec.m, acc=rec.acc_type.base)
+    kw = dict(device="dg2", m=rec.m, acc=rec.acc_type.base)
     a = cl.distribute(rec.name, "a", A, **kw)
     assert a.shape == (2,) + rec.a_type.shape(8)
     b = np.stack([cl.distribute(rec.name, "b", B, **kw) for B in (B0, B1)])
     c = np.stack([cl.distribute(rec.name, "acc", C, **kw) for C in (C0, C1)])
     model = "exact" if rec.kind == "float" else None
-    d = getattr(cl, rec.name)(a, b, c, platform="dg2", model=model)
+    d = getattr(cl, rec.name)(a, b, c, device="dg2", model=model)
     assert d.shape == (2,) + rec.result_type.shape(8)
     for i, (B, bb, C) in enumerate(((B0, b0bits, C0), (B1, b1bits, C1))):
         D = cl.gather(rec.name, "result", d[i], **kw)

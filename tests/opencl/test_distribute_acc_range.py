@@ -18,12 +18,12 @@ def test_int32_accumulator_out_of_range_is_refused(bad):
     acc = np.zeros((8, 16), np.int64)
     acc[3, 5] = bad
     with pytest.raises(InvalidValue, match="accumulator"):
-        cl.distribute(NAME, "acc", acc, platform="pvc")
+        cl.distribute(NAME, "acc", acc, device="pvc")
 
 
 def test_int32_accumulator_limits_round_trip():
     acc = np.zeros((8, 16), np.int64)
     acc[0, 0], acc[7, 15] = (1 << 31) - 1, -(1 << 31)
-    per_wi = cl.distribute(NAME, "acc", acc, platform="pvc")
-    back = cl.gather(NAME, "acc", per_wi, platform="pvc")
+    per_wi = cl.distribute(NAME, "acc", acc, device="pvc")
+    back = cl.gather(NAME, "acc", per_wi, device="pvc")
     assert np.array_equal(np.asarray(back, np.int64), acc)

@@ -79,7 +79,7 @@ def test_matrix_c_and_result_examples(listing, operand):
 
 def test_reference_md_tf32_rows_interleave():
     """REFERENCE.md 4 / the tf32 extension: work-items 0-7 hold the even rows, 8-15 the odd rows."""
-    L = cl.layout("intel_sub_group_tf32_tf32_matrix_mad_k8", "a", platform="pvc", m=8)
+    L = cl.layout("intel_sub_group_tf32_tf32_matrix_mad_k8", "a", device="pvc", m=8)
     assert L.params["components"] == 4
     for r in range(8):
         for c in range(8):
@@ -131,9 +131,9 @@ def test_distribute_gather_round_trip_and_three_line_test():
     name = "intel_sub_group_bf16_bf16_matrix_mad_k16"
     import ml_dtypes
     A = rng.standard_normal((8, 16)).astype(ml_dtypes.bfloat16)
-    a = cl.distribute(name, "a", A, platform="dg2")          # int8 per work-item: 2 bf16 per int
+    a = cl.distribute(name, "a", A, device="dg2")          # int8 per work-item: 2 bf16 per int
     assert a.shape == (8, 8) and a.dtype == np.int32
-    np.testing.assert_array_equal(cl.gather(name, "a", a, platform="dg2"), A)
+    np.testing.assert_array_equal(cl.gather(name, "a", a, device="dg2"), A)
     # component j of work-item i holds A[j, 2i] (low half) and A[j, 2i+1] (high half)
     bits = A.view(np.uint16).astype(np.uint32)
     assert int(a[3, 5]) & 0xFFFF == bits[5, 6] and (int(a[3, 5]) >> 16) & 0xFFFF == bits[5, 7]
@@ -146,7 +146,7 @@ def test_distribute_gather_round_trip_every_overload(platform):
     rng = np.random.default_rng(5)
     for rec in cl.builtins(platform):
         (A, _), (B, _), C = random_logical(rec, rng)
-        kw = dict(platform=platform, acc=rec.acc_type.base)
+        kw = dict(device=platform, acc=rec.acc_type.base)
         for op, X in (("a", A), ("b", B), ("acc", C)):
             v = cl.distribute(rec.name, op, X, m=rec.m, **kw)
             lead = (2,) if (rec.split and op == "a") else ()

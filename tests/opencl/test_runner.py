@@ -68,7 +68,7 @@ def test_work_item_functions_and_partial_sub_group():
         out[cl.get_global_id(0) + 24 * cl.get_global_id(1)] = lid
 
     out = np.full(48, 99, np.uint32)
-    cl.run(k, (24, 2), (12, 1), (out,), platform="dg2")
+    cl.run(k, (24, 2), (12, 1), (out,), device="dg2")
     assert seen[(1, 1, 0)] == (list(range(8)), [1] * 8, 8)
     assert seen[(0, 0, 1)][0][:4] == [8, 9, 10, 11] and seen[(0, 0, 1)][2] == 4   # partial sub-group
     assert out[:12].tolist() == list(range(8)) + list(range(4))
@@ -77,7 +77,7 @@ def test_work_item_functions_and_partial_sub_group():
         cl.intel_sub_group_block_read(buf)
 
     with pytest.raises(DivergentCollective, match="partial sub-group"):
-        cl.run(collective_in_partial, 12, 12, (np.zeros(64, np.uint32),), platform="dg2")
+        cl.run(collective_in_partial, 12, 12, (np.zeros(64, np.uint32),), device="dg2")
 
 
 def test_non_uniform_pointer_is_divergent():
@@ -85,7 +85,7 @@ def test_non_uniform_pointer_is_divergent():
         cl.intel_sub_group_block_read(buf + cl.get_sub_group_local_id())
 
     with pytest.raises(DivergentCollective, match="differs between work-items"):
-        cl.run(k, 8, 8, (np.zeros(64, np.uint32),), platform="dg2")
+        cl.run(k, 8, 8, (np.zeros(64, np.uint32),), device="dg2")
 
 
 def test_barrier_orders_sub_groups():
@@ -97,7 +97,7 @@ def test_barrier_orders_sub_groups():
         cl.barrier()
         log.append(("after", sg))
 
-    cl.run(k, 32, 32, (np.zeros(4, np.uint32),), platform="dg2")
+    cl.run(k, 32, 32, (np.zeros(4, np.uint32),), device="dg2")
     assert [x[0] for x in log] == ["before"] * 4 + ["after"] * 4
 
 
@@ -111,13 +111,13 @@ def test_split_partner_missing_and_disagreeing():
             cl.intel_sub_group_i8_i8_split_matrix_mad_k32(a, b, c)
 
     with pytest.raises(DivergentCollective, match="finished without reaching it"):
-        cl.run(only_even, 16, 16, platform="dg2")
+        cl.run(only_even, 16, 16, device="dg2")
 
     def odd_count():
         cl.intel_sub_group_i8_i8_split_matrix_mad_k32(a, b, c)
 
     with pytest.raises(UnsupportedCombination, match="no partner"):
-        cl.run(odd_count, 24, 24, platform="dg2")
+        cl.run(odd_count, 24, 24, device="dg2")
 
     def disagree():
         if cl.get_sub_group_id() == 0:
@@ -126,7 +126,7 @@ def test_split_partner_missing_and_disagreeing():
             cl.intel_sub_group_i8_u8_split_matrix_mad_k32(a, b.view(np.uint32), c)
 
     with pytest.raises(DivergentCollective, match="disagree"):
-        cl.run(disagree, 16, 16, platform="dg2")
+        cl.run(disagree, 16, 16, device="dg2")
 
 
 @pytest.mark.parametrize("name,device", [("gemm_int8", "dg2"), ("gemm_int8", "pvc"), ("gemm_bf16", "dg2"),
@@ -148,10 +148,10 @@ def test_bf16_kernel_equals_xmx_matmul_on_random_data(device):
     A = rng.standard_normal((8, 48)).astype(ml_dtypes.bfloat16)
     B = rng.standard_normal((48, 32)).astype(ml_dtypes.bfloat16)
     got = mod.run_gemm(A, B, device)
-    np.testing.assert_array_equal(got.view(np.uint32), xmx.matmul(A, B, platform=device).view(np.uint32))
+    np.testing.assert_array_equal(got.view(np.uint32), xmx.matmul(A, B, device=device).view(np.uint32))
     got = mod.run_gemm(A, B, device, model="exact")
     np.testing.assert_array_equal(got.view(np.uint32),
-                                  xmx.matmul(A, B, platform=device, model="exact").view(np.uint32))
+                                  xmx.matmul(A, B, device=device, model="exact").view(np.uint32))
 
 
 @pytest.mark.parametrize("bad", [-8, 0, 7, 2.5, "x", True, 64, 4])

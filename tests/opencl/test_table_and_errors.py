@@ -53,42 +53,42 @@ def _i8(platform="pvc", m=2):
 
 def test_split_on_pvc_is_unsupported():
     with pytest.raises(UnsupportedCombination, match="DPASW|sub-group 8"):
-        cl.intel_sub_group_i8_i8_split_matrix_mad_k32(*_i8("dg2"), platform="pvc")
+        cl.intel_sub_group_i8_i8_split_matrix_mad_k32(*_i8("dg2"), device="pvc")
 
 
 def test_sub_group_16_form_on_dg2_and_tf32_on_dg2():
     # the short-accumulator bf16 form exists only with sub-group 16
     with pytest.raises(InvalidValue, match="no overload"):
         cl.intel_sub_group_bf16_bf16_matrix_mad_k16(np.zeros((8, 2), np.int32), np.zeros((8, 8), np.int32),
-                                                    np.zeros((8, 2), np.int16), platform="dg2")
+                                                    np.zeros((8, 2), np.int16), device="dg2")
     with pytest.raises(UnsupportedCombination, match="tf32") as e:
         cl.intel_sub_group_tf32_tf32_matrix_mad_k8(np.zeros(8, np.float32), np.zeros((8, 8), np.float32),
-                                                   np.zeros(8, np.float32), platform="dg2")
+                                                   np.zeros(8, np.float32), device="dg2")
     assert "pvc" in e.value.values["available_on"]
     with pytest.raises(UnsupportedCombination, match="bf8"):
         cl.intel_sub_group_e5m2_e5m2_matrix_mad_k32(np.zeros(16, np.int16), np.zeros((16, 8), np.int32),
-                                                    np.zeros(16, np.float32), platform="pvc")
+                                                    np.zeros(16, np.float32), device="pvc")
 
 
 def test_wrong_leading_axis_names_the_sub_group_size():
     a, b, c = _i8("dg2")
     with pytest.raises(InvalidValue, match="sub-group size 16") as e:
-        cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, c, platform="pvc")
+        cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, c, device="pvc")
     assert e.value.values["sub_group_size"] == 16
 
 
 def test_wrong_component_count_and_dtype():
     a, b, c = _i8("pvc", 4)
     with pytest.raises(InvalidValue, match="short4"):
-        cl.intel_sub_group_i8_i8_matrix_mad_k32(a[:, :2], b, c, platform="pvc")
+        cl.intel_sub_group_i8_i8_matrix_mad_k32(a[:, :2], b, c, device="pvc")
     with pytest.raises(InvalidValue, match="dtype"):
-        cl.intel_sub_group_i8_i8_matrix_mad_k32(a.astype(np.int32), b, c, platform="pvc")
+        cl.intel_sub_group_i8_i8_matrix_mad_k32(a.astype(np.int32), b, c, device="pvc")
     with pytest.raises(InvalidValue, match="dtype"):
-        cl.intel_sub_group_u8_i8_matrix_mad_k32(a, b, c, platform="pvc")   # ushort4 a, not short4
+        cl.intel_sub_group_u8_i8_matrix_mad_k32(a, b, c, device="pvc")   # ushort4 a, not short4
     with pytest.raises(InvalidValue, match="int8"):
-        cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b[:, :4], c, platform="pvc")
+        cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b[:, :4], c, device="pvc")
     with pytest.raises(InvalidValue, match="no overload"):
-        cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, np.zeros((16, 3), np.int32), platform="pvc")
+        cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, np.zeros((16, 3), np.int32), device="pvc")
 
 
 def test_unknown_name():
@@ -99,7 +99,7 @@ def test_unknown_name():
 def test_split_direct_call_needs_both_sub_groups():
     a, b, c = _i8("dg2", 2)
     with pytest.raises(InvalidValue, match="leading axis of 2"):
-        cl.intel_sub_group_i8_i8_split_matrix_mad_k32(a[:, 0], b, c, platform="dg2")
+        cl.intel_sub_group_i8_i8_split_matrix_mad_k32(a[:, 0], b, c, device="dg2")
 
 
 def test_divergent_call_inside_kernel():
@@ -113,7 +113,7 @@ def test_divergent_call_inside_kernel():
         seen.append(1)
 
     with pytest.raises(DivergentCollective, match="part of the sub-group") as e:
-        cl.run(kernel, 16, 16, platform="pvc")
+        cl.run(kernel, 16, 16, device="pvc")
     assert e.value.values["inactive_work_items"] == list(range(4, 16))
     assert seen == []
 
@@ -128,7 +128,7 @@ def test_converged_call_inside_kernel_and_after_branch():
             pass
         out.append(cl.intel_sub_group_i8_i8_matrix_mad_k32(a, b, c))
 
-    cl.run(kernel, 32, 16, platform="pvc")
+    cl.run(kernel, 32, 16, device="pvc")
     assert len(out) == 2 and all(o.shape == (16,) for o in out)
 
 

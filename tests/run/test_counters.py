@@ -76,7 +76,7 @@ def test_xmx_matmul_counts(platform, dtype, shape, expected):
     a = np.ones((m, k), dtype)
     b = np.ones((k, n), dtype)
     with counters.recording() as rec:
-        xmx.matmul(a, b, platform=platform)
+        xmx.matmul(a, b, device=platform)
     assert rec.total("dpas") == expected
     (e,) = rec.events("dpas")
     assert (e["op"], e["platform"], e["rc"], e["sd"], e["via"]) == ("dpas", platform, 8, 8, "matmul")
@@ -138,13 +138,13 @@ def test_xmx_matmul_counts_only_calls_that_pass_their_checks():
     a8, b8 = np.ones((16, 64), np.int8), np.ones((64, 16), np.int8)
     af, bf = np.ones((16, 32), ml_dtypes.bfloat16), np.ones((32, 16), ml_dtypes.bfloat16)
     with counters.recording() as rec:
-        for call in (lambda: matmul(a8, b8, np.zeros((3, 3), np.int32), platform="pvc"),
-                     lambda: matmul(af, bf, np.zeros((3, 3), np.float32), platform="pvc"),
-                     lambda: matmul(a8, b8, np.full((16, 16), 2.0 ** 40), platform="pvc")):   # C past int32
+        for call in (lambda: matmul(a8, b8, np.zeros((3, 3), np.int32), device="pvc"),
+                     lambda: matmul(af, bf, np.zeros((3, 3), np.float32), device="pvc"),
+                     lambda: matmul(a8, b8, np.full((16, 16), 2.0 ** 40), device="pvc")):   # C past int32
             with pytest.raises(SystolicError):
                 call()
     assert rec.total() == 0, rec.counts
     with counters.recording() as rec:
-        matmul(a8, b8, platform="pvc")
-        matmul(af, bf, platform="pvc")
+        matmul(a8, b8, device="pvc")
+        matmul(af, bf, device="pvc")
     assert rec.total("dpas") == (16 // 8) * (16 // 16) * (64 // 32) + (16 // 8) * (16 // 16) * (32 // 16)

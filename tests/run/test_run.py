@@ -292,7 +292,7 @@ def test_layouts_fall_back_without_the_explorer(monkeypatch):
         return real(name, *a, **kw)
     monkeypatch.setattr(builtins, "__import__", no_explorer)
     from systolic.run.report import _explorer_line
-    assert _explorer_line("dpas", "src1", platform="pvc") is None
+    assert _explorer_line("dpas", "src1", device="pvc") is None
     rep = run_file(PROGRAMS / "xmx_gemm.py")
     assert "VNNI" in rep["layouts"][0]["operands"][1]["layout"]
     assert np.isfinite(rep["seconds"]["run"])

@@ -294,10 +294,10 @@ def engine_gemm(device, A, B, C=None, *, precision=None):
     step): ``systolic.amx.matmul`` on AMX devices, ``systolic.xmx.matmul`` on XMX ones."""
     if is_amx(device):
         from systolic import amx
-        return amx.matmul(A, B, C, cpu=device)
+        return amx.matmul(A, B, C, device=device)
     from systolic import xmx
     plat = {"arl": "dg2"}.get(device, device)
-    return xmx.matmul(A, B, C, platform=plat, precision=precision)
+    return xmx.matmul(A, B, C, device=plat, precision=precision)
 
 
 def bits(x) -> np.ndarray:

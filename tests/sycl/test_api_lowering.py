@@ -1,5 +1,5 @@
 """joint_matrix_mad against the instructions it stands for: DPAS chains placed on a register file and run one by
-one (``systolic.xmx.dpas_fast``, the engine's instruction path) as IGC's ``DEFINE_MAD_LARGE_SLICE`` writes them,
+one (``systolic.xmx.dpas(path="fast")``, the engine's instruction path) as IGC's ``DEFINE_MAD_LARGE_SLICE`` writes them,
 and AMX tile sequences on the TileMachine (``amx="tiles"``). Random float data, so the roundings matter."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def dpas_tile(plat, a, b, c, ctype, dtype, prec):
     g.write(0, PK.pack_src2(a, prec))
     g.write(16 * gb, PK.pack_src1(b, prec))
     g.write(32 * gb, PK.pack_acc(c, ctype))
-    xmx.dpas_fast(g, dst=48 * gb, src0=32 * gb, src1=16 * gb, src2=0, dst_type=dtype, src0_type=ctype,
-                  src1_precision=prec, src2_precision=prec, rc=a.shape[0], platform=plat)
+    xmx.dpas(g, dst=48 * gb, src0=32 * gb, src1=16 * gb, src2=0, dst_type=dtype, src0_type=ctype,
+             src1_precision=prec, src2_precision=prec, rc=a.shape[0], device=plat, path="fast")
     return PK.unpack_acc(g.read(48 * gb, a.shape[0] * b.shape[1] * PK.acc_dtype(dtype).itemsize), dtype,
                          a.shape[0], b.shape[1])
 
@@ -107,7 +107,7 @@ def test_intermediate_rounding_is_observable():
     b = rng.standard_normal((32, 64)).astype(BF)
     c = rng.standard_normal((32, 64)).astype(BF)
     got = run_mad("pvc", a, b, c, BF)
-    once = xmx.matmul(a, b, c.astype(np.float32), platform="pvc").astype(BF)
+    once = xmx.matmul(a, b, c.astype(np.float32), device="pvc").astype(BF)
     assert not np.array_equal(bits(got), bits(once))
 
 
@@ -187,7 +187,7 @@ def test_deferred_chain_equals_step_by_step():
         q.parallel_for(sycl.nd_range((M // 8, N // 16 * 16), (1, 16)), kernel)
         res.append(d)
     assert np.array_equal(bits(res[0]), bits(res[1]))
-    assert np.array_equal(bits(res[0]), bits(xmx.matmul(a, b, platform="pvc")))
+    assert np.array_equal(bits(res[0]), bits(xmx.matmul(a, b, device="pvc")))
 
 
 def _amx_gemm(how, Ta, Tc, TK, A, Bp, M, N, K, b_layout=None):

@@ -25,8 +25,8 @@ IDS = [f"{e}-{o['precision']}" + (f"-{o['model']}" if "model" in o else "") for 
 def _engine(name, opts, a, b, c=None):
     kind, dev = name.split(":")
     if kind == "amx":
-        return amx.matmul(a, b, c, cpu=dev)
-    kw = {"platform": dev}
+        return amx.matmul(a, b, c, device=dev)
+    kw = {"device": dev}
     if opts.get("model"):
         kw["model"] = opts["model"]
     if opts["precision"] == "tf32":

@@ -142,7 +142,7 @@ def test_dpas_clean_program_still_runs():
     # only the first 16 dwords of A and B hold 0x01010101 (the rest is zero): A rows 0 and 1 (32 bytes each) are
     # all ones; B's GRF 0 is depth 0 = K rows 0..3 (4 s8 per dword channel). So D rows 0, 1 = 4 and the rest 0.
     from systolic.visa import run_text
-    d = run_text(_dpas_text("A(0,0)"), platform="pvc", inputs={}).read("D").reshape(8, 16)
+    d = run_text(_dpas_text("A(0,0)"), device="pvc", inputs={}).read("D").reshape(8, 16)
     assert d[0].tolist() == [4] * 16 and d[1].tolist() == [4] * 16 and not d[2:].any()
 
 
@@ -150,7 +150,7 @@ def test_dpas_clean_program_still_runs():
 def test_dpas_src2_modifier_refused(mod, name):
     """visa-DPAS.md "Source Modifier: false": the modifier was parsed and dropped (D came out 4)."""
     from systolic.visa import asm, run_text
-    for run in (lambda t: asm.parse(t), lambda t: run_text(t, platform="pvc", inputs={})):
+    for run in (lambda t: asm.parse(t), lambda t: run_text(t, device="pvc", inputs={})):
         with pytest.raises(IllegalInstruction, match="Src2 takes no source modifier") as ei:
             run(_dpas_text(f"{mod}A(0,0)"))
         assert ei.value.values == {"opcode": "dpas", "modifier": name} and "Source Modifier: false" in ei.value.rule
@@ -236,7 +236,7 @@ def test_dpas_sat_refused_on_records():
 def _oob(text, platform="pvc"):
     from systolic.visa import run_text
     with pytest.raises(IllegalInstruction) as ei:
-        run_text(text, platform=platform, inputs={})
+        run_text(text, device=platform, inputs={})
     return ei.value
 
 
@@ -273,7 +273,7 @@ def test_dpas_src0_stays_in_its_variable():
     assert e.values == {"operand": "Src0", "variable": "C", "offset": 0, "bytes": 512, "end": 512, "size": 256}
     # rc=4: 4 rows of 64 bytes fit C exactly
     from systolic.visa import run_text
-    run_text(head + "dpas.s8.s8.8.4 (M1, 16) D.0 C.0 B.0 A(0,0)\n", platform="pvc", inputs={})
+    run_text(head + "dpas.s8.s8.8.4 (M1, 16) D.0 C.0 B.0 A(0,0)\n", device="pvc", inputs={})
 
 
 def test_dpas_src2_stays_in_its_variable():
@@ -295,8 +295,8 @@ def test_dpas_src2_column_offset_may_not_cross_the_grf(col):
 def test_dpasw_src2_footprint_is_each_eus_half():
     """DPASW on DG2: each EU reads 4 GRFs (128 bytes) of its own Src2; DPAS reads all 8 (256 bytes)."""
     from systolic.visa import run_text
-    run_text(_dpas_text("A(0,0)", "dpasw", _DG2_HEAD.format(na=32), 8), platform="dg2", inputs={})
-    run_text(_dpas_text("A(4,0)", "dpasw", _DG2_HEAD.format(na=64), 8), platform="dg2", inputs={})
+    run_text(_dpas_text("A(0,0)", "dpasw", _DG2_HEAD.format(na=32), 8), device="dg2", inputs={})
+    run_text(_dpas_text("A(4,0)", "dpasw", _DG2_HEAD.format(na=64), 8), device="dg2", inputs={})
     e = _oob(_dpas_text("A(5,0)", "dpasw", _DG2_HEAD.format(na=64), 8), "dg2")
     assert e.values == {"operand": "Src2", "variable": "A", "offset": 160, "bytes": 128, "end": 288, "size": 256}
     assert e.message.startswith("6:1: dpasw Src2")
@@ -318,7 +318,7 @@ def test_bool_immediate_refused_at_check():
     from systolic.visa.interp import Machine
     from systolic.visa.isa import TYPES
     from systolic.visa.operands import ImmediateOperand
-    for f in (lambda: asm.parse(_BOOL_IMM), lambda: run_text(_BOOL_IMM, platform="pvc", inputs={})):
+    for f in (lambda: asm.parse(_BOOL_IMM), lambda: run_text(_BOOL_IMM, device="pvc", inputs={})):
         with pytest.raises(IllegalInstruction, match="any type except BOOL") as ei:
             f()
         assert ei.value.values == {"type": "bool"} and "Immediate Operands" in ei.value.rule
@@ -352,7 +352,7 @@ _ADDR_W = (".version 3.6\n.kernel k\n.decl S v_type=G type=d num_elts=64 align=G
 @pytest.mark.parametrize("w", [3, 0, 5, 32])
 def test_address_width_is_an_execution_size_below_32(w):
     from systolic.visa import asm, run_text
-    for f in (lambda: asm.parse(_ADDR_W.format(w=w)), lambda: run_text(_ADDR_W.format(w=w), platform="pvc")):
+    for f in (lambda: asm.parse(_ADDR_W.format(w=w)), lambda: run_text(_ADDR_W.format(w=w), device="pvc")):
         with pytest.raises(IllegalInstruction, match="address operand width") as ei:
             f()
         assert ei.value.values == {"width": w} and "except that 32 is not allowed" in ei.value.rule
@@ -365,7 +365,7 @@ def test_address_width_one_rule_for_run_and_encode():
     from systolic.visa import asm, encoding, run_text
     from systolic.visa.interp import Machine
     for w in (1, 2, 4):
-        run_text(_ADDR_W.format(w=w), platform="pvc")
+        run_text(_ADDR_W.format(w=w), device="pvc")
     p = asm.parse(_ADDR_W.format(w=4))
     i = p.instructions[1]
     p.instructions[1] = replace(i, srcs=(replace(i.srcs[0], width=3),) + i.srcs[1:])

@@ -75,7 +75,7 @@ def fill(m: Machine, data: bytes):
 
 
 def outcome(prog, fast, data, em, platform):
-    m = Machine(prog, platform, em=em, fast_alu=fast)
+    m = Machine(prog, platform, em=em, path="fast" if fast else "spec")
     fill(m, data)
     try:
         m.run()

@@ -679,7 +679,7 @@ def test_denormal_model_fields():
 @settings(max_examples=10 * SOAK, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["bf", "hf"]))
 def test_fast_dpas_gives_the_same_bits(seed, prec):
-    """Machine(fast_dpas=True) (xmx.kernels.dpas_fast) against the spec path, specials included."""
+    """Machine(path="fast") (DPAS through xmx.kernels.dpas_fast) against the spec path, specials included."""
     rng = np.random.default_rng(seed)
     dt = ml_dtypes.bfloat16 if prec == "bf" else np.float16
     bits = rng.integers(0, 1 << 16, (8, 32), dtype=np.uint16)          # any bit pattern: NaN, inf, denormals
@@ -688,7 +688,7 @@ def test_fast_dpas_gives_the_same_bits(seed, prec):
            "B": packing.vnni_pack(rng.integers(0, 1 << 16, (16, 16), dtype=np.uint16).view(dt), 16).ravel(),
            "C": rng.integers(0, 1 << 32, 128, dtype=np.uint32).view(np.float32)}
     slow = run_text(p, "pvc", ins)
-    fast = run_text(p, "pvc", ins, fast_dpas=True)
+    fast = run_text(p, "pvc", ins, path="fast")
     assert np.array_equal(slow.grf.read(slow.layout.offsets["D"], 512), fast.grf.read(fast.layout.offsets["D"], 512))
 
 

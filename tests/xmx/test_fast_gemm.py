@@ -204,7 +204,7 @@ def test_matmul_fast_vs_numpy_path_odd_shapes(m, n, k, prec, seed):
     a = (rng.standard_normal((m, k)) * np.ldexp(1.0, rng.integers(-12, 6, (m, k)))).astype(dt)
     b = (rng.standard_normal((k, n)) * np.ldexp(1.0, rng.integers(-12, 6, (k, n)))).astype(dt)
     c = rng.standard_normal((m, n)).astype(np.float32)
-    got = matmul(a, b, c, platform="pvc", model="stage")
+    got = matmul(a, b, c, device="pvc", model="stage")
     # the numpy path on the same zero-padded K
     kd = 16
     kp = -(-k // kd) * kd
@@ -358,7 +358,7 @@ def test_nan_results_are_the_models_nan_not_x86s(case):
     b = np.zeros((32, 16), dtype=ml_dtypes.bfloat16) if case == "inf_times_zero_chunk" else \
         np.ones((32, 16), dtype=ml_dtypes.bfloat16)
     a[3, 5] = np.inf if case == "inf_times_zero_chunk" else -np.nan
-    got = matmul(a, b, platform="pvc").view(np.uint32)
+    got = matmul(a, b, device="pvc").view(np.uint32)
     assert np.all(got[3] == 0x7FC00000)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     want = KN.float_mma(a64, b64, None, ops_per_chan=2, k_per_instr=16, model=M.stage, native=False)

@@ -69,7 +69,7 @@ def test_matmul_equals_composed_dpas(platform, dt, model):
     p = PREC[np.dtype(dt)]
     is_int = p[0] in "su"
     c = rng.integers(-1000, 1000, (m, n)).astype(np.int32) if is_int else rng.standard_normal((m, n)).astype(np.float32)
-    got = matmul(a, b, c, platform=platform, model=model)
+    got = matmul(a, b, c, device=platform, model=model)
     want = by_dpas(a, b, c, platform, model, p, p, fn=dpas_fast)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     if is_int:
@@ -83,7 +83,7 @@ def test_matmul_equals_spec_path_chain():
     b = rand(rng, ml_dtypes.bfloat16, (32, 16))
     c = rng.standard_normal((8, 16)).astype(np.float32)
     for model in ("stage", "exact"):
-        got = matmul(a, b, c, platform="pvc", model=model)
+        got = matmul(a, b, c, device="pvc", model=model)
         np.testing.assert_array_equal(got.view(np.uint32), by_dpas(a, b, c, "pvc", model, "bf16", "bf16").view(np.uint32))
 
 
@@ -91,7 +91,7 @@ def test_matmul_exact_model_vs_fraction_oracle():
     rng = np.random.default_rng(2)
     a = rand(rng, np.float16, (3, 32), 4.0)
     b = rand(rng, np.float16, (32, 5), 4.0)
-    got = matmul(a, b, platform="pvc", model="exact")
+    got = matmul(a, b, device="pvc", model="exact")
     ab, bb = a.view(np.uint16).astype(np.int64), b.view(np.uint16).astype(np.int64)
     want = O.matmul_bits(ab.tolist(), bb.tolist(), [[0] * 5] * 3, "fp16", ("exact",), 2, 16, False)
     np.testing.assert_array_equal(got.view(np.uint32), np.array(want, dtype=np.uint32))
@@ -101,19 +101,19 @@ def test_tf32_precision_and_mixed_ints():
     rng = np.random.default_rng(3)
     a = rng.standard_normal((9, 20)).astype(np.float32)
     b = rng.standard_normal((20, 17)).astype(np.float32)
-    got = matmul(a, b, platform="pvc", precision="tf32", model="stage")
+    got = matmul(a, b, device="pvc", precision="tf32", model="stage")
     np.testing.assert_array_equal(got.view(np.uint32), by_dpas(a, b, None, "pvc", "stage", "tf32", "tf32",
                                                                  fn=dpas_fast).view(np.uint32))
     ai = rand(rng, np.int8, (5, 40))
     bi = rand(rng, ml_dtypes.uint2, (40, 9))
-    got = matmul(ai, bi, platform="dg2")
+    got = matmul(ai, bi, device="dg2")
     np.testing.assert_array_equal(got, (ai.astype(np.int64) @ bi.astype(np.int64)).astype(np.int32))
 
 
 def test_matmul_errors():
     bf = np.zeros((4, 4), dtype=ml_dtypes.bfloat16)
     with pytest.raises(UnsupportedCombination):
-        matmul(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32), platform="dg2", precision="tf32")
+        matmul(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32), device="dg2", precision="tf32")
     with pytest.raises(UnsupportedCombination):
         matmul(bf, np.zeros((4, 4), np.float16))
     with pytest.raises(InvalidValue):
@@ -123,7 +123,7 @@ def test_matmul_errors():
     with pytest.raises(InvalidValue):
         matmul(bf, bf, c=np.zeros((3, 3), np.float32))
     with pytest.raises(UnsupportedCombination):
-        matmul(np.zeros((4, 4), ml_dtypes.float8_e5m2), np.zeros((4, 4), ml_dtypes.float8_e5m2), platform="pvc")
+        matmul(np.zeros((4, 4), ml_dtypes.float8_e5m2), np.zeros((4, 4), ml_dtypes.float8_e5m2), device="pvc")
 
 
 @pytest.mark.parametrize("da,db", [(np.uint8, np.uint8), (np.int8, np.uint8), (np.uint8, np.int8),
@@ -135,7 +135,7 @@ def test_int_gemm_centering_and_chunks_exact(da, db):
     a = rng.choice([ia.min, ia.max, 0, 1], size=(6, 2500)).astype(da)
     b = rng.choice([ib.min, ib.max, 1], size=(2500, 9)).astype(db)
     c = rng.choice([-(2 ** 31), 2 ** 31 - 1, 0], size=(6, 9)).astype(np.int32)
-    got = matmul(a, b, c, platform="dg2")
+    got = matmul(a, b, c, device="dg2")
     want = ((a.astype(np.int64) @ b.astype(np.int64) + c) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     np.testing.assert_array_equal(got, want)
 

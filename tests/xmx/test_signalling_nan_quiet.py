@@ -29,5 +29,5 @@ def test_no_runtime_warning_from_signalling_nans(model, dtype, snan):
     c.view(np.uint32).reshape(-1)[::5] = 0x7F800001      # binary32 signalling NaN in C
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        d = matmul(a, b, c, platform="pvc", model=model)
+        d = matmul(a, b, c, device="pvc", model=model)
     assert d.shape == (9, 40) and np.isnan(d).any()

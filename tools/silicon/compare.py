@@ -28,8 +28,7 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tes
 def check_range(family: str, start: int, stop: int, silicon: np.ndarray, backend: str = "emulator",
                 chunk_digest: bytes | None = None):
     """(agree, mismatches: list of op numbers, errors: {op: message}, drift: bool) for ops [start, stop)."""
-    from systolic.amx import TileMachine
-    m = TileMachine(backend=backend)
+    m = R.machine(backend)
     agree, bad, errors = 0, [], {}
     h = hashlib.blake2b(digest_size=8)
     for i in range(start, stop):
@@ -39,7 +38,7 @@ def check_range(family: str, start: int, stop: int, silicon: np.ndarray, backend
             got = R.replay(family, op, m)
         except Exception as e:  # noqa: BLE001 - a raised error is a disagreement with silicon, reported
             errors[i] = f"{type(e).__name__}: {e}"
-            m = TileMachine(backend=backend)
+            m = R.machine(backend)
             continue
         d = V.digest(got[k] for k in V.OUTPUTS[V.kind_of(family)])
         if d == silicon[i - start].tobytes():

@@ -51,8 +51,9 @@ def cases():
 
 
 def run(backend: str, a, b0, b1) -> list[int]:
-    from systolic.amx import TileConfig, TileMachine
-    m = TileMachine(backend=backend)
+    from replay import machine
+    from systolic.amx import TileConfig
+    m = machine(backend)
     m.ldtilecfg(TileConfig(palette=1, tiles={0: (1, 64), 1: (1, 8), 2: (2, 64)}))
     mem = np.zeros(4096, np.uint8)
     mem[0:8] = np.array([bf16_bits(x) for x in a], dtype="<u2").view(np.uint8)

@@ -17,6 +17,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vectors as V  # noqa: E402
 
 
+#: these tools' --backend names -> TileMachine's (backend=, path=) (docs/ARCHITECTURE.md "Vocabulary")
+MACHINES = {"emulator": ("cpu", "fast"), "spec": ("cpu", "spec"), "native": ("native", "fast")}
+
+
+def machine(backend: str = "emulator"):
+    """The TileMachine a tool's ``--backend`` names: emulator (the cpu backend's fast path), spec (its spec
+    path) or native."""
+    from systolic.amx import TileMachine
+    where, path = MACHINES.get(backend, (backend, "fast"))
+    return TileMachine(backend=where, path=path)
+
+
 def replay(family: str, op: dict, m) -> dict:
     kind = V.kind_of(family)
     if kind == "dot":

@@ -24,6 +24,7 @@ import functools
 
 from ..opencl import mapping as MP
 from ..opencl import table as TB
+from ..vocabulary import renamed
 from ..xmx.platform import get_platform
 
 __all__ = ["prelude", "SCALARS", "VECTOR_SIZES", "extension_macros"]
@@ -190,9 +191,17 @@ def _cpu_prelude(name) -> str:
     return "\n".join(lines) + "\n"
 
 
+def prelude(device: str = "pvc", **renamed_keywords) -> str:
+    """The prelude text for ``device`` (an XMX platform or a CPU device; ``-include`` it; cached per device).
+    ``platform=`` is the older name of ``device=`` (DeprecationWarning)."""
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        device = renamed(renamed_keywords, {"platform": "device"}, "cl.prelude",
+                         device=None if device == "pvc" else device)["device"]
+    return _prelude(device)
+
+
 @functools.cache
-def prelude(platform: str = "pvc") -> str:
-    """The prelude text for ``platform`` (``-include`` it; cached per platform)."""
+def _prelude(platform: str) -> str:
     from .blockio2d import declarations
     if _is_cpu(platform):
         return _cpu_prelude(platform)

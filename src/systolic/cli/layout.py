@@ -48,8 +48,8 @@ _XMX_LAYERS = {"dpas", "dpasw", "xmx", "opencl", "cl"}
 
 
 def _opts(kw: dict, layer: str, operand: str | None = None) -> dict:
-    """The options as the explorer's resolve() takes them for ``layer``: the device as its ``platform`` (XMX
-    layers, normalised to the platform) or ``device`` (sycl); M as ``rc`` for dpas; for sycl, Rows and Cols
+    """The options as the explorer's resolve() takes them for ``layer``: the device (XMX layers: normalised to
+    the platform; sycl: to the SYCL device); M as ``rc`` for dpas; for sycl, Rows and Cols
     from M/N/K and the operand's use where they are not given."""
     keys = ("device", "precision", "src2_precision", "dst_type", "instruction", "m", "n", "k", "name", "acc",
             "type_", "ctype", "use", "rows", "cols", "layout_")
@@ -59,7 +59,7 @@ def _opts(kw: dict, layer: str, operand: str | None = None) -> dict:
     from .options import normalize_device
     if "device" in o:
         if lay in _XMX_LAYERS:
-            o["platform"] = normalize_device(o.pop("device"), "gpu")
+            o["device"] = normalize_device(o["device"], "gpu")
         elif lay in ("sycl", "joint_matrix"):
             o["device"] = normalize_device(o["device"], "sycl")
         else:

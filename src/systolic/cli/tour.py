@@ -116,7 +116,7 @@ cmp.lt (M1, 8) P A(0,0)<1;1,0> 0x4:d
 
 def _visa(rng) -> tuple[str, str, bool]:
     from ..visa import run_text
-    m = run_text(_VISA, platform="pvc")
+    m = run_text(_VISA, device="pvc")
     a = np.arange(8)
     want = np.where(a < 4, a, 100)
     return "add with a :v immediate, cmp to a predicate, predicated sel (SIMD8)", \
@@ -199,15 +199,15 @@ def _opencl(rng) -> tuple[str, str, bool]:
     a = rng.integers(-128, 128, (8, 32), dtype=np.int64)
     b = rng.integers(-128, 128, (32, 16), dtype=np.int64)
     acc = rng.integers(-2 ** 20, 2 ** 20, (8, 16), dtype=np.int64)
-    args = [opencl.distribute(name, op, x, platform="pvc") for op, x in (("a", a), ("b", b), ("acc", acc))]
-    got = opencl.gather(name, "result", getattr(opencl, name)(*args, platform="pvc"), platform="pvc")
+    args = [opencl.distribute(name, op, x, device="pvc") for op, x in (("a", a), ("b", b), ("acc", acc))]
+    got = opencl.gather(name, "result", getattr(opencl, name)(*args, device="pvc"), device="pvc")
     return f"OpenCL {name} on pvc (16 work-items)", "int64 numpy", bool((got == acc + a @ b).all())
 
 
 def _layout(rng) -> tuple[str, str, bool]:
     """Who holds B of a bf16 DPAS on pvc, for every element, against the rule written out by hand."""
     from ..explorer import resolve, where
-    L = resolve("dpas", "b", platform="pvc", precision="bf16")
+    L = resolve("dpas", "b", device="pvc", precision="bf16")
     # visa-DPAS: B (K x N) bf16 is VNNI-packed, two K rows per dword: element (k, n) is in GRF k // 2,
     # dword n (exec size 16 fills a 64-byte GRF), bits 16 * (k % 2)
     ok = all((w := where(L, k, n))["grf"] == k // 2 and w["dword"] == n and w["bits"][0] == 16 * (k % 2)

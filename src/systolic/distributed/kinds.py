@@ -359,8 +359,10 @@ class XmxKind(VectorKind):
         if backend == "native":
             raise UnsupportedCombination("XMX has no native backend here", rule="xmx backends: cpu, spec, cuda",
                                          values={"backend": backend})
-        from ..xmx import GRF, dpas, dpas_fast
-        fn = dpas if backend == "spec" else dpas_fast
+        from functools import partial
+
+        from ..xmx import GRF, dpas
+        fn = partial(dpas, path="spec" if backend == "spec" else "fast")
         o2, o1, o0, od = self._grf_offsets()
         nb = self.image_bytes()
         out = np.empty((images["c"].shape[0], nb["d"]), np.uint8)

@@ -80,7 +80,7 @@ def _explain_opencl(row, col, rng, model, a, b, c, opts):
         raise InvalidValue("a split built-in lowers to DPASW", rule="explain_lowered.explain_opencl_split",
                            values={"builtin": name})
     rep = _explain_dpas(row, col, rng, model, a, b, c,
-                        dict(platform=L.params["platform"], precision=p1, src2_precision=p2, rc=int(rc),
+                        dict(device=L.params["platform"], precision=p1, src2_precision=p2, rc=int(rc),
                              dst_type=L.element))
     rep["lowered_from"] = L.params.get("signature", name)
     rep["instruction"] = f"{rep['instruction']}  <- {rep['lowered_from']}"

@@ -51,7 +51,7 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     from ..xmx import GRF, dpasw
     o = dict(opts)
     eu = _one_of_two("eu", o.pop("eu", 0), "DPASW.md: a fused EU pair")
-    o.setdefault("platform", "dg2")
+    o.setdefault("device", "dg2")
     la, lb, lc, ld = (resolve("dpasw", op, **o) for op in ("src2", "src1", "src0", "dst"))
     ld._check_element(row, col)
     p = lb.params
@@ -72,7 +72,7 @@ def explain_dpasw(row, col, rng, model, a, b, c, opts, *, a_holder=None, lowered
     trace = {}
     s = dpasw(g[0], pair=g[1], dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"],
               dst_type=p["dst_type"], src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
-              rc=p["rc"], platform=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"),
+              rc=p["rc"], device=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"),
               observer_eu=eu)
     D = ld.gather(g[eu].read(offs["dst"], ld.image_bits() // 8))
     rep = dpas_report(row, col, s, trace, la, lb, lc, ld, C[eu], D, model, opcode="dpasw")
@@ -126,7 +126,7 @@ def explain_opencl_split(row, col, rng, model, a, b, c, opts) -> dict:
         return {"sub_group": int(w["sub_group"]), "work_item": int(w["work_item"]),
                 "component": int(w["component"])}
     rep = explain_dpasw(row, col, rng, model, a, b, c,
-                        dict(platform=L.params["platform"], precision=p1, src2_precision=p2, rc=int(rc),
+                        dict(device=L.params["platform"], precision=p1, src2_precision=p2, rc=int(rc),
                              dst_type=L.element, eu=sg), a_holder=holder,
                         lowered_from=L.params.get("signature", name))
     rep["layer"] = "opencl"
@@ -248,7 +248,7 @@ def _sycl_xmx_steps(dev, row, col, M, N, K, ta, tb, tc, td, A, B, C, rng):
     for s in range(nsteps):
         t = td if s == nsteps - 1 else mid
         k0 = s * ks
-        opts = dict(platform=P.name, precision=tb, src2_precision=ta, rc=rc, dst_type=t, src0_type=at)
+        opts = dict(device=P.name, precision=tb, src2_precision=ta, rc=rc, dst_type=t, src0_type=at)
         rep = _explain_dpas(row - r0, col - c0, rng, None, {"bits": A[r0:r0 + rc, k0:k0 + ks]},
                             {"bits": B[k0:k0 + ks, c0:c0 + E]}, {"bits": acc}, opts)
         why = (f"tile rows {r0}..{r0 + rc - 1}, cols {c0}..{c0 + E - 1} (one DPAS: RC = {rc}, exec size {E}); "
@@ -297,7 +297,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
     """TCMMIMFP16PS / TCMMRLFP16PS (ISE "AMX-COMPLEX"): each dword a complex fp16 (real low, imaginary high).
     A is M x Kc complex (tile row m, dword k), B Kc x N complex (tile row k, dword n); the element lies in
     TDPFP16PS's places (real at even K, imaginary at odd K), so those Layouts place it."""
-    from ..amx import spec
+    from ..amx import isa
     mn = str(opts.pop("instruction")).lower()
     m, n = opts.pop("m", None), opts.pop("n", None)
     kc = opts.pop("k", None)
@@ -310,7 +310,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}
     M, N, K2 = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, observer=ElementRecord(trace, row, col))
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     imag = mn == "tcmmimfp16ps"
     steps = []
@@ -341,7 +341,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
 def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     """TDP[B|H][B|H]F8PS as the spec path models it (*unverified*, see :func:`systolic.amx.spec._fp8_dot`):
     every product exact, summed exactly over K, rounded to fp32 once (RNE, FTZ), then D = C + that."""
-    from ..amx import spec
+    from ..amx import isa
     mn = str(opts.pop("instruction")).lower()
     la, lb, lc = (amx_layout(op, mn, opts.get("m"), opts.get("n"), opts.get("k")) for op in "abc")
     extra = set(opts) - {"m", "n", "k"}
@@ -352,7 +352,7 @@ def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K, observer=ElementRecord(trace, row, col))
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, K, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     steps = []
     for kd in range(K // 4):

@@ -103,7 +103,7 @@ def _explain_dpas(row, col, rng, model, a, b, c, opts):
     trace = {}
     s = dpas(g, dst=offs["dst"], src0=offs["src0"], src1=offs["src1"], src2=offs["src2"], dst_type=p["dst_type"],
              src0_type=src0_type, src1_precision=p["src1_precision"], src2_precision=p["src2_precision"],
-             rc=p["rc"], platform=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"))
+             rc=p["rc"], device=p["platform"], model=model, observer=ElementRecord(trace, row, col, "stages"))
     D = ld.gather(g.read(offs["dst"], ld.image_bits() // 8))
     return dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model)
 
@@ -166,7 +166,7 @@ def dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model, *, opcode: str 
 
 
 def _explain_amx(row, col, rng, a, b, c, opts):
-    from ..amx import spec
+    from ..amx import isa
     mn = str(opts.pop("instruction", "tdpbf16ps")).lower()
     la, lb, lc = (amx_layout(op, mn, opts.get("m"), opts.get("n"), opts.get("k")) for op in "abc")
     extra = set(opts) - {"m", "n", "k"}
@@ -180,7 +180,7 @@ def _explain_amx(row, col, rng, a, b, c, opts):
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K * la.element_bits // 8,
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, K * la.element_bits // 8,
                  observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     per = 32 // la.element_bits

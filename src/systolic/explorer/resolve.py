@@ -2,9 +2,9 @@
 
 Layers (``LAYERS``) and the function each one resolves through (the owner of the map):
 
-``dpas`` / ``dpasw``  :func:`systolic.xmx.layout.layout` (platform, precisions, rc, dst type)
+``dpas`` / ``dpasw``  :func:`systolic.xmx.layout.layout` (device = the platform, precisions, rc, dst type)
 ``amx``               :mod:`systolic.layout.amx` with the instruction's element types (``TileMachine``'s table)
-``opencl``            ``systolic.opencl.layout(name, operand, platform=, m=)`` (OpenCL built-ins)
+``opencl``            ``systolic.opencl.layout(name, operand, device=, m=)`` (OpenCL built-ins)
 ``sycl``              ``systolic.sycl.matrix.layout(device, T, use, rows, cols, layout)`` (joint_matrix)
 
 The programming-model layers are imported when asked for, so this module loads without them.
@@ -12,6 +12,7 @@ The programming-model layers are imported when asked for, so this module loads w
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .. import types as T
 from ..errors import BackendUnavailable, InvalidValue
 from ..layout import Layout
-from ..suggest import did_you_mean
+from ..registry import Registry
 
 __all__ = ["LAYERS", "resolve", "mma_layouts", "amx_layout"]
 
@@ -32,13 +33,14 @@ LAYERS = {
 }
 _LAYER_ALIASES = {"xmx": "dpas", "tile": "amx", "joint_matrix": "sycl", "cl": "opencl"}
 
+#: layer name or alias (case-insensitive) -> the layer's own name
+_LAYERS: Registry[str] = Registry("layer", rule="layers", key="layer")
+for _name in LAYERS:
+    _LAYERS.add(_name, _name, [a for a, n in _LAYER_ALIASES.items() if n == _name])
+
 
 def _layer(name: str) -> str:
-    n = _LAYER_ALIASES.get(str(name).lower(), str(name).lower())
-    if n not in LAYERS:
-        raise InvalidValue(f"unknown layer {name!r}{did_you_mean(name, [*LAYERS, *_LAYER_ALIASES])}",
-                           rule="layers: " + ", ".join(LAYERS), values={"layer": name})
-    return n
+    return _LAYERS.get(name)
 
 
 def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = None, n: int | None = None,
@@ -46,11 +48,7 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     """A TDP* operand's tile layout: ``a`` (= src1 tile, M x K), ``b`` (src2 tile, K x N, VNNI), ``c`` (M x N)."""
     from ..amx.machine import TMUL_TYPES
     from ..layout import amx as LA
-    mn = str(instruction).lower()
-    if mn not in TMUL_TYPES:
-        raise InvalidValue(f"unknown AMX instruction {instruction!r}{did_you_mean(mn, TMUL_TYPES)}",
-                           rule="TMUL: " + ", ".join(TMUL_TYPES),
-                           values={"instruction": instruction})
+    mn = _tmul_names(tuple(TMUL_TYPES)).get(instruction)
     if mn.startswith("tcmm"):
         raise InvalidValue("complex TCMM* tiles hold (real, imaginary) pairs, not one matrix per operand",
                            rule="layout explorer: TDPB*D, TDPBF16PS, TDPFP16PS and TDP*F8PS",
@@ -72,6 +70,15 @@ def amx_layout(operand: str, instruction: str = "tdpbf16ps", m: int | None = Non
     raise InvalidValue("AMX operand is a (src1), b (src2) or c (dst)", values={"operand": operand})
 
 
+@functools.cache
+def _tmul_names(mnemonics: tuple[str, ...]) -> Registry[str]:
+    """The TMUL mnemonics (case-insensitive) as a registry: "unknown AMX instruction ... (did you mean ...)"."""
+    reg: Registry[str] = Registry("AMX instruction", rule="TMUL", key="instruction")
+    for mn in mnemonics:
+        reg.add(mn, mn)
+    return reg
+
+
 def _whole(name: str, v) -> int:
     """A shape option as given: an integer (numpy's too), never a string, float or bool coerced by int()."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
@@ -91,29 +98,36 @@ def _import(module: str, layer: str):
 def resolve(layer: str, operand: str, **opts) -> Layout:
     """The :class:`Layout` of ``operand`` in ``layer`` (options as each layer's own function takes them).
 
-    dpas/dpasw: ``platform`` (pvc), ``precision`` (bf16; Src1), ``src2_precision``, ``rc`` (8), ``dst_type``;
-    amx: ``instruction`` (tdpbf16ps), ``m``, ``n``, ``k``; opencl: ``name``, ``platform``, ``m``, ``acc``;
-    sycl: ``device``, ``type`` (T), ``use`` (defaults to the operand), ``rows``, ``cols``, ``layout``.
+    ``device`` names the GPU platform or SYCL device in every layer that has one (``platform=`` is its older name
+    for dpas/dpasw/opencl, DeprecationWarning). dpas/dpasw: ``device`` (pvc; dg2 for dpasw), ``precision``
+    (bf16; Src1), ``src2_precision``, ``rc`` (8), ``dst_type``; amx: ``instruction`` (tdpbf16ps), ``m``, ``n``,
+    ``k``; opencl: ``name``, ``device``, ``m``, ``acc``; sycl: ``device``, ``type`` (T), ``use`` (defaults to the
+    operand), ``rows``, ``cols``, ``layout``.
     """
+    if "platform" in opts:               # the older name of device= (systolic.vocabulary)
+        from ..vocabulary import renamed
+        opts = dict(opts)
+        opts["device"] = renamed({"platform": opts.pop("platform")}, {"platform": "device"}, "layout.get",
+                                 device=opts.get("device"))["device"]
     layer = _layer(layer)
     o = {k: v for k, v in opts.items() if v is not None}
     if layer in ("dpas", "dpasw"):
         from ..xmx.layout import layout
-        known = {"platform", "precision", "src2_precision", "rc", "dst_type"}
+        known = {"device", "precision", "src2_precision", "rc", "dst_type"}
         _no_extra(layer, o, known)
-        return layout(o.get("platform", "dg2" if layer == "dpasw" else "pvc"), operand,
+        return layout(o.get("device", "dg2" if layer == "dpasw" else "pvc"), operand,
                       o.get("precision", "bf16"), o.get("src2_precision"), rc=_whole("rc", o.get("rc", 8)),
                       dst_type=o.get("dst_type"), opcode=layer)
     if layer == "amx":
         _no_extra(layer, o, {"instruction", "m", "n", "k"})
         return amx_layout(operand, o.get("instruction", "tdpbf16ps"), o.get("m"), o.get("n"), o.get("k"))
     if layer == "opencl":
-        _no_extra(layer, o, {"name", "platform", "m", "acc"})
+        _no_extra(layer, o, {"name", "device", "m", "acc"})
         if "name" not in o:
             raise InvalidValue("the opencl layer needs a built-in name (--name)",
                                rule="opencl: intel_sub_group_<A>_<B>_matrix_mad_k<K>", values={})
         mod = _import("systolic.opencl", "opencl")
-        return mod.layout(o["name"], operand, platform=o.get("platform"), m=o.get("m"), acc=o.get("acc"))
+        return mod.layout(o["name"], operand, device=o.get("device"), m=o.get("m"), acc=o.get("acc"))
     # sycl
     _no_extra(layer, o, {"device", "type", "use", "rows", "cols", "layout"})
     mod = _import("systolic.sycl.matrix", "sycl")

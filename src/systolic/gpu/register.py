@@ -1,8 +1,9 @@
 """The CUDA backend as a provider of the engines' ``backend=`` registry (:mod:`systolic.backend_registry`).
 
-:func:`register` is the ``cuda`` entry point of the group ``systolic.backends`` (pyproject.toml) and the
-registry's built-in fallback for a source checkout: the engines find the kernels through it and never import
-this package. Registering needs no GPU and no CuPy: the kernels check their arguments first, then raise
+:func:`register` is the ``cuda`` entry point of the group ``systolic.backends`` (pyproject.toml) and, for a
+source checkout without installed metadata, the loader the package root (``systolic/__init__.py``) hands
+:func:`systolic.backend_registry.provide`: the engines find the kernels through it and never import this
+package. Registering needs no GPU and no CuPy: the kernels check their arguments first, then raise
 :class:`systolic.errors.BackendUnavailable` when the backend cannot run.
 """
 

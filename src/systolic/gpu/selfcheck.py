@@ -50,7 +50,7 @@ def _pair(matmul, a, b, c, **kw):
 
 def _amx_pair(a, b, c, cpu):
     from ..amx import matmul
-    return _pair(matmul, a, b, c, cpu=cpu)
+    return _pair(matmul, a, b, c, device=cpu)
 
 
 def _float_inputs(rng, shape, dt, bits16):
@@ -105,7 +105,7 @@ def _xmx_int_check(rng):
     a = rng.integers(-128, 128, (67, 300)).astype(np.int8)
     b = rng.integers(0, 16, (300, 129)).astype(ml_dtypes.uint4)
     c = rng.integers(-2 ** 31, 2 ** 31, (67, 129), dtype=np.int64).astype(np.int32)
-    n, bad = _xmx_pair(a, b, c, platform="pvc")
+    n, bad = _xmx_pair(a, b, c, device="pvc")
     return n, bad, "67x300x129, C random (int32 wrap)"
 
 
@@ -115,7 +115,7 @@ def _xmx_stage_check(rng):
     a = rng.standard_normal((67, 512)).astype(np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((512, 129)).astype(np.float32).astype(ml_dtypes.bfloat16)
     c = rng.standard_normal((67, 129)).astype(np.float32)
-    n, bad = _xmx_pair(a, b, c, platform="pvc", model="stage")
+    n, bad = _xmx_pair(a, b, c, device="pvc", model="stage")
     return n, bad, "67x512x129 normal values (the FP32-pipe kernel)"
 
 
@@ -124,14 +124,14 @@ def _xmx_stage_specials_check(rng):
     import ml_dtypes
     a, b, c = _float_inputs(rng, (67, 300, 129), ml_dtypes.bfloat16,
                             [0, 0x8000, 0x7F80, 0xFF80, 0x7FC1, 0x7F81, 0x0001, 0x8070])
-    n, bad = _xmx_pair(a, b, c, platform="bmg", model="stage")
+    n, bad = _xmx_pair(a, b, c, device="bmg", model="stage")
     return n, bad, "67x300x129 with +-0, inf, NaN payloads, denormals (binary64 kernel + robust fix-up)"
 
 
 @register("xmx fp16 sequential (dg2)")
 def _xmx_sequential_check(rng):
     a, b, c = _float_inputs(rng, (67, 300, 129), np.float16, [0, 0x8000, 0x7C00, 0xFC00, 0x7E01, 0x0001, 0x83FF])
-    n, bad = _xmx_pair(a, b, c, platform="dg2", model="sequential")
+    n, bad = _xmx_pair(a, b, c, device="dg2", model="sequential")
     return n, bad, "67x300x129 with +-0, inf, NaN payloads, fp16 denormals"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue, UnsupportedCombination
-from ..vocabulary import renamed
+from ..vocabulary import check_path, renamed
 from ..xmx.platform import get_platform
 from . import lowering as LW
 from . import mapping as MP
@@ -56,8 +56,8 @@ def call(name: str, a, b, acc, *, device=None, model=None, path: str = "fast", *
     if renamed_keywords:
         new = renamed(renamed_keywords, {"platform": "device", "engine": "path"}, name, device=device, path=None)
         device, path = new["device"], new["path"] or path
-    platform, engine = device, path
-    P = _platform(name, platform)
+    check_path(path, name)
+    P = _platform(name, device)
     recs = TB.by_name(name)
     here = [r for r in recs if MP.available(r, P) is None]
     if not here:
@@ -88,10 +88,7 @@ def call(name: str, a, b, acc, *, device=None, model=None, path: str = "fast", *
     bv = check_value(b, rec.b_type, s, "b")
     cv = check_value(accv, rec.acc_type, s, "acc")
     require_converged(name)
-    if engine not in ("fast", "spec"):
-        raise InvalidValue("engine is 'fast' (dpas_fast, proven equal) or 'spec' (xmx.dpas)",
-                           values={"engine": engine})
-    return LW.execute(rec, av, bv, cv, P, model=model, engine=engine)
+    return LW.execute(rec, av, bv, cv, P, model=model, path=path)
 
 
 def _check2(x, t, s, what):

@@ -5,7 +5,7 @@ IGC lowers ``intel_sub_group_<a>_<b>_matrix_mad_k<K>`` to its internal ``__built
 arguments' registers as they lie: a sub-group variable of vector type occupies registers component-major, which
 is DPAS's operand layout (:mod:`systolic.opencl.mapping`). We do the same: place ``a`` at Src2, ``b`` at Src1,
 ``acc`` at Src0 in a :class:`systolic.xmx.GRF`, execute :func:`systolic.xmx.dpas` (or its proven-equal fast path
-:func:`systolic.xmx.dpas_fast`) or :func:`systolic.xmx.dpasw`, and read Dst back per work-item. No arithmetic is
+``xmx.dpas(path="fast")``) or :func:`systolic.xmx.dpasw`, and read Dst back per work-item. No arithmetic is
 done here.
 
 Split built-ins (cl_intel_subgroup_split_matrix_multiply_accumulate) lower to DPASW: the two participating
@@ -44,7 +44,7 @@ def _fields(rec: TB.Builtin, P: Platform, model) -> dict:
     gb = P.grf_bytes
     return dict(dst=OFFSETS["dst"] * gb, src0=OFFSETS["src0"] * gb, src1=OFFSETS["src1"] * gb,
                 src2=OFFSETS["src2"] * gb, dst_type=rec.result_precision, src0_type=rec.acc_precision,
-                src1_precision=rec.b_precision, src2_precision=rec.a_precision, sd=8, rc=rec.m, platform=P,
+                src1_precision=rec.b_precision, src2_precision=rec.a_precision, sd=8, rc=rec.m, device=P,
                 model=model)
 
 
@@ -55,15 +55,12 @@ def _read(g: GRF, rec: TB.Builtin, P: Platform) -> np.ndarray:
 
 
 def execute(rec: TB.Builtin, a: np.ndarray, b: np.ndarray, acc: np.ndarray, P: Platform, *, model=None,
-            engine: str = "fast") -> np.ndarray:
-    """One built-in call (checked arguments) -> the per-work-item result (``rec.result_type``)."""
+            path: str = "fast") -> np.ndarray:
+    """One built-in call (checked arguments) -> the per-work-item result (``rec.result_type``); ``path``:
+    the DPAS's spec or fast path (``xmx.dpas(path=)``)."""
     g = GRF(P)
     _place(g, rec, a, b, acc, P)
-    if engine == "spec":
-        dpas(g, **_fields(rec, P, model))
-    else:
-        from ..xmx.kernels import dpas_fast
-        dpas_fast(g, **_fields(rec, P, model))
+    dpas(g, **_fields(rec, P, model), path=path)
     counters.count("opencl", 1, op=rec.name, platform=P.name, m=rec.m, dpas=rec.dpas)
     return _read(g, rec, P)
 

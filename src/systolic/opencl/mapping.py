@@ -22,6 +22,7 @@ from .. import types as T
 from ..errors import InvalidValue, UnsupportedCombination
 from ..layout import Layout
 from ..layout import opencl as LO
+from ..vocabulary import renamed
 from ..xmx import pack as PK
 from ..xmx.platform import Platform, get_platform
 from . import table as TB
@@ -55,6 +56,11 @@ def available(rec: TB.Builtin, P: Platform) -> str | None:
     return None
 
 
+def _device(old: dict, device, where: str):
+    """device= from the older platform= (systolic.vocabulary; the warning names the public function's caller)."""
+    return renamed(old, {"platform": "device"}, where, stacklevel=4, device=device)["device"]
+
+
 def platform_for(name: str, platform=None) -> Platform:
     """The platform a call of ``name`` uses: ``platform`` when given, else the running kernel's, else pvc when
     it has ``name``, else the first platform that does (dg2 for the sub-group 8 and split forms)."""
@@ -71,19 +77,25 @@ def platform_for(name: str, platform=None) -> Platform:
     return get_platform("pvc")
 
 
-def builtins(platform=None) -> list[TB.Builtin]:
-    """Every overload the platform has (all of them, every sub-group size, when ``platform`` is None)."""
-    if platform is None:
+def builtins(device=None, **renamed_keywords) -> list[TB.Builtin]:
+    """Every overload the GPU platform ``device`` has (all of them, every sub-group size, when it is None).
+    ``platform=`` is the older name of ``device=`` (DeprecationWarning)."""
+    if renamed_keywords:
+        device = _device(renamed_keywords, device, "opencl.builtins")
+    if device is None:
         return list(TB.BUILTINS)
-    P = get_platform(platform)
+    P = get_platform(device)
     return [b for b in TB.BUILTINS if available(b, P) is None]
 
 
-def resolve(name: str, platform=None, *, m: int | None = None, acc: str | CType | None = None,
-            result: str | CType | None = None) -> TB.Builtin:
-    """The overload of ``name`` on ``platform`` with M = ``m`` and accumulator type ``acc`` (C type name or
-    base, e.g. ``"short"`` for a bf16 accumulator); defaults: M = 8, the first accumulator type listed."""
-    P = get_platform(platform)
+def resolve(name: str, device=None, *, m: int | None = None, acc: str | CType | None = None,
+            result: str | CType | None = None, **renamed_keywords) -> TB.Builtin:
+    """The overload of ``name`` on GPU platform ``device`` with M = ``m`` and accumulator type ``acc`` (C type
+    name or base, e.g. ``"short"`` for a bf16 accumulator); defaults: M = 8, the first accumulator type listed.
+    ``platform=`` is the older name of ``device=`` (DeprecationWarning)."""
+    if renamed_keywords:
+        device = _device(renamed_keywords, device, "opencl.resolve")
+    P = get_platform(device)
     if m is not None and (isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer))):
         raise InvalidValue(f"m (M, the rows of A) is an integer, not {type(m).__name__}",
                            rule="M is one of the built-in's row counts", values={"m": repr(m)[:40]})
@@ -154,11 +166,14 @@ def _operand_layout(rec: TB.Builtin, operand: str, platform: str | None) -> Layo
     return LO.matrix_acc(rec.m, s, sub_group_size=s, element_bits=t.bits, element=p, operand=operand, **common)
 
 
-def layout(name: str, operand: str, *, platform=None, m: int | None = None, acc: str | None = None) -> Layout:
+def layout(name: str, operand: str, *, device=None, m: int | None = None, acc: str | None = None,
+           **renamed_keywords) -> Layout:
     """``systolic.opencl.layout``: the Layout of ``operand`` ("a", "b", "acc" or "result") of built-in ``name``
-    on ``platform`` (default: :func:`platform_for`) with M = ``m`` (default the largest, 8) and accumulator type
-    ``acc``."""
-    P = platform_for(name, platform)
+    on GPU platform ``device`` (default: :func:`platform_for`) with M = ``m`` (default the largest, 8) and
+    accumulator type ``acc``. ``platform=`` is the older name of ``device=`` (DeprecationWarning)."""
+    if renamed_keywords:
+        device = _device(renamed_keywords, device, "opencl.layout")
+    P = platform_for(name, device)
     rec = resolve(name, P, m=m, acc=acc)
     return operand_layout(rec, operand, platform=P.name)
 
@@ -256,15 +271,18 @@ def _operand(rec: TB.Builtin, operand: str):
     return rec.result_type, rec.result_precision
 
 
-def distribute(name: str, operand: str, matrix, *, platform=None, m: int | None = None,
-               acc: str | None = None) -> np.ndarray:
+def distribute(name: str, operand: str, matrix, *, device=None, m: int | None = None,
+               acc: str | None = None, **renamed_keywords) -> np.ndarray:
     """A logical matrix (A: M x K, B: K x N, acc/result: M x N) -> the per-work-item argument of ``name``.
 
     Values become the operand's element bits as :func:`systolic.xmx.pack.element_bits` does (arrays of the
     element's own dtype unchanged, other floats rounded to nearest even, integers range-checked). M defaults
-    to the matrix's row count for A and acc.
+    to the matrix's row count for A and acc. ``device``: the GPU platform (default: :func:`platform_for`);
+    ``platform=`` is its older name (DeprecationWarning).
     """
-    P = platform_for(name, platform)
+    if renamed_keywords:
+        device = _device(renamed_keywords, device, "opencl.distribute")
+    P = platform_for(name, device)
     mat = np.asarray(matrix)
     if mat.ndim != 2:
         raise InvalidValue("distribute takes a 2-D logical matrix", values={"shape": mat.shape})
@@ -282,11 +300,14 @@ def distribute(name: str, operand: str, matrix, *, platform=None, m: int | None 
     return from_image(L.scatter(bits, nbytes=nbytes), L, ctype)
 
 
-def gather(name: str, operand: str, values, *, platform=None, m: int | None = None,
-           acc: str | None = None) -> np.ndarray:
+def gather(name: str, operand: str, values, *, device=None, m: int | None = None,
+           acc: str | None = None, **renamed_keywords) -> np.ndarray:
     """Per-work-item values of ``name``'s operand -> the logical matrix (int64 for integer elements, int32 for
-    int accumulators, float32 for fp32/tf32, the ml_dtypes type for bf16/fp16/fp8/e2m1)."""
-    P = platform_for(name, platform)
+    int accumulators, float32 for fp32/tf32, the ml_dtypes type for bf16/fp16/fp8/e2m1). ``device``: the GPU
+    platform (default: :func:`platform_for`); ``platform=`` is its older name (DeprecationWarning)."""
+    if renamed_keywords:
+        device = _device(renamed_keywords, device, "opencl.gather")
+    P = platform_for(name, device)
     v = np.asarray(values)
     if m is None and operand in ("a", "acc", "result"):
         rec0 = resolve(name, P, acc=acc)

@@ -32,6 +32,7 @@ from collections import deque
 import numpy as np
 
 from ..errors import DivergentCollective, InvalidValue, UnsupportedCombination
+from ..vocabulary import renamed
 from ..xmx.platform import MAX_WORK_GROUP_SIZE, get_platform
 from .blockio import GlobalPtr
 from .subgroup import SubGroup, _tls, _uniform, current, require_converged  # noqa: F401  (re-exported)
@@ -199,15 +200,19 @@ def _sizes(v, what: str) -> tuple[tuple[int, int, int], int]:
     return tuple(int(x) for x in t) + (1,) * (3 - len(t)), len(t)
 
 
-def run(kernel, global_size, local_size, args=(), *, platform=None, sub_group_size: int | None = None) -> None:
+def run(kernel, global_size, local_size, args=(), *, device=None, sub_group_size: int | None = None,
+        **renamed_keywords) -> None:
     """Run ``kernel(*args)`` over an ND-range, once per sub-group (see the module text).
 
+    ``device``: the GPU platform (default pvc; ``platform=`` is its older name, DeprecationWarning).
     ``global_size`` must be a multiple of ``local_size`` in each dimension (OpenCL 1.2 uniform work-groups);
     ``sub_group_size`` defaults to the platform's matrix sub-group size (``intel_reqd_sub_group_size``). numpy
     arrays among ``args`` are passed as :class:`systolic.opencl.GlobalPtr` to their first element.
     """
     from greenlet import greenlet
 
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        device = renamed(renamed_keywords, {"platform": "device"}, "opencl.run", device=device)["device"]
     if not callable(kernel):
         raise InvalidValue("run needs a kernel: a Python function run once per sub-group",
                            rule="run(kernel, global_size, local_size, args=())",
@@ -215,7 +220,7 @@ def run(kernel, global_size, local_size, args=(), *, platform=None, sub_group_si
     if not isinstance(args, (tuple, list)):
         raise InvalidValue("args is a tuple of the kernel's arguments", rule="run(kernel, global_size, local_size, "
                            "args=(...))", values={"args": type(args).__name__})
-    P = get_platform(platform)
+    P = get_platform(device)
     G, dim = _sizes(global_size, "global_size")
     L, ldim = _sizes(local_size, "local_size")
     if ldim != dim:

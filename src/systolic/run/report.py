@@ -59,7 +59,7 @@ def _dpas_layouts(e: dict) -> dict:
     from ..xmx.rules import ops_per_chan
     ops = ops_per_chan(b, a)
     K = sd * ops
-    opts = dict(platform=plat, precision=b, src2_precision=a, rc=rc, dst_type=d)
+    opts = dict(device=plat, precision=b, src2_precision=a, rc=rc, dst_type=d)
     base = f"systolic layout detail {e['op']} {{op}} --device {plat} --precision {b}" + \
         (f" --src2-precision {a}" if a != b else "") + f" --m {rc}" + \
         (f" --dst-type {d}" if d not in ("fp32", "int32") else "")

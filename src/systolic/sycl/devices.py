@@ -175,8 +175,25 @@ _ALL = (
 
 DEVICES: Mapping[str, Device] = MappingProxyType({d.name: d for d in _ALL})
 _REGISTRY: Registry[Device] = Registry("SYCL device", rule="devices", key="device", kind=Device)
+
+
+def _engine_aliases(d: Device) -> list[str]:
+    """The names the engine's own table has for ``d`` (docs/ARCHITECTURE.md "Vocabulary": one set of device
+    names): every alias of its CPU model, or of its XMX platform when the device is that platform (dg2, pvc, bmg,
+    lnl; arl runs XMX as dg2 but is not a dg2, so it keeps its own names)."""
+    if d.backend == "amx":
+        from ..amx.cpu import _REGISTRY as table
+    elif d.engine == d.name:
+        from ..xmx.platform import _REGISTRY as table
+    else:
+        return []
+    rec = table.get(d.engine)
+    return [alias for alias, r in table.aliases().items() if r is rec]
+
+
 for _d in _ALL:
-    _REGISTRY.add(_d.name, _d, (_d.architecture, _d.engine if _d.backend == "amx" else _d.name))
+    _REGISTRY.add(_d.name, _d, (_d.architecture, _d.engine if _d.backend == "amx" else _d.name,
+                                *_engine_aliases(_d)))
 
 
 def devices() -> list[Device]:

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from ..errors import InvalidValue, MemoryFault, UnsupportedCombination
+from ..vocabulary import check_path, deprecated
 from . import simt
 from .devices import Device, get_device
 from .simt import USMPtrLike, Varying
@@ -316,26 +317,40 @@ class device:
         return f"device({self.record.name})"
 
 
+#: queue(amx_backend=) older spellings -> (where it runs, path)
+_OLD_AMX_BACKENDS = {"emulator": ("cpu", "fast"), "spec": ("cpu", "spec"), "llvm": ("native", "fast")}
+
+
 class queue:
     """``sycl::queue`` on a device named by architecture ("spr", "pvc", ...).
 
     ``amx``: how AMX devices execute joint_matrix ("fast": :func:`systolic.amx.matmul`, proven equal to the tile
     instructions; "tiles": each mad as :mod:`systolic.amx.intrinsics` calls on the TileMachine emulator;
-    "compiled": the whole kernel traced to tile IR by :mod:`systolic.compiler` and run on ``amx_backend``,
-    "emulator" or "llvm" = natively on this CPU's AMX; see :mod:`systolic.sycl.lower_amx_compiled`).
+    "compiled": the whole kernel traced to tile IR by :mod:`systolic.compiler` and run where ``amx_backend``
+    says: "cpu" (the TileMachine emulator, its ``path`` "fast" or "spec") or "native" (JIT-compiled for this
+    CPU's AMX); see :mod:`systolic.sycl.lower_amx_compiled`). ``amx_backend="emulator" | "spec" | "llvm"`` are
+    the older spellings of cpu / cpu with path="spec" / native (DeprecationWarning).
     ``mode``: "auto" (vectorised, per work-item when control flow diverges), "vector" or "per-item".
     """
 
-    def __init__(self, dev="pvc", *, amx: str = "fast", mode: str = "auto", amx_backend: str = "emulator") -> None:
+    def __init__(self, dev="pvc", *, amx: str = "fast", mode: str = "auto", amx_backend: str = "cpu",
+                 path: str = "fast") -> None:
         if isinstance(dev, device):
             dev = dev.record
         self._device = device(get_device(dev))
         if amx not in ("fast", "tiles", "compiled"):
             raise InvalidValue("unknown AMX execution", rule="amx='fast', 'tiles' or 'compiled'", values={"amx": amx})
-        if amx_backend not in ("emulator", "spec", "llvm"):
-            raise InvalidValue("unknown backend of the compiled AMX path", rule="emulator, spec, llvm",
+        check_path(path, "sycl.queue")
+        if amx_backend in _OLD_AMX_BACKENDS:             # the older spellings (systolic.vocabulary)
+            where, old_path = _OLD_AMX_BACKENDS[amx_backend]
+            deprecated(f"amx_backend={amx_backend!r}", f"amx_backend={where!r}" +
+                       (f", path={old_path!r}" if old_path != "fast" else ""), "sycl.queue", stacklevel=2)
+            amx_backend, path = where, old_path if old_path != "fast" else path
+        if amx_backend not in ("cpu", "native"):
+            raise InvalidValue("unknown backend of the compiled AMX path", rule="amx_backend: cpu, native",
                                values={"amx_backend": amx_backend})
-        self.amx_backend = amx_backend
+        #: where the compiled program runs, in the tile compiler's words (systolic.compiler.module.run)
+        self.amx_backend = "llvm" if amx_backend == "native" else ("emulator" if path == "fast" else "spec")
         self.last_compiled = None
         if mode not in ("auto", "vector", "per-item"):
             raise InvalidValue("unknown execution mode", rule="auto, vector, per-item", values={"mode": mode})

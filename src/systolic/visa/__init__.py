@@ -9,7 +9,7 @@ operand records), :mod:`.encoding` (binary operands and instructions), :mod:`.as
 >>> m = visa.run_text('''
 ... .decl V1 v_type=G type=d num_elts=8
 ... add (M1, 8) V1(0,0)<1> 0x76543210:v 0x1:d
-... ''', platform="dg2")
+... ''', device="dg2")
 >>> m.read("V1").tolist()
 [1, 2, 3, 4, 5, 6, 7, 8]
 """
@@ -29,7 +29,13 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def run_text(text: str, platform="pvc", inputs=None, source: str | None = None, **kw):
-    """Parse and run vISA text; returns the :class:`~systolic.visa.interp.Machine` holding the results."""
+def run_text(text: str, device=None, inputs=None, source: str | None = None, **kw):
+    """Parse and run vISA text on GPU platform ``device`` (default pvc); returns the
+    :class:`~systolic.visa.interp.Machine` holding the results. ``kw``: the Machine's keywords (``platform=``,
+    the older name of ``device=``, warns)."""
+    from ..vocabulary import renamed
     from .interp import run
-    return run(parse(text, source), platform, inputs, **kw)
+    if "platform" in kw:                 # the older name of device= (systolic.vocabulary)
+        device = renamed({"platform": kw.pop("platform")}, {"platform": "device"}, "visa.run_text",
+                         device=device)["device"]
+    return run(parse(text, source), device, inputs, **kw)

@@ -8,7 +8,7 @@ enabled channels of the destination. DPAS and DPASW are executed by :mod:`systol
 
 >>> from systolic.visa import asm, interp
 >>> p = asm.parse(".decl V1 v_type=G type=d num_elts=8\\nadd (M1, 8) V1(0,0)<1> 0x76543210:v 0x1:d")
->>> interp.run(p, platform="dg2").read("V1").tolist()
+>>> interp.run(p, device="dg2").read("V1").tolist()
 [1, 2, 3, 4, 5, 6, 7, 8]
 """
 
@@ -31,7 +31,7 @@ from .predication import PredControl, evaluate_chen
 from .program import Instruction, Program, check_instruction, located
 from .regions import (check_column_offset, check_dst_region, check_in_variable, check_src_region,
                       check_two_grfs, dest_element_indices, source_element_indices)
-from ..vocabulary import check_path, deprecated
+from ..vocabulary import check_path, deprecated, renamed
 from .values import variable_bytes
 from .variables import Layout, layout
 
@@ -54,12 +54,16 @@ class Machine:
     ``path``: ``"spec"`` (every instruction element by element, the default) or ``"fast"`` (DPAS through
     :func:`systolic.xmx.kernels.dpas_fast` and the common ALU cases through :mod:`systolic.visa.alu_fast`, both
     proven bit-identical); ``fast_dpas=`` / ``fast_alu=`` are its older, separate spellings (DeprecationWarning).
+    ``device``: the GPU platform (name or alias, default pvc); ``platform=`` is its older name
+    (DeprecationWarning).
     """
 
-    def __init__(self, program: Program, platform="pvc", *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
+    def __init__(self, program: Program, device=None, *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
                  path: str = "spec", fast_dpas: bool | None = None, fast_alu: bool | None = None,
-                 two_grf_rule: str = "spec"):
+                 two_grf_rule: str = "spec", **renamed_keywords):
+        if renamed_keywords:             # platform=: the older name of device= (systolic.vocabulary)
+            device = renamed(renamed_keywords, {"platform": "device"}, "visa Machine", device=device)["device"]
         fast = check_path(path, "visa Machine") == "fast"
         for old, v in (("fast_dpas", fast_dpas), ("fast_alu", fast_alu)):
             if v is not None:
@@ -72,7 +76,7 @@ class Machine:
         if isinstance(em, (bool, np.bool_)) or not isinstance(em, (int, np.integer)):
             raise InvalidValue("EM is a 32-bit integer mask", values={"em": em})
         self.prog = program
-        self.platform = get_platform(platform)
+        self.platform = get_platform("pvc" if device is None else device)
         self.grf = GRF(self.platform, num_grf)
         self.layout: Layout = layout(program.general, self.grf.grf_bytes, self.grf.num_grf)
         self.addr = {a.id: [0] * a.num_elts for a in program.address}
@@ -462,9 +466,14 @@ class Machine:
         return self._convert(v, dt, inst)
 
 
-def run(program: Program, platform="pvc", inputs: dict | None = None, **kw) -> Machine:
-    """Run ``program`` after setting ``inputs`` (name -> array); returns the machine to read results from."""
-    m = Machine(program, platform, **kw)
+def run(program: Program, device=None, inputs: dict | None = None, **kw) -> Machine:
+    """Run ``program`` on GPU platform ``device`` (default pvc) after setting ``inputs`` (name -> array); returns
+    the machine to read results from. ``kw``: :class:`Machine`'s keywords (``platform=``, the older name of
+    ``device=``, warns)."""
+    if "platform" in kw:                 # the older name of device= (systolic.vocabulary)
+        device = renamed({"platform": kw.pop("platform")}, {"platform": "device"}, "visa.run",
+                         device=device)["device"]
+    m = Machine(program, device, **kw)
     for name, arr in (inputs or {}).items():
         m.write(name, arr)
     return m.run()

@@ -356,13 +356,9 @@ def execute_dpas(m, inst) -> None:
             raise IllegalInstruction(f"{inst.op} {what} reaches past its variable {var.name}", rule=rule,
                                      values={"operand": what, "variable": var.name, "offset": off,
                                              "bytes": nbytes, "end": off + nbytes, "size": var.size})
-    kw.update(platform=m.platform, model=m.dpas_model)
+    kw.update(device=m.platform, model=m.dpas_model)
     if inst.op == "dpas":
-        if m.fast_dpas:
-            from ..xmx.kernels import dpas_fast
-            dpas_fast(m.grf, **kw)
-        else:
-            dpas(m.grf, **kw)
+        dpas(m.grf, **kw, path="fast" if m.fast_dpas else "spec")
     else:
         pair = m.pair if m.pair is not None else m.grf.copy()
         dpasw(m.grf, pair=pair, **kw)

@@ -25,7 +25,9 @@ def __getattr__(name):
     if name == "matmul":
         from .gemm import matmul
         return matmul
-    if name == "dpas_fast":
+    if name == "dpas_fast":              # the older spelling of dpas(..., path="fast") (systolic.vocabulary)
+        from ..vocabulary import deprecated
         from .kernels import dpas_fast
+        deprecated("xmx.dpas_fast", "xmx.dpas(..., path='fast')", "systolic.xmx", stacklevel=2)
         return dpas_fast
     raise AttributeError(name)

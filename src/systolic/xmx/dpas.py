@@ -16,7 +16,6 @@ are read before Dst is written.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import MutableMapping
 from fractions import Fraction
 
@@ -28,45 +27,14 @@ from ..errors import IllegalInstruction, InvalidValue
 from ..numerics.formats import FP32
 from ..numerics.rounding import decode, round_fraction
 from ..observe import Observer, from_trace
+from ..vocabulary import check_path, renamed
 from . import models as M
+from .checks import _check_footprints, _grf, _index, int_field, validate  # noqa: F401 (int_field: re-exported)
 from .grf import GRF
 from .platform import Platform, get_platform
 from .rules import DpasShape, check
 
 __all__ = ["dpas", "dpasw", "element_value", "fp32_to_acc_bits"]
-
-
-def _index(x, what):
-    if x is None:
-        return None
-    if isinstance(x, (bool, np.bool_)):
-        raise IllegalInstruction(f"DPAS {what} must be an integer byte offset", rule="raw operand = variable + offset",
-                                 values={what: x})
-    try:
-        return operator.index(x)
-    except TypeError:
-        raise IllegalInstruction(f"DPAS {what} must be an integer byte offset", rule="raw operand = variable + offset",
-                                 values={what: x}) from None
-
-
-def int_field(v, name: str, op: str = "DPAS") -> int:
-    """An integer instruction field (sd, rc, exec_size): a Python or numpy integer; bools, floats, strings
-    and None are rejected (a bool is not a count, and a float would be truncated silently)."""
-    if not isinstance(v, (bool, np.bool_)):
-        try:
-            return operator.index(v)
-        except TypeError:
-            pass
-    raise IllegalInstruction(f"{op} {name} must be an integer", rule=f"visa-DPAS.md: {name} is an integer field",
-                             values={name: v})
-
-
-def _grf(grf, what: str = "grf") -> GRF:
-    if not isinstance(grf, GRF):
-        raise InvalidValue(f"DPAS needs a systolic.xmx.GRF register file as {what}",
-                           rule="DPAS operands are byte offsets into one thread's GRF",
-                           values={what: type(grf).__name__})
-    return grf
 
 
 def element_value(bits: int, precision: str, *, flush: bool = False):
@@ -238,9 +206,9 @@ def _execute(grf: GRF, s: DpasShape, ops: _Operands, model: M.NumericsModel,
 @fpenv.guarded
 def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32", src0_type=None,
          src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-         platform: str | Platform | None = None, model=None, trace: dict | None = None,
-         observer: Observer | None = None) -> DpasShape:
-    """Execute ``DPAS.W.A.SD.RC (exec_size) dst src0 src1 src2`` on ``grf`` (spec path).
+         device: str | Platform | None = None, model=None, trace: dict | None = None,
+         observer: Observer | None = None, path: str = "spec", **renamed_keywords) -> DpasShape:
+    """Execute ``DPAS.W.A.SD.RC (exec_size) dst src0 src1 src2`` on ``grf``.
 
     ``dst``/``src0``/``src1``/``src2``: byte offsets; ``src0=None`` is the null
     operand; ``dst_type``/``src0_type``: D/UD/F/BF/HF (systolic.types names or
@@ -248,39 +216,37 @@ def dpas(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type
     s8 bf hf tf32 bf8 hf8 e2m1. ``model``: a numerics model or its name (float
     DPAS only; default the platform's). ``trace``: ``{"row": r, "col": i}`` to record how D[r, i] is
     computed (``systolic layout explain``); ``observer``: any :class:`systolic.observe.Observer`, told each
-    watched channel's stages and result. Returns the validated shape.
+    watched channel's stages and result. ``device``: the GPU platform (default: the register file's).
+    ``path``: ``"spec"`` (this transcription, the default) or ``"fast"`` (the vectorised kernels of
+    :mod:`systolic.xmx.kernels`, proven bit-identical; it keeps no trace). ``platform=`` is the older name of
+    ``device=``, and ``xmx.dpas_fast(...)`` of ``path="fast"`` (DeprecationWarning). Returns the validated shape.
     Source: visa-DPAS.md "Semantics".
     """
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        device = renamed(renamed_keywords, {"platform": "device"}, "xmx.dpas", stacklevel=4, device=device)["device"]
+    if check_path(path, "xmx.dpas") == "fast":
+        _no_trace(trace, observer, "xmx.dpas")
+        from .kernels import dpas_fast
+        return dpas_fast(grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
+                         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc,
+                         exec_size=exec_size, device=device, model=model)
     grf, s, (dst, src0, src1, src2), mdl = validate(
         grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
-        platform=platform, model=model)
+        platform=device, model=model)
     _check_trace(trace, s)
     _execute(grf, s, _Operands(grf, s, dst, src0, src1, src2), mdl, from_trace(trace, observer, "stages"))
     counters.count_dpas(s, "spec")
     return s
 
 
-def validate(grf, *, dst, src0, src1, src2, dst_type, src0_type, src1_precision, src2_precision, sd, rc,
-             exec_size, platform, model):
-    """Every check of one DPAS before it executes (shared by the spec path and the fast path).
-
-    Returns the register file, the validated shape, the operand offsets and the numerics model.
-    """
-    grf = _grf(grf)
-    sd, rc = int_field(sd, "sd"), int_field(rc, "rc")
-    exec_size = None if exec_size is None else int_field(exec_size, "exec_size")
-    P = get_platform(platform) if platform is not None else grf.platform
-    if P.grf_bytes != grf.grf_bytes:
-        raise IllegalInstruction("platform and register file disagree on the GRF size",
-                                 rule="GRF size is a platform parameter",
-                                 values={"platform": P.name, "grf_bytes": grf.grf_bytes})
-    dst, src0, src1, src2 = (_index(dst, "dst"), _index(src0, "src0"), _index(src1, "src1"), _index(src2, "src2"))
-    s = check(P, opcode="dpas", exec_size=exec_size, sd=sd, rc=rc, dst_type=dst_type, src0_type=src0_type,
-              src1_precision=src1_precision, src2_precision=src2_precision, dst=dst, src0=src0, src1=src1,
-              src2=src2)
-    _check_footprints(grf, s, dst, src0, src1, src2, s.src2_bytes)
-    return grf, s, (dst, src0, src1, src2), M.get_model(model, P)
+def _no_trace(trace, observer, where: str) -> None:
+    """The fast path computes whole registers at once: a trace or an observer needs the spec path."""
+    if trace is not None or observer is not None:
+        raise InvalidValue(f"{where}: path='fast' keeps no trace; trace= / observer= need path='spec'",
+                           rule="tracing watches the spec path's steps (systolic.observe)",
+                           values={"path": "fast", "trace": trace, "observer": type(observer).__name__
+                                   if observer is not None else None})
 
 
 def dpasw_split(s: DpasShape) -> tuple[int, int]:
@@ -294,8 +260,8 @@ def dpasw_split(s: DpasShape) -> tuple[int, int]:
 @fpenv.guarded
 def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32",
           src0_type=None, src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-          platform: str | Platform | None = None, model=None, trace: dict | None = None,
-          observer: Observer | None = None, observer_eu: int = 0) -> DpasShape:
+          device: str | Platform | None = None, model=None, trace: dict | None = None,
+          observer: Observer | None = None, observer_eu: int = 0, **renamed_keywords) -> DpasShape:
     """Execute DPASW on a fused EU pair: ``grf`` is EU0's register file, ``pair`` EU1's.
 
     Both EUs compute ``dst = src0 + A x B`` with their own Dst, Src0 and Src1;
@@ -303,12 +269,16 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
     from EU1's Src2 (DPASW.md "Semantics"). XeHP only; Dst/Src0 D, UD or F.
     ``trace``: as :func:`dpas`'s, with ``"eu"`` (0 or 1, default 0) naming whose D[row, col] is recorded
     (``systolic layout explain dpasw``); record-only. ``observer``: as :func:`dpas`'s, told EU ``observer_eu``'s
-    channels.
+    channels. ``device``: the GPU platform (default: the register file's); ``platform=`` is its older name
+    (DeprecationWarning). DPASW has the spec path only.
     """
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        device = renamed(renamed_keywords, {"platform": "device"}, "xmx.dpasw", stacklevel=4,
+                         device=device)["device"]
     grf = _grf(grf)
     sd, rc = int_field(sd, "sd", "DPASW"), int_field(rc, "rc", "DPASW")
     exec_size = None if exec_size is None else int_field(exec_size, "exec_size", "DPASW")
-    P = get_platform(platform) if platform is not None else grf.platform
+    P = get_platform(device) if device is not None else grf.platform
     if not isinstance(pair, GRF) or pair.grf_bytes != grf.grf_bytes:
         raise IllegalInstruction("DPASW needs the register file of the paired EU",
                                  rule="DPASW.md: hardware threads must be paired (EU0, EU1)",
@@ -347,12 +317,3 @@ def dpasw(grf: GRF, *, pair: GRF, dst: int, src0: int | None, src1: int, src2: i
         g.write(dst, snap.read(dst, s.rc * s.row_bytes(s.dst_type)))
     counters.count_dpas(s, "spec")
     return s
-
-
-def _check_footprints(grf: GRF, s: DpasShape, dst, src0, src1, src2, src2_bytes) -> None:
-    grf.check(dst, s.rc * s.row_bytes(s.dst_type), "DPAS dst")
-    if src0 is not None:
-        grf.check(src0, s.rc * s.row_bytes(s.src0_type), "DPAS src0")
-    grf.check(src1, s.src1_grfs * grf.grf_bytes, "DPAS src1")
-    if src2 is not None:
-        grf.check(src2, src2_bytes, "DPAS src2")

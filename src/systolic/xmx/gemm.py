@@ -91,9 +91,9 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     b = np.asarray(b)
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
     # a lower bound of the path's peak (measured with tracemalloc on default calls, every model): integers (on
-    # jit.int_gemm or AMX-INT8) A as int16, B as int16 twice (widened copy, packed panels), the int32 result;
+    # jit.int_gemm or AMX-INT8) A and B as int16 (int_gemm's packed copies), the int32 result;
     # floats 8 per A/B element and 32 per result (the fp32 values, float64 terms of the chains)
-    need = 2 * m * kp + 4 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
+    need = 2 * m * kp + 2 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
     refuse_beyond_memory("xmx.matmul", m, k, n, need)
     try:
         return _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_block)
@@ -126,6 +126,12 @@ def _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_
     tally()
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
+    if mdl.name == "block":       # the compiled block kernel where it applies (systolic.xmx.native_block)
+        from . import native_block
+        bits = native_block.gemm(av, bv, cv, kd, mdl)
+        counters.note_path(f"xmx.matmul {p2}x{p1}", "emulator" if bits is None else "jit-block")
+        if bits is not None:
+            return bits.view(np.float32)
     if row_block is None:  # bounds the numpy path's temporaries; the compiled path takes everything at once
         terms = kd if mdl.name in ("exact", "block") else ops + 1
         row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))

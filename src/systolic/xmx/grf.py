@@ -15,21 +15,27 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IllegalInstruction, InvalidValue
+from ..vocabulary import renamed
 from .platform import Platform, get_platform
 
 __all__ = ["GRF"]
 
 
 class GRF:
-    """A register file of ``platform.num_grf`` (or ``num_grf``) registers of ``platform.grf_bytes`` bytes.
+    """A register file of ``num_grf`` (default: the platform's) registers of the platform's ``grf_bytes`` bytes;
+    ``device``: the GPU platform (name, alias or :class:`Platform`; ``platform=`` is its older keyword,
+    DeprecationWarning). The platform record is ``.platform``.
 
     >>> g = GRF("dg2"); g.write(32, np.arange(8, dtype=np.uint32)); int(g.view(36, np.uint32, 1)[0])
     1
     """
 
-    def __init__(self, platform: str | Platform | None = "pvc", num_grf: int | None = None,
-                 data: np.ndarray | None = None) -> None:
-        self.platform = get_platform(platform)
+    def __init__(self, device: str | Platform | None = "pvc", num_grf: int | None = None,
+                 data: np.ndarray | None = None, **renamed_keywords) -> None:
+        if renamed_keywords:             # platform=: the older name of device= (systolic.vocabulary)
+            device = renamed(renamed_keywords, {"platform": "device"}, "xmx.GRF",
+                             device=None if device == "pvc" else device)["device"]
+        self.platform = get_platform(device)
         n = self.platform.num_grf if num_grf is None else num_grf
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
             raise InvalidValue("num_grf must be an integer register count",

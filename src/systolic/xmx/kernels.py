@@ -35,10 +35,12 @@ import numpy as np
 
 from .. import counters, fpenv
 from .. import types as T
+from ..vocabulary import renamed
 from . import models as M
 from . import pack as PK
 from .grf import GRF
 from .platform import Platform
+from .checks import validate
 from .rules import DpasShape
 
 __all__ = ["two_sum", "round_sum_fp32", "round_block_fp32", "int_mma", "float_mma", "dpas_fast",
@@ -371,13 +373,16 @@ def compute(s: DpasShape, a, b, c, model: M.NumericsModel) -> np.ndarray:
 @fpenv.guarded
 def dpas_fast(grf: GRF, *, dst: int, src0: int | None, src1: int, src2: int, dst_type="fp32", src0_type=None,
               src1_precision, src2_precision, sd: int = 8, rc: int = 8, exec_size: int | None = None,
-              platform: str | Platform | None = None, model=None) -> DpasShape:
-    """:func:`systolic.xmx.dpas.dpas` computed with the vectorised kernels (same arguments, same bits)."""
-    from .dpas import validate
+              device: str | Platform | None = None, model=None, **renamed_keywords) -> DpasShape:
+    """:func:`systolic.xmx.dpas.dpas` computed with the vectorised kernels (same arguments, same bits): the body
+    of ``xmx.dpas(..., path="fast")``. ``platform=`` is the older name of ``device=`` (DeprecationWarning)."""
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        device = renamed(renamed_keywords, {"platform": "device"}, "xmx.dpas_fast", stacklevel=4,
+                         device=device)["device"]
     grf, s, (dst, src0, src1, src2), mdl = validate(
         grf, dst=dst, src0=src0, src1=src1, src2=src2, dst_type=dst_type, src0_type=src0_type,
         src1_precision=src1_precision, src2_precision=src2_precision, sd=sd, rc=rc, exec_size=exec_size,
-        platform=platform, model=model)
+        platform=device, model=model)
     a, b, c = read_operands(grf, s, src0=src0, src1=src1, src2=src2, model=mdl)
     out = compute(s, a, b, c, mdl)
     grf.write(dst, out.astype("<u4" if out.dtype == np.uint32 else "<u2"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import InvalidValue
 from ..layout import Layout
 from ..layout import dpas as LD
-from .dpas import int_field
+from .checks import int_field
 from .platform import get_platform
 from .rules import DpasShape, canonical_precision, check, precision_class
 

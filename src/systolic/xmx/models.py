@@ -53,11 +53,17 @@ from typing import Iterable, Sequence
 from ..errors import InvalidValue
 from ..numerics.formats import FP32
 from ..numerics.rounding import decode, round_fraction
+from ..registry import Registry
 
 __all__ = ["NumericsModel", "MODEL_NAMES", "get_model", "block", "stage", "sequential", "exact",
            "exact_product", "round_sum_fp32", "accumulate", "DEFAULT_NAN"]
 
 MODEL_NAMES = ("stage", "sequential", "exact", "block")
+
+#: the model names as a registry (exact spelling: a model name is case-sensitive)
+_NAMES: Registry[str] = Registry("numerics model", rule="models", key="model", normalize=str)
+for _n in MODEL_NAMES:
+    _NAMES.add(_n, _n)
 DEFAULT_NAN = 0x7FC00000
 #: the largest F the fast path supports exactly (aligned integers stay below 2**53 with L <= 64)
 MAX_FRACTION_BITS = 44
@@ -83,11 +89,7 @@ class NumericsModel:
     nan_bits: int = DEFAULT_NAN
 
     def __post_init__(self) -> None:
-        if self.name not in MODEL_NAMES:
-            from ..suggest import did_you_mean
-            raise InvalidValue(f"unknown numerics model {self.name!r}{did_you_mean(self.name, MODEL_NAMES)}",
-                               rule="models: " + ", ".join(MODEL_NAMES),
-                               values={"model": self.name})
+        _NAMES.get(self.name)                        # an unknown name: "unknown numerics model ... (did you mean)"
         if self.name == "block":
             L, F = self.block_size, self.fraction_bits
             if not isinstance(L, int) or not 1 <= L <= MAX_BLOCK:
