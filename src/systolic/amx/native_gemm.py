@@ -46,21 +46,26 @@ import numpy as np
 
 from .. import jit
 from ..errors import InvalidValue
-from . import native_gemm_ir
+from . import isa, native_gemm_ir
 from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_APAD_SHIFT, FLAG_KC_SHIFT,
                              FLAG_M_OUTER, FLAG_PACK_A, PACK_SLOTS, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
-#: (a dtype, b dtype) -> (mnemonic, element bytes, C dtype)
-KERNELS = {
-    ("bfloat16", "bfloat16"): ("tdpbf16ps", 2, np.float32),
-    ("int8", "int8"): ("tdpbssd", 1, np.int32),
-    ("int8", "uint8"): ("tdpbsud", 1, np.int32),
-    ("uint8", "int8"): ("tdpbusd", 1, np.int32),
-    ("uint8", "uint8"): ("tdpbuud", 1, np.int32),
-    ("float16", "float16"): ("tdpfp16ps", 2, np.float32),   # AMX-FP16 (Granite Rapids on)
-}
+
+def _kernels() -> dict[tuple[str, str], tuple[str, int, type]]:
+    from .. import types as T
+    out = {}
+    for r in isa.GEMM_TMULS:
+        ta, tb = T.get(r.types[0]), T.get(r.types[1])
+        out[(np.dtype(ta.dtype).name, np.dtype(tb.dtype).name)] = (
+            r.mnemonic, ta.storage_bits // 8, np.int32 if r.types[2] == "s32" else np.float32)
+    return out
+
+
+#: (a dtype, b dtype) -> (mnemonic, element bytes, C dtype), from the instruction records (amx/isa.py GEMM_TMULS:
+#: TDPB*D, TDPBF16PS and TDPFP16PS, the last on AMX-FP16 hosts only)
+KERNELS = _kernels()
 
 
 def kernel_ir(mnemonic: str = "tdpbf16ps", prefetch: int = 0, micro: str = "row", t1: str = ""):
