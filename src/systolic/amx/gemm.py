@@ -49,20 +49,13 @@ __all__ = ["matmul", "mnemonic_for", "check_arguments"]
 TILE_ROWS = 16
 TILE_BYTES = 64
 
-#: the AMX extensions whose TMULs the tiled GEMM implements (plain dot products into int32 / fp32)
-_GEMM_FEATURES = ("amx-int8", "amx-bf16", "amx-fp16")
-
-
 @functools.cache
 def _gemm_tmuls() -> dict[tuple[np.dtype, np.dtype], str]:
-    """(A dtype, B dtype) -> TMUL, read from the instruction records' element types (systolic.amx.isa); the first
-    record of a type pair wins (TDPFP16PS before the complex TCMM*FP16PS)."""
+    """(A dtype, B dtype) -> TMUL, read from the instruction records (systolic.amx.isa.GEMM_TMULS: the plain
+    AMX-INT8/BF16/FP16 dot products, TDPFP16PS before the complex TCMM*FP16PS)."""
     from .. import types as T
-    out: dict[tuple[np.dtype, np.dtype], str] = {}
-    for r in isa.TMULS:
-        if r.feature in _GEMM_FEATURES:
-            out.setdefault((np.dtype(T.get(r.types[0]).dtype), np.dtype(T.get(r.types[1]).dtype)), r.mnemonic)
-    return out
+    return {(np.dtype(T.get(r.types[0]).dtype), np.dtype(T.get(r.types[1]).dtype)): r.mnemonic
+            for r in isa.GEMM_TMULS}
 
 
 def mnemonic_for(a_dtype, b_dtype) -> str:
@@ -139,8 +132,8 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
 def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp):
     M, K = a.shape
     N = b.shape[1]
-    c_given = c is not None
-    if c is None:
+    c_given = c                                    # None: the native kernel starts from TILEZERO (no zero-filled C)
+    if c is None and not (method == "auto" and M and N and kp):
         c = np.zeros((M, N), cdt)
     if kp != K:
         a = np.concatenate([a, np.zeros((M, kp - K), a.dtype)], axis=1)
@@ -152,7 +145,7 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     if method == "auto":
         ok, _ = native_matmul.usable(mn, model.name)
         if ok:
-            out, kn = native_matmul.run(mn, a, b, c, threads)
+            out, kn = native_matmul.run(mn, a, b, c_given, threads)
             if out is not None:
                 path = "native" if kn == kp else "native+emulator"
                 count_tmuls(mn, M, N, kp // per, path=path)
@@ -161,10 +154,12 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
                     return out
                 # the partial last tile-K block on the emulator, from the native result (native_matmul.run)
                 return _float(mn, a[:, kn:], b[kn:], out, method, threads)
+    if c is None:
+        c = np.zeros((M, N), cdt)
     count_tmuls(mn, M, N, kp // per, path="emulator")
     counters.note_path(f"amx.matmul {mn}", "emulator")
     if integer:
-        return _int8(a, b, c if c_given else None)      # int_gemm starts from zero itself
+        return _int8(a, b, c_given)                   # None: int_gemm starts from zero itself
     return _float(mn, a, b, c, method, threads)
 
 

@@ -35,7 +35,9 @@ import threading
 import numpy as np
 
 from .. import counters
+from .. import types as T
 from ..errors import InvalidValue
+from . import isa
 
 __all__ = ["ENV", "SAME_RULES", "enabled", "usable", "status", "run", "self_check"]
 
@@ -43,9 +45,7 @@ ENV = "SYSTOLIC_NATIVE"
 #: CPU models whose TMUL instructions the emulator defines identically (the SPR-family AMX)
 SAME_RULES = frozenset({"sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d"})
 #: instruction -> native_gemm dtype pair (the native GEMM kernels)
-_NATIVE = {"tdpbssd": ("int8", "int8"), "tdpbsud": ("int8", "uint8"), "tdpbusd": ("uint8", "int8"),
-           "tdpbuud": ("uint8", "uint8"), "tdpbf16ps": ("bfloat16", "bfloat16"),
-           "tdpfp16ps": ("float16", "float16")}
+_NATIVE = {r.mnemonic: tuple(np.dtype(T.get(t).dtype).name for t in r.types[:2]) for r in isa.GEMM_TMULS}
 _KSTEP_BYTES = 64           # one tile-K block: 64 bytes of an A row (16 dwords)
 
 _lock = threading.Lock()
@@ -213,10 +213,10 @@ def status() -> dict:
 
 # ------------------------------------------------------------------ the run
 
-def run(mnemonic: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, threads: int | None):
-    """C + A @ B for amx.matmul (K already padded to whole dwords, C given): the full tile-K blocks natively,
-    a partial last one (float instructions) on the emulator from the native result. Returns the array and the
-    number of K elements that ran natively."""
+def run(mnemonic: str, a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None):
+    """C + A @ B for amx.matmul (K already padded to whole dwords; C None: zero, the tiles start from TILEZERO,
+    the same +0 a zero-filled C loads): the full tile-K blocks natively, a partial last one (float instructions)
+    on the emulator from the native result. Returns the array and the number of K elements that ran natively."""
     from . import native_gemm
     esize = a.dtype.itemsize
     step = _KSTEP_BYTES // esize
@@ -229,5 +229,6 @@ def run(mnemonic: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, threads: int
     bn = b if kn == k else b[:kn]
     if not an.flags.c_contiguous:
         an = np.ascontiguousarray(an)
-    out = native_gemm.matmul(an, native_gemm.pack_b(bn), c=np.ascontiguousarray(c), threads=threads)
+    out = native_gemm.matmul(an, native_gemm.pack_b(bn), c=None if c is None else np.ascontiguousarray(c),
+                             threads=threads)
     return out, kn
