@@ -269,6 +269,46 @@ def test_sycl_queue_amx_backend():
         sycl.queue("spr", path="exact")
 
 
+#: one TDPBF8PS on tiles loaded from @a, @b, @c (AMX-FP8: Diamond Rapids, not Sapphire Rapids)
+_FP8_DOT = """
+@a = global [1024 x i8] zeroinitializer, align 64
+@b = global [1024 x i8] zeroinitializer, align 64
+@c = global [1024 x i8] zeroinitializer, align 64
+define void @dot(i16 %m, i16 %n, i16 %k) {
+entry:
+  %ta = call x86_amx @llvm.x86.tileloadd64.internal(i16 %m, i16 %k, ptr @a, i64 64)
+  %k4 = lshr i16 %k, 2
+  %tb = call x86_amx @llvm.x86.tileloadd64.internal(i16 %k4, i16 %n, ptr @b, i64 64)
+  %tc = call x86_amx @llvm.x86.tileloadd64.internal(i16 %m, i16 %n, ptr @c, i64 64)
+  %r = call x86_amx @llvm.x86.tdpbf8ps.internal(i16 %m, i16 %n, i16 %k, x86_amx %tc, x86_amx %ta, x86_amx %tb)
+  call void @llvm.x86.tilestored64.internal(i16 %m, i16 %n, ptr @c, i64 64, x86_amx %r)
+  ret void
+}
+declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
+declare x86_amx @llvm.x86.tdpbf8ps.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
+declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
+"""
+
+
+def test_compiler_module_run_device():
+    """Module.run / run_eager take device= (the CPU model); cpu= warns and decides the same: Sapphire Rapids
+    has no AMX-FP8 (#UD), Diamond Rapids has it."""
+    from systolic.compiler import compile_ir
+    from systolic.errors import InvalidOpcode
+    mod = compile_ir(_FP8_DOT)
+    mem = lambda: {k: np.zeros(1024, np.uint8) for k in "abc"}                        # noqa: E731
+    for run in (mod.run, mod.run_eager):
+        run("dot", 16, 64, 64, memory=mem(), device="dmr")
+        with pytest.raises(InvalidOpcode):
+            run("dot", 16, 64, 64, memory=mem(), device="spr")
+        with pytest.warns(DeprecationWarning, match="cpu= is deprecated, use device="):
+            run("dot", 16, 64, 64, memory=mem(), cpu="dmr")
+        with pytest.warns(DeprecationWarning), pytest.raises(InvalidOpcode):
+            run("dot", 16, 64, 64, memory=mem(), cpu="spr")
+        with pytest.raises(InvalidValue, match="give device= only"):
+            run("dot", 16, 64, 64, memory=mem(), cpu="spr", device="dmr")
+
+
 def test_the_shim_itself():
     assert renamed({}, {"cpu": "device"}, "f", device="spr") == {"device": "spr"}
     with pytest.warns(RenamedWarning, match="f: cpu= is deprecated, use device="):

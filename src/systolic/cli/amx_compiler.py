@@ -101,9 +101,9 @@ def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, a
     memory = dict(load_global_npy(m) for m in mems)
     values = [parse_call_arg(a) for a in args]
     if eager:
-        res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
+        res = mod.run_eager(function, *values, memory=memory, device=cpu)
     else:
-        res = mod.run(function, *values, memory=memory, backend=backend, cpu=cpu, record=show_trace)
+        res = mod.run(function, *values, memory=memory, backend=backend, device=cpu, record=show_trace)
     out = {"function": function, "value": res.value, "backend": "eager" if eager else backend,
            "globals": {k: {"bytes": int(v.size), "sha256": hashlib.sha256(v.tobytes()).hexdigest()[:16],
                            "head": v[:16].tolist()} for k, v in res.memory.items()}}

@@ -16,6 +16,7 @@ import itertools
 import numpy as np
 
 from ..errors import AmxUnavailable, CompileError, InvalidValue
+from ..vocabulary import renamed
 from .passes import PASS_NAMES, PIPELINE, run_pipeline
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
@@ -94,15 +95,21 @@ class CompiledModule:
 
     # ------------------------------------------------------------------ running
     def run(self, function: str, *args, memory: dict[str, np.ndarray] | None = None, backend: str = "emulator",
-            cpu: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False) -> RunResult:
+            device: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False,
+            **renamed_keywords) -> RunResult:
         """Run compiled ``function`` with ``args`` (ints; pointers as a global name or (name, offset)).
 
         Globals live in ``memory`` (1-D uint8 arrays, updated in place; missing ones are made from their
         initialisers). ``backend``: ``emulator`` / ``spec`` (TileMachine backends), ``native`` (each tile
         instruction on real AMX through the native backend) or ``llvm`` (the whole function JIT-compiled from
         :func:`to_llvm.physical_ir` and run on real AMX, after the same program ran on the emulator on copies
-        of the memory to catch every fault first). A fault raises the systolic.errors exception.
+        of the memory to catch every fault first). A fault raises the systolic.errors exception. ``device``:
+        the CPU model (``cpu=`` is its older name, DeprecationWarning).
         """
+        if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run",
+                             device=None if device == "sapphirerapids" else device)["device"]
+        cpu = device
         if backend not in BACKENDS:
             raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
                                values={"backend": backend, "known": list(BACKENDS)})
@@ -117,10 +124,14 @@ class CompiledModule:
         return RunResult(value, r.memory(), tm, r.steps, r.trace)
 
     def run_eager(self, function: str, *args, memory: dict[str, np.ndarray] | None = None,
-                  cpu: str = "sapphirerapids", backend: str = "emulator",
-                  max_steps: int = DEFAULT_MAX_STEPS) -> RunResult:
-        """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference)."""
-        tm = _tile_machine(cpu, backend)
+                  device: str = "sapphirerapids", backend: str = "emulator",
+                  max_steps: int = DEFAULT_MAX_STEPS, **renamed_keywords) -> RunResult:
+        """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference). ``device``:
+        the CPU model (``cpu=`` is its older name, DeprecationWarning)."""
+        if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run_eager",
+                             device=None if device == "sapphirerapids" else device)["device"]
+        tm = _tile_machine(device, backend)
         r = Runner(self.source, tm, "eager", max_steps)
         r.bind_memory(memory)
         value = r.call(self.source.function(function), list(args))
@@ -135,7 +146,7 @@ class CompiledModule:
         require_native()
         # 1. the emulator first, on copies: any #GP/#UD/fault is raised here, never as SIGILL/SIGSEGV
         copies = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in memory_arrays(memory).items()}
-        self.run(function, *args, memory=copies, backend="emulator", cpu=cpu, max_steps=max_steps)
+        self.run(function, *args, memory=copies, backend="emulator", device=cpu, max_steps=max_steps)
         # 2. the real arrays, bound to the JIT's external globals
         return self._jit_call(function, args, memory)
 
