@@ -8,9 +8,13 @@ passes the self-check, else the emulator's compiled kernels), XMX s8 / u8 (xmx.m
 available), XMX bf16 / fp16 "sequential" and "stage" (the JIT kernels at the host's vector width). Each case is
 timed interleaved with numpy's float32 matmul of the same shape (one call of each per round); the ratio is
 median(case) / median(numpy). The path each case took (counters.path_taken) and the JIT vector width are printed.
-Every result is checked on the way: integers against int64 products, floats against the numpy path
-(SYSTOLIC_NATIVE=0 / the numpy chains) on a corner. ``--peak`` also probes the host's tile-resident AMX peak
-(TDP* on tiles that stay in registers, all CPUs) for the percentage-of-peak figures of the native GEMM.
+``--pause S --warm`` (the float XMX rows' protocol, below): each timed call follows a rest of S seconds
+(numpy's OpenBLAS threads spin ~0.1 s after each sgemm and would otherwise share the cores with the next case)
+and one untimed call of the same function (numpy then runs with its threads awake). CPU-time ratios (all
+threads of the process) are printed beside the wall ratios. Every result is checked on the way: integers
+against int64 products, floats against the numpy path (SYSTOLIC_NATIVE=0 / the numpy chains) on a corner.
+``--peak`` also probes the host's tile-resident AMX peak (TDP* on tiles that stay in registers, all CPUs) for
+the percentage-of-peak figures of the native GEMM.
 Targets (issue 24, the 2-vCPU machine): AMX int8 / bf16 <= 0.5x, XMX s8 / u8 <= 1.0x, XMX sequential <= 2x,
 XMX stage <= 4x.
 """
@@ -31,19 +35,34 @@ TARGETS = {"amx int8": 0.5, "amx bf16": 0.5, "xmx s8": 1.0, "xmx u8": 1.0, "xmx 
            "xmx fp16 sequential": 2.0, "xmx bf16 stage": 4.0, "xmx fp16 stage": 4.0}
 
 
-def interleaved(fn, ref, rounds, pause=0.0):
-    """Medians of fn and ref timed alternately; ``pause`` seconds before each call (``--pause``: lets another
-    library's spinning worker threads go idle first, e.g. OpenBLAS's after numpy's call)."""
+#: Why the float XMX rows use ``--pause 0.25 --warm``: OpenBLAS's worker threads keep spinning for about 2**28
+#: cycles (its thread timeout, ~0.1 s) after each sgemm, and a call made right after numpy shares the cores with
+#: them (measured on the 2-vCPU machine: the XMX sequential GEMM 165-184 ms right after numpy, 90-104 ms after a
+#: 0.3 s pause; in f24's first device call this penalised whichever case ran first after numpy). A pause alone
+#: makes numpy's own call cold (10.5-12.4 ms on 2 Xeon cores where back-to-back calls took 7.9-10.9 ms; 8 ms
+#: instead of 2.5 ms on 16 cores): ``--warm`` adds one untimed call of the same function after the pause, so
+#: that each function is timed in its own steady state.
+FLOAT_PROTOCOL = "--pause 0.25 --warm"
+
+
+def interleaved(fn, ref, rounds, pause=0.0, warm=False):
+    """(median wall time of fn, of ref, median CPU time of fn, of ref), fn and ref timed alternately; ``pause``
+    seconds before each call (``--pause``: lets another library's spinning worker threads go idle first, e.g.
+    OpenBLAS's after numpy's call); ``warm``: then one untimed call of the same function before the timed one.
+    CPU time (all threads of the process) is less sensitive to other jobs on a shared machine."""
     fn(), ref()
-    tf, tr = [], []
+    tf, tr, cf, cr = [], [], [], []
     for _ in range(rounds):
-        for f, t in ((fn, tf), (ref, tr)):
+        for f, t, c in ((fn, tf, cf), (ref, tr, cr)):
             if pause:
                 time.sleep(pause)
-            t0 = time.perf_counter()
+            if warm:
+                f()
+            c0, t0 = time.process_time(), time.perf_counter()
             f()
             t.append(time.perf_counter() - t0)
-    return statistics.median(tf), statistics.median(tr)
+            c.append(time.process_time() - c0)
+    return statistics.median(tf), statistics.median(tr), statistics.median(cf), statistics.median(cr)
 
 
 def cases(n, rng):
@@ -103,6 +122,7 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
     from systolic import jit
     from systolic.amx.native_gemm import _CFG
     from systolic.jit.build import I64, PTR, VOID, Loop, define
+    from systolic.amx.isa import get as amx_record
     from systolic.jit.x86amx import Amx
     m = ir.Module(name="peak")
     amx = Amx(m)
@@ -112,7 +132,7 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
         amx.tileloadd(b, t, buf, 64)
     lp = Loop(b, 0, iters, 1, name="it")
     for d, s1, s2 in ((0, 4, 6), (1, 4, 7), (2, 5, 6), (3, 5, 7)):
-        amx.dot(b, mnemonic, d, s1, s2)
+        amx.dot(b, amx_record(mnemonic).intrinsic, d, s1, s2)
     lp.close()
     amx.tilestored(b, 0, buf, 64)
     amx.tilerelease(b)
@@ -156,7 +176,7 @@ def breakdown(n, rng, ref, rounds, pause=0.0):
         for name, fn in ((f"{dt} native_gemm, B pre-packed", lambda: G.matmul(a, pb)),
                          (f"{dt} pack_b", lambda: G.pack_b(b)),
                          (f"{dt} native_gemm incl. pack_b", lambda: G.matmul(a, b))):
-            t, r = interleaved(fn, ref, rounds, pause)
+            t, r, _, _ = interleaved(fn, ref, rounds, pause)
             out.append((name, t, r))
             print(f"{name:36s} {t * 1e3:8.2f} ms  numpy f32 {r * 1e3:7.2f} ms  ratio {t / r:5.2f}x", flush=True)
     return out
@@ -170,6 +190,8 @@ def main(argv=None):
     ap.add_argument("--only", default=None, help="comma list of case names (prefix match)")
     ap.add_argument("--md", default=None)
     ap.add_argument("--pause", type=float, default=0.0, help="seconds of sleep before every timed call")
+    ap.add_argument("--warm", action="store_true",
+                    help="after the pause, one untimed call of the same function (each timed in its steady state)")
     ap.add_argument("--breakdown", action="store_true",
                     help="AMX rows: also time the native GEMM's parts (B pre-packed, pack_b alone), interleaved")
     args = ap.parse_args(argv)
@@ -185,11 +207,11 @@ def main(argv=None):
         r0 = fn()
         path = counters.path_taken(key) if key else f"JIT {jit.vector_bits()}-bit"   # before the check's own calls
         ok = check(r0)
-        t, r = interleaved(fn, ref, args.rounds, args.pause)
+        t, r, ct, cr = interleaved(fn, ref, args.rounds, args.pause, args.warm)
         target = TARGETS[name]
-        rows.append((name, t, r, t / r, target, path, ok))
-        print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (target <= {target}x) "
-              f"path {path}  bits ok {ok}", flush=True)
+        rows.append((name, t, r, t / r, ct / cr, target, path, ok))
+        print(f"{name:22s} {t * 1e3:8.1f} ms  numpy f32 {r * 1e3:7.1f} ms  ratio {t / r:5.2f}x (CPU time "
+              f"{ct / cr:5.2f}x; target <= {target}x) path {path}  bits ok {ok}", flush=True)
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if args.breakdown:
         rows_bd = breakdown(n, rng, ref, args.rounds, args.pause)
@@ -199,10 +221,11 @@ def main(argv=None):
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "Command: `PYTHONPATH=src python3 benchmarks/bench_host_speed.py " + " ".join(
                  argv if argv is not None else sys.argv[1:]) + "`", "",
-             f"| case ({n}^3) | ms | numpy f32 ms | ratio | target | path | bits checked |",
-             "|---|---|---|---|---|---|---|"]
-    for name, t, r, q, target, path, ok in rows:
-        lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | <= {target}x | {path} | {ok} |")
+             f"| case ({n}^3) | ms | numpy f32 ms | ratio | CPU-time ratio | target | path | bits checked |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, t, r, q, cq, target, path, ok in rows:
+        lines.append(f"| {name} | {t * 1e3:.1f} | {r * 1e3:.1f} | {q:.2f}x | {cq:.2f}x | <= {target}x | {path} | "
+                     f"{ok} |")
     if args.breakdown:
         lines += ["", "Native AMX parts (same run, each interleaved with numpy f32; ms, ratio to numpy):", ""]
         lines += [f"- {name}: {t * 1e3:.2f} ms (numpy {r * 1e3:.2f} ms, {t / r:.2f}x)" for name, t, r in rows_bd]

@@ -51,9 +51,6 @@ LAYERS = {
 #: through systolic.backend_registry, which systolic.gpu fills; the package root, systolic/__init__.py, above every
 #: layer, hands it the built-in provider's loader: no edge up.)
 ALLOWED_UP: dict[tuple[str, str], str] = {
-    ("systolic.layout", "systolic.explorer"):
-        "layout.get/detail/where/what/table/explain are the explorer's verbs (get: names -> Layout through the "
-        "engines and models; explain: a replay on the engines), imported at call time by layout.__getattr__",
 }
 
 #: cycles known today, as frozensets of modules (a cycle's modules must be exactly one of these). None: the

@@ -12,6 +12,7 @@ import pytest
 from systolic import amx, host, xmx
 from systolic.amx import gemm as amx_gemm
 from systolic.errors import InvalidValue
+from systolic.jit import scratch
 from systolic.xmx import gemm as xmx_gemm
 
 #: engine -> (matmul, the gemm module that calls the guard, keyword arguments per operand dtype, the smallest
@@ -59,6 +60,8 @@ def test_charge_is_a_lower_bound_of_the_path(monkeypatch, engine, dtype, with_c)
     real = host.refuse_beyond_memory
     monkeypatch.setattr(host, "CHECK_FROM_BYTES", 0)
     monkeypatch.setattr(module, "refuse_beyond_memory", lambda *a: (seen.append(a[-1]), real(*a))[1])
+    monkeypatch.setattr(scratch, "KEEP_COUNT", 0)   # the kernels' reused work buffers: allocated by the traced call
+    monkeypatch.setattr(scratch, "_free", [])
     rng = np.random.default_rng(4)
     m, k, n = 256, 64, 256
     a = rng.integers(-3, 4, (m, k)).astype(dtype)

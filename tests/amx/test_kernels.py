@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from systolic.amx import fp_x86 as fp
-from systolic.amx import kernels, spec
+from systolic.amx import isa
 from amx_values import BF16_SPECIAL, FP16_SPECIAL, FP32_SPECIAL, FP8_SPECIAL, mixed
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -63,8 +63,8 @@ def _tiles(seed, m, k, n, elem, profile, cprofile):
 
 def _both(mnemonic, c, a, b, m, k, n):
     c1, c2 = c.copy(), c.copy()
-    kernels.DOT[mnemonic](c1, a, b, m, 4 * n, 4 * k)
-    spec.DOT[mnemonic](c2, a, b, m, 4 * n, 4 * k)
+    isa.get(mnemonic).fast(c1, a, b, m, 4 * n, 4 * k)
+    isa.get(mnemonic).spec(c2, a, b, m, 4 * n, 4 * k)
     return c1, c2
 
 

@@ -129,16 +129,13 @@ entry:
     ("  %x = extractelement <4 x i32> zeroinitializer, i32 0\n  ret void", "instruction 'extractelement'"),
     ("  %x = atomicrmw add ptr %p, i32 1 seq_cst\n  ret void", "instruction 'atomicrmw'"),
     ("  call void %p()\n  ret void", "indirect call"),
-    ("  %t = call x86_amx @llvm.x86.tileloaddrs64.internal(i16 1, i16 4, ptr %p, i64 4)\n  ret void",
-     "AMX-MOVRS"),
     ("  %z = call x86_amx @llvm.x86.tilezero.internal(i16 1, i16 4)\n"
      "  %t = call x86_amx @llvm.x86.tmmultf32ps.internal(i16 1, i16 4, i16 4, x86_amx %z, x86_amx %z, x86_amx %z)\n"
      "  ret void", "AMX-TF32"),
     ("  call void @llvm.x86.tilerelease()\n  ret void", "llvm.x86.tilerelease"),
 ])
 def test_unmodelled_constructs_refuse_their_function_only(body, construct):
-    decls = ("declare x86_amx @llvm.x86.tileloaddrs64.internal(i16, i16, ptr, i64)\n"
-             "declare x86_amx @llvm.x86.tmmultf32ps.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)\n"
+    decls = ("declare x86_amx @llvm.x86.tmmultf32ps.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)\n"
              "declare void @llvm.x86.tilerelease()\n"
              "declare x86_amx @llvm.x86.tilezero.internal(i16, i16)\n")
     text = _GOOD + decls + f"define void @bad(ptr %p) {{\nentry:\n{body}\n}}\n"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from systolic import packing
-from systolic.amx import spec
+from systolic.amx import isa
 from systolic.amx.machine import TMUL_TYPES
 from systolic.errors import InvalidValue
 from systolic.layout import amx as LA
@@ -48,7 +48,7 @@ def test_layouts_drive_the_spec_tmul(mn):
     C = rng.integers(-2**31, 2**31, size=(M, N))
     tiles = [L.scatter((X & 0xFFFFFFFF).astype(np.uint32), nbytes=1024).reshape(16, 64)
              for L, X in ((lc, C), (la, A), (lb, B))]
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K)
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, K)
     D = lc.gather(tiles[0].reshape(-1)).astype(np.int64)
     want = (C + A @ B) % 2**32
     np.testing.assert_array_equal(D, want)

@@ -54,3 +54,30 @@ def test_engines_equal_their_numpy_paths(monkeypatch, dt):
     monkeypatch.setenv("SYSTOLIC_NO_NATIVE", "1")
     np.testing.assert_array_equal(got_amx, amx.matmul(a, b, c, method="numpy"))
     np.testing.assert_array_equal(got_xmx, xmx.matmul(a, b, c))
+
+
+@pytest.mark.parametrize("width", ["128", "256", "512"])
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 70), st.integers(1, 60), st.sampled_from([np.int8, np.uint8, np.int16]),
+       st.sampled_from([np.int8, np.uint8]), st.sampled_from([1, 2]), st.booleans(), st.integers(0, 2 ** 32 - 1))
+def test_blocks_and_threads_change_no_bit(width, m, k, n, da, db, threads, strided, seed):
+    """K blocks of 3 pair rows and M blocks of one register block (so small shapes cross every cache block), one or
+    two threads (the small-product cut-off off), int8 / uint8 / int16 sources read in place, strided views; the
+    extremes (-128 x -128, 255 x 255 ...) in row 0 / column 0."""
+    rng = np.random.default_rng(seed)
+    lo_a, hi_a = (-128, 127) if da == np.int8 else (0, 255) if da == np.uint8 else (-255, 255)
+    lo_b, hi_b = (-128, 127) if db == np.int8 else (0, 255)
+    a = rng.integers(lo_a, hi_a + 1, (m, 2 * k if strided else k)).astype(da)
+    b = rng.integers(lo_b, hi_b + 1, (k, n)).astype(db)
+    if strided:
+        a = a[:, ::2]                                       # a view: rows contiguous no more
+    a[0, :] = lo_a if abs(lo_a) > hi_a else hi_a
+    b[:, 0] = lo_b if abs(lo_b) > hi_b else hi_b
+    c = rng.integers(-2 ** 31, 2 ** 31, (m, n)).astype(np.int32)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYSTOLIC_VECTOR_BITS", width)
+        mp.setattr(int_gemm, "KC", 3)
+        mp.setattr(int_gemm, "MC", 1)
+        mp.setattr(int_gemm, "SMALL_WORK", 0)
+        got = int_gemm.gemm(a, b, c, threads=threads)
+    np.testing.assert_array_equal(got, _exact(a, b, c))

@@ -108,3 +108,84 @@ def test_compiled_b_packing_equals_numpy_packing(dtype, k, n, step, fortran, see
     got, want = NG.pack_b(b), NG.pack_b_numpy(b)
     assert (got.k, got.n, got.kp, got.np_, got.esize) == (want.k, want.n, want.kp, want.np_, want.esize)
     np.testing.assert_array_equal(got.data, want.data)
+
+
+# ---------------------------------------------------------------- the float models' compiled preparation (issue 24)
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("fmt", ["bf16", "fp16"])
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 3000), st.booleans(), st.integers(0, 2 ** 32 - 1))
+def test_compiled_widening_equals_numpy(width, fmt, size, flush, seed):
+    """native.widen (bf16 / fp16 -> float32, input denormals flushed to signed zeros) against numpy's exact
+    conversion and the flush rule of gemm._float_values, on every bit pattern class (random 16-bit words)."""
+    from systolic import types as T
+    dtype = ml_dtypes.bfloat16 if fmt == "bf16" else np.float16
+    x = np.random.default_rng(seed).integers(0, 1 << 16, size, dtype=np.uint16).view(dtype)
+    mn = float(T.get(fmt).fmt.min_normal)
+    want = x.astype(np.float32)
+    if flush:
+        tiny = (want != 0) & (np.abs(want) < np.float32(mn))
+        want = np.where(tiny, np.copysign(np.float32(0), want), want)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYSTOLIC_VECTOR_BITS", str(width))
+        got = native.widen(x, fmt, mn if flush else 0.0)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)          # NaN payloads are not kept (not needed)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 70), st.integers(1, 90), st.sampled_from([1, 2]), st.integers(1, 5), st.integers(1, 9),
+       st.booleans(), st.floats(0, 0.3), st.integers(0, 2 ** 32 - 1))
+def test_kernels_split_over_threads_and_rows_equal_one_thread(width, m, n, T, steps, threads, with_c, tiny_rate,
+                                                             seed):
+    """The kernels split the output into (panel, row) jobs over the worker threads, each packing its own
+    panels of B; every split gives the one-thread bits (numpy path as the oracle), C given or not."""
+    rng = np.random.default_rng(seed)
+    k = 16 * T * steps
+    a = adversarial(rng, (m, k), 8, tiny_rate)
+    b = adversarial(rng, (k, n), 8, tiny_rate)
+    c = adversarial(rng, (m, n), 24, tiny_rate).astype(np.float64) if with_c else None
+    mdl = M.get_model("stage" if T == 2 else "sequential")
+    want = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=mdl, native=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYSTOLIC_VECTOR_BITS", str(width))
+        if T == 1:
+            acc, flag = native.fma32_mma(a, b, c, threads=threads)
+        else:
+            acc, flag = native.fast_mma(a, b, c, 2, sig_bits=(8, 8), threads=threads)
+    ok = ~flag
+    np.testing.assert_array_equal(np.asarray(acc, dtype=np.float32).view(np.uint32)[ok], want[ok])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 4), st.sampled_from([2, 4, 8, 32]), st.sampled_from([8, 11, 24]),
+       st.integers(0, 2 ** 32 - 1))
+def test_compiled_row_statistics_equal_numpy_reference(width, m, nch, kc, sig, seed):
+    """``astat`` (A in binary64 and the kernel test's per-chunk statistics of A's rows, compiled) against the
+    numpy reference native._line_stats, on raw float32 bit patterns: zeros of both signs, subnormals, NaNs and
+    infinities, all-zero chunks."""
+    rng = np.random.default_rng(seed)
+    k = nch * kc
+    bits = rng.integers(0, 1 << 32, (m, k), dtype=np.uint64).astype(np.uint32)
+    bits[rng.random((m, k)) < 0.3] &= np.uint32(0x807FFFFF)         # subnormals and zeros
+    bits[rng.random((m, k)) < 0.2] = 0
+    if seed % 3 == 0:
+        bits[0] = 0                                                   # an all-zero row
+    x = bits.view(np.float32)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYSTOLIC_VECTOR_BITS", str(width))
+        _, astat = native._fast_kernel(2, *native.fast_block(), 1)
+        A64, RAC, MAC = np.empty((m, k)), np.empty((m, nch)), np.empty((m, nch))
+        astat(x.ctypes.data, A64.ctypes.data, RAC.ctypes.data, MAC.ctypes.data, 0, m, k, kc, sig, 3.0)
+    la, ma = native._line_stats(x.reshape(m, nch, kc), sig, 2)
+    np.testing.assert_array_equal(RAC, np.ldexp(1.0, 51 + np.clip(la, -native._BIG, native._BIG)))
+    np.testing.assert_array_equal(MAC, 3.0 * ma)                     # NaN where the reference has NaN
+    with np.errstate(invalid="ignore"):
+        want = x.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(A64), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(A64[ok], want[ok])

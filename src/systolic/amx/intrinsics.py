@@ -50,9 +50,10 @@ import threading
 import numpy as np
 
 from ..errors import InvalidValue
+from . import isa as _isa
 
-__all__ = ["Tile", "Ptr", "tile_loadd", "tile_stream_loadd", "tile_stored", "tile_zero", "tile_dpbssd",
-           "tile_dpbsud", "tile_dpbusd", "tile_dpbuud", "tile_dpbf16ps", "tile_dpfp16ps", "use_machine",
+#: besides these, one ``tile_*`` function per load and TMUL record (generated below, named by the record's api)
+__all__ = ["Tile", "Ptr", "tile_stored", "tile_zero", "use_machine",
            "current_machine", "eager_load", "eager_store", "eager_zero", "eager_dot", "mask_image", "config_bytes"]
 
 _state = threading.local()
@@ -91,7 +92,7 @@ def use_machine(machine):
 
 #: The tracer the intrinsics hand their calls to instead of executing them (None: they run eagerly). Set by
 #: :func:`systolic.compiler.tracing.trace` (which re-exports it as ``tracing._current``); the intrinsics call
-#: only ``register(tile)``, ``tile_load(dst, base, stride, stream)``, ``tile_store(base, stride, src)``,
+#: only ``register(tile)``, ``tile_load(dst, base, stride, mnemonic)``, ``tile_store(base, stride, src)``,
 #: ``tile_zero(dst)`` and ``tile_dot(mnemonic, dst, src0, src1)`` on it.
 ACTIVE_TRACER: contextvars.ContextVar = contextvars.ContextVar("systolic_tracer", default=None)
 
@@ -135,9 +136,12 @@ def _run(tm, shapes: dict[int, tuple[int, int]], images: dict[int, np.ndarray], 
             tm.tilerelease()
 
 
-def eager_load(tm, rows, cols, memory, base, stride, stream: bool = False) -> np.ndarray:
-    """``_tile_loadd_internal(rows, cols, base, stride)`` on machine ``tm``: the loaded 16 x 64 image."""
-    op = tm.tileloaddt1 if stream else tm.tileloadd
+def eager_load(tm, rows, cols, memory, base, stride, stream: bool = False, *, mnemonic: str | None = None) \
+        -> np.ndarray:
+    """``_tile_loadd_internal(rows, cols, base, stride)`` on machine ``tm``: the loaded 16 x 64 image.
+    ``mnemonic`` names the load instruction (any load record: tileloadd, tileloaddt1, ...); ``stream`` is the
+    older spelling of ``mnemonic="tileloaddt1"``."""
+    op = getattr(tm, mnemonic or ("tileloaddt1" if stream else "tileloadd"))
     return _run(tm, {0: (rows, cols)}, {}, lambda: op(0, memory, base, stride))
 
 
@@ -255,25 +259,15 @@ def _check_tile(t, what: str) -> Tile:
     return t
 
 
-def _load(dst: Tile, base, stride, stream: bool) -> None:
+def _load(dst: Tile, base, stride, mnemonic: str) -> None:
     _check_tile(dst, "dst")
     tr = _tracer()
     if tr is not None:
-        tr.tile_load(dst, base, stride, stream)
+        tr.tile_load(dst, base, stride, mnemonic)
         return
     p = _ptr(base)
     stride = _integer(stride, "stride", _I64)
-    dst.image = eager_load(current_machine(), dst.rows, dst.colsb, p.memory, p.offset, stride, stream)
-
-
-def tile_loadd(dst: Tile, base, stride) -> None:
-    """``__tile_loadd``: load ``dst``'s rows x colsb from ``base``, rows ``stride`` bytes apart (TILELOADD)."""
-    _load(dst, base, stride, False)
-
-
-def tile_stream_loadd(dst: Tile, base, stride) -> None:
-    """``__tile_stream_loadd``: TILELOADDT1 (same data as tile_loadd, a non-temporal hint)."""
-    _load(dst, base, stride, True)
+    dst.image = eager_load(current_machine(), dst.rows, dst.colsb, p.memory, p.offset, stride, mnemonic=mnemonic)
 
 
 def tile_stored(base, stride, src: Tile) -> None:
@@ -309,31 +303,29 @@ def _dot(mnemonic: str, dst: Tile, src0: Tile, src1: Tile) -> None:
                           (src0.image, src0.rows, src0.colsb), (src1.image, src1.rows, src1.colsb))
 
 
-def tile_dpbssd(dst: Tile, src0: Tile, src1: Tile) -> None:
-    """``__tile_dpbssd``: dst += src0 (s8) . src1 (s8), int32 dwords (TDPBSSD)."""
-    _dot("tdpbssd", dst, src0, src1)
+def _load_function(rec):
+    """clang's ``__tile_loadd``-style function of one load record: ``f(dst, base, stride)`` loads ``dst``'s rows x
+    colsb from ``base``, rows ``stride`` bytes apart."""
+    def load(dst: Tile, base, stride) -> None:
+        _load(dst, base, stride, rec.mnemonic)
+    load.__name__ = load.__qualname__ = rec.api
+    load.__doc__ = f"``__{rec.api}(dst, base, stride)``: {rec.doc}"
+    return load
 
 
-def tile_dpbsud(dst: Tile, src0: Tile, src1: Tile) -> None:
-    """``__tile_dpbsud``: src0 signed, src1 unsigned bytes (TDPBSUD)."""
-    _dot("tdpbsud", dst, src0, src1)
+def _dot_function(rec):
+    """clang's ``__tile_dpbssd``-style function of one TMUL record: ``f(dst, src0, src1)``, dst += src0 . src1."""
+    def dot(dst: Tile, src0: Tile, src1: Tile) -> None:
+        _dot(rec.mnemonic, dst, src0, src1)
+    dot.__name__ = dot.__qualname__ = rec.api
+    dot.__doc__ = f"``__{rec.api}(dst, src0, src1)``: {rec.doc}"
+    return dot
 
 
-def tile_dpbusd(dst: Tile, src0: Tile, src1: Tile) -> None:
-    """``__tile_dpbusd``: src0 unsigned, src1 signed bytes (TDPBUSD)."""
-    _dot("tdpbusd", dst, src0, src1)
-
-
-def tile_dpbuud(dst: Tile, src0: Tile, src1: Tile) -> None:
-    """``__tile_dpbuud``: both unsigned (TDPBUUD)."""
-    _dot("tdpbuud", dst, src0, src1)
-
-
-def tile_dpbf16ps(dst: Tile, src0: Tile, src1: Tile) -> None:
-    """``__tile_dpbf16ps``: bf16 pairs into fp32 (TDPBF16PS)."""
-    _dot("tdpbf16ps", dst, src0, src1)
-
-
-def tile_dpfp16ps(dst: Tile, src0: Tile, src1: Tile) -> None:
-    """``__tile_dpfp16ps``: fp16 pairs into fp32 (TDPFP16PS, AMX-FP16: Granite Rapids and later)."""
-    _dot("tdpfp16ps", dst, src0, src1)
+# one function per load record (tile_loadd, tile_stream_loadd, ...) and per TMUL record (tile_dpbssd ...
+# tile_dphf8ps), named as clang's amx*intrin.h names them (the record's ``api``): a new record is a new function
+for _r in _isa.LOADS:
+    globals()[_r.api] = _load_function(_r)
+for _r in _isa.TMULS:
+    globals()[_r.api] = _dot_function(_r)
+__all__ += [r.api for r in (*_isa.LOADS, *_isa.TMULS) if r.api not in __all__]

@@ -3,8 +3,8 @@ compiler front end and the tools call with IR text of their own.
 
 The JIT itself -- target machines, optimisation, loading, assembly emission -- is :mod:`systolic.jit.engine`;
 the AMX intrinsics as builder calls are :class:`systolic.jit.x86amx.Amx`. Every kernel of the emulators is built
-with ``llvmlite.ir``; :func:`declarations` (text) remains for the compiler's LLVM IR emitter
-(:mod:`systolic.compiler.to_llvm`), which prints a whole program as text.
+with ``llvmlite.ir``, the tile compiler's programs too (:mod:`systolic.compiler.to_llvm`); :func:`declarations`
+gives llvmlite's text of the intrinsics' declarations to tools that write whole programs as text.
 
 Source: llvm-project ``llvm/include/llvm/IR/IntrinsicsX86.td`` ("AMX - Intel AMX extensions") and REFERENCE.md
 section 7. Running JIT code that uses tiles needs a CPU with AMX and Linux tile-data permission
@@ -16,21 +16,22 @@ from __future__ import annotations
 from .. import jit as _jit
 from ..errors import InvalidValue
 from ..jit.engine import amx_feature_string, compile_module, llvm_version
-from ..jit.x86amx import DOT_INTRINSICS
+from .cpu import FEATURES
+from .isa import INSTRUCTIONS, TMULS
 
-__all__ = ["DEFAULT_CPU", "AMX_FEATURES", "DOT_INTRINSICS", "ptr_type", "declarations", "target_machine",
-           "host_target_machine", "emit_asm", "JitModule", "llvm_version", "compile_module"]
+__all__ = ["DEFAULT_CPU", "AMX_FEATURES", "DOT_INTRINSICS", "ptr_type", "declarations", "declare_intrinsics",
+           "target_machine", "host_target_machine", "emit_asm", "JitModule", "llvm_version", "compile_module"]
 
 DEFAULT_CPU = "sapphirerapids"
 
-#: LLVM subtarget features of each AMX extension (LLVM's names).
-AMX_FEATURES = {
-    "AMX-TILE": "+amx-tile", "AMX-INT8": "+amx-int8", "AMX-BF16": "+amx-bf16", "AMX-FP16": "+amx-fp16",
-    "AMX-COMPLEX": "+amx-complex", "AMX-FP8": "+amx-fp8",
-}
+#: LLVM subtarget features of each AMX extension: LLVM names them as CPUID does (systolic.amx.cpu.FEATURES)
+AMX_FEATURES = {f.upper(): f"+{f}" for f in FEATURES}
+
+#: mnemonic -> (LLVM intrinsic, AMX extension that provides it), read from the TMUL records (systolic.amx.isa)
+DOT_INTRINSICS = {r.mnemonic: (r.intrinsic, r.feature.upper()) for r in TMULS}
 
 #: extensions LLVM knows since which major version (older LLVMs reject the feature string)
-_FEATURE_SINCE = {"AMX-FP16": 16, "AMX-COMPLEX": 17, "AMX-FP8": 20}
+_FEATURE_SINCE = {"AMX-FP16": 16, "AMX-COMPLEX": 17, "AMX-FP8": 20, "AMX-AVX512": 20, "AMX-MOVRS": 20}
 
 
 def ptr_type() -> str:
@@ -56,21 +57,30 @@ def feature_string(features=None) -> str:
     return ",".join(AMX_FEATURES[n] for n in names)
 
 
+def _signature(rec) -> list:
+    """The physical-register intrinsic's parameters (LLVM ``IntrinsicsX86.td``): tile numbers are ``i8``."""
+    from ..jit.build import I8, I64, PTR
+    if rec.kind == "config":
+        return [] if rec.mnemonic == "tilerelease" else [PTR]
+    return {"load": [I8, PTR, I64], "store": [I8, PTR, I64], "zero": [I8], "dot": [I8, I8, I8]}[rec.kind]
+
+
+def declare_intrinsics(module, mnemonics=None) -> dict:
+    """Declare the AMX physical-register intrinsics in an ``llvmlite.ir`` module: every configuration, load,
+    store and zero record, and the TMULs named in ``mnemonics``; intrinsic name -> ``ir.Function``."""
+    from ..jit.build import VOID, declare
+    dots = set(mnemonics or ())
+    return {r.intrinsic: declare(module, r.intrinsic, VOID, _signature(r)) for r in INSTRUCTIONS.values()
+            if r.kind != "dot" or r.mnemonic in dots}
+
+
 def declarations(mnemonics=None) -> str:
-    """LLVM IR declarations (text) of the AMX intrinsics, for front ends that print whole programs as text."""
-    p = ptr_type()
-    lines = [
-        f"declare void @llvm.x86.ldtilecfg({p})",
-        f"declare void @llvm.x86.sttilecfg({p})",
-        "declare void @llvm.x86.tilerelease()",
-        "declare void @llvm.x86.tilezero(i8 immarg)",
-        f"declare void @llvm.x86.tileloadd64(i8 immarg, {p}, i64)",
-        f"declare void @llvm.x86.tileloaddt164(i8 immarg, {p}, i64)",
-        f"declare void @llvm.x86.tilestored64(i8 immarg, {p}, i64)",
-    ]
-    for mn in (mnemonics if mnemonics is not None else ()):
-        lines.append(f"declare void @{DOT_INTRINSICS[mn][0]}(i8 immarg, i8 immarg, i8 immarg)")
-    return "\n".join(lines) + "\n"
+    """The declarations of :func:`declare_intrinsics` as text (llvmlite's printing of a module holding only them),
+    for tools that write whole programs as text (tools/silicon)."""
+    from llvmlite import ir
+    m = ir.Module(name="amx_declarations")
+    declare_intrinsics(m, mnemonics)
+    return "\n".join(line for line in str(m).splitlines() if line.startswith("declare ")) + "\n"
 
 
 def target_machine(cpu: str = DEFAULT_CPU, features: str | None = None, opt: int = 3):

@@ -30,7 +30,7 @@ from . import fp_x86 as fp
 from ..numerics.formats import BF8, FP32, HF8
 from ..numerics.rounding import round_fraction
 
-__all__ = ["tileload", "tilestore", "tilezero", "DOT"]
+__all__ = ["tileload", "tilestore", "tilezero"]
 
 MAX_ROWS = 16
 
@@ -166,13 +166,16 @@ def _fp8(fmt1, fmt2):
     return op
 
 
-DOT = {
-    "tdpbssd": _int8(True, True), "tdpbsud": _int8(True, False),
-    "tdpbusd": _int8(False, True), "tdpbuud": _int8(False, False),
-    "tdpbf16ps": _two_chain16(_bf16_conv, "plain"),
-    "tdpfp16ps": _two_chain16(fp.fp16_to_fp32_vec, "plain"),
-    "tcmmimfp16ps": _two_chain16(fp.fp16_to_fp32_vec, "im"),
-    "tcmmrlfp16ps": _two_chain16(fp.fp16_to_fp32_vec, "rl"),
-    "tdpbf8ps": _fp8(BF8, BF8), "tdpbhf8ps": _fp8(BF8, HF8),
-    "tdphbf8ps": _fp8(HF8, BF8), "tdphf8ps": _fp8(HF8, HF8),
-}
+# the fast bodies, one per TMUL, named as the spec bodies (the records, systolic.amx.isa, pair them)
+tdpbssd = _int8(True, True)
+tdpbsud = _int8(True, False)
+tdpbusd = _int8(False, True)
+tdpbuud = _int8(False, False)
+tdpbf16ps = _two_chain16(_bf16_conv, "plain")
+tdpfp16ps = _two_chain16(fp.fp16_to_fp32_vec, "plain")
+tcmmimfp16ps = _two_chain16(fp.fp16_to_fp32_vec, "im")
+tcmmrlfp16ps = _two_chain16(fp.fp16_to_fp32_vec, "rl")
+tdpbf8ps = _fp8(BF8, BF8)
+tdpbhf8ps = _fp8(BF8, HF8)
+tdphbf8ps = _fp8(HF8, BF8)
+tdphf8ps = _fp8(HF8, HF8)

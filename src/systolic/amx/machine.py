@@ -227,14 +227,8 @@ class TileMachine:
                 return r, max(addr, memory.size)
         return None
 
-    def tileloadd(self, tmm: int, memory, base: int, stride: int) -> None:
-        """TILELOADD tmm, [base + index*scale]: row r from ``base + r*stride`` (SDM vol. 2 TILELOADD)."""
-        self._load("tileloadd", tmm, memory, base, stride)
-
-    def tileloaddt1(self, tmm: int, memory, base: int, stride: int) -> None:
-        """TILELOADDT1: TILELOADD with a T1 prefetch hint (no architectural difference)."""
-        self._load("tileloaddt1", tmm, memory, base, stride)
-
+    # the loads (tileloadd, tileloaddt1, ...) are one method per load record, below the class: each is
+    # TILELOADD's operation, its hint having no architectural effect
     def _load(self, mnemonic, tmm, memory, base, stride) -> None:
         self._transfer(mnemonic, tmm, memory, base, stride, kernels.tileload, self.backend.tileload)
 
@@ -378,6 +372,15 @@ class TileMachine:
         self.tiles[t, :rows, :colsb] = b
 
 
+def _load_method(rec: ISA.Instruction):
+    """The TileMachine method of one load record: TILELOADD's checks and data movement (SDM vol. 2 TILELOADD;
+    the T1 and read-shared forms are hints only)."""
+    def method(self, tmm: int, memory, base: int, stride: int) -> None:
+        self._load(rec.mnemonic, tmm, memory, base, stride)
+    method.__name__, method.__qualname__, method.__doc__ = rec.mnemonic, f"TileMachine.{rec.mnemonic}", rec.doc
+    return method
+
+
 def _tmul_method(rec: ISA.Instruction):
     """The TileMachine method of one TMUL record: its checks (SDM AMX-E4) then the backend's body."""
     def method(self, dst: int, src1: int, src2: int) -> None:
@@ -386,6 +389,9 @@ def _tmul_method(rec: ISA.Instruction):
     return method
 
 
-# one method per TMUL record (tdpbssd ... tdphf8ps): a new record is a new method
+# one method per load record (tileloadd, tileloaddt1, ...) and per TMUL record (tdpbssd ... tdphf8ps): a new
+# record is a new method
+for _r in ISA.LOADS:
+    setattr(TileMachine, _r.mnemonic, _load_method(_r))
 for _r in ISA.TMULS:
     setattr(TileMachine, _r.mnemonic, _tmul_method(_r))

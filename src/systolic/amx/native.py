@@ -35,7 +35,7 @@ import threading
 import numpy as np
 
 from ..errors import AmxUnavailable
-from . import jit
+from . import isa, jit
 
 __all__ = ["availability", "require_native", "host_supports", "NativeBackend"]
 
@@ -139,7 +139,7 @@ def _dots_module(mnemonic: str):
                 amx.tileloadd(b, d, c, 64)
                 amx.tileloadd(b, s1, a, 64)
                 amx.tileloadd(b, s2, bb, 64)
-                amx.dot(b, mnemonic, d, s1, s2)
+                amx.dot(b, isa.get(mnemonic).intrinsic, d, s1, s2)
                 amx.tilestored(b, d, out, 64)
                 amx.tilerelease(b)
                 b.ret_void()

@@ -24,6 +24,7 @@ from llvmlite import ir
 from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
                          store_atomic, vec)
 from ..jit.x86amx import Amx
+from . import isa
 
 __all__ = ["kernel_module", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A",
            "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP", "CTRL_DONE",
@@ -162,14 +163,15 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0) -
 
     amx.tileloadd(b, 4, at(b, I8, a0base, ao), astride)
     amx.tileloadd(b, 6, at(b, I8, b0base, bo), 64)
-    amx.dot(b, mnemonic, 0, 4, 6)
+    tmul = isa.get(mnemonic).intrinsic
+    amx.dot(b, tmul, 0, 4, 6)
     fetch_ahead(pf0, range(0, 16))
     amx.tileloadd(b, 7, at(b, I8, b1base, bo), 64)
-    amx.dot(b, mnemonic, 1, 4, 7)
+    amx.dot(b, tmul, 1, 4, 7)
     amx.tileloadd(b, 5, at(b, I8, a1base, ao), astride)
-    amx.dot(b, mnemonic, 2, 5, 6)
+    amx.dot(b, tmul, 2, 5, 6)
     fetch_ahead(pf1, range(0, 16))
-    amx.dot(b, mnemonic, 3, 5, 7)
+    amx.dot(b, tmul, 3, 5, 7)
     lk.close()
     with b.if_else(last) as (fin, part):
         with fin:

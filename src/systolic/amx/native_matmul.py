@@ -83,7 +83,7 @@ def _host_reason(mnemonic: str) -> str | None:
     if not ok:
         return why
     if not native.host_supports(mnemonic):
-        from ..jit.x86amx import DOT_INTRINSICS
+        from .jit import DOT_INTRINSICS
         return f"the host has no {DOT_INTRINSICS[mnemonic][1]}"
     return None
 

@@ -24,7 +24,8 @@ from ..numerics.formats import BF8, FP32, HF8
 from ..numerics.rounding import decode_fraction, round_fraction
 from ..observe import Observer, from_trace
 
-__all__ = ["tileload", "tilestore", "tilezero", "DOT"]
+#: the TMUL bodies (tdpbssd ... tdphf8ps) are found through their records (systolic.amx.isa: ``spec``)
+__all__ = ["tileload", "tilestore", "tilezero"]
 
 MAX_ROWS = 16
 BYTES_PER_ROW = 64
@@ -321,10 +322,3 @@ tdphbf8ps = _fp8_dot(HF8, BF8)
 tdphbf8ps.__doc__ = "TDPHBF8PS (ISE, AMX-FP8; unverified): hf8 (src1) x bf8 (src2)."
 tdphf8ps = _fp8_dot(HF8, HF8)
 tdphf8ps.__doc__ = "TDPHF8PS (ISE, AMX-FP8; unverified): hf8 x hf8."
-
-#: mnemonic -> spec function(c, a, b, m_rows, n_colsb, k_colsb), operating on (16, 64) uint8 tiles in place
-DOT = {
-    "tdpbssd": tdpbssd, "tdpbsud": tdpbsud, "tdpbusd": tdpbusd, "tdpbuud": tdpbuud,
-    "tdpbf16ps": tdpbf16ps, "tdpfp16ps": tdpfp16ps, "tcmmimfp16ps": tcmmimfp16ps, "tcmmrlfp16ps": tcmmrlfp16ps,
-    "tdpbf8ps": tdpbf8ps, "tdpbhf8ps": tdpbhf8ps, "tdphbf8ps": tdphbf8ps, "tdphf8ps": tdphf8ps,
-}

@@ -114,6 +114,7 @@ def demo_module(mnemonic: str):
     (tmm0 += tmm1 . tmm2), stores tmm0 back to C and releases the tiles."""
     from llvmlite import ir
 
+    from ..amx import isa
     from ..jit.build import PTR, VOID, define
     from ..jit.x86amx import Amx
     m = ir.Module(name="amx_demo")
@@ -122,7 +123,7 @@ def demo_module(mnemonic: str):
     amx.ldtilecfg(b, cfg)
     for tile, ptr in ((0, c), (1, a), (2, bm)):
         amx.tileloadd(b, tile, ptr, 64)
-    amx.dot(b, mnemonic, 0, 1, 2)
+    amx.dot(b, isa.get(mnemonic).intrinsic, 0, 1, 2)
     amx.tilestored(b, 0, c, 64)
     amx.tilerelease(b)
     b.ret_void()

@@ -1,5 +1,8 @@
 """The AMX intrinsics of LLVM 22 (``llvm/include/llvm/IR/IntrinsicsX86.td``, clang 22's ``amx*intrin.h``), each
-with its family and whether the TileMachine models it.
+with its family and whether the TileMachine models it. The modelled ones are read from the instruction records
+(:mod:`systolic.amx.isa`: mnemonic, kind, CPUID feature, intrinsic names); this module adds only what LLVM has
+beyond them. Shape analysis, lowering, register allocation, emission and the runner read these tables, so a new
+record is known to every pass.
 
 Two forms exist for every tile instruction (REFERENCE.md section 7):
 
@@ -18,8 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..amx.isa import INSTRUCTIONS, LOADS, TMULS
+
 __all__ = ["AmxIntrinsic", "FAMILIES", "SHAPED", "PHYSICAL", "CONFIG", "lookup", "is_cast", "cast_direction",
-           "MODELLED_DOTS", "MODELLED_LOADS", "UNMODELLED"]
+           "MODELLED_DOTS", "MODELLED_LOADS", "UNMODELLED", "LLVM_FAMILIES", "physical_name",
+           "internal_name", "MACHINE_OPCODES"]
 
 
 @dataclass(frozen=True)
@@ -34,56 +40,60 @@ class AmxIntrinsic:
     modelled: bool
 
 
-#: the tile instructions, mnemonic -> (kind, family, modelled by systolic.amx.TileMachine)
-FAMILIES: dict[str, tuple[str, str, bool]] = {
-    "tileloadd": ("load", "AMX-TILE", True),
-    "tileloaddt1": ("load", "AMX-TILE", True),
-    "tilestored": ("store", "AMX-TILE", True),
-    "tilezero": ("zero", "AMX-TILE", True),
-    "tdpbssd": ("dot", "AMX-INT8", True),
-    "tdpbsud": ("dot", "AMX-INT8", True),
-    "tdpbusd": ("dot", "AMX-INT8", True),
-    "tdpbuud": ("dot", "AMX-INT8", True),
-    "tdpbf16ps": ("dot", "AMX-BF16", True),
-    "tdpfp16ps": ("dot", "AMX-FP16", True),
-    "tcmmimfp16ps": ("dot", "AMX-COMPLEX", True),
-    "tcmmrlfp16ps": ("dot", "AMX-COMPLEX", True),
-    "tdpbf8ps": ("dot", "AMX-FP8", True),
-    "tdpbhf8ps": ("dot", "AMX-FP8", True),
-    "tdphbf8ps": ("dot", "AMX-FP8", True),
-    "tdphf8ps": ("dot", "AMX-FP8", True),
-    # families the TileMachine does not model (yet): a typed refusal naming the intrinsic
-    "tmmultf32ps": ("dot", "AMX-TF32", False),
-    "tileloaddrs": ("load", "AMX-MOVRS", False),
-    "tileloaddrst1": ("load", "AMX-MOVRS", False),
-    "tcvtrowd2ps": ("row", "AMX-AVX512", False),
-    "tcvtrowps2bf16h": ("row", "AMX-AVX512", False),
-    "tcvtrowps2bf16l": ("row", "AMX-AVX512", False),
-    "tcvtrowps2phh": ("row", "AMX-AVX512", False),
-    "tcvtrowps2phl": ("row", "AMX-AVX512", False),
-    "tilemovrow": ("row", "AMX-AVX512", False),
+#: LLVM 22's newer tile instructions, mnemonic -> (kind, family): the ones without an instruction record
+#: (systolic.amx.isa) are not modelled, and calling one is a typed refusal naming the intrinsic; one that gains a
+#: record is modelled from then on (the record wins, nothing here changes)
+LLVM_FAMILIES: dict[str, tuple[str, str]] = {
+    "tmmultf32ps": ("dot", "AMX-TF32"),
+    "tileloaddrs": ("load", "AMX-MOVRS"),
+    "tileloaddrst1": ("load", "AMX-MOVRS"),
+    "tcvtrowd2ps": ("row", "AMX-AVX512"),
+    "tcvtrowps2bf16h": ("row", "AMX-AVX512"),
+    "tcvtrowps2bf16l": ("row", "AMX-AVX512"),
+    "tcvtrowps2phh": ("row", "AMX-AVX512"),
+    "tcvtrowps2phl": ("row", "AMX-AVX512"),
+    "tilemovrow": ("row", "AMX-AVX512"),
 }
 
-MODELLED_DOTS = tuple(m for m, (k, _f, ok) in FAMILIES.items() if k == "dot" and ok)
-MODELLED_LOADS = tuple(m for m, (k, _f, ok) in FAMILIES.items() if k == "load" and ok)
+#: the tile instructions, mnemonic -> (kind, family, modelled by systolic.amx.TileMachine): the modelled ones are
+#: the instruction records' (every load, store, zero and TMUL of systolic.amx.isa), then the unmodelled ones
+FAMILIES: dict[str, tuple[str, str, bool]] = {
+    **{r.mnemonic: (r.kind, r.feature.upper(), True) for r in INSTRUCTIONS.values() if r.kind != "config"},
+    **{m: (k, f, False) for m, (k, f) in LLVM_FAMILIES.items() if m not in INSTRUCTIONS},
+}
+
+MODELLED_DOTS = tuple(r.mnemonic for r in TMULS)
+MODELLED_LOADS = tuple(r.mnemonic for r in LOADS)
 UNMODELLED = tuple(m for m, (_k, _f, ok) in FAMILIES.items() if not ok)
 
 
-def _llvm_base(mnemonic: str) -> str:
-    # loads and stores carry the address size in their intrinsic name (tileloadd64, tileloaddt164, ...)
-    return f"{mnemonic}64" if FAMILIES[mnemonic][0] in ("load", "store") else mnemonic
+def physical_name(mnemonic: str) -> str:
+    """LLVM's physical-register intrinsic of a tile instruction: ``llvm.x86.tileloadd64``, ``llvm.x86.tdpbssd``
+    (the record's, for a modelled one; loads and stores carry the address size in their name)."""
+    rec = INSTRUCTIONS.get(mnemonic)
+    if rec is not None:
+        return rec.intrinsic
+    return f"llvm.x86.{mnemonic}64" if FAMILIES[mnemonic][0] in ("load", "store") else f"llvm.x86.{mnemonic}"
+
+
+def internal_name(mnemonic: str) -> str:
+    """LLVM's shaped intrinsic: ``llvm.x86.tileloadd64.internal``, ``llvm.x86.tdpbssd.internal``..."""
+    return f"{physical_name(mnemonic)}.internal"
 
 
 SHAPED: dict[str, AmxIntrinsic] = {}
 PHYSICAL: dict[str, AmxIntrinsic] = {}
 for _m, (_k, _f, _ok) in FAMILIES.items():
-    SHAPED[f"llvm.x86.{_llvm_base(_m)}.internal"] = AmxIntrinsic(f"llvm.x86.{_llvm_base(_m)}.internal", _m, _k,
-                                                                  _f, _ok)
-    PHYSICAL[f"llvm.x86.{_llvm_base(_m)}"] = AmxIntrinsic(f"llvm.x86.{_llvm_base(_m)}", _m, _k, _f, _ok)
+    SHAPED[internal_name(_m)] = AmxIntrinsic(internal_name(_m), _m, _k, _f, _ok)
+    PHYSICAL[physical_name(_m)] = AmxIntrinsic(physical_name(_m), _m, _k, _f, _ok)
 # the immediate-row variants of the AVX512 conversions exist only in the physical form
 for _m in ("tcvtrowd2psi", "tcvtrowps2bf16hi", "tcvtrowps2bf16li", "tcvtrowps2phhi", "tcvtrowps2phli",
            "tilemovrowi"):
     PHYSICAL[f"llvm.x86.{_m}"] = AmxIntrinsic(f"llvm.x86.{_m}", _m, "row", "AMX-AVX512", False)
+
+#: the machine instructions of the compiled program, by their upper-case mnemonic: configuration, then every
+#: modelled tile instruction (what the register allocator emits and the runner executes)
+MACHINE_OPCODES = ("LDTILECFG", "TILERELEASE", *(m.upper() for m, (_k, _f, ok) in FAMILIES.items() if ok))
 
 #: configuration intrinsics: placed by the compiler, refused in its input
 CONFIG = ("llvm.x86.ldtilecfg", "llvm.x86.sttilecfg", "llvm.x86.tilerelease", "llvm.x86.ldtilecfg.internal")

@@ -86,7 +86,8 @@ class CompiledModule:
             return internal_ir(self.final)
         if kind == "asm":
             from ..amx.jit import emit_asm
-            return emit_asm(self.emit("llvm"))
+            from .to_llvm import physical_module
+            return emit_asm(physical_module(self.machine))
         if kind == "asm-internal":
             return _asm_in_subprocess(self.emit("llvm-internal"))
         raise InvalidValue(f"unknown emission {kind!r}", rule="--emit",
@@ -151,7 +152,7 @@ class CompiledModule:
         return self._jit_call(function, args, memory)
 
     def _jit_call(self, function, args, memory) -> RunResult:
-        """JIT-compile :func:`to_llvm.physical_ir` for this CPU and call ``function`` on ``memory`` in place
+        """JIT-compile :func:`to_llvm.physical_module` for this CPU and call ``function`` on ``memory`` in place
         (no checks: the caller made sure the program cannot fault)."""
         import ctypes
 
@@ -163,8 +164,8 @@ class CompiledModule:
         rename = {g: f"systolic.jit{tag}.{g}" for g in self.machine.globals}
         for g, sym in rename.items():
             llvm.add_symbol(sym, r.regions[g].data.ctypes.data)
-        from .to_llvm import physical_ir
-        jit = JitModule(physical_ir(self.machine, external_globals=True, rename=rename))
+        from .to_llvm import physical_module
+        jit = JitModule(physical_module(self.machine, external_globals=True, rename=rename))
         f = self.machine.function(function)
         ctypes_of = {1: ctypes.c_bool, 8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32,
                      64: ctypes.c_int64}

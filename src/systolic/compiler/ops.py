@@ -7,7 +7,9 @@ Each :class:`OpDef` owns everything the compiler knows about one opcode:
 * ``print``   - its LLVM IR text (what :mod:`.printer` writes and LLVM reads back);
 * ``verify``  - the LangRef typing rules, checked after every pass;
 * ``execute`` - its semantics in the :class:`~.to_machine.Runner` (integers modulo 2**bits, pointers as
-                region + offset, undefined behaviour refused).
+                region + offset, undefined behaviour refused);
+* ``build``   - the same instruction in an ``llvmlite.ir`` module, through an ``IRBuilder`` (what
+                :mod:`.to_llvm` hands LLVM to compile; ``cx`` maps our values, types and blocks to llvmlite's).
 
 A new opcode is taught by adding one class here and registering it in :data:`OPS`. Terminators and phi are
 defined here too; the runner's block loop asks them for the next block (``successor``).
@@ -155,6 +157,10 @@ class OpDef:
     def execute(self, rn, ins: Instr, env: dict):  # pragma: no cover
         raise NotImplementedError
 
+    def build(self, cx, ins: Instr):  # pragma: no cover
+        """The llvmlite.ir value of ``ins``, appended through ``cx.b`` (an IRBuilder); None for no value."""
+        raise NotImplementedError
+
     @staticmethod
     def lhs(ins: Instr) -> str:
         return f"%{_quote(ins.name)} = " if ins.name is not None and ins.type != VOID else ""
@@ -173,6 +179,11 @@ class BinaryOp(OpDef):
     def print(self, ins):
         flags = "".join(f" {f}" for f in ins.attrs.get("flags", []))
         return f"{self.lhs(ins)}{ins.opcode}{flags} {ins.type} {ins.operands[0].ref()}, {ins.operands[1].ref()}"
+
+    def build(self, cx, ins):
+        method = {"and": "and_", "or": "or_"}.get(ins.opcode, ins.opcode)
+        a, b = (cx.v(o) for o in ins.operands)
+        return getattr(cx.b, method)(a, b, name=cx.name(ins), flags=list(ins.attrs.get("flags", [])))
 
     def verify(self, ins):
         if not isinstance(ins.type, IntType) or any(o.type != ins.type for o in ins.operands) or \
@@ -202,6 +213,12 @@ class ICmp(OpDef):
 
     def print(self, ins):
         return f"{self.lhs(ins)}icmp {ins.attrs['pred']} {_tv(ins.operands[0])}, {ins.operands[1].ref()}"
+
+    def build(self, cx, ins):
+        pred = ins.attrs["pred"]
+        op = {"eq": "==", "ne": "!="}.get(pred) or {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[pred[1:]]
+        signed_cmp = cx.b.icmp_signed if pred[0] == "s" else cx.b.icmp_unsigned
+        return signed_cmp(op, *(cx.v(o) for o in ins.operands), name=cx.name(ins))
 
     def verify(self, ins):
         a, b = ins.operands
@@ -238,6 +255,10 @@ class Cast(OpDef):
     def print(self, ins):
         flags = "".join(f" {f}" for f in ins.attrs.get("flags", []))
         return f"{self.lhs(ins)}{ins.opcode}{flags} {_tv(ins.operands[0])} to {ins.type}"
+
+    def build(self, cx, ins):
+        return cx.cast(ins.opcode, list(ins.attrs.get("flags", [])), cx.v(ins.operands[0]), cx.t(ins.type),
+                       cx.name(ins))
 
     def verify(self, ins):
         a, b, op = ins.operands[0].type, ins.type, ins.opcode
@@ -282,6 +303,9 @@ class Freeze(OpDef):
     def print(self, ins):
         return f"{self.lhs(ins)}freeze {_tv(ins.operands[0])}"
 
+    def build(self, cx, ins):
+        return cx.freeze(cx.v(ins.operands[0]), cx.name(ins))
+
     def verify(self, ins):
         if len(ins.operands) != 1 or ins.operands[0].type != ins.type:
             raise _verr(ins, f"freeze needs one {ins.type} operand", "LLVM LangRef: 'freeze' Instruction")
@@ -304,6 +328,9 @@ class Select(OpDef):
     def print(self, ins):
         o = ins.operands
         return f"{self.lhs(ins)}select {_tv(o[0])}, {_tv(o[1])}, {_tv(o[2])}"
+
+    def build(self, cx, ins):
+        return cx.b.select(*(cx.v(o) for o in ins.operands), name=cx.name(ins))
 
     def verify(self, ins):
         c, a, b = ins.operands
@@ -330,6 +357,12 @@ class Phi(OpDef):
     def print(self, ins):
         inc = ", ".join(f"[ {v.ref()}, %{_quote(b.name)} ]" for v, b in zip(ins.operands, ins.attrs["blocks"]))
         return f"{self.lhs(ins)}phi {ins.type} {inc}"
+
+    def build(self, cx, ins):
+        # the incoming values may be defined later in block order: cx adds them once every block is built
+        phi = cx.b.phi(cx.t(ins.type), name=cx.name(ins))
+        cx.later(lambda: [phi.add_incoming(cx.v(v), cx.block(b)) for v, b in zip(ins.operands, ins.attrs["blocks"])])
+        return phi
 
     def verify(self, ins):
         if len(ins.operands) != len(ins.attrs["blocks"]) or any(o.type != ins.type for o in ins.operands):
@@ -361,6 +394,12 @@ class Br(OpDef):
         if not ins.operands:
             return f"br {_label(bl[0])}"
         return f"br {_tv(ins.operands[0])}, {_label(bl[0])}, {_label(bl[1])}"
+
+    def build(self, cx, ins):
+        bl = ins.attrs["blocks"]
+        if not ins.operands:
+            return cx.b.branch(cx.block(bl[0]))
+        return cx.b.cbranch(cx.v(ins.operands[0]), cx.block(bl[0]), cx.block(bl[1]))
 
     def verify(self, ins):
         n = len(ins.attrs.get("blocks", []))
@@ -394,6 +433,13 @@ class Switch(OpDef):
         body = "".join(f"\n    {_tv(v)}, {_label(b)}" for v, b in zip(cases, bl[1:]))
         return f"switch {_tv(cond)}, {_label(bl[0])} [{body}\n  ]"
 
+    def build(self, cx, ins):
+        bl = ins.attrs["blocks"]
+        sw = cx.b.switch(cx.v(ins.operands[0]), cx.block(bl[0]))
+        for v, b in zip(ins.operands[1:], bl[1:]):
+            sw.add_case(cx.v(v), cx.block(b))
+        return sw
+
     def verify(self, ins):
         if len(ins.attrs["blocks"]) != len(ins.operands) or \
                 any(v.type != ins.operands[0].type for v in ins.operands[1:]):
@@ -420,6 +466,9 @@ class Ret(OpDef):
     def print(self, ins):
         return f"ret {_tv(ins.operands[0])}" if ins.operands else "ret void"
 
+    def build(self, cx, ins):
+        return cx.b.ret(cx.v(ins.operands[0])) if ins.operands else cx.b.ret_void()
+
     def verify(self, ins):
         f = ins.block.function if ins.block is not None else None
         if len(ins.operands) > 1 or f is None:
@@ -441,6 +490,9 @@ class Unreachable(OpDef):
 
     def print(self, ins):
         return "unreachable"
+
+    def build(self, cx, ins):
+        return cx.b.unreachable()
 
     def verify(self, ins):
         if ins.operands:
@@ -475,6 +527,11 @@ class Call(OpDef):
         args = ", ".join(_tv(v) for v in ins.operands)
         return f"{self.lhs(ins)}{tail}call {ins.type} {a['callee'].ref()}({args})"
 
+    def build(self, cx, ins):
+        tail = ins.attrs.get("tail") or False
+        return cx.b.call(cx.function(ins.attrs["callee"]), [cx.v(o) for o in ins.operands],
+                         name=cx.name(ins), tail=tail)
+
     def verify(self, ins):
         c = ins.attrs["callee"]
         if c.ret_type != ins.type or (not c.varargs and len(c.params) != len(ins.operands)):
@@ -499,6 +556,13 @@ class GetElementPtr(OpDef):
         flags = "".join(f"{f} " for f in ins.attrs.get("flags", []))
         idx = "".join(f", {_tv(v)}" for v in ins.operands[1:])
         return f"{self.lhs(ins)}getelementptr {flags}{ins.attrs['source_type']}, {_tv(ins.operands[0])}{idx}"
+
+    def build(self, cx, ins):
+        # llvmlite spells one GEP flag, inbounds; the others (nuw, nusw) only promise more, so dropping them keeps
+        # the program's meaning
+        return cx.b.gep(cx.v(ins.operands[0]), [cx.v(o) for o in ins.operands[1:]],
+                        inbounds="inbounds" in ins.attrs.get("flags", []), name=cx.name(ins),
+                        source_etype=cx.t(ins.attrs["source_type"]))
 
     def verify(self, ins):
         if not isinstance(ins.operands[0].type, PtrType) or \
@@ -537,6 +601,10 @@ class Load(OpDef):
     def print(self, ins):
         return f"{self.lhs(ins)}load {ins.type}, {_tv(ins.operands[0])}{_align(ins)}"
 
+    def build(self, cx, ins):
+        return cx.b.load(cx.v(ins.operands[0]), name=cx.name(ins), align=ins.attrs.get("align") or None,
+                         typ=cx.t(ins.type))
+
     def verify(self, ins):
         if not isinstance(ins.operands[0].type, PtrType):
             raise _verr(ins, "load through a non-pointer", "LLVM LangRef: load")
@@ -562,6 +630,9 @@ class Store(OpDef):
 
     def print(self, ins):
         return f"store {_tv(ins.operands[0])}, {_tv(ins.operands[1])}{_align(ins)}"
+
+    def build(self, cx, ins):
+        return cx.b.store(cx.v(ins.operands[0]), cx.v(ins.operands[1]), align=ins.attrs.get("align") or None)
 
     def verify(self, ins):
         if not isinstance(ins.operands[1].type, PtrType):
@@ -592,6 +663,9 @@ class Alloca(OpDef):
 
     def print(self, ins):
         return f"{self.lhs(ins)}alloca {ins.attrs['alloc_type']}{_align(ins)}"
+
+    def build(self, cx, ins):
+        return cx.alloca(cx.t(ins.attrs["alloc_type"]), cx.name(ins), ins.attrs.get("align") or None)
 
     def verify(self, ins):
         if not isinstance(ins.type, PtrType) or ins.attrs.get("alloc_type") is None:

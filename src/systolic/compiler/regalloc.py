@@ -25,6 +25,7 @@ from ..errors import CompileError
 from .cfg import rpo
 from .ir import (I8, I16, I64, PTR, VOID, X86_AMX, ArrayType, ConstantInt, Function, Instr, Module, Value)
 from .lower import PSEUDO, TILE_DEF_OPS, is_dot_pseudo
+from .amx_table import MODELLED_LOADS
 from .shapes import Shape
 
 __all__ = ["allocate", "assign_registers", "apply", "VReg", "NUM_TILES", "RULE"]
@@ -559,7 +560,7 @@ class _Allocator:
                 if op in PSEUDO:
                     mn = PSEUDO[op]
                     extra = {k: ins.attrs[k] for k in ("spill", "loc") if k in ins.attrs}
-                    if mn in ("tileloadd", "tileloaddt1"):
+                    if mn in MODELLED_LOADS:
                         out.append(_m(mn.upper(), [assign[id(tile_def(ins))]], ins.operands[2:4], **extra))
                     elif mn == "tilestored":
                         out.append(_m("TILESTORED", [assign[id(ins.operands[4])]], ins.operands[2:4], **extra))

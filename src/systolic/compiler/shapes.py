@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CompileError, UnmodelledConstruct
-from .amx_table import MODELLED_DOTS, is_cast
+from .amx_table import MODELLED_DOTS, MODELLED_LOADS, internal_name, is_cast
 from .int_intrinsics import runner_executes
 from .cfg import Dominance
 from .ir import (I8, I16, I64, PTR, V256I32, X86_AMX, VOID, ArrayType, ConstantInt, ConstantSpecial, Function, Instr,
@@ -29,10 +29,10 @@ __all__ = ["TileOp", "DOT_MNEMONICS", "classify", "Shape", "same_value", "propag
            "ShapeAnalysis", "internal_name",
            "SHAPE_RULE"]
 
-#: the TMUL instructions the compiler knows: every one the TileMachine models (amx_table: INT8, BF16, FP16,
-#: COMPLEX, FP8)
+#: the TMUL and tile-load instructions the compiler knows: every one with an instruction record (amx_table, read
+#: from systolic.amx.isa: INT8, BF16, FP16, COMPLEX, FP8 TMULs; TILELOADD and its hinted forms)
 DOT_MNEMONICS = MODELLED_DOTS
-LOAD_MNEMONICS = ("tileloadd", "tileloaddt1")
+LOAD_MNEMONICS = MODELLED_LOADS
 SHAPE_RULE = "LLVM X86LowerAMXType / the AMX proposal, section 6: shapes come from the intrinsics' shape operands"
 
 
@@ -45,20 +45,12 @@ class TileOp:
     form: str  # "internal" (x86_amx, LLVM's final form) or "seed" (<256 x i32>, the proposal's form)
 
 
-def internal_name(mnemonic: str) -> str:
-    """LLVM's name of the shaped intrinsic: ``llvm.x86.tileloadd64.internal``, ``llvm.x86.tdpbssd.internal``..."""
-    if mnemonic in ("tileloadd", "tileloaddt1", "tilestored"):
-        return f"llvm.x86.{mnemonic}64.internal"
-    return f"llvm.x86.{mnemonic}.internal"
-
-
+#: physical intrinsic name without ``llvm.x86.`` (``tileloadd64``, ``tdpbssd``) -> (kind, mnemonic)
 _BY_NAME: dict[str, tuple[str, str]] = {}
-for _m in LOAD_MNEMONICS:
-    _BY_NAME[f"{_m}64"] = ("load", _m)
-_BY_NAME["tilestored64"] = ("store", "tilestored")
-_BY_NAME["tilezero"] = ("zero", "tilezero")
-for _m in DOT_MNEMONICS:
-    _BY_NAME[_m] = ("dot", _m)
+for _m, _k in ((m, "load") for m in LOAD_MNEMONICS):
+    _BY_NAME[internal_name(_m)[len("llvm.x86."):-len(".internal")]] = (_k, _m)
+for _m, _k in (("tilestored", "store"), ("tilezero", "zero"), *((m, "dot") for m in DOT_MNEMONICS)):
+    _BY_NAME[internal_name(_m)[len("llvm.x86."):-len(".internal")]] = (_k, _m)
 
 _NTILE = {"load": 0, "store": 1, "zero": 0, "dot": 3}
 _NSCALAR = {"load": 4, "store": 4, "zero": 2, "dot": 3}

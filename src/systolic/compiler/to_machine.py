@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InvalidValue, MemoryFault
 from . import int_intrinsics
-from .amx_table import MODELLED_DOTS, is_cast
+from .amx_table import MACHINE_OPCODES, MODELLED_LOADS, is_cast
 from .ir import (ArrayType, ConstantInt, ConstantSpecial, ConstGEP, Function, GlobalVariable, Instr, IntType,
                  Module, PtrType, StructType, Value, VectorType, VOID, field_offsets, size_of)
 from .ops import OPS, POISON, mask as _mask, print_instr, signed as _signed, ub as _ub
@@ -34,8 +34,8 @@ __all__ = ["Pointer", "Region", "Runner", "RunResult", "listing", "MACHINE_OPS",
 
 DEFAULT_MAX_STEPS = 2_000_000
 MAX_CALL_DEPTH = 150  # 5 Python frames per IR call level: stays under the interpreter limit
-MACHINE_OPS = ("LDTILECFG", "TILELOADD", "TILELOADDT1", "TILESTORED", "TILEZERO", "TILERELEASE",
-               *(m.upper() for m in MODELLED_DOTS))
+MACHINE_OPS = MACHINE_OPCODES               # configuration + every modelled tile instruction (amx_table)
+_TRANSFERS = frozenset({*(m.upper() for m in MODELLED_LOADS), "TILESTORED"})
 
 
 @dataclass(eq=False)
@@ -384,7 +384,7 @@ class Runner:
             tm.ldtilecfg(arr, off)
         elif op == "TILERELEASE":
             tm.tilerelease()
-        elif op in ("TILELOADD", "TILELOADDT1", "TILESTORED"):
+        elif op in _TRANSFERS:
             p = self.value(ins.operands[0], env)
             stride = _signed(self.value(ins.operands[1], env), 64)
             if not isinstance(p, Pointer) or p.region is None:
@@ -413,7 +413,7 @@ class Runner:
             if not isinstance(p, Pointer) or p.region is None:
                 raise MemoryFault("tile load through a null pointer", address=0, rule="memory operand")
             img = I.eager_load(self.tm, rows, cols, p.region.data, p.offset, _signed(stride, 64),
-                               stream=op.mnemonic == "tileloaddt1")
+                               mnemonic=op.mnemonic)
             return TileValue(img, rows, cols)
         if op.kind == "store":
             # a tile value keeps the shape it was defined with (LLVM takes a virtual tile's shape from its

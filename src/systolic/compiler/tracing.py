@@ -26,7 +26,7 @@ from ..errors import CompileError, InvalidValue
 from .ir import (I1, I8, I16, I32, I64, PTR, VOID, X86_AMX, Argument, ArrayType, ConstantInt, ConstantSpecial,
                  Function, GlobalVariable, Instr, IntType, Module, Value, intrinsic)
 from .llvm_reader import parse_type
-from .shapes import internal_name
+from .amx_table import internal_name
 
 __all__ = ["trace", "current", "Scalar", "TracedPtr", "if_", "for_range", "call", "run_eager"]
 
@@ -218,9 +218,9 @@ class Tracer:
         return v
 
     # ------------------------------------------------------------------ intrinsics
-    def tile_load(self, dst, base, stride, stream: bool) -> None:
+    def tile_load(self, dst, base, stride, mnemonic: str = "tileloadd") -> None:
         r, c = self.shape(dst)
-        name = internal_name("tileloaddt1" if stream else "tileloadd")
+        name = internal_name(mnemonic)
         dst.value = self.emit(Instr("call", X86_AMX, [r, c, self.ptr(base), self.coerce(stride, I64)],
                                     callee=intrinsic(self.m, name, X86_AMX, [I16, I16, PTR, I64])))
 

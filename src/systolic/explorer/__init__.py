@@ -10,10 +10,15 @@ a mapping of its own. See docs/layouts.md.
 
 from __future__ import annotations
 
+from .. import layout as _layout
 from .explain import explain, format_explain
 from .resolve import LAYERS, mma_layouts, resolve
 from .svg import layout_svg, mma_svg
 from .verbs import detail, table, what, where
+
+# the verbs that need the engines and programming models serve systolic.layout too: names -> Layout (get) and
+# the replay of one output element (explain); systolic/__init__ loads this package on their first use
+_layout.provide(get=resolve, explain=explain)
 
 __all__ = ["LAYERS", "resolve", "mma_layouts", "detail", "where", "what", "table", "explain", "format_explain",
            "layout_svg", "mma_svg"]

@@ -297,7 +297,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
     """TCMMIMFP16PS / TCMMRLFP16PS (ISE "AMX-COMPLEX"): each dword a complex fp16 (real low, imaginary high).
     A is M x Kc complex (tile row m, dword k), B Kc x N complex (tile row k, dword n); the element lies in
     TDPFP16PS's places (real at even K, imaginary at odd K), so those Layouts place it."""
-    from ..amx import spec
+    from ..amx import isa
     mn = str(opts.pop("instruction")).lower()
     m, n = opts.pop("m", None), opts.pop("n", None)
     kc = opts.pop("k", None)
@@ -310,7 +310,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}
     M, N, K2 = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, observer=ElementRecord(trace, row, col))
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, 2 * K2, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     imag = mn == "tcmmimfp16ps"
     steps = []
@@ -341,7 +341,7 @@ def explain_amx_complex(row, col, rng, a, b, c, opts) -> dict:
 def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     """TDP[B|H][B|H]F8PS as the spec path models it (*unverified*, see :func:`systolic.amx.spec._fp8_dot`):
     every product exact, summed exactly over K, rounded to fp32 once (RNE, FTZ), then D = C + that."""
-    from ..amx import spec
+    from ..amx import isa
     mn = str(opts.pop("instruction")).lower()
     la, lb, lc = (amx_layout(op, mn, opts.get("m"), opts.get("n"), opts.get("k")) for op in "abc")
     extra = set(opts) - {"m", "n", "k"}
@@ -352,7 +352,7 @@ def explain_amx_fp8(row, col, rng, a, b, c, opts) -> dict:
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K, observer=ElementRecord(trace, row, col))
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, K, observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     steps = []
     for kd in range(K // 4):

@@ -166,7 +166,7 @@ def dpas_report(row, col, s, trace, la, lb, lc, ld, C, D, model, *, opcode: str 
 
 
 def _explain_amx(row, col, rng, a, b, c, opts):
-    from ..amx import spec
+    from ..amx import isa
     mn = str(opts.pop("instruction", "tdpbf16ps")).lower()
     la, lb, lc = (amx_layout(op, mn, opts.get("m"), opts.get("n"), opts.get("k")) for op in "abc")
     extra = set(opts) - {"m", "n", "k"}
@@ -180,7 +180,7 @@ def _explain_amx(row, col, rng, a, b, c, opts):
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}
     M, N, K = la.rows, lb.cols, la.cols
-    spec.DOT[mn](tiles[0], tiles[1], tiles[2], M, 4 * N, K * la.element_bits // 8,
+    isa.get(mn).spec(tiles[0], tiles[1], tiles[2], M, 4 * N, K * la.element_bits // 8,
                  observer=ElementRecord(trace, row, col))
     D = lc.gather(tiles[0].reshape(-1))
     per = 32 // la.element_bits

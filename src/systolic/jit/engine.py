@@ -30,7 +30,7 @@ _engines: list = []  # compiled code lives as long as its engine: keep every eng
 
 #: LLVM subtarget features of the AMX extensions this LLVM may be asked to compile for (name -> since major)
 _AMX_LLVM = (("+amx-tile", 0), ("+amx-int8", 0), ("+amx-bf16", 0), ("+amx-fp16", 16), ("+amx-complex", 17),
-             ("+amx-fp8", 20))
+             ("+amx-fp8", 20), ("+amx-movrs", 20))
 
 
 def llvm():

@@ -7,6 +7,9 @@ attributes itself, and the calls here pass constants)::
     llvm.x86.tileloadd64(i8, ptr, i64)  llvm.x86.tileloaddt164(i8, ptr, i64)  llvm.x86.tilestored64(i8, ptr, i64)
     llvm.x86.tdpbssd / tdpbsud / tdpbusd / tdpbuud / tdpbf16ps / tdpfp16ps / ... (i8 dst, i8 src1, i8 src2)
 
+Which intrinsic a TMUL is, and which AMX extension provides it, are facts of the instruction records
+(``systolic.amx.isa``, a higher layer): the callers pass the record's ``intrinsic`` to :meth:`Amx.dot`.
+
 Source: llvm-project ``llvm/include/llvm/IR/IntrinsicsX86.td`` ("AMX - Intel AMX extensions") and
 REFERENCE.md section 7.
 """
@@ -17,24 +20,7 @@ from llvmlite import ir
 
 from .build import I8, I64, PTR, VOID, declare
 
-__all__ = ["Amx", "DOT_INTRINSICS"]
-
-#: mnemonic -> (LLVM intrinsic, AMX extension that provides it)
-DOT_INTRINSICS = {
-    "tdpbssd": ("llvm.x86.tdpbssd", "AMX-INT8"),
-    "tdpbsud": ("llvm.x86.tdpbsud", "AMX-INT8"),
-    "tdpbusd": ("llvm.x86.tdpbusd", "AMX-INT8"),
-    "tdpbuud": ("llvm.x86.tdpbuud", "AMX-INT8"),
-    "tdpbf16ps": ("llvm.x86.tdpbf16ps", "AMX-BF16"),
-    "tdpfp16ps": ("llvm.x86.tdpfp16ps", "AMX-FP16"),
-    "tcmmimfp16ps": ("llvm.x86.tcmmimfp16ps", "AMX-COMPLEX"),
-    "tcmmrlfp16ps": ("llvm.x86.tcmmrlfp16ps", "AMX-COMPLEX"),
-    "tdpbf8ps": ("llvm.x86.tdpbf8ps", "AMX-FP8"),
-    "tdpbhf8ps": ("llvm.x86.tdpbhf8ps", "AMX-FP8"),
-    "tdphbf8ps": ("llvm.x86.tdphbf8ps", "AMX-FP8"),
-    "tdphf8ps": ("llvm.x86.tdphf8ps", "AMX-FP8"),
-}
-
+__all__ = ["Amx"]
 
 def _t(n: int):
     return ir.Constant(I8, n)
@@ -67,5 +53,6 @@ class Amx:
         stride = stride if isinstance(stride, ir.Value) else ir.Constant(I64, stride)
         b.call(self._fn("llvm.x86.tilestored64", [I8, PTR, I64]), [_t(t), ptr, stride])
 
-    def dot(self, b, mnemonic: str, dst: int, src1: int, src2: int):
-        b.call(self._fn(DOT_INTRINSICS[mnemonic][0], [I8, I8, I8]), [_t(dst), _t(src1), _t(src2)])
+    def dot(self, b, intrinsic: str, dst: int, src1: int, src2: int):
+        """A TMUL: ``intrinsic`` is its record's physical-register intrinsic (``llvm.x86.tdpbssd``)."""
+        b.call(self._fn(intrinsic, [I8, I8, I8]), [_t(dst), _t(src1), _t(src2)])

@@ -5,10 +5,11 @@ VNNI B), :mod:`.dpas` (DPAS GRF operands, DPASW's split), and the programming mo
 (OpenCL work-item components, joint_matrix slices); :mod:`.picture` draws any Layout as SVG. The engines (AMX tiles, DPAS registers), the programming
 models and the explorer (``systolic layout ...``) all read these same objects.
 
-The pictures read only Layouts and live here (:mod:`.picture`). The query verbs (``get``: names -> Layout through
-the engines and the programming models; ``explain``: a replay on the engines; ``detail``, ``where``, ``what``,
-``table``) are the explorer's (tools layer): this package imports it at call time, in plain sight, the one
-upward edge of this layer that tests/test_layering.py allows by name::
+The verbs that read a Layout only (``detail``, ``where``, ``what``, ``table``: :mod:`.verbs`) and the pictures
+(:mod:`.picture`) live here. The two that need the engines and the programming models (``get``: names ->
+Layout; ``explain``: a replay on the engines) are the explorer's (tools layer): it registers them here with
+:func:`provide` when it is imported, and ``systolic/__init__`` names the loader that imports it on their first
+use (:func:`on_first_use`), so this package imports nothing above it::
 
     from systolic import layout
     L = layout.get("dpas", "b", device="pvc", precision="bf16")
@@ -17,20 +18,41 @@ upward edge of this layer that tests/test_layering.py allows by name::
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .core import Layout, from_function
+from .verbs import detail, table, what, where
 
-__all__ = ["Layout", "from_function", "get", "detail", "where", "what", "table", "explain", "svg", "mma_svg"]
+__all__ = ["Layout", "from_function", "get", "detail", "where", "what", "table", "explain", "svg", "mma_svg",
+           "provide", "on_first_use"]
 
-#: the explorer's verbs, by their names there
-_EXPLORER = {"get": "resolve", "detail": "detail", "where": "where", "what": "what", "table": "table",
-             "explain": "explain"}
+#: the verbs a higher layer provides (get, explain), by name
+_PROVIDED: dict[str, Callable] = {}
+_PROVIDABLE = ("get", "explain")
+_loader: list[Callable[[], None]] = []
+
+
+def provide(**verbs: Callable) -> None:
+    """Register the verbs a higher layer implements (``get``, ``explain``; the explorer calls this)."""
+    unknown = sorted(set(verbs) - set(_PROVIDABLE))
+    if unknown:
+        raise AttributeError(f"systolic.layout has no provided verb {unknown}; providable: {_PROVIDABLE}")
+    _PROVIDED.update(verbs)
+
+
+def on_first_use(loader: Callable[[], None]) -> None:
+    """``loader()`` runs the first time a provided verb is asked for before anything provided it (systolic's
+    package init names the explorer's import)."""
+    _loader[:] = [loader]
 
 
 def __getattr__(name):
     if name in ("svg", "mma_svg"):        # the pictures read only Layouts: they live here (.picture)
         from . import picture
         return getattr(picture, {"svg": "layout_svg", "mma_svg": "mma_svg"}[name])
-    if name in _EXPLORER:
-        from .. import explorer           # tools layer, loaded on first use only (ALLOWED_UP in test_layering)
-        return getattr(explorer, _EXPLORER[name])
+    if name in _PROVIDABLE:
+        if name not in _PROVIDED and _loader:
+            _loader[0]()
+        if name in _PROVIDED:
+            return _PROVIDED[name]
     raise AttributeError(f"module 'systolic.layout' has no attribute {name!r}")

@@ -91,9 +91,9 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     b = np.asarray(b)
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
     # a lower bound of the path's peak (measured with tracemalloc on default calls, every model): integers (on
-    # jit.int_gemm or AMX-INT8) A as int16, B as int16 twice (widened copy, packed panels), the int32 result;
+    # jit.int_gemm or AMX-INT8) A and B as int16 (int_gemm's packed copies), the int32 result;
     # floats 8 per A/B element and 32 per result (the fp32 values, float64 terms of the chains)
-    need = 2 * m * kp + 4 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
+    need = 2 * m * kp + 2 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
     refuse_beyond_memory("xmx.matmul", m, k, n, need)
     try:
         return _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_block)
@@ -126,10 +126,20 @@ def _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_
     tally()
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32) if cv is None else cv.astype(np.float32)
-    out = np.empty((m, n), dtype=np.uint32)
+    if mdl.name == "block":       # the compiled block kernel where it applies (systolic.xmx.native_block)
+        from . import native_block
+        bits = native_block.gemm(av, bv, cv, kd, mdl)
+        counters.note_path(f"xmx.matmul {p2}x{p1}", "emulator" if bits is None else "jit-block")
+        if bits is not None:
+            return bits.view(np.float32)
     if row_block is None:  # bounds the numpy path's temporaries; the compiled path takes everything at once
         terms = kd if mdl.name in ("exact", "block") else ops + 1
         row_block = m if mdl.name in ("stage", "sequential") else max(8, (1 << 21) // max(1, n * terms))
+    if row_block >= m:     # one block: the result as float_mma returns it (no copy: 0.5-1 ms at 1024^2)
+        return np.ascontiguousarray(KN.float_mma(av, bv, cv, ops_per_chan=ops, k_per_instr=kd, model=mdl,
+                                                 sig_bits=(_sig_bits(p2), _sig_bits(p1))),
+                                    dtype=np.uint32).view(np.float32)
+    out = np.empty((m, n), dtype=np.uint32)
     for r0 in range(0, m, row_block):
         r1 = min(m, r0 + row_block)
         out[r0:r1] = KN.float_mma(av[r0:r1], bv, None if cv is None else cv[r0:r1], ops_per_chan=ops,
@@ -308,6 +318,11 @@ def _float_values(x: np.ndarray, p: str, flush: bool) -> np.ndarray:
     """Exact values of the elements as float32 (every DPAS input format fits: at most 11 significand bits and
     8 exponent bits; tf32: RNE from float32), denormals flushed to signed zeros when the rule says so."""
     t = T.get(p)
+    if p in ("bf16", "fp16") and x.dtype == t.dtype and x.size >= 1 << 16:  # compiled, threaded (xmx/native.py)
+        from . import native as NT
+        v = NT.widen(x, p, float(t.fmt.min_normal) if flush else 0.0)
+        if v is not None:
+            return v
     if p == "tf32" and x.dtype == np.float32:
         v = _tf32_rne(x)
     elif p == "tf32":

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -44,6 +45,14 @@ VW = 8
 VR = 4
 _CACHE: dict[tuple, object] = {}
 _STATE: dict[str, object] = {}
+
+
+def _ncpu() -> int:
+    """CPUs this process may run on (its affinity: ``taskset -c 0,1`` gives 2 on a 16-core host)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def _engine():
@@ -85,7 +94,7 @@ def ready(T: int, k: int) -> bool:
     """Whether the kernel a GEMM of ``k`` products with ``T`` per stage runs first -- the binary32 FMA chain
     (T = 1, :func:`fma32_mma`) or the unchecked kernel (:func:`fast_mma`) -- is already compiled in this process,
     so that using it costs no JIT time."""
-    key = _fma32_key() if T == 1 else ("fast", T, FR, FVN, _record_every(k, T), _fv())
+    key = _fma32_key() if T == 1 else _fast_key(T, *fast_block(), _record_every(k, T))
     return _CACHE.get(key) is not None
 
 
@@ -118,7 +127,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
         return acc, flag
     pa, pb, pc, pf = (x.ctypes.data for x in (a32, b32, acc, flag))
     jobs = [(j0, min(n, j0 + col_block)) for j0 in range(0, n, col_block)]
-    nthreads = threads or min(os.cpu_count() or 1, len(jobs))
+    nthreads = threads or min(_ncpu(), len(jobs))
 
     scalar_fn, vector_fn, vector_rows = fn
     mr = 0 if robust else m // VR * VR
@@ -204,25 +213,43 @@ def _fv() -> int:
 #: rows x vectors of the fast kernel's register block (Zen 3, bf16 1024^3, one thread, kernel only, ns per 4
 #: stage-lanes: 6x2 0.9-1.1, 5x2 0.9-1.0, 4x2 1.1, 3x3 1.0-1.4 -- within this machine's noise; 12 chains of 17
 #: cycles' latency keep the two FMA pipes busy, fewer do not)
-FR, FVN = 6, 2
+FAST_BLOCKS = {256: (6, 2), 512: (4, 4)}
 
 
-def _fast_kernel(T: int, R: int = FR, V: int = FVN, S: int = 1):
+def fast_block() -> tuple[int, int]:
+    """(R, V) of the fast kernel at the host's vector width (AVX-512's 32 registers hold 8 x 2 accumulators
+    without spilling; 12 x 2 and 6 x 4 spill, by the generated code)."""
+    return FAST_BLOCKS.get(jit.vector_bits(), (6, 2))
+
+
+def _fast_kernel(T: int, R: int, V: int, S: int = 1):
+    """(the unchecked kernel, the statistics of A) for T products per stage, or None."""
     def build():  # a failure leaves the checked kernels usable
         fma = "+fma" in jit.host_features()
-        mod = jit.compile_module(native_ir.fast_module(T, R, V, fma, S, fv, _GROW))
-        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6),
-                                 *([ctypes.c_void_p] * 5), ctypes.c_int64)
-        return proto(mod.address(f"fmma{T}_{R}_{V}_{S}"))
+        mod = jit.compile_module(native_ir.fast_module(T, R, V, fma, S, fv, _GROW), vectorize=True)
+        kern = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 10), *([ctypes.c_int64] * 10))
+        stat = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 5), ctypes.c_double)
+        return kern(mod.address(f"fmma{T}_{R}_{V}_{S}")), stat(mod.address("astat"))
     fv = _fv()
-    return _compiled(("fast", T, R, V, S, fv), "fast_error", build)
+    return _compiled(_fast_key(T, R, V, S), "fast_error", build)
 
 
-def _by_panels(ex: ThreadPoolExecutor, call, panels: int, nthreads: int) -> None:
-    """``call(p0, p1)`` over panels 0..panels in about four runs per thread (ctypes releases the GIL during
-    each call, so the kernels run in parallel)."""
-    step = -(-panels // (nthreads * 4))
-    list(ex.map(lambda p0: call(p0, min(panels, p0 + step)), range(0, panels, step)))
+def _fast_key(T: int, R: int, V: int, S: int) -> tuple:
+    return ("fast", T, R, V, S, _fv())
+
+
+def _refine_kernel():
+    """(rfn, tpose) of :func:`native_ir.refine_module`, or None."""
+    def build():
+        mod = jit.compile_module(native_ir.refine_module(sv))
+        rfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                               ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                               ctypes.c_int64)(mod.address(f"rfn{sv}"))
+        tpose = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_int64] * 4))(
+            mod.address(f"tpose{sv}"))
+        return rfn, tpose
+    sv = _sv()
+    return _compiled(("refine", sv), "refine_error", build)
 
 
 def _line_stats(x: np.ndarray, sig_bits: int, axis: int):
@@ -270,7 +297,7 @@ def _record_every(k: int, T: int) -> int:
 
 
 def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bits: tuple[int, int] = (24, 24),
-             threads: int | None = None, R: int = FR, V: int = FVN, S: int | None = None):
+             threads: int | None = None, R: int | None = None, V: int | None = None, S: int | None = None):
     """Run the unchecked kernel and the proof's test: returns (acc float32 M x N, flag bool M x N).
 
     ``c``: the fp32 values of C (float64), or None for +0. Flagged elements are not proven (see the proof
@@ -280,91 +307,65 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     The kernel records |x| every S stages (default 4 where the stage count allows; measured at 1024^3 with the
     per-chunk test, whole path, two threads, before the Veltkamp rounding: bf16 S=2 0.122 s, S=4 0.096 s, S=8
     0.092 s; fp16 0.195, 0.174, 0.227 s -- a larger S weakens the test, S*T*P, and fp16 then refines more); the
-    proof above covers the stages in between. With the Veltkamp rounding and the statistics moved after the
-    stage loop the bf16 kernel alone got 5-20% faster (one thread, alternating runs: 0.136 vs 0.143-0.170 s);
-    the whole two-thread path moved within the machine's noise (0.078-0.091 vs 0.089 s); fp16 did not change.
+    proof above covers the stages in between. Everything around it is compiled and threaded too: A's widening
+    to binary64 with its statistics (``astat``, by rows), each panel of B widened with its statistics by the
+    thread that runs it, and the refinement's per-element statistics (``rfn``).
     """
     m, k = a32.shape
     if S is None:
         S = _record_every(k, T)
-    fn = _fast_kernel(T, R, V, S)
-    if fn is None:
+    if R is None or V is None:
+        R, V = fast_block()
+    sig = (int(sig_bits[0]), int(sig_bits[1]))
+    fns = _fast_kernel(T, R, V, S)
+    if fns is None:
         raise RuntimeError("native kernel unavailable: " + str(_STATE.get("fast_error", _STATE.get("error"))))
+    fn, astat = fns
     n = b32.shape[1]
     zero_c = c is None  # C = +0 everywhere: no conversion, no test of C's granularity
     with np.errstate(invalid="ignore"):         # a signalling NaN in C widens to a NaN: intended
-        c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
+        c = np.zeros((m, n)) if zero_c else np.asarray(c, dtype=np.float64)
     if m == 0 or n == 0 or k == 0:
         return c.astype(np.float32), ~np.isfinite(c)
     W = _fv() * V
-    mp, npn = -(-m // R) * R, -(-n // W) * W
     kc = KC if k % KC == 0 and KC % (T * S) == 0 else k
     nch = k // kc
-    panels = npn // W
-    nthreads = threads or min(os.cpu_count() or 1, panels)
-    out = {}
+    panels = -(-n // W)
+    A = np.ascontiguousarray(a32, dtype=np.float32)
+    B = np.ascontiguousarray(b32, dtype=np.float32)
+    with np.errstate(invalid="ignore"):         # fp32 values: exact
+        C = np.zeros((m, n), dtype=np.float32) if zero_c else c.astype(np.float32)
+    A64, RAC, MAC = _take((m, k)), _take((m, nch)), _take((m, nch))
+    MX = np.empty((m, n))   # written only where read (the kernel's comment): mostly never touched
+    F = np.empty((m, n), dtype=np.uint8)
+    nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
+    # A's widening and statistics, rows over the threads
+    rstep = max(1, -(-m // (nthreads * 2)))
+    _run_jobs(lambda q, i0: astat(A.ctypes.data, A64.ctypes.data, RAC.ctypes.data, MAC.ctypes.data, i0,
+                                  min(m, i0 + rstep), k, kc, sig[0], float(S * T)), list(range(0, m, rstep)),
+              nthreads)
+    jobs = _jobs(panels, m, nthreads, R)
+    Pk, RB, MB = _take((len(jobs), k * W)), _take((len(jobs), nch * W)), _take((len(jobs), nch * W))
+    head = (A64.ctypes.data, B.ctypes.data, C.ctypes.data, MX.ctypes.data, F.ctypes.data)
+    tail = (RAC.ctypes.data, MAC.ctypes.data, m, n, k, kc)
 
-    def prep_a():  # A widened to binary64, and its per-chunk statistics
-        A = np.empty((mp, k))
-        with np.errstate(invalid="ignore"):  # signalling NaNs widen to NaNs (numpy's cast may flag them)
-            A[:m] = a32
-        A[m:] = 0
-        la, ma = _line_stats(a32.reshape(m, nch, kc), sig_bits[0], 2)  # M x nch
-        RAC = np.zeros((mp, nch))
-        RAC[:m] = np.ldexp(1.0, (51 + np.clip(la, -_BIG, _BIG)).astype(np.int32))
-        MAC = np.zeros((mp, nch))
-        MAC[:m] = S * T * ma
-        out.update(A=A, ma=ma, RAC=RAC, MAC=MAC)
+    def call(q, job):
+        p0, p1, i0, i1 = job
+        fn(*head, Pk[q].ctypes.data, RB[q].ctypes.data, MB[q].ctypes.data, *tail, p0, p1, i0, i1,
+           0 if zero_c else 1, sig[1])
 
-    def prep_b():  # B packed into panels of W columns, and its per-chunk statistics
-        Bp = np.empty((panels, k, W))
-        with np.errstate(invalid="ignore"):  # as in prep_a
-            if npn == n:
-                Bp[:] = b32.reshape(k, panels, W).transpose(1, 0, 2)
-            else:
-                Bpad = np.zeros((k, npn))
-                Bpad[:, :n] = b32
-                Bp[:] = Bpad.reshape(k, panels, W).transpose(1, 0, 2)
-        lb, mb = _line_stats(b32.reshape(nch, kc, n), sig_bits[1], 1)  # nch x N
-        RBC = np.zeros((nch, npn))
-        RBC[:, :n] = np.ldexp(1.0, np.clip(lb, -_BIG, _BIG).astype(np.int32))
-        MBC = np.zeros((nch, npn))
-        MBC[:, :n] = mb
-        out.update(Bp=Bp, mb=mb, RBC=RBC, MBC=MBC)
-
-    if zero_c:
-        C = np.zeros((mp, npn), dtype=np.float32)
-    elif mp == m and npn == n:
-        C = c.astype(np.float32, order="C")  # fp32 values: exact
-    else:
-        C = np.zeros((mp, npn), dtype=np.float32)
-        C[:m, :n] = c
-    MX = np.empty((mp, npn))
-    F = np.empty((mp, npn), dtype=np.uint8)
-    ptr = lambda x: x.ctypes.data  # noqa: E731
-    if nthreads <= 1:
-        prep_a()
-        prep_b()
-    with ThreadPoolExecutor(max(1, nthreads)) as ex:  # numpy and ctypes release the GIL in the long parts
-        if nthreads > 1:
-            list(ex.map(lambda f: f(), (prep_a, prep_b)))
-        head = (ptr(out["A"]), ptr(out["Bp"]), ptr(C), ptr(MX), npn, k, 0, mp)
-        tail = (ptr(out["RAC"]), ptr(out["MAC"]), ptr(out["RBC"]), ptr(out["MBC"]), ptr(F), kc)
-        if nthreads <= 1:
-            fn(*head, 0, panels, *tail)
-        else:
-            _by_panels(ex, lambda p0, p1: fn(*head, p0, p1, *tail), panels, nthreads)
-    ma, mb = out["ma"], out["mb"]
-    acc, mx, flag = C[:m, :n], MX[:m, :n], F[:m, :n].view(bool)
+    _run_jobs(call, jobs, nthreads)
+    _give(A64, RAC, MAC, Pk, RB, MB)
+    flag = F.view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
         if not zero_c and np.any(c != 0):  # C's own granularity: (|x| + S*T*P) * _GROW <= 2**(53+Lc) as well
             lc = _fp32_lsb(c)
-            P = (ma.max(axis=1)[:, None] * mb.max(axis=0)[None, :])[:m, :n]
-            flag = flag | ~((mx + S * T * P) * _GROW <= np.ldexp(1.0, 53 + lc))
+            P = np.abs(A).max(axis=1).astype(np.float64)[:, None] * np.abs(B).max(axis=0).astype(np.float64)
+            flag = flag | ~((MX + S * T * P) * _GROW <= np.ldexp(1.0, 53 + lc))
         if flag.any():
             flag = flag.copy()
-            _refine(a32, b32, c, acc, mx, flag, S * T, sig_bits)
-    return acc, flag
+            _refine(A, B, c, C, MX, flag, S * T, sig)
+    return C, flag
 
 
 def _fp32_lsb(c: np.ndarray) -> np.ndarray:
@@ -376,57 +377,49 @@ def _fp32_lsb(c: np.ndarray) -> np.ndarray:
         return np.where((ac == 0) | ~np.isfinite(ac), _BIG, np.clip(lc, -149, _BIG)).astype(np.int32)
 
 
-def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, kc: int = 4, chunk: int = 1 << 21) -> None:
+def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, chunk: int = 1 << 16) -> None:
     """(``T`` here: the S*T of :func:`fast_mma`.) Retry the test for flagged elements with their own L and P:
-    L = min over k of (L(a_ik) + L(b_kj)), P >= max over k of |a_ik b_kj| (a tiny element of a row only pairs
-    with its own column's entries): first from statistics of K chunks of ``kc`` elements, then, for what is
-    still flagged, element by element. Clears the flags it proves."""
+    L = min over k of (L(a_ik) + L(b_kj)), P = max over k of |a_ik b_kj| (a tiny element of a row only pairs
+    with its own column's entries), computed by the compiled ``rfn`` (SIMD over K; before, numpy statistics of
+    chunks of 4 and then element by element took 0.1-0.3 s for fp16's 0.5% flagged elements at 1024^3).
+    Clears the flags it proves."""
     rows, cols = np.nonzero(flag)
     k = a32.shape[1]
+    fns = _refine_kernel()
+    if fns is None:
+        return
+    fn, tpose = fns
+    n = b32.shape[1]
+    nthreads = _ncpu()
+    B = np.ascontiguousarray(b32, dtype=np.float32)
+    Bt = np.empty((n, k), dtype=np.float32)   # B transposed by the compiled kernel, columns over the threads
+    cstep = -(-n // (nthreads * _sv())) * _sv()
+    _run_jobs(lambda q, c0: tpose(B.ctypes.data, Bt.ctypes.data, k, n, c0, min(n, c0 + cstep)),
+              list(range(0, n, cstep)), nthreads)
+    A = np.ascontiguousarray(a32, dtype=np.float32)
+    r_all, q_all = rows.astype(np.int64), cols.astype(np.int64)
+    L = np.empty(rows.size, dtype=np.int64)
+    P = np.empty(rows.size)
+    step = max(256, -(-rows.size // nthreads))
+    _run_jobs(lambda q, s0: fn(A.ctypes.data, Bt.ctypes.data, k, r_all[s0:].ctypes.data, q_all[s0:].ctypes.data,
+                               min(rows.size, s0 + step) - s0, L[s0:].ctypes.data, P[s0:].ctypes.data,
+                               int(sig_bits[0]), int(sig_bits[1])),
+              list(range(0, rows.size, step)), nthreads)
+    keep = []
     with np.errstate(invalid="ignore", over="ignore"):
-        cc = np.abs(c[rows, cols])
-        lc = _fp32_lsb(cc)
-        base_ok = np.isfinite(cc) & np.isfinite(acc[rows, cols])
-        m0 = mx[rows, cols]
-
-        def test(t, L, P):
-            L = np.minimum(L, lc[t])
-            top = (m0[t] + T * P) * _GROW
-            ok = top <= np.ldexp(1.0, np.clip(53 + L, -2000, 2000).astype(np.int32))
+        for s0 in range(0, rows.size, chunk):
+            t = slice(s0, s0 + chunk)
+            rr, cc = rows[t], cols[t]
+            cv = np.abs(c[rr, cc])
+            Lt = np.minimum(L[t], _fp32_lsb(cv))
+            top = (mx[rr, cc] + T * P[t]) * _GROW
+            ok = top <= np.ldexp(1.0, np.clip(53 + Lt, -2000, 2000).astype(np.int32))
             # the kernel's two other conditions: no stage near fp32 overflow, no fp32 subnormal rounding
-            return ok & (top <= _FLT_MAX) & (L >= -149) & base_ok[t] & np.isfinite(P)
-
-        todo = np.arange(rows.size)
-        if k % kc == 0 and k > kc:
-            ur, ir = np.unique(rows, return_inverse=True)
-            uc, ic = np.unique(cols, return_inverse=True)
-            nch = k // kc
-            asub, bsub = a32[ur], b32[:, uc]
-            LA = _elem_lsb(asub, sig_bits[0]).reshape(len(ur), nch, kc).min(axis=2)
-            MA = np.abs(asub).reshape(len(ur), nch, kc).max(axis=2).astype(np.float64)
-            LB = _elem_lsb(bsub, sig_bits[1]).reshape(nch, kc, len(uc)).min(axis=1).T
-            MB = np.abs(bsub).reshape(nch, kc, len(uc)).max(axis=1).T.astype(np.float64)
-            LB, MB = np.ascontiguousarray(LB), np.ascontiguousarray(MB)
-            keep = []
-            step = max(1, chunk // nch)
-            for s0 in range(0, todo.size, step):
-                t = todo[s0:s0 + step]
-                r, q = ir[t], ic[t]
-                ok = test(t, (LA[r].astype(np.int32) + LB[q]).min(axis=1), (MA[r] * MB[q]).max(axis=1))
-                keep.append(t[~ok])
-            todo = np.concatenate(keep) if keep else todo[:0]
-        step = max(1, chunk // max(1, k))
-        keep = []
-        for s0 in range(0, todo.size, step):
-            t = todo[s0:s0 + step]
-            ar, bc = a32[rows[t]], b32[:, cols[t]].T
-            L = (_elem_lsb(ar, sig_bits[0]).astype(np.int32) + _elem_lsb(bc, sig_bits[1])).min(axis=1)
-            P = np.abs(ar.astype(np.float64) * bc).max(axis=1)
-            ok = test(t, L, P)
-            keep.append(t[~ok])
-        todo = np.concatenate(keep) if keep else todo[:0]
+            ok &= (top <= _FLT_MAX) & (Lt >= -149) & np.isfinite(cv) & np.isfinite(acc[rr, cc]) & np.isfinite(P[t])
+            keep.append(~ok)
+    bad = np.concatenate(keep)
     flag[rows, cols] = False
-    flag[rows[todo], cols[todo]] = True
+    flag[rows[bad], cols[bad]] = True
 
 
 # ------------------------------------------------------------------ one product per stage: fp32 FMA lanes
@@ -444,55 +437,190 @@ def _sv() -> int:
     return jit.vector_bits() // 32
 
 
-SR, SVN = 6, 2
+#: (R, V) of the binary32 FMA kernel per vector width; K per chunk of its panels (0: all of K at once; chunks
+#: of 128-512 were no faster on Zen 3)
+SEQ_BLOCKS = {256: (6, 2), 512: (6, 4)}
+SKC = 0
 
 
-def _fma32_kernel(R: int = SR, V: int = SVN):
+def seq_block() -> tuple[int, int]:
+    return SEQ_BLOCKS.get(jit.vector_bits(), (6, 2))
+
+
+def _fma32_kernel(R: int, V: int, KC: int | None = None):
     def build():  # a failure leaves the binary64 kernels usable
         if "+fma" not in jit.host_features():
             raise RuntimeError("no FMA instruction on this host")  # a libm call per element: too slow
-        mod = jit.compile_module(native_ir.fma32_module(R, V, sv))
-        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4), *([ctypes.c_int64] * 6))
-        return proto(mod.address(f"smma_{R}_{V}"))
+        mod = jit.compile_module(native_ir.fma32_module(R, V, sv, KC))
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 5), *([ctypes.c_int64] * 8))
+        return proto(mod.address(f"gmma_{R}_{V}_{KC}"))
     sv = _sv()
-    return _compiled(_fma32_key(R, V), "fma32_error", build)
+    KC = SKC if KC is None else KC
+    return _compiled(_fma32_key(R, V, KC), "fma32_error", build)
 
 
-def _fma32_key(R: int = SR, V: int = SVN) -> tuple:
+def _fma32_key(R: int | None = None, V: int | None = None, KC: int | None = None) -> tuple:
     """The cache key of the binary32 FMA kernel (its vector width included)."""
-    return ("fma32", R, V, _sv())
+    if R is None:
+        R, V = seq_block()
+    return ("fma32", R, V, SKC if KC is None else KC, _sv())
+
+
+def _jobs(panels: int, m: int, nthreads: int, R: int, per_thread: int = 4) -> list[tuple[int, int, int, int]]:
+    """(p0, p1, i0, i1) blocks of the panels x rows iteration space, about ``per_thread`` per thread: by panels
+    first (each job packs its panels of B once), and by rows as well where there are too few panels (16 threads
+    on a narrow B)."""
+    want = max(1, nthreads * per_thread)
+    pstep = max(1, -(-panels // want))
+    pblocks = [(p0, min(panels, p0 + pstep)) for p0 in range(0, panels, pstep)]
+    rsplit = max(1, min(-(-want // len(pblocks)), m // (8 * R) or 1))
+    rstep = -(-m // rsplit)
+    return [(p0, p1, i0, min(m, i0 + rstep)) for p0, p1 in pblocks for i0 in range(0, m, rstep)]
+
+
+#: scratch arrays kept between calls (key: shape and dtype), at most _KEEP of them: a fresh multi-megabyte array
+#: costs a page fault per 4 KiB on first touch, 1-3 us each in a VM (3700 of them per bf16 1024^3 stage GEMM
+#: before); never handed to callers
+_SCRATCH: "OrderedDict[tuple, list]" = OrderedDict()
+_KEEP = 8
+
+
+def _take(shape, dtype=np.float64) -> np.ndarray:
+    """A scratch array (contents undefined), from the kept ones when one fits; give it back with _give."""
+    key = (tuple(shape), np.dtype(dtype).str)
+    with _LOCK:
+        got = _SCRATCH.get(key)
+        if got:
+            _SCRATCH.move_to_end(key)
+            return got.pop()
+    return np.empty(shape, dtype=dtype)
+
+
+def _give(*arrays: np.ndarray) -> None:
+    with _LOCK:
+        for x in arrays:
+            key = (x.shape, x.dtype.str)
+            _SCRATCH.setdefault(key, []).append(x)
+            _SCRATCH.move_to_end(key)
+            while sum(len(v) for v in _SCRATCH.values()) > _KEEP:
+                k0 = next(iter(_SCRATCH))
+                if _SCRATCH[k0]:
+                    _SCRATCH[k0].pop(0)
+                if not _SCRATCH[k0]:
+                    del _SCRATCH[k0]
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The process's worker threads for the kernels (one per CPU, made once: starting threads per call cost
+    0.3-0.7 ms, a tenth of a 1024^3 GEMM on 16 cores)."""
+    with _LOCK:
+        if "pool" not in _STATE:
+            _STATE["pool"] = ThreadPoolExecutor(_ncpu(), thread_name_prefix="systolic-xmx")
+        return _STATE["pool"]
+
+
+def _run_jobs(call, jobs, nthreads: int) -> None:
+    """``call(job_index, job)`` for every job, on up to ``nthreads`` threads of :func:`_pool` (ctypes releases
+    the GIL in the kernels); the calling thread takes a share too."""
+    if nthreads <= 1 or len(jobs) == 1:
+        for q, job in enumerate(jobs):
+            call(q, job)
+        return
+    nxt = iter(range(len(jobs)))
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                q = next(nxt, None)
+            if q is None:
+                return
+            call(q, jobs[q])
+
+    futs = [_pool().submit(worker) for _ in range(min(nthreads, len(jobs)) - 1)]
+    worker()
+    for f in futs:
+        f.result()
 
 
 def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int | None = None,
-              R: int = SR, V: int = SVN):
+              R: int | None = None, V: int | None = None, KC: int | None = None):
     """One product per step as binary32 FMAs (see above): returns (acc float32 M x N, flag bool M x N); flagged
-    elements (non-finite results) must be recomputed by the caller. Raises RuntimeError where no FMA kernel."""
-    fn = _fma32_kernel(R, V)
+    elements (non-finite results) must be recomputed by the caller. Raises RuntimeError where no FMA kernel.
+
+    The kernel reads A and B where they are and writes the result in place (:func:`native_ir.build_gmma`): each
+    thread packs its own panels of B, so the only passes outside the kernel are C's conversion to float32 (when
+    C is given) and, when some result is not finite, the search for those."""
+    if R is None or V is None:
+        R, V = seq_block()
+    fn = _fma32_kernel(R, V, KC)
     if fn is None:
         raise RuntimeError("fp32 FMA kernel unavailable: " + str(_STATE.get("fma32_error", _STATE.get("error"))))
     m, k = a32.shape
     n = b32.shape[1]
     zero_c = c is None
-    with np.errstate(invalid="ignore"):         # a signalling NaN in C widens to a NaN: intended
-        c = np.zeros((m, b32.shape[1])) if zero_c else np.asarray(c, dtype=np.float64)
+    with np.errstate(invalid="ignore"):         # a signalling NaN in C narrows to a NaN: intended
+        out = np.zeros((m, n), dtype=np.float32) if zero_c or k == 0 else np.asarray(c, dtype=np.float32,
+                                                                                      order="C").copy()
     if m == 0 or n == 0 or k == 0:
-        return c.astype(np.float32), ~np.isfinite(c)
+        return out, ~np.isfinite(out)
+    A = np.ascontiguousarray(a32, dtype=np.float32)
+    B = np.ascontiguousarray(b32, dtype=np.float32)
     W = _sv() * V
-    mp, npn = -(-m // R) * R, -(-n // W) * W
-    A = np.zeros((mp, k), dtype=np.float32)
-    A[:m] = a32
-    Bpad = b32 if npn == n else np.concatenate([b32, np.zeros((k, npn - n), dtype=np.float32)], axis=1)
-    Bp = np.ascontiguousarray(np.asarray(Bpad, dtype=np.float32).reshape(k, npn // W, W).transpose(1, 0, 2))
-    C = np.zeros((mp, npn), dtype=np.float32)
-    if not zero_c:
-        C[:m, :n] = c  # fp32 values: exact
-    F = np.empty((mp, npn), dtype=np.uint8)
-    panels = npn // W
-    nthreads = threads or min(os.cpu_count() or 1, panels)
-    args = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, F.ctypes.data, npn, k, 0, mp)
-    if nthreads <= 1:
-        fn(*args, 0, panels)
-    else:
-        with ThreadPoolExecutor(nthreads) as ex:
-            _by_panels(ex, lambda p0, p1: fn(*args, p0, p1), panels, nthreads)
-    return C[:m, :n], F[:m, :n].view(bool)
+    panels = -(-n // W)
+    nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
+    jobs = _jobs(panels, m, nthreads, R)
+    KC = SKC if KC is None else KC
+    scratch = _take((len(jobs), (KC or k) * W), np.float32)
+    bad = np.zeros(len(jobs), dtype=np.uint8)
+    ptr = (A.ctypes.data, B.ctypes.data, out.ctypes.data)
+
+    def call(q, job):
+        p0, p1, i0, i1 = job
+        fn(*ptr, scratch[q].ctypes.data, bad[q:].ctypes.data, m, n, k, p0, p1, i0, i1, 0 if zero_c else 1)
+
+    _run_jobs(call, jobs, nthreads)
+    _give(scratch)
+    # no result non-finite (the usual case): a read-only all-False view, no 1 MB of zeroed pages
+    flag = ~np.isfinite(out) if bad.any() else np.broadcast_to(np.False_, (m, n))
+    return out, flag
+
+
+# ------------------------------------------------------------------ the inputs' widening, compiled and threaded
+
+def _widen_kernels():
+    def build():
+        mod = jit.compile_module(native_ir.widen_module(sv))
+        proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float)
+        return {f: proto(mod.address(f"widen_{f}_{sv}")) for f in ("bf16", "fp16")}
+    sv = _sv()
+    return _compiled(("widen", sv), "widen_error", build)
+
+
+def widen(x: np.ndarray, fmt: str, min_normal: float, *, threads: int | None = None) -> np.ndarray | None:
+    """The bf16 / fp16 array ``x`` as float32 values (exact), magnitudes below ``min_normal`` (0: none) made
+    zeros of their sign -- ``gemm._float_values`` for these formats, in compiled code over threads (numpy's
+    float16 conversion is a scalar loop, and the flush test took three more passes). None where the kernel
+    cannot run here (the caller then uses numpy). NaNs stay NaNs (their payloads may differ from numpy's
+    conversion: a NaN input makes the model's NaN whatever its bits)."""
+    if os.environ.get("SYSTOLIC_NO_NATIVE") or fmt not in ("bf16", "fp16"):
+        return None
+    fns = _widen_kernels()
+    if fns is None:
+        return None
+    fn = fns[fmt]
+    src = np.ascontiguousarray(x).view(np.uint16)
+    out = np.empty(src.shape, dtype=np.float32)
+    size = src.size
+    if size == 0:
+        return out
+    s, d = src.reshape(-1), out.reshape(-1)
+    # one pass at memory speed (0.2 ms per 10**6 elements on one Zen 3 core): threads pay only for large arrays
+    nthreads = threads or max(1, min(_ncpu(), size // (1 << 21)))
+    step = -(-size // nthreads)
+
+    def part(q, i0):
+        fn(s[i0:].ctypes.data, d[i0:].ctypes.data, min(size, i0 + step) - i0, min_normal)
+
+    _run_jobs(part, list(range(0, size, step)), nthreads)
+    return out
