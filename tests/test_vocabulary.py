@@ -167,6 +167,13 @@ def test_sycl_takes_the_engines_device_names():
     assert set(CPUS) >= {d.engine for d in sycl.devices() if d.backend == "amx"}
 
 
+def test_xmx_get_model_device():
+    assert xmx.get_model(device="dg2") == xmx.get_model(None, xmx.get_platform("dg2"))
+    assert xmx.get_model(device="bmg").name == xmx.get_platform("bmg").default_model
+    with pytest.warns(DeprecationWarning, match="xmx.get_model: platform= is deprecated"):
+        assert xmx.get_model(platform=xmx.get_platform("dg2")) == xmx.get_model(device="dg2")
+
+
 def test_cl_prelude_device():
     from systolic import cl
     with pytest.warns(DeprecationWarning, match="cl.prelude: platform= is deprecated"):
