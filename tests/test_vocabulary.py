@@ -316,6 +316,28 @@ def test_compiler_module_run_device():
             run("dot", 16, 64, 64, memory=mem(), cpu="spr", device="dmr")
 
 
+def test_distributed_backend_and_path():
+    """Campaign shards: backend= says where (cpu, native, cuda), path= how; backend='spec' is the older spelling
+    of cpu + the spec path (same bytes), and the spec path runs on cpu only."""
+    from systolic.distributed import Campaign, Spec
+    from systolic.distributed.campaign import make_shard, verify_shard
+    c = Campaign(Spec("amx:spr", "tdpbf16ps", shape=(2, 2, 2)), profile="specials", count=4, shard_size=2,
+                 format="npz")
+    fast = make_shard(c.args(), 0, "cpu")["data"]
+    spec = make_shard(c.args(), 0, "cpu", path="spec")["data"]
+    assert spec == fast                                          # the paths are proven bit-identical
+    with pytest.warns(DeprecationWarning, match="make_shard: backend='spec' is deprecated, use backend='cpu', "
+                                                "path='spec'"):
+        assert make_shard(c.args(), 0, "spec")["data"] == spec
+    with pytest.warns(DeprecationWarning, match="verify_shard: backend='spec'"):
+        assert verify_shard(c.args(), 0, spec, "spec")["bad_rows"] == 0
+    assert verify_shard(c.args(), 0, spec, "cpu", path="spec")["bad_rows"] == 0
+    with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
+        make_shard(c.args(), 0, "cuda", path="spec")
+    with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
+        make_shard(c.args(), 0, "cpu", path="exact")
+
+
 def test_the_shim_itself():
     assert renamed({}, {"cpu": "device"}, "f", device="spr") == {"device": "spr"}
     with pytest.warns(RenamedWarning, match="f: cpu= is deprecated, use device="):

@@ -113,11 +113,12 @@ def _mutate_args(args, data):
 def test_make_shard(c, data):
     args = c.args() if data.draw(st.booleans()) else _mutate_args(c.args(), data)
     i = data.draw(maybe(st.integers(0, c.shard_count)))
-    backend = data.draw(maybe(st.sampled_from(["cpu", "spec", "native", "cuda", "gpu"]), 5))
+    backend = data.draw(maybe(st.sampled_from(["cpu", "native", "cuda", "gpu"]), 5))
+    path = data.draw(maybe(st.sampled_from(["fast", "spec"]), 5))
     if isinstance(backend, str) and backend in ("native", "cuda"):
         return                               # a real backend of a machine this suite may not run on
     # (a hostile backend may be an ndarray: `in` on a tuple would compare it element-wise)
-    r = outcome(make_shard, args, i, backend)
+    r = outcome(make_shard, args, i, backend, path)
     if ok(r):
         assert r[1]["count"] == Campaign.from_args(args).shard(i)["count"]
 
@@ -142,7 +143,8 @@ def test_verify_shard(c, data):
     else:
         blob = data.draw(hostile())
     max_rows = data.draw(maybe(st.integers(0, 5)))
-    r = outcome(verify_shard, c.args(), i, blob, data.draw(maybe(st.sampled_from(["cpu", "spec"]), 5)), max_rows)
+    r = outcome(verify_shard, c.args(), i, blob, data.draw(maybe(st.just("cpu"), 5)), max_rows,
+                data.draw(maybe(st.sampled_from(["fast", "spec"]), 5)))
     if ok(r):
         v = r[1]
         if how == "same":
