@@ -120,10 +120,12 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
     from llvmlite import ir
 
     from systolic import jit
+    from systolic.amx.native import require_native
     from systolic.amx.native_gemm import _CFG
     from systolic.jit.build import I64, PTR, VOID, Loop, define
     from systolic.amx.isa import get as amx_record
     from systolic.jit.x86amx import Amx
+    require_native()      # Linux grants this process the tile data (arch_prctl) before any tile instruction
     m = ir.Module(name="peak")
     amx = Amx(m)
     _, b, (cfg, buf, iters) = define(m, "peak", VOID, [PTR, PTR, I64])
@@ -162,6 +164,92 @@ def tile_peak(mnemonic: str, threads: int, seconds: float = 0.3, tries: int = 3)
         best = dt if best is None else min(best, dt)
     ops = 16 * 16 * (32 if mnemonic == "tdpbf16ps" else 64) * 2
     return threads * iters * 4 * ops / best
+
+
+#: tdp_probe's working sets (bytes of A, bytes of B): both in L1, A in L1 and B in L2, both in L2, B beyond L2
+PROBE_SETS = {"L1/L1": (8 << 10, 8 << 10), "L1/L2": (16 << 10, 512 << 10), "L2/L2": (512 << 10, 512 << 10),
+              "L1/L3": (16 << 10, 32 << 20)}
+
+
+def tdp_probe(mnemonic: str, pattern: str, a_bytes: int, b_bytes: int, seconds: float = 0.15) -> float:
+    """One thread's rate of the GEMM micro-kernel's K step with its loads, on synthetic operands: TDP* per second
+    (or, for pattern "loads", TILELOADD per second). Each step reads the next 2 KiB of A (wrapping in a_bytes) and
+    the next 2 KiB (1 KiB for "db") of B (wrapping in b_bytes), stride 64, as packed operands.
+
+    * "row": 2x2 C tiles (tmm0-3), A in tmm4-5, B in tmm6-7, TDP order 00 01 10 11 (the default micro-kernel);
+    * "col": the same, order 00 10 01 11;
+    * "db": two C tiles (tmm0-1), two A and one B tile per step in register sets alternating between steps
+      (tmm2-4, tmm5-7): loads never reuse a register the previous step's TDPs read;
+    * "loads": the "row" step's four loads without the TDPs.
+    Against tile_peak (no loads), it separates the cost of the loads (L1, L2 or beyond) from the reuse of tile
+    registers."""
+    import ctypes
+
+    from llvmlite import ir
+
+    from systolic import jit
+    from systolic.amx.isa import get as amx_record
+    from systolic.amx.native import require_native
+    from systolic.amx.native_gemm import _CFG, aligned_empty
+    from systolic.jit.build import I8, I64, PTR, VOID, Loop, at, define, i64
+    from systolic.jit.x86amx import Amx
+    require_native()
+    tmul = amx_record(mnemonic).intrinsic
+    m = ir.Module(name=f"probe_{pattern}")
+    amx = Amx(m)
+    _, b, (cfg, abuf, bbuf, iters, amask, bmask) = define(m, "probe", VOID, [PTR, PTR, PTR, I64, I64, I64])
+    amx.ldtilecfg(b, cfg)
+    for t in range(8):
+        amx.tilezero(b, t)
+    lp = Loop(b, 0, iters, 2, name="it")
+    for half in (0, 1):
+        s = b.add(lp.index, i64(half))
+        pa = at(b, I8, abuf, b.and_(b.mul(s, i64(2048)), amask))
+        bstep = 1024 if pattern == "db" else 2048
+        pb = at(b, I8, bbuf, b.and_(b.mul(s, i64(bstep)), bmask))
+        pa1, pb1 = at(b, I8, pa, 1024), at(b, I8, pb, 1024)
+        if pattern == "db":
+            ta0, ta1, tb = (2, 3, 4) if half == 0 else (5, 6, 7)
+            amx.tileloadd(b, ta0, pa, 64)
+            amx.tileloadd(b, tb, pb, 64)
+            amx.dot(b, tmul, 0, ta0, tb)
+            amx.tileloadd(b, ta1, pa1, 64)
+            amx.dot(b, tmul, 1, ta1, tb)
+            continue
+        amx.tileloadd(b, 4, pa, 64)
+        amx.tileloadd(b, 6, pb, 64)
+        steps = ((0, 4, 6), ("ld", 7, pb1), (1, 4, 7), ("ld", 5, pa1), (2, 5, 6), (3, 5, 7))
+        if pattern == "col":
+            steps = ((0, 4, 6), ("ld", 5, pa1), (2, 5, 6), ("ld", 7, pb1), (1, 4, 7), (3, 5, 7))
+        for x, y, z in steps:
+            if x == "ld":
+                amx.tileloadd(b, y, z, 64)
+            elif pattern != "loads":
+                amx.dot(b, tmul, x, y, z)
+    lp.close()
+    amx.tilestored(b, 0, abuf, 64)
+    amx.tilerelease(b)
+    b.ret_void()
+    mod = jit.compile_module(m, amx=True)
+    fn = mod.cfunc("probe", None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_int64)
+    abuf_, bbuf_ = aligned_empty(a_bytes, np.uint8), aligned_empty(b_bytes, np.uint8)
+    abuf_[:] = 0
+    bbuf_[:] = 0
+
+    def call(n):
+        fn(_CFG.ctypes.data, abuf_.ctypes.data, bbuf_.ctypes.data, n, a_bytes - 1, b_bytes - 1)
+    call(2000)
+    t0 = time.perf_counter()
+    call(20000)
+    iters = max(20000, int(20000 * seconds / (time.perf_counter() - t0))) // 2 * 2
+    best = None
+    for _ in range(3):
+        t0 = time.perf_counter()
+        call(iters)
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return iters * (2 if pattern == "db" else 4) / best
 
 
 def breakdown(n, rng, ref, rounds, pause=0.0):

@@ -71,6 +71,10 @@ def main(argv=None):
     ap.add_argument("--sweep", action="store_true",
                     help="also time kernel variants (K blocks, order, prefetch, schedule, blocks)")
     ap.add_argument("--peak", action="store_true", help="probe the tile-resident peak and report %% of it")
+    ap.add_argument("--variants", default=None,
+                    help="with --sweep: the variants to time, separated by semicolons (default all)")
+    ap.add_argument("--probe", action="store_true",
+                    help="one worker's TDP*/s of the micro-kernel's K step on synthetic L1 / L2 / L3 operands")
     a = ap.parse_args(argv)
     import torch
 
@@ -79,9 +83,23 @@ def main(argv=None):
 
     ncpu = G.cpus()
     peaks = {}
-    if a.peak:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from bench_host_speed import tile_peak
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_host_speed import PROBE_SETS, tdp_probe, tile_peak
+    probes = []
+    if a.probe:
+        for mn in ("tdpbf16ps", "tdpbssd"):
+            ops = 16 * 16 * (32 if mn == "tdpbf16ps" else 64) * 2
+            # the best of two probes: the process's first AMX work runs slower (call 5: 114 M TDP/s first, 155 M
+            # in the --peak probe of the same run)
+            resident = max(tile_peak(mn, 1), tile_peak(mn, 1)) / ops
+            line = [f"resident {resident / 1e6:.0f}"]
+            for pat in ("row", "col", "db", "loads"):
+                for name, (ab, bb) in PROBE_SETS.items():
+                    r = tdp_probe(mn, pat, ab, bb)
+                    pct = "" if pat == "loads" else f" ({100 * r / resident:.0f}%)"
+                    line.append(f"{pat} {name} {r / 1e6:.0f}{pct}")
+            probes.append(f"| {mn} | " + ", ".join(line) + " |")
+            print("probe " + probes[-1], flush=True)
     threads = [int(x) for x in a.threads.split(",")] if a.threads else [1, ncpu]
     sizes = [int(x) for x in a.sizes.split(",")]
     rng = np.random.default_rng(0)
@@ -126,25 +144,41 @@ def main(argv=None):
                 fns = {"ours": lambda: G.matmul(an, pb, threads=t), "ours+pack": lambda: G.matmul(an, bn, threads=t),
                        "torch": tfn}
                 if a.sweep:
-                    variants = {"kb0": dict(k_block=0, order="n", prefetch=0, schedule="static"),
-                                "kb0,pf2": dict(k_block=0, order="n", prefetch=2, schedule="static"),
-                                "kb8,m": dict(k_block=8, order="m", prefetch=0, schedule="static"),
-                                "kb16,n": dict(k_block=16, order="n", prefetch=0, schedule="static"),
-                                "kb16,m,pf2": dict(k_block=16, order="m", prefetch=2, schedule="static"),
-                                "dyn128": dict(schedule="dynamic", block_m=128, block_n=128),
-                                "dyn128,kb0": dict(schedule="dynamic", block_m=128, block_n=128, k_block=0),
-                                "dyn128,nopack": dict(schedule="dynamic", block_m=128, block_n=128, pack_a=False),
+                    st = dict(schedule="static", prefetch=0)
+                    variants = {"kb0,n": dict(st, k_block=0, order="n"),
+                                "kb0,n,col": dict(st, k_block=0, order="n", micro="col"),
+                                "kb0,n,db": dict(st, k_block=0, order="n", micro="db"),
+                                "kb0,n,t1a": dict(st, k_block=0, order="n", t1="a"),
+                                "kb16,n": dict(st, k_block=16, order="n"),
+                                "kb16,m": dict(st, k_block=16, order="m"),
+                                "kb16,m,col": dict(st, k_block=16, order="m", micro="col"),
+                                "kb16,m,db": dict(st, k_block=16, order="m", micro="db"),
+                                "kb16,m,col,t1b": dict(st, k_block=16, order="m", micro="col", t1="b"),
+                                "kb8,m,col": dict(st, k_block=8, order="m", micro="col"),
+                                "kb32,m,col": dict(st, k_block=32, order="m", micro="col"),
+                                "kb16,m,col,bn1024": dict(st, k_block=16, order="m", micro="col", block_n=1024),
                                 "dyn64x256": dict(schedule="dynamic", block_m=64, block_n=256),
-                                "static,nopack": dict(schedule="static", pack_a=False)}
+                                "dyn64x256,kb0": dict(schedule="dynamic", block_m=64, block_n=256, k_block=0),
+                                "dyn128,kb0": dict(schedule="dynamic", block_m=128, block_n=128, k_block=0),
+                                "dyn64x256,col": dict(schedule="dynamic", block_m=64, block_n=256, micro="col"),
+                                "dyn64x256,db": dict(schedule="dynamic", block_m=64, block_n=256, micro="db")}
+                    if a.variants:
+                        variants = {k: v for k, v in variants.items() if k in a.variants.split(";")}
                     for name, v in variants.items():
                         fns[name] = (lambda v=v: G.matmul(an, pb, threads=t, **v))
+                        if not np.array_equal(fns[name]().view(np.uint32), ours.view(np.uint32)):
+                            print(f"BITS DIFFER: variant {name}", flush=True)
+                            check += f"; variant {name} DIFFERS"
                     # the fixed cost of a call (wake-up, Python, output): one K step over 512 x 512
-                    fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
+                    if not a.variants:
+                        fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
                 med = interleaved(fns, rounds)
                 warm = bursts({"ours": fns["ours"], "torch": tfn}, rounds)
                 if a.peak and (dt, t) not in peaks:
                     peaks[(dt, t)] = tile_peak("tdpbf16ps" if dt == "bf16" else "tdpbssd", t)
+                tdps = (-(-n // 32) * 2) ** 2 * -(-n // (32 if dt == "bf16" else 64))    # TDP* of the product
                 row = dict(n=n, dtype=dt, threads=t, ours_s=med["ours"], ours_pack_s=med["ours+pack"],
+                           tdp_worker=tdps / med["ours"] / t,
                            torch_s=med["torch"], check=check, tname=tname, warm_ours=warm["ours"],
                            warm_torch=warm["torch"])
                 rows.append(row)
@@ -176,9 +210,11 @@ def main(argv=None):
         "",
         "`% of peak`: ours against the tile-resident TDP* peak probed in this run (same dtype and threads).",
         "",
+        "`TDP/s/worker`: ours' TDP* per second per worker (millions).",
+        "",
         "| n | dtype | threads | ours TOP/s | ours+pack TOP/s | torch TOP/s | ratio | ratio incl. packing | % of peak "
-        "| reference |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| TDP/s/worker | reference |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         f = 2.0 * r["n"] ** 3 / 1e12
@@ -186,7 +222,7 @@ def main(argv=None):
         pct = f"{100 * f / r['ours_s'] / (pk / 1e12):.0f}%" if pk else "-"
         lines.append(f"| {r['n']} | {r['dtype']} | {r['threads']} | {f / r['ours_s']:.2f} | "
                      f"{f / r['ours_pack_s']:.2f} | {f / r['torch_s']:.2f} | {r['torch_s'] / r['ours_s']:.2f} | "
-                     f"{r['torch_s'] / r['ours_pack_s']:.2f} | {pct} | {r['tname']} |")
+                     f"{r['torch_s'] / r['ours_pack_s']:.2f} | {pct} | {r['tdp_worker'] / 1e6:.0f}M | {r['tname']} |")
     if peaks:
         lines += ["", "Tile-resident peak probed in this run: " + "; ".join(
             f"{'TDPBF16PS' if d == 'bf16' else 'TDPBSSD'} {t} thread(s) {p / 1e12:.2f} TOP/s"
@@ -199,6 +235,11 @@ def main(argv=None):
                      f"{f / r['warm_torch']:.2f} | {r['warm_torch'] / r['warm_ours']:.2f} |")
     lines += ["", "Correctness checks in the same run: " + "; ".join(
         sorted({f"n={r['n']} {r['dtype']}: {r['check']}" for r in rows}))]
+    if probes:
+        lines += ["", "One worker's K step on synthetic operands (tdp_probe; millions of TDP*/s, or of TILELOADD/s for "
+                  "`loads`; working sets A/B: L1/L1 8/8 KiB, L1/L2 16/512 KiB, L2/L2 512/512 KiB, L1/L3 16 KiB/32 MiB; "
+                  "% of `resident`, the tile_peak rate of one thread):", "", "| instruction | rates |", "|---|---|"]
+        lines += probes
     if sweeps:
         lines += ["", "Variants (TOP/s, same rounds):", "", "| n | dtype | threads | variants |", "|---|---|---|---|"]
         lines += sweeps

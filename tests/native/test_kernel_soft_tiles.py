@@ -106,12 +106,17 @@ def soft_kernel():
     G._bind_pthreads()
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
     out = {}
-    for pf in (0, 1, 2):
-        mod = jit.compile_module(GI.kernel_module("tdpbssd", SoftAmx, prefetch=pf), optimise=False)
-        f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
-        fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
-        out[pf] = (mod, f, fmt)
-    return out
+
+    def compiled(mnemonic, prefetch=0, micro="row", t1=""):
+        key = (prefetch, micro, t1)
+        if key not in out:
+            mod = jit.compile_module(GI.kernel_module("tdpbssd", SoftAmx, prefetch=prefetch, micro=micro, t1=t1),
+                                     optimise=False)
+            f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
+            fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
+            out[key] = (mod, f, fmt)
+        return out[key]
+    return compiled
 
 
 def _oracle(a, b, c):
@@ -130,7 +135,7 @@ def _oracle(a, b, c):
 
 @pytest.mark.parametrize("shape", [(96, 320, 128), (70, 200, 33), (32, 64, 32), (160, 448, 96)])
 def test_kernel_schedule_keeps_every_tile_chain(soft_kernel, monkeypatch, shape):
-    monkeypatch.setattr(G, "_compiled", lambda mnemonic, prefetch=0: soft_kernel[prefetch])
+    monkeypatch.setattr(G, "_compiled", soft_kernel)
     monkeypatch.setattr(G, "_require_native", lambda: None)
     m, k, n = shape
     rng = np.random.default_rng(m * 7 + k + n)
@@ -144,7 +149,15 @@ def test_kernel_schedule_keeps_every_tile_chain(soft_kernel, monkeypatch, shape)
                dict(threads=2, k_block=4, block_m=64, block_n=32, runtime="spawn"),
                dict(threads=5, k_block=100, prefetch=1),
                dict(threads=3, schedule="dynamic", block_m=32, block_n=64, k_block=2),
-               dict(threads=4, schedule="dynamic", order="m", pack_a=False, runtime="spawn")]
+               dict(threads=4, schedule="dynamic", order="m", pack_a=False, runtime="spawn"),
+               # the micro-kernels: column-first TDP order; double-buffered halves (odd and even K blocks, the
+               # tail step of an odd block), TILELOADDT1 operands
+               dict(threads=1, micro="col", k_block=2, order="m", t1="b"),
+               dict(threads=2, micro="db", k_block=3, order="m", prefetch=2),
+               dict(threads=1, micro="db", t1="ab"),
+               dict(threads=3, micro="db", k_block=2, order="n", pack_a=False, schedule="dynamic", block_m=32,
+                    block_n=64),
+               dict(threads=2, micro="col", t1="a", prefetch=1, runtime="spawn")]
     for opt in options:
         assert np.array_equal(G.matmul(a, b, **opt), want), opt
         assert np.array_equal(G.matmul(a, b, c=c, **opt), want_c), opt

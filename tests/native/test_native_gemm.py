@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from systolic.amx import native_gemm as G
+from systolic.amx import native_gemm_ir as GI
 from systolic.errors import InvalidValue
 
 from .conftest import NATIVE, NATIVE_WHY
@@ -226,5 +227,6 @@ def test_tuned_defaults_are_valid_options(mb, ksteps, threads, esize):
     assert t["schedule"] in ("static", "dynamic") and t["order"] in ("n", "m")
     assert 0 <= t["prefetch"] <= 15 and t["k_block"] >= 0
     assert t["block_m"] % 32 == 0 and t["block_n"] % 32 == 0
+    assert t["micro"] in GI.MICRO_KERNELS and set(t["t1"]) <= set("ab")
     if threads == 1:
         assert t["schedule"] == "static"        # nobody to share a counter with

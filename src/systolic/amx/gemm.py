@@ -139,7 +139,8 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
 def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp):
     M, K = a.shape
     N = b.shape[1]
-    if c is None:
+    c_given = c                                    # None: the native kernel starts from TILEZERO (no zero-filled C)
+    if c is None and not (method == "auto" and M and N and kp):
         c = np.zeros((M, N), cdt)
     if kp != K:
         a = np.concatenate([a, np.zeros((M, kp - K), a.dtype)], axis=1)
@@ -151,7 +152,7 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     if method == "auto":
         ok, _ = native_matmul.usable(mn, model.name)
         if ok:
-            out, kn = native_matmul.run(mn, a, b, c, threads)
+            out, kn = native_matmul.run(mn, a, b, c_given, threads)
             if out is not None:
                 path = "native" if kn == kp else "native+emulator"
                 count_tmuls(mn, M, N, kp // per, path=path)
@@ -160,6 +161,8 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
                     return out
                 # the partial last tile-K block on the emulator, from the native result (native_matmul.run)
                 return _float(mn, a[:, kn:], b[kn:], out, method, threads)
+    if c is None:
+        c = np.zeros((M, N), cdt)
     count_tmuls(mn, M, N, kp // per, path="emulator")
     counters.note_path(f"amx.matmul {mn}", "emulator")
     if integer:

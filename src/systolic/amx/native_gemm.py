@@ -63,14 +63,15 @@ KERNELS = {
 }
 
 
-def kernel_ir(mnemonic: str = "tdpbf16ps", prefetch: int = 0):
+def kernel_ir(mnemonic: str = "tdpbf16ps", prefetch: int = 0, micro: str = "row", t1: str = ""):
     """The GEMM micro-kernel module for ``mnemonic`` (an ``llvmlite.ir.Module``, built by
     :mod:`systolic.amx.native_gemm_ir`; for ``systolic.jit.emit_asm``, ``str()`` or inspection), with software
-    prefetch ``prefetch`` K steps ahead (0: none)."""
+    prefetch ``prefetch`` K steps ahead (0: none), micro-kernel ``micro`` and TILELOADDT1 for the operands in
+    ``t1`` (:func:`systolic.amx.native_gemm_ir.kernel_module`)."""
     if mnemonic not in {k[0] for k in KERNELS.values()}:
         raise InvalidValue("no GEMM kernel for this instruction", rule="native GEMM: " + ", ".join(
             sorted({k[0] for k in KERNELS.values()})), values={"mnemonic": mnemonic})
-    return native_gemm_ir.kernel_module(mnemonic, prefetch=prefetch)
+    return native_gemm_ir.kernel_module(mnemonic, prefetch=prefetch, micro=micro, t1=t1)
 
 
 _lock = threading.Lock()
@@ -98,11 +99,12 @@ def _require_native() -> None:
     require_native()
 
 
-def _compiled(mnemonic: str, prefetch: int = 0):
-    """(module, gemm, gemm_mt) for ``mnemonic`` and the prefetch distance: compiled once per process, kept for
-    its lifetime (threads may be running the code), thread-safe."""
+def _compiled(mnemonic: str, prefetch: int = 0, micro: str = "row", t1: str = ""):
+    """(module, gemm, gemm_mt) for ``mnemonic`` and the compile-time options (prefetch distance, micro-kernel,
+    TILELOADDT1 operands): compiled once per process, kept for its lifetime (threads may be running the code),
+    thread-safe."""
     _require_native()  # cached: cheap, and honours SYSTOLIC_NO_NATIVE even after a compile
-    key = (mnemonic, prefetch)
+    key = (mnemonic, prefetch, micro, t1)
     got = _compiled_cache.get(key)
     if got is not None:
         return got
@@ -110,7 +112,7 @@ def _compiled(mnemonic: str, prefetch: int = 0):
         got = _compiled_cache.get(key)
         if got is None:
             _bind_pthreads()
-            mod = jit.compile_module(kernel_ir(mnemonic, prefetch), amx=True)
+            mod = jit.compile_module(kernel_ir(mnemonic, prefetch, micro, t1), amx=True)
             vp, i64 = ctypes.c_void_p, ctypes.c_int64
             f = mod.cfunc("gemm", None, vp, vp, i64, vp, i64, vp, i64, i64, vp, i64, vp, i64, vp, vp, i64, vp)
             fmt = mod.cfunc("gemm_mt", None, vp, i64, vp)
@@ -372,14 +374,20 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
       fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles);
     * otherwise the static rectangles of :func:`plan`, 128 x 512 regions;
     * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
-      few workers on a short K: K blocks of 8 (16 on one worker), A pair resident; else whole K."""
+      few workers on a short K: K blocks of 8 (16 on one worker), A pair resident;
+    * bf16 on few workers, long K: K blocks of 8 steps, A pair resident, the column-first micro-kernel (device
+      call 5: 0.44 TOP/s against 0.30 for the whole-K default at 4096^3 on one worker, same run); else whole K.
+    The micro-kernel stays "row" elsewhere and no operand is loaded with TILELOADDT1: the double-buffered "db"
+    kernel ran the synthetic K step 3-4x faster than "row" (tdp_probe) but no faster inside the GEMM (call 5)."""
     small = (mp // 32) * (np_ // 32) * ksteps <= SMALL_WORK
-    out = dict(schedule="dynamic" if small and threads > 1 else "static",
+    out = dict(micro="row", t1="", schedule="dynamic" if small and threads > 1 else "static",
                block_m=64 if small and threads > 1 else BLOCK_M, block_n=256 if small and threads > 1 else BLOCK_N)
     if threads >= 8:
         out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
     elif ksteps <= 32:
         out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
+    elif esize == 2:
+        out.update(k_block=8, order="m", prefetch=0, micro="col")
     else:
         out.update(k_block=0, order="n", prefetch=0)
     return out
@@ -435,7 +443,8 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
            block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int | None = None,
            order: str | None = None, prefetch: int | None = None, schedule: str | None = None,
-           out: np.ndarray | None = None, c: np.ndarray | None = None) -> np.ndarray:
+           micro: str | None = None, t1: str | None = None, out: np.ndarray | None = None,
+           c: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
     C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
 
@@ -450,7 +459,10 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     way round). ``prefetch``: software prefetch of the streamed operand this many K steps ahead (0: none).
     ``schedule``: ``"static"`` (the workers' rectangles of :func:`plan`) or ``"dynamic"`` (regions of
     ``block_m`` x ``block_n`` claimed one at a time from a shared counter, so late-starting workers take fewer).
-    The result does not depend on any of these: every 16 x 16 tile of C is the same chain of TDP* over the K
+    ``micro``: the micro-kernel (``"row"``, ``"col"``: 2x2 C tiles, TDP order by rows or by columns; ``"db"``:
+    each 16-column half of a 32x32 block in turn, operands double-buffered over alternate K steps). ``t1``: the
+    operands (``"a"``, ``"b"``, ``"ab"``, ``""``) loaded with TILELOADDT1. The result does not depend on any of
+    these: every 16 x 16 tile of C is the same chain of TDP* over the K
     steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
@@ -475,6 +487,12 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if prefetch is not None and not 0 <= int(prefetch) <= 15:
         raise InvalidValue("prefetch distance out of range", rule="native GEMM prefetch: 0..15 K steps",
                            values={"prefetch": prefetch})
+    if micro not in (None,) + native_gemm_ir.MICRO_KERNELS:
+        raise InvalidValue("unknown micro-kernel", rule="native GEMM micro: " + ", ".join(
+            native_gemm_ir.MICRO_KERNELS), values={"micro": micro})
+    if t1 is not None and (not isinstance(t1, str) or set(t1) - set("ab")):
+        raise InvalidValue("t1 names the operands loaded with TILELOADDT1", rule="native GEMM t1: '', a, b, ab",
+                           values={"t1": t1})
     if schedule not in (None, "static", "dynamic"):
         raise InvalidValue("unknown schedule", rule="native GEMM schedule: static, dynamic",
                            values={"schedule": schedule})
@@ -516,7 +534,9 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     order = tuned["order"] if order is None else order
     prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
     schedule = tuned["schedule"] if schedule is None else schedule
-    _, f, fmt = _compiled(mnemonic, prefetch)
+    micro = tuned["micro"] if micro is None else micro
+    t1 = tuned["t1"] if t1 is None else "".join(sorted(set(t1)))
+    _, f, fmt = _compiled(mnemonic, prefetch, micro, t1)
     if block_m is None and block_n is None and schedule == tuned["schedule"]:
         block_m, block_n = tuned["block_m"], tuned["block_n"]
     table, bm, bn, _regions = _work(mp, pb.np_, nthreads, block_m, block_n, schedule)

@@ -26,9 +26,9 @@ from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define
 from ..jit.x86amx import Amx
 from . import isa
 
-__all__ = ["kernel_module", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN", "FLAG_PACK_A",
-           "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES", "CTRL_STOP", "CTRL_DONE",
-           "CTRL_WORKERS"]
+__all__ = ["kernel_module", "MICRO_KERNELS", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN",
+           "FLAG_PACK_A", "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES",
+           "CTRL_STOP", "CTRL_DONE", "CTRL_WORKERS"]
 
 #: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
 #: address of share 0 and the address of the thread-id array
@@ -48,7 +48,8 @@ _GEMM_NAMES = ("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions",
 FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_KC_SHIFT = 1, 2, 4, 8
 
 
-def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0) -> ir.Function:
+def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, micro: str = "row",
+          t1: str = "") -> ir.Function:
     amx = amx_class(m)
     prefetch = declare(m, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
     fn, b, args = define(m, "gemm", VOID, _GEMM_ARGS, names=_GEMM_NAMES)
@@ -137,49 +138,107 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0) -
     i00 = at(b, I8, cin, b.add(b.mul(mrow, ldcin), cn))
     itiles = (i00, at(b, I8, i00, 64), at(b, I8, i00, ldcin16), at(b, I8, at(b, I8, i00, ldcin16), 64))
     cb = at(b, I8, cbuf, b.mul(i, i64(4096)))     # the block's partial sums between K blocks: 4 tiles, stride 64
-    with b.if_else(first) as (fst, later):
-        with fst:
-            with b.if_else(accumulate) as (acc, zero):
-                with acc:
-                    for t, p in enumerate(itiles):
-                        amx.tileloadd(b, t, p, ldcin)
-                with zero:
-                    for t in range(4):
-                        amx.tilezero(b, t)
-        with later:
-            for t in range(4):
-                amx.tileloadd(b, t, at(b, I8, cb, 1024 * t), 64)
-    lk = Loop(b, kb, kend, 1, name="s", unsigned=True, do_while=True)
-    s = lk.index
-    ao, bo = b.mul(s, astep), b.mul(s, i64(1024))
-    pfo = b.mul(b.add(s, i64(prefetch_steps)), pfstep)
 
-    def fetch_ahead(base, rows):
+    tmul = isa.get(mnemonic).intrinsic         # the TMUL's physical-register intrinsic (its record)
+
+    def fetch_ahead(s, base):
         # the streamed operand's tile `prefetch_steps` K steps ahead, as a tile-contiguous 1 KiB (packed A, or B)
         if prefetch_steps:
-            for rr in rows:
+            pfo = b.mul(b.add(s, i64(prefetch_steps)), pfstep)
+            for rr in range(16):
                 p = at(b, I8, base, b.add(pfo, i64(64 * rr)))
                 b.call(prefetch, [p, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
 
-    amx.tileloadd(b, 4, at(b, I8, a0base, ao), astride)
-    amx.tileloadd(b, 6, at(b, I8, b0base, bo), 64)
-    tmul = isa.get(mnemonic).intrinsic
-    amx.dot(b, tmul, 0, 4, 6)
-    fetch_ahead(pf0, range(0, 16))
-    amx.tileloadd(b, 7, at(b, I8, b1base, bo), 64)
-    amx.dot(b, tmul, 1, 4, 7)
-    amx.tileloadd(b, 5, at(b, I8, a1base, ao), astride)
-    amx.dot(b, tmul, 2, 5, 6)
-    fetch_ahead(pf1, range(0, 16))
-    amx.dot(b, tmul, 3, 5, 7)
-    lk.close()
-    with b.if_else(last) as (fin, part):
-        with fin:
-            for t, p in enumerate(ctiles):
-                amx.tilestored(b, t, p, ldc)
-        with part:
-            for t in range(4):
-                amx.tilestored(b, t, at(b, I8, cb, 1024 * t), 64)
+    def load_a(t, base, s):
+        amx.tileloadd(b, t, at(b, I8, base, b.mul(s, astep)), astride, t1="a" in t1)
+
+    def load_b(t, base, s):
+        amx.tileloadd(b, t, at(b, I8, base, b.mul(s, i64(1024))), 64, t1="b" in t1)
+
+    if micro == "db":
+        # two passes over the K block per 32x32 block, one per 16-column half; the half's two C tiles (tmm0-1)
+        # take two A tiles and one B tile per step, in two register sets used on alternate K steps (tmm2-4,
+        # tmm5-7), so a step's loads never wait for the previous step's TDPs to release their sources
+        for h, bbase in enumerate((b0base, b1base)):
+            with b.if_else(first) as (fst, later):
+                with fst:
+                    with b.if_else(accumulate) as (acc, zero):
+                        with acc:
+                            amx.tileloadd(b, 0, itiles[h], ldcin)
+                            amx.tileloadd(b, 1, itiles[2 + h], ldcin)
+                        with zero:
+                            amx.tilezero(b, 0)
+                            amx.tilezero(b, 1)
+                with later:
+                    amx.tileloadd(b, 0, at(b, I8, cb, 1024 * h), 64)
+                    amx.tileloadd(b, 1, at(b, I8, cb, 1024 * (2 + h)), 64)
+
+            def dbstep(s, ta0, ta1, tb, bbase=bbase):
+                load_a(ta0, a0base, s)
+                load_b(tb, bbase, s)
+                amx.dot(b, tmul, 0, ta0, tb)
+                if h == 0:      # both streamed tiles (the second half reads them again from L1)
+                    fetch_ahead(s, pf0)
+                    fetch_ahead(s, pf1)
+                load_a(ta1, a1base, s)
+                amx.dot(b, tmul, 1, ta1, tb)
+
+            lk = Loop(b, kb, kend, 2, name=f"s{h}", unsigned=True, do_while=True)
+            s = lk.index
+            dbstep(s, 2, 3, 4)
+            s1 = b.add(s, i64(1))
+            with b.if_then(b.icmp_unsigned("<", s1, kend)):
+                dbstep(s1, 5, 6, 7)
+            lk.close()
+            with b.if_else(last) as (fin, part):
+                with fin:
+                    amx.tilestored(b, 0, ctiles[h], ldc)
+                    amx.tilestored(b, 1, ctiles[2 + h], ldc)
+                with part:
+                    amx.tilestored(b, 0, at(b, I8, cb, 1024 * h), 64)
+                    amx.tilestored(b, 1, at(b, I8, cb, 1024 * (2 + h)), 64)
+    else:
+        with b.if_else(first) as (fst, later):
+            with fst:
+                with b.if_else(accumulate) as (acc, zero):
+                    with acc:
+                        for t, p in enumerate(itiles):
+                            amx.tileloadd(b, t, p, ldcin)
+                    with zero:
+                        for t in range(4):
+                            amx.tilezero(b, t)
+            with later:
+                for t in range(4):
+                    amx.tileloadd(b, t, at(b, I8, cb, 1024 * t), 64)
+        lk = Loop(b, kb, kend, 1, name="s", unsigned=True, do_while=True)
+        s = lk.index
+        load_a(4, a0base, s)
+        load_b(6, b0base, s)
+        amx.dot(b, tmul, 0, 4, 6)
+        fetch_ahead(s, pf0)
+        if micro == "col":
+            # column-first: tmm4 (A rows 0-15) read by the 1st and 3rd TDP, tmm6 (B columns 0-15) by the 1st and
+            # 2nd: the B tiles are free one TDP earlier for the next step's loads (the streamed operand in M-outer
+            # order), the A tiles one later
+            load_a(5, a1base, s)
+            amx.dot(b, tmul, 2, 5, 6)
+            load_b(7, b1base, s)
+            amx.dot(b, tmul, 1, 4, 7)
+        else:
+            load_b(7, b1base, s)
+            amx.dot(b, tmul, 1, 4, 7)
+            load_a(5, a1base, s)
+            amx.dot(b, tmul, 2, 5, 6)
+        fetch_ahead(s, pf1)
+        amx.dot(b, tmul, 3, 5, 7)
+        lk.close()
+        with b.if_else(last) as (fin, part):
+            with fin:
+                for t, p in enumerate(ctiles):
+                    amx.tilestored(b, t, p, ldc)
+            with part:
+                for t in range(4):
+                    amx.tilestored(b, t, at(b, I8, cb, 1024 * t), 64)
     lb.close()
     lkb.close()
     nseq.add_incoming(b.add(nseq, i64(1)), b.block)
@@ -245,13 +304,24 @@ def _threads(m: ir.Module, gemm: ir.Function) -> None:
     b.ret_void()
 
 
-def kernel_module(mnemonic: str, amx_class=Amx, prefetch: int = 0) -> ir.Module:
+#: micro-kernels of @gemm: "row" (2x2 C tiles; TDP order 00, 01, 10, 11), "col" (2x2; 00, 10, 01, 11), "db"
+#: (each 16-column half of the 32x32 block in turn: 2 C tiles, operands double-buffered over alternate K steps)
+MICRO_KERNELS = ("row", "col", "db")
+
+
+def kernel_module(mnemonic: str, amx_class=Amx, prefetch: int = 0, micro: str = "row", t1: str = "") -> ir.Module:
     """@gemm for ``mnemonic`` and the thread tree @gemm_mt around it. ``amx_class`` emits the tile
     instructions (:class:`systolic.jit.x86amx.Amx`; the tests pass one that calls software tiles instead, to run
     the kernel's loops and addressing on a CPU without AMX). ``prefetch``: K steps ahead to prefetch the
-    streamed operand's tiles into L1 (a constant of the code: 0 builds no prefetch at all)."""
-    m = ir.Module(name=f"amx_gemm_{mnemonic}" + (f"_pf{prefetch}" if prefetch else ""))
-    _threads(m, _gemm(m, mnemonic, amx_class, prefetch))
+    streamed operand's tiles into L1 (a constant of the code: 0 builds no prefetch at all). ``micro``: one of
+    :data:`MICRO_KERNELS`. ``t1``: the operands ("a", "b", "ab" or "") loaded with TILELOADDT1 (the hint that
+    the data will not be reused soon). All are compile-time constants; none changes a bit of the result (every
+    C tile is the same TDP chain over the K steps in increasing order)."""
+    if micro not in MICRO_KERNELS or set(t1) - set("ab"):
+        raise ValueError(f"micro {micro!r} / t1 {t1!r}")
+    tag = (f"_pf{prefetch}" if prefetch else "") + ("" if micro == "row" else f"_{micro}") + (f"_t1{t1}" if t1 else "")
+    m = ir.Module(name=f"amx_gemm_{mnemonic}{tag}")
+    _threads(m, _gemm(m, mnemonic, amx_class, prefetch, micro, t1))
     return m
 
 

@@ -213,10 +213,10 @@ def status() -> dict:
 
 # ------------------------------------------------------------------ the run
 
-def run(mnemonic: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, threads: int | None):
-    """C + A @ B for amx.matmul (K already padded to whole dwords, C given): the full tile-K blocks natively,
-    a partial last one (float instructions) on the emulator from the native result. Returns the array and the
-    number of K elements that ran natively."""
+def run(mnemonic: str, a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None):
+    """C + A @ B for amx.matmul (K already padded to whole dwords; C None: zero, the tiles start from TILEZERO,
+    the same +0 a zero-filled C loads): the full tile-K blocks natively, a partial last one (float instructions)
+    on the emulator from the native result. Returns the array and the number of K elements that ran natively."""
     from . import native_gemm
     esize = a.dtype.itemsize
     step = _KSTEP_BYTES // esize
@@ -229,5 +229,6 @@ def run(mnemonic: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, threads: int
     bn = b if kn == k else b[:kn]
     if not an.flags.c_contiguous:
         an = np.ascontiguousarray(an)
-    out = native_gemm.matmul(an, native_gemm.pack_b(bn), c=np.ascontiguousarray(c), threads=threads)
+    out = native_gemm.matmul(an, native_gemm.pack_b(bn), c=None if c is None else np.ascontiguousarray(c),
+                             threads=threads)
     return out, kn

@@ -92,8 +92,9 @@ def _matmul_cpu(a, b, c, platform, model, precision, row_block):
     P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int = plan(a, b, platform, model, precision, row_block)
     # a lower bound of the path's peak (measured with tracemalloc on default calls, every model): integers (on
     # jit.int_gemm or AMX-INT8) A and B as int16 (int_gemm's packed copies), the int32 result;
-    # floats 8 per A/B element and 32 per result (the fp32 values, float64 terms of the chains)
-    need = 2 * m * kp + 2 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 32 * m * n
+    # floats 8 per A/B element and 16 per result (the fp32 values, the float64 C or accumulators; the compiled
+    # path fixes unproven elements in its own result array, so measured peaks are 20-35 bytes per result)
+    need = 2 * m * kp + 2 * kp * n + 4 * m * n if is_int else 8 * (m * kp + kp * n) + 16 * m * n
     refuse_beyond_memory("xmx.matmul", m, k, n, need)
     try:
         return _matmul_cpu_body(a, b, c, P, p2, p1, m, k, n, ops, kd, kp, mdl, is_int, row_block)
