@@ -264,12 +264,14 @@ def test_layout_get_device():
 
 def test_sycl_queue_amx_backend():
     from systolic import sycl
-    assert sycl.queue("spr", amx="compiled").amx_backend == "emulator"      # the tile compiler's own words
-    assert sycl.queue("spr", amx="compiled", path="spec").amx_backend == "spec"
-    assert sycl.queue("spr", amx="compiled", amx_backend="native").amx_backend == "llvm"
-    for old, new in (("emulator", "emulator"), ("spec", "spec"), ("llvm", "llvm")):
+    def how(q):                                   # in the tile compiler's words (Module.run backend=, path=)
+        return q.amx_backend, q.amx_path
+    assert how(sycl.queue("spr", amx="compiled")) == ("cpu", "fast")
+    assert how(sycl.queue("spr", amx="compiled", path="spec")) == ("cpu", "spec")
+    assert how(sycl.queue("spr", amx="compiled", amx_backend="native")) == ("llvm", "fast")
+    for old, new in (("emulator", ("cpu", "fast")), ("spec", ("cpu", "spec")), ("llvm", ("llvm", "fast"))):
         with pytest.warns(DeprecationWarning, match=f"sycl.queue: amx_backend='{old}' is deprecated"):
-            assert sycl.queue("spr", amx="compiled", amx_backend=old).amx_backend == new
+            assert how(sycl.queue("spr", amx="compiled", amx_backend=old)) == new
     with pytest.raises(InvalidValue, match="unknown backend of the compiled AMX path"):
         sycl.queue("spr", amx_backend="gpu")
     with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
@@ -314,6 +316,13 @@ def test_compiler_module_run_device():
             run("dot", 16, 64, 64, memory=mem(), cpu="spr")
         with pytest.raises(InvalidValue, match="give device= only"):
             run("dot", 16, 64, 64, memory=mem(), cpu="spr", device="dmr")
+        for old, path in (("emulator", "fast"), ("spec", "spec")):   # backend= says where, path= how
+            new = run("dot", 16, 64, 64, memory=mem(), device="dmr", backend="cpu", path=path).machine.backend.name
+            with pytest.warns(DeprecationWarning, match=f"backend='{old}' is deprecated, use backend='cpu', "
+                                                        f"path='{path}'"):
+                assert run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old).machine.backend.name == new
+        with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
+            run("dot", 16, 64, 64, memory=mem(), device="dmr", backend="native", path="spec")
 
 
 def test_distributed_backend_and_path():
