@@ -31,7 +31,7 @@ def test_run_backends_use_tilemachine_current_keywords(path, machine_backend):
     want = buf.copy()
     want[512:] = buf[:512]
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)   # TileMachine(cpu, backend="emulator") warned
+        warnings.simplefilter("error", DeprecationWarning)   # the run uses no older keyword (systolic.vocabulary)
         r = mod.run("f", 8, memory={"buf": buf}, backend="cpu", path=path)
         e = mod.run_eager("f", 8, memory={"buf": buf.copy()}, path=path)
     assert r.machine.backend.name == e.machine.backend.name == machine_backend
