@@ -75,11 +75,15 @@ def main(argv=None):
                     help="with --sweep: the variants to time, separated by semicolons (default all)")
     ap.add_argument("--probe", action="store_true",
                     help="one worker's TDP*/s of the micro-kernel's K step on synthetic L1 / L2 / L3 operands")
+    ap.add_argument("--pad", type=int, default=None,
+                    help="bytes of padding after every packed panel for this run (native_gemm.PANEL_PAD)")
     a = ap.parse_args(argv)
     import torch
 
     from systolic import host
     from systolic.amx import native_gemm as G
+    if a.pad is not None:
+        G.PANEL_PAD = G._check_pad(a.pad)
 
     ncpu = G.cpus()
     peaks = {}
@@ -162,16 +166,30 @@ def main(argv=None):
                                 "dyn128,kb0": dict(schedule="dynamic", block_m=128, block_n=128, k_block=0),
                                 "dyn64x256,col": dict(schedule="dynamic", block_m=64, block_n=256, micro="col"),
                                 "dyn64x256,db": dict(schedule="dynamic", block_m=64, block_n=256, micro="db")}
+                    # the defaults with other panel paddings (A's copies and B's panels: B packed again), and
+                    # with the double-buffered micro-kernel
+                    for pad in (0, 64, 256, 1024, 4096):
+                        variants[f"pad{pad}"] = dict(pad=pad)
+                        variants[f"pad{pad},db"] = dict(pad=pad, micro="db")
                     if a.variants:
                         variants = {k: v for k, v in variants.items() if k in a.variants.split(";")}
+                    pbs = {G.PANEL_PAD: pb}
                     for name, v in variants.items():
-                        fns[name] = (lambda v=v: G.matmul(an, pb, threads=t, **v))
+                        vb = pb
+                        if "pad" in v:
+                            vb = pbs[v["pad"]] = pbs.get(v["pad"]) or G.pack_b(bn, pad=v["pad"])
+                        fns[name] = (lambda v=v, vb=vb: G.matmul(an, vb, threads=t, **v))
                         if not np.array_equal(fns[name]().view(np.uint32), ours.view(np.uint32)):
                             print(f"BITS DIFFER: variant {name}", flush=True)
                             check += f"; variant {name} DIFFERS"
                     # the fixed cost of a call (wake-up, Python, output): one K step over 512 x 512
-                    if not a.variants:
+                    if not a.variants or "overhead" in a.variants.split(";"):
                         fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
+                    if not a.variants or "zeros" in a.variants.split(";"):
+                        # the same call on all-zero operands (the probes' tiles hold zeros: is the TMUL's rate
+                        # data-dependent?)
+                        za, zb = np.zeros_like(an), G.pack_b(np.zeros_like(bn))
+                        fns["zeros"] = lambda: G.matmul(za, zb, threads=t)
                 med = interleaved(fns, rounds)
                 warm = bursts({"ours": fns["ours"], "torch": tfn}, rounds)
                 if a.peak and (dt, t) not in peaks:

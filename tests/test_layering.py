@@ -42,7 +42,7 @@ LAYERS = {
     "systolic.amx": 3, "systolic.xmx": 3,                                        # engines
     "systolic.opencl": 4, "systolic.sycl": 4, "systolic.visa": 4, "systolic.compiler": 4,
     "systolic.cl": 4,                     # OpenCL C / spir64 IR through the SIMT interpreter (issue 21)
-    "systolic.amx.intrinsics": 4,                                                # models
+    "systolic.amx.intrinsics": 4, "systolic.amx.intrinsics_stub": 4,              # models
     "systolic.gpu": 5, "systolic.torch": 5, "systolic.distributed": 5,          # integrations
     "systolic.cli": 6, "systolic.explorer": 6, "systolic.run": 6, "systolic.__main__": 6,   # tools
 }

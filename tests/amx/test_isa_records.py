@@ -108,3 +108,19 @@ def test_gemm_picks_its_tmul_from_the_records_types():
         if r.feature in ("amx-int8", "amx-bf16", "amx-fp16") and not r.mnemonic.startswith("tcmm"):
             a, b = (np.dtype(T.get(n).dtype) for n in r.types[:2])
             assert mnemonic_for(a, b) == r.mnemonic
+
+
+def test_every_gemm_path_reads_the_gemm_family_from_the_records():
+    """amx.matmul's dtype table, the native GEMM's kernels and the native switch's list are derived from
+    isa.GEMM_TMULS: each names exactly those records (TDPB*D, TDPBF16PS, TDPFP16PS: the complex TCMM*FP16PS
+    read fp16 too but are not plain dot products)."""
+    from systolic import types as T
+    from systolic.amx import gemm, native_gemm, native_matmul
+    family = [r.mnemonic for r in isa.GEMM_TMULS]
+    assert family == ["tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps"]
+    assert sorted(gemm._gemm_tmuls().values()) == sorted(family)
+    assert sorted(m for m, _, _ in native_gemm.KERNELS.values()) == sorted(family)
+    assert sorted(native_matmul._NATIVE) == sorted(family)
+    for r in isa.GEMM_TMULS:
+        ta, tb = (np.dtype(T.get(t).dtype) for t in r.types[:2])
+        assert gemm.mnemonic_for(ta, tb) == r.mnemonic

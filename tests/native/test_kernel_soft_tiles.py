@@ -157,7 +157,11 @@ def test_kernel_schedule_keeps_every_tile_chain(soft_kernel, monkeypatch, shape)
                dict(threads=1, micro="db", t1="ab"),
                dict(threads=3, micro="db", k_block=2, order="n", pack_a=False, schedule="dynamic", block_m=32,
                     block_n=64),
-               dict(threads=2, micro="col", t1="a", prefetch=1, runtime="spawn")]
+               dict(threads=2, micro="col", t1="a", prefetch=1, runtime="spawn"),
+               # padded panels (A's tile-contiguous copies and B's VNNI panels; B below also packed apart)
+               dict(threads=1, pad=0, k_block=2, order="m"), dict(threads=2, pad=64, k_block=3, micro="db"),
+               dict(threads=3, pad=1024, order="n", schedule="dynamic", block_m=32, block_n=64),
+               dict(threads=2, pad=192, k_block=1, order="m", micro="col", runtime="spawn")]
     for opt in options:
         assert np.array_equal(G.matmul(a, b, **opt), want), opt
         assert np.array_equal(G.matmul(a, b, c=c, **opt), want_c), opt
@@ -165,3 +169,8 @@ def test_kernel_schedule_keeps_every_tile_chain(soft_kernel, monkeypatch, shape)
         cc = np.zeros((m, 2 * n), np.int32)
         cc[:, ::2] = c
         assert np.array_equal(G.matmul(a, b, c=cc[:, ::2], **opt), want_c), opt
+    # B packed with another padding than the call's A panels
+    for bpad, apad in ((320, 64), (0, 1024), (1024, 0)):
+        pb = G.pack_b(b, pad=bpad)
+        assert pb.pad == bpad and pb.data.size == pb.np_ // 16 * (pb.panel_bytes + bpad)
+        assert np.array_equal(G.matmul(a, pb, pad=apad, threads=2, k_block=2), want), (bpad, apad)

@@ -33,15 +33,20 @@ def _rand(rng, shape, dt, adversarial=False):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(1, 80), st.integers(1, 70), st.sampled_from(["bf16", "int8", "uint8"]), st.integers(0, 99))
-def test_pack_b_layout_against_index_oracle(k, n, dt, seed):
+@given(st.integers(1, 80), st.integers(1, 70), st.sampled_from(["bf16", "int8", "uint8"]), st.integers(0, 99),
+       st.sampled_from([None, 0, 64, 1024]))
+def test_pack_b_layout_against_index_oracle(k, n, dt, seed, pad):
     b = _rand(np.random.default_rng(seed), (k, n), DTYPES[dt])
-    pb = G.pack_b(b)
+    pb = G.pack_b(b, pad=pad)
     es = b.dtype.itemsize
     g = 4 // es
     assert pb.kp % (64 // es) == 0 and pb.kp >= k and pb.np_ % 32 == 0 and pb.np_ >= n
+    assert pb.pad == (G.PANEL_PAD if pad is None else pad)
+    # panel j from byte j * (panel_bytes + pad); the padding is zero
+    whole = pb.data.reshape(pb.np_ // 16, pb.panel_bytes + pb.pad)
+    assert not whole[:, pb.panel_bytes:].any()
     raw = b.view(np.uint8 if es == 1 else np.uint16)
-    packed = pb.data.view(raw.dtype)
+    packed = np.ascontiguousarray(whole[:, :pb.panel_bytes]).reshape(-1).view(raw.dtype)
     rows_per_panel = pb.kp // g
     for p in range(pb.np_ // 16):
         for r in range(rows_per_panel):
@@ -60,7 +65,7 @@ def test_parallel_pack_b_equals_numpy_layout(dt, shape, threads, monkeypatch):
     bytes as the numpy transposes, for any number of workers."""
     monkeypatch.setattr(G, "PACK_PARALLEL_BYTES", 1 << 19)    # these shapes count as large
     b = _rand(np.random.default_rng(threads), shape, DTYPES[dt])
-    got, want = G.pack_b(b, threads=threads), G.pack_b_numpy(b)
+    got, want = G.pack_b(b, threads=threads, pad=64 * threads), G.pack_b_numpy(b, pad=64 * threads)
     assert got.data.size >= G.PACK_PARALLEL_BYTES
     assert (got.kp, got.np_) == (want.kp, want.np_) and np.array_equal(got.data, want.data)
     sliced = b[::2, 1:]                     # a strided view: copied to rows first
@@ -195,6 +200,9 @@ def test_bad_arguments_are_typed_errors():
         G.pack_b(np.zeros((4, 4), np.float32))
     with pytest.raises(InvalidValue):
         G.matmul(np.zeros(4, np.int8), np.zeros((4, 4), np.int8))
+    for pad in (32, -64, 1.5):
+        with pytest.raises(InvalidValue, match="multiple of 64"):
+            G.pack_b(np.zeros((4, 4), np.int8), pad=pad)
 
 
 @pytest.mark.native

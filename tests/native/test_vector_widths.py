@@ -189,3 +189,22 @@ def test_compiled_row_statistics_equal_numpy_reference(width, m, nch, kc, sig, s
     np.testing.assert_array_equal(np.isnan(A64), np.isnan(want))
     ok = ~np.isnan(want)
     np.testing.assert_array_equal(A64[ok], want[ok])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_worker_pool_in_a_forked_child():
+    """The kernels' worker pool is made per process: a child forked after the parent used it (dask, multiprocessing)
+    runs the threaded kernels instead of waiting forever on threads it did not inherit."""
+    import multiprocessing as mp
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 256)).astype(np.float32)
+    want = native.fma32_mma(a, b, None, threads=2)[0]        # the parent's pool is up
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_fma32_in_child, (a, b)).get(timeout=10)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def _fma32_in_child(a, b):
+    return native.fma32_mma(a, b, None, threads=2)[0]

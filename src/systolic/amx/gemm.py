@@ -49,20 +49,13 @@ __all__ = ["matmul", "mnemonic_for", "check_arguments"]
 TILE_ROWS = 16
 TILE_BYTES = 64
 
-#: the AMX extensions whose TMULs the tiled GEMM implements (plain dot products into int32 / fp32)
-_GEMM_FEATURES = ("amx-int8", "amx-bf16", "amx-fp16")
-
-
 @functools.cache
 def _gemm_tmuls() -> dict[tuple[np.dtype, np.dtype], str]:
-    """(A dtype, B dtype) -> TMUL, read from the instruction records' element types (systolic.amx.isa); the first
-    record of a type pair wins (TDPFP16PS before the complex TCMM*FP16PS)."""
+    """(A dtype, B dtype) -> TMUL, read from the instruction records (systolic.amx.isa.GEMM_TMULS: the plain
+    AMX-INT8/BF16/FP16 dot products, TDPFP16PS before the complex TCMM*FP16PS)."""
     from .. import types as T
-    out: dict[tuple[np.dtype, np.dtype], str] = {}
-    for r in isa.TMULS:
-        if r.feature in _GEMM_FEATURES:
-            out.setdefault((np.dtype(T.get(r.types[0]).dtype), np.dtype(T.get(r.types[1]).dtype)), r.mnemonic)
-    return out
+    return {(np.dtype(T.get(r.types[0]).dtype), np.dtype(T.get(r.types[1]).dtype)): r.mnemonic
+            for r in isa.GEMM_TMULS}
 
 
 def mnemonic_for(a_dtype, b_dtype) -> str:

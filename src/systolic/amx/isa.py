@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from . import kernels as K
 from . import spec as S
 
-__all__ = ["Instruction", "INSTRUCTIONS", "TMULS", "TMUL_MNEMONICS", "LOADS", "get"]
+__all__ = ["Instruction", "INSTRUCTIONS", "TMULS", "TMUL_MNEMONICS", "GEMM_TMULS", "LOADS", "get"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,21 @@ INSTRUCTIONS: dict[str, Instruction] = {r.mnemonic: r for r in (
 #: the TMUL (dot-product) records, in table order
 TMULS: tuple[Instruction, ...] = tuple(r for r in INSTRUCTIONS.values() if r.kind == "dot")
 TMUL_MNEMONICS: tuple[str, ...] = tuple(r.mnemonic for r in TMULS)
+#: the plain dot products a tiled GEMM runs (amx.matmul, the native GEMM, the CUDA kernels, explain): the
+#: AMX-INT8 / AMX-BF16 / AMX-FP16 records, the first of each element-type pair (TDPFP16PS, not the complex
+#: TCMM*FP16PS that reads the same types); a TMUL added to those extensions joins every GEMM path's list
+GEMM_FEATURES: tuple[str, ...] = ("amx-int8", "amx-bf16", "amx-fp16")
+
+
+def _gemm_tmuls() -> tuple[Instruction, ...]:
+    out: dict[tuple[str, str], Instruction] = {}
+    for r in TMULS:
+        if r.feature in GEMM_FEATURES:
+            out.setdefault(r.types[:2], r)
+    return tuple(out.values())
+
+
+GEMM_TMULS: tuple[Instruction, ...] = _gemm_tmuls()
 #: the tile load records (TILELOADD, TILELOADDT1, TILELOADDRS, TILELOADDRST1), in table order
 LOADS: tuple[Instruction, ...] = tuple(r for r in INSTRUCTIONS.values() if r.kind == "load")
 

@@ -46,21 +46,26 @@ import numpy as np
 
 from .. import jit
 from ..errors import InvalidValue
-from . import native_gemm_ir
-from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_KC_SHIFT,
+from . import isa, native_gemm_ir
+from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_APAD_SHIFT, FLAG_KC_SHIFT,
                              FLAG_M_OUTER, FLAG_PACK_A, PACK_SLOTS, POOL_FN, SHARE_FIELDS)
 
 __all__ = ["PackedB", "pack_b", "matmul", "reference_blocked", "KERNELS"]
 
-#: (a dtype, b dtype) -> (mnemonic, element bytes, C dtype)
-KERNELS = {
-    ("bfloat16", "bfloat16"): ("tdpbf16ps", 2, np.float32),
-    ("int8", "int8"): ("tdpbssd", 1, np.int32),
-    ("int8", "uint8"): ("tdpbsud", 1, np.int32),
-    ("uint8", "int8"): ("tdpbusd", 1, np.int32),
-    ("uint8", "uint8"): ("tdpbuud", 1, np.int32),
-    ("float16", "float16"): ("tdpfp16ps", 2, np.float32),   # AMX-FP16 (Granite Rapids on)
-}
+
+def _kernels() -> dict[tuple[str, str], tuple[str, int, type]]:
+    from .. import types as T
+    out = {}
+    for r in isa.GEMM_TMULS:
+        ta, tb = T.get(r.types[0]), T.get(r.types[1])
+        out[(np.dtype(ta.dtype).name, np.dtype(tb.dtype).name)] = (
+            r.mnemonic, ta.storage_bits // 8, np.int32 if r.types[2] == "s32" else np.float32)
+    return out
+
+
+#: (a dtype, b dtype) -> (mnemonic, element bytes, C dtype), from the instruction records (amx/isa.py GEMM_TMULS:
+#: TDPB*D, TDPBF16PS and TDPFP16PS, the last on AMX-FP16 hosts only)
+KERNELS = _kernels()
 
 
 def kernel_ir(mnemonic: str = "tdpbf16ps", prefetch: int = 0, micro: str = "row", t1: str = ""):
@@ -200,9 +205,32 @@ def _kstep(esize: int) -> int:
     return 64 // esize
 
 
+#: bytes of padding after every packed panel (B's VNNI panels, and the tile-contiguous copies of A's 16-row
+#: panels). Without it, at K = 4096 every panel is a multiple of 64 KiB long, so the tiles of one K step in all
+#: the panels of a block sit at the same virtual offset modulo the L2's set period (128 KiB: 2 MiB, 16 ways); one
+#: tile of padding moves each panel's K window by 16 sets. That aliasing is real only where physical memory is
+#: contiguous beyond 4 KiB (huge pages): the device host of call 6 had transparent huge pages on madvise only and
+#: none in use, and there the padding measured within the noise (pad 1024 against 0 / 64 / 256 at 4096^3, 1 and
+#: 16 workers: geometric mean 2.05 against 1.88 / 1.74 / 1.84 TOP/s, cells going either way;
+#: benchmarks/results/native_gemm_wave2.md, call 6). Kept at one tile (it changes no bit, costs 1 KiB a panel,
+#: and the final table of call 6 ran with it). A multiple of 64 (tile rows stay on cache lines). ``pad=`` per
+#: call, or set here for the process.
+PANEL_PAD = 1024
+
+
+def _check_pad(pad) -> int:
+    if pad is None:
+        pad = PANEL_PAD
+    if not isinstance(pad, (int, np.integer)) or pad < 0 or pad % 64 or pad >= 1 << 28:
+        raise InvalidValue("panel padding must be a multiple of 64 bytes", rule="native GEMM pad: 0, 64, 128, ...",
+                           values={"pad": pad})
+    return int(pad)
+
+
 @dataclass(frozen=True)
 class PackedB:
-    """B (K x N) pre-packed for the kernel: VNNI panels of 16 columns, each (Kp*esize/4 rows x 64 bytes)."""
+    """B (K x N) pre-packed for the kernel: VNNI panels of 16 columns, each (Kp*esize/4 rows x 64 bytes), panel j
+    from byte j * (panel_bytes + pad) of data (the padding bytes are zero)."""
 
     data: np.ndarray      # uint8, contiguous
     k: int                # logical K
@@ -211,10 +239,20 @@ class PackedB:
     np_: int              # padded N (multiple of 32)
     dtype: str
     esize: int
+    pad: int = 0          # bytes after each panel
 
     @property
     def panel_bytes(self) -> int:
         return self.kp * self.esize * 16
+
+    @property
+    def panel_stride(self) -> int:
+        """Bytes from one panel to the next (the kernel's ``panel`` argument)."""
+        return self.panel_bytes + self.pad
+
+    def panels(self) -> np.ndarray:
+        """The packed panels without their padding: (N / 16, panel_bytes) uint8 (a view)."""
+        return np.lib.stride_tricks.as_strided(self.data, (self.np_ // 16, self.panel_bytes), (self.panel_stride, 1))
 
 
 #: B of at least this many packed bytes is packed by the worker pool (smaller: on the calling thread). The
@@ -223,29 +261,34 @@ class PackedB:
 PACK_PARALLEL_BYTES = 8 << 20
 
 
-def pack_b(b: np.ndarray, threads: int | None = None) -> PackedB:
+def pack_b(b: np.ndarray, threads: int | None = None, pad: int | None = None) -> PackedB:
     """Pack B (K x N, bf16 / int8 / uint8) into VNNI panels: panel j holds columns 16j..16j+15,
     row r of a panel = the (64/esize)... elements B[r*g:(r+1)*g, 16j:16j+16] interleaved (g = 4/esize).
 
     The packing runs in compiled code (:func:`systolic.amx.native_gemm_ir.pack_module`), one pass over B with
     the zero padding written in place, split by rows over ``threads`` workers of the resident pool (default:
     :func:`cpus`) when B is large (:data:`PACK_PARALLEL_BYTES`); :func:`pack_b_numpy` is the same layout in
-    numpy (the tests' oracle, and the path where llvmlite cannot JIT)."""
+    numpy (the tests' oracle, and the path where llvmlite cannot JIT). ``pad``: zero bytes after every panel
+    (default :data:`PANEL_PAD`; the layout of the panels themselves does not change)."""
     if b.ndim != 2:
         raise InvalidValue("B must be a matrix", rule="matmul: B is K x N", values={"shape": b.shape})
     esize = b.dtype.itemsize
     if esize not in (1, 2):
         raise InvalidValue("B must be bf16, int8 or uint8", values={"dtype": str(b.dtype)})
+    pad = _check_pad(pad)
     k, n = b.shape
     step = _kstep(esize)
     kp = -(-k // step) * step
     npad = -(-n // 32) * 32
     fn = _pack_fn(esize)
     if fn is None:
-        return pack_b_numpy(b)
+        return pack_b_numpy(b, pad)
     if b.strides[1] != esize or b.strides[0] < 0:
         b = np.ascontiguousarray(b)
-    data = aligned_empty(kp * npad * esize, np.uint8)
+    stride = kp * esize * 16 + pad
+    data = aligned_empty(npad // 16 * stride, np.uint8)
+    if pad:
+        data.reshape(npad // 16, stride)[:, stride - pad:] = 0
     src = b.ctypes.data if b.size else data.ctypes.data
     rows = kp * esize // 4
     parts = min(max(1, threads or cpus()), rows // 64) if data.size >= PACK_PARALLEL_BYTES else 1
@@ -255,19 +298,20 @@ def pack_b(b: np.ndarray, threads: int | None = None) -> PackedB:
         shares = np.zeros((parts, SHARE_FIELDS), np.int64)
         cuts = _split(rows, parts)
         for name, v in (("src", src), ("dst", data.ctypes.data), ("ld", b.strides[0]), ("k", k), ("n", n),
-                        ("kp", kp), ("npad", npad)):
+                        ("kp", kp), ("npad", npad), ("stride", stride)):
             shares[:, PACK_SLOTS[name]] = v
         shares[:, PACK_SLOTS["r0"]] = cuts[:-1]
         shares[:, PACK_SLOTS["r1"]] = cuts[1:]
         shares[:, POOL_FN] = _pack_fns[esize][2]
         pool.run(shares, shares.ctypes.data)
     elif data.size:
-        fn(src, b.strides[0], k, n, kp, npad, data.ctypes.data)
-    return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
+        fn(src, b.strides[0], k, n, kp, npad, data.ctypes.data, stride)
+    return PackedB(data, k, n, kp, npad, _dtype_name(b), esize, pad)
 
 
-def pack_b_numpy(b: np.ndarray) -> PackedB:
+def pack_b_numpy(b: np.ndarray, pad: int | None = None) -> PackedB:
     """:func:`pack_b` written with numpy transposes (the same layout)."""
+    pad = _check_pad(pad)
     esize = b.dtype.itemsize
     k, n = b.shape
     step = _kstep(esize)
@@ -278,8 +322,11 @@ def pack_b_numpy(b: np.ndarray) -> PackedB:
     bb[:k, :n] = b
     # (kp/g, g, npad/16, 16) -> (npad/16, kp/g, 16, g): panel, k-group row, column, element within dword
     v = bb.reshape(kp // g, g, npad // 16, 16).transpose(2, 0, 3, 1)
-    data = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
-    return PackedB(data, k, n, kp, npad, _dtype_name(b), esize)
+    pbytes = kp * esize * 16
+    panels = np.ascontiguousarray(v).view(np.uint8).reshape(npad // 16, pbytes)
+    data = np.zeros((npad // 16, pbytes + pad), np.uint8)
+    data[:, :pbytes] = panels
+    return PackedB(data.reshape(-1), k, n, kp, npad, _dtype_name(b), esize, pad)
 
 
 _pack_fns: dict = {}
@@ -294,7 +341,8 @@ def _pack_fn(esize: int):
                     mod = jit.compile_module(native_gemm_ir.pack_module(esize), vectorize=True)
                     i64 = ctypes.c_int64
                     _pack_fns[esize] = (mod, mod.cfunc(f"pack_b_{esize}", None, ctypes.c_void_p, i64, i64, i64,
-                                                       i64, i64, ctypes.c_void_p), mod.address(f"pack_b_{esize}_rows"))
+                                                       i64, i64, ctypes.c_void_p, i64),
+                                        mod.address(f"pack_b_{esize}_rows"))
                 except (ImportError, RuntimeError):
                     _pack_fns[esize] = None
     got = _pack_fns[esize]
@@ -376,7 +424,8 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
     * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
       few workers on a short K: K blocks of 8 (16 on one worker), A pair resident;
     * bf16 on few workers, long K: K blocks of 8 steps, A pair resident, the column-first micro-kernel (device
-      call 5: 0.44 TOP/s against 0.30 for the whole-K default at 4096^3 on one worker, same run); else whole K.
+      call 5: 0.44 TOP/s against 0.30 for the whole-K default at 4096^3 on one worker, same run; call 6's final
+      table: 0.72 TOP/s, 1.56x oneDNN); else whole K.
     The micro-kernel stays "row" elsewhere and no operand is loaded with TILELOADDT1: the double-buffered "db"
     kernel ran the synthetic K step 3-4x faster than "row" (tdp_probe) but no faster inside the GEMM (call 5)."""
     small = (mp // 32) * (np_ // 32) * ksteps <= SMALL_WORK
@@ -443,7 +492,7 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
            block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int | None = None,
            order: str | None = None, prefetch: int | None = None, schedule: str | None = None,
-           micro: str | None = None, t1: str | None = None, out: np.ndarray | None = None,
+           micro: str | None = None, t1: str | None = None, pad: int | None = None, out: np.ndarray | None = None,
            c: np.ndarray | None = None) -> np.ndarray:
     """C = A @ B on the AMX unit (A: M x K; B: K x N or a :class:`PackedB`); with ``c`` (M x N, the C dtype),
     C = c + A @ B: the tiles start from c instead of zero (TDP* accumulates into its destination).
@@ -461,13 +510,15 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     ``block_m`` x ``block_n`` claimed one at a time from a shared counter, so late-starting workers take fewer).
     ``micro``: the micro-kernel (``"row"``, ``"col"``: 2x2 C tiles, TDP order by rows or by columns; ``"db"``:
     each 16-column half of a 32x32 block in turn, operands double-buffered over alternate K steps). ``t1``: the
-    operands (``"a"``, ``"b"``, ``"ab"``, ``""``) loaded with TILELOADDT1. The result does not depend on any of
+    operands (``"a"``, ``"b"``, ``"ab"``, ``""``) loaded with TILELOADDT1. ``pad``: bytes of padding after each
+    packed panel of A (and of B when B is packed here; default :data:`PANEL_PAD`). The result does not depend on any of
     these: every 16 x 16 tile of C is the same chain of TDP* over the K
     steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
     if a.ndim != 2:
         raise InvalidValue("A must be a matrix", rule="matmul: A is M x K", values={"shape": a.shape})
-    pb = b if isinstance(b, PackedB) else pack_b(np.asarray(b), threads)
+    pad = _check_pad(pad)
+    pb = b if isinstance(b, PackedB) else pack_b(np.asarray(b), threads, pad)
     key = (_dtype_name(a), pb.dtype)
     if key not in KERNELS:
         raise InvalidValue("unsupported dtype pair", rule="native GEMM dtypes: " + ", ".join(
@@ -543,13 +594,13 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     nthreads = len(table)
     counter = np.zeros(8, np.int64) if schedule == "dynamic" else None   # a cache line of its own
     kb = k_block if 0 < k_block < ksteps else 0
-    abufs = _bufs("a", nthreads, bm * ksteps * 64 if pack_a else 0)
+    abufs = _bufs("a", nthreads, bm // 16 * (ksteps * 1024 + pad) if pack_a else 0)
     cbufs = _bufs("c", nthreads, bm * bn * 4 if kb else 0)
     args = np.empty((nthreads, SHARE_FIELDS), np.int64)
     flags = ((FLAG_PACK_A if pack_a else 0) | (0 if c is None else FLAG_ACCUMULATE)
-             | (FLAG_M_OUTER if order == "m" else 0) | (kb << FLAG_KC_SHIFT))
+             | (FLAG_M_OUTER if order == "m" else 0) | (kb << FLAG_KC_SHIFT) | ((pad // 64) << FLAG_APAD_SHIFT))
     args_at = args.ctypes.data
-    args[:] = (_CFG_AT, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_bytes, cp.ctypes.data, ldc, ksteps, 0, 0,
+    args[:] = (_CFG_AT, ap.ctypes.data, lda, pb.data.ctypes.data, pb.panel_stride, cp.ctypes.data, ldc, ksteps, 0, 0,
                0, flags, 0, cin.ctypes.data, cin.strides[0], 0 if counter is None else counter.ctypes.data, 0,
                nthreads, args_at, 0)
     # per worker: its regions and their count, its scratch buffers, its index (addresses cached: a numpy

@@ -27,7 +27,7 @@ from ..jit.x86amx import Amx
 from . import isa
 
 __all__ = ["kernel_module", "MICRO_KERNELS", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN",
-           "FLAG_PACK_A", "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "CTRL_PENDING", "CTRL_SHARES",
+           "FLAG_PACK_A", "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "FLAG_APAD_SHIFT", "CTRL_PENDING", "CTRL_SHARES",
            "CTRL_STOP", "CTRL_DONE", "CTRL_WORKERS"]
 
 #: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
@@ -44,8 +44,9 @@ _GEMM_PTR_SLOTS = (0, 1, 3, 5, 8, 10, 12, 13, 15)
 _GEMM_NAMES = ("cfg", "A", "lda", "B", "panel", "C", "ldc", "ksteps", "regions", "nreg", "abuf", "flags", "cbuf",
                "cin", "ldcin", "counter")
 #: flags of @gemm: pack A; accumulate (the first K block loads C from cin); M-outer order (A slice resident);
-#: K steps per block from FLAG_KC_SHIFT (0: all)
-FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_KC_SHIFT = 1, 2, 4, 8
+#: K steps per block from FLAG_KC_SHIFT (0: all; 32 bits); the padding between packed A panels, in 64-byte lines,
+#: from FLAG_APAD_SHIFT
+FLAG_PACK_A, FLAG_ACCUMULATE, FLAG_M_OUTER, FLAG_KC_SHIFT, FLAG_APAD_SHIFT = 1, 2, 4, 8, 40
 
 
 def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, micro: str = "row",
@@ -60,12 +61,14 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
     dopack = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_PACK_A)), i64(0))
     accumulate = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_ACCUMULATE)), i64(0))
     mouter = b.icmp_unsigned("!=", b.and_(flags, i64(FLAG_M_OUTER)), i64(0))
-    kcfield = b.lshr(flags, i64(FLAG_KC_SHIFT))
+    kcfield = b.and_(b.lshr(flags, i64(FLAG_KC_SHIFT)), i64((1 << 32) - 1))
     kc = b.select(b.or_(b.icmp_unsigned("==", kcfield, i64(0)), b.icmp_unsigned(">", kcfield, ksteps)), ksteps,
                   kcfield)
     astep = b.select(dopack, i64(1024), i64(64))
     astride = b.select(dopack, i64(64), lda)
-    pstride = b.mul(ksteps, i64(1024))
+    # packed A: one panel of 16 rows per ksteps tiles, then the padding (so that the panels of a region, and the
+    # B panels, do not all start at the same offset modulo the cache's set period)
+    pstride = b.add(b.mul(ksteps, i64(1024)), b.mul(b.lshr(flags, i64(FLAG_APAD_SHIFT)), i64(64)))
     anext = b.select(dopack, pstride, b.mul(lda, i64(16)))
     # the streamed operand (prefetched): A in N-outer order (the B pair stays in L1 across the M blocks), B in
     # M-outer order (the A pair stays)
@@ -424,13 +427,14 @@ def pool_module() -> ir.Module:
 
 
 #: the argument slots (of @gemm's signature, so the resident pool can run it) of @pack_b_<esize>_rows
-PACK_SLOTS = {"src": 0, "dst": 1, "ld": 2, "k": 4, "n": 6, "kp": 7, "npad": 9, "r0": 11, "r1": 14}
+PACK_SLOTS = {"src": 0, "dst": 1, "ld": 2, "stride": 3, "k": 4, "n": 6, "kp": 7, "npad": 9, "r0": 11, "r1": 14}
 
 
 def pack_module(esize: int) -> ir.Module:
-    """``pack_b_<esize>(src, ld, k, n, kp, npad, dst)``: B (k x n elements of ``esize`` bytes, row stride ld
+    """``pack_b_<esize>(src, ld, k, n, kp, npad, dst, stride)``: B (k x n elements of ``esize`` bytes, row stride ld
     bytes) into VNNI panels of 16 columns: panel j, dword row r, column c holds B[r g + e, 16 j + c] at byte e
-    (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes.
+    (g = 4 / esize elements per dword), zero outside k x n. dst: npad / 16 panels of kp / g rows x 64 bytes, panel
+    j from byte j * stride (stride >= kp / g * 64: the bytes between panels are not written).
 
     Row by row of dwords: inside B, the g rows' 16-column pieces are loaded as vectors and interleaved by
     shuffles into one 64-byte line of the panel (a whole cache line per store); the edges element by element.
@@ -438,11 +442,12 @@ def pack_module(esize: int) -> ir.Module:
     the GEMM's worker pool can pack B in parallel."""
     m = ir.Module(name=f"amx_pack_b_{esize}")
     rows_fn = _pack_rows(m, esize)
-    fn, b, (src, ld, k, n, kp, npad, dst) = define(m, f"pack_b_{esize}", VOID, [PTR, I64, I64, I64, I64, I64, PTR],
-                                                   names=("src", "ld", "k", "n", "kp", "npad", "dst"))
+    fn, b, (src, ld, k, n, kp, npad, dst, stride) = define(
+        m, f"pack_b_{esize}", VOID, [PTR, I64, I64, I64, I64, I64, PTR, I64],
+        names=("src", "ld", "k", "n", "kp", "npad", "dst", "stride"))
     args = [ir.Constant(PTR, None) if t == PTR else i64(0) for t in _GEMM_ARGS]
     for name, v in (("src", src), ("dst", dst), ("ld", ld), ("k", k), ("n", n), ("kp", kp), ("npad", npad),
-                    ("r0", i64(0)), ("r1", b.udiv(kp, i64(4 // esize)))):
+                    ("r0", i64(0)), ("r1", b.udiv(kp, i64(4 // esize))), ("stride", b.inttoptr(stride, PTR))):
         args[PACK_SLOTS[name]] = v
     b.call(rows_fn, args)
     b.ret_void()
@@ -453,10 +458,9 @@ def _pack_rows(m: ir.Module, esize: int) -> ir.Function:
     ety = I8 if esize == 1 else I16
     g = 4 // esize
     fn, b, args = define(m, f"pack_b_{esize}_rows", VOID, _GEMM_ARGS, noalias=(PACK_SLOTS["src"], PACK_SLOTS["dst"]))
-    src, dst, ld, k, n, kp, npad, r0, r1 = (args[PACK_SLOTS[x]] for x in
-                                            ("src", "dst", "ld", "k", "n", "kp", "npad", "r0", "r1"))
-    rows = b.udiv(kp, i64(g))                   # dword rows per panel
-    panel_bytes = b.mul(rows, i64(64))
+    src, dst, ld, k, n, kp, npad, r0, r1, pstride = (args[PACK_SLOTS[x]] for x in
+                                                     ("src", "dst", "ld", "k", "n", "kp", "npad", "r0", "r1", "stride"))
+    panel_bytes = b.ptrtoint(pstride, I64)      # bytes from one panel to the next (a pointer slot of @gemm's signature)
     lr = Loop(b, r0, r1, 1, name="r")
     r = lr.index
     krow = b.mul(r, i64(g))

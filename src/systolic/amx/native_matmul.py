@@ -35,7 +35,9 @@ import threading
 import numpy as np
 
 from .. import counters
+from .. import types as T
 from ..errors import InvalidValue
+from . import isa
 
 __all__ = ["ENV", "SAME_RULES", "enabled", "usable", "status", "run", "self_check"]
 
@@ -43,9 +45,7 @@ ENV = "SYSTOLIC_NATIVE"
 #: CPU models whose TMUL instructions the emulator defines identically (the SPR-family AMX)
 SAME_RULES = frozenset({"sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d"})
 #: instruction -> native_gemm dtype pair (the native GEMM kernels)
-_NATIVE = {"tdpbssd": ("int8", "int8"), "tdpbsud": ("int8", "uint8"), "tdpbusd": ("uint8", "int8"),
-           "tdpbuud": ("uint8", "uint8"), "tdpbf16ps": ("bfloat16", "bfloat16"),
-           "tdpfp16ps": ("float16", "float16")}
+_NATIVE = {r.mnemonic: tuple(np.dtype(T.get(t).dtype).name for t in r.types[:2]) for r in isa.GEMM_TMULS}
 _KSTEP_BYTES = 64           # one tile-K block: 64 bytes of an A row (16 dwords)
 
 _lock = threading.Lock()

@@ -243,9 +243,9 @@ class AmxKind(VectorKind):
 
     def _compute_cuda(self, images):
         """One tile-K block of :func:`systolic.amx.matmul` on the GPU: exactly the instruction (docs/gpu.md)."""
-        from ..amx import matmul
+        from ..amx import isa, matmul
         from ..packing import vnni_unpack
-        if self.mnemonic not in ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps"):
+        if self.mnemonic not in {r.mnemonic for r in isa.GEMM_TMULS}:
             raise UnsupportedCombination(f"{self.mnemonic} has no CUDA kernel",
                                          rule="the CUDA backend runs TDPB[SU][SU]D, TDPBF16PS, TDPFP16PS (docs/gpu.md)",
                                          values={"instruction": self.mnemonic})

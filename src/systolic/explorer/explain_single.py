@@ -173,9 +173,9 @@ def _explain_amx(row, col, rng, a, b, c, opts):
     if extra:
         raise InvalidValue("amx explain takes instruction, m, n, k", values={"options": sorted(extra)})
     lc._check_element(row, col)
-    if mn not in ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps"):
-        raise InvalidValue("explain covers TDPB*D, TDPBF16PS, TDPFP16PS, TCMM*FP16PS and TDP*F8PS",
-                           values={"instruction": mn})
+    if mn not in {r.mnemonic for r in isa.GEMM_TMULS}:
+        raise InvalidValue("amx explain covers the plain dot products "
+                           + ", ".join(r.mnemonic.upper() for r in isa.GEMM_TMULS), values={"instruction": mn})
     A, B, C = _pick(la, "A", a, rng), _pick(lb, "B", b, rng), _pick(lc, "C", c, rng)
     tiles = [L.scatter(X, nbytes=1024).reshape(16, 64) for L, X in ((lc, C), (la, A), (lb, B))]
     trace = {}

@@ -250,8 +250,8 @@ def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, ops_per_cha
             res, flag = NT.stage_mma(a32, b32, acc0, step)
         else:
             res, flag = fast
-            if flag.any():
-                res = np.array(res, dtype=np.float32)
+            if flag.any():   # the kernels' own result arrays (writable): fixed in place, no copy
+                res = np.asarray(res, dtype=np.float32)
                 flag = _recheck(a32, b32, acc0, res, flag, step)
         bits = np.ascontiguousarray(res, dtype=np.float32).view(np.uint32)
         rows, cols = np.nonzero(flag) if flag.any() else (np.zeros(0, dtype=np.intp),) * 2
@@ -282,15 +282,18 @@ def _recheck(a32, b32, acc0, res, flag, step, group: int = 1) -> np.ndarray:
     from . import native as NT
     out = np.zeros_like(flag)
     urows = np.nonzero(flag.any(axis=1))[0]
-    for g0 in range(0, urows.size, group):
+
+    def block(q, g0):  # blocks write disjoint elements; the kernel runs without the GIL, blocks over threads
         rows = urows[g0:g0 + group]
         sub = flag[rows]
         cols = np.nonzero(sub.any(axis=0))[0]
-        r2, f2 = NT.stage_mma(a32[rows], b32[:, cols], acc0[np.ix_(rows, cols)], step, robust=True)
+        r2, f2 = NT.stage_mma(a32[rows], b32[:, cols], acc0[np.ix_(rows, cols)], step, robust=True, threads=1)
         blk = sub[:, cols]
         cur = res[np.ix_(rows, cols)]
         res[np.ix_(rows, cols)] = np.where(blk, r2, cur)
         out[np.ix_(rows, cols)] = blk & (f2 != 0)
+
+    NT._run_jobs(block, list(range(0, urows.size, group)), NT._ncpu())
     return out
 
 

@@ -18,9 +18,12 @@ IEEE operation is kept as written:
 Callers recompute flagged elements with the next kernel down and finally the numpy path, from their initial
 C. If llvmlite cannot compile here, :func:`available` is False and callers use the numpy path.
 
-This module is the driver (threads, packing, statistics, refinement); the kernels are built with llvmlite's IR
-builder in :mod:`systolic.xmx.native_ir` and compiled by :mod:`systolic.jit`. Their vector width follows the
-host (:func:`systolic.jit.vector_bits`: AVX-512 or AVX2).
+This module is the driver (threads, jobs, scratch arrays, the refinement's bookkeeping); the kernels are built
+with llvmlite's IR builder in :mod:`systolic.xmx.native_ir` and compiled by :mod:`systolic.jit`. Their vector
+width follows the host (:func:`systolic.jit.vector_bits`: AVX-512 or AVX2). The preparation around them is
+compiled too (issue 24): :func:`widen` (bf16 / fp16 inputs to float32, denormals flushed), B's panels packed and
+widened by the thread that uses them, A's binary64 copy and statistics, the refinement's per-element statistics;
+jobs run on one worker pool per process (:func:`_run_jobs`), as many threads as the CPU affinity allows.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import numpy as np
 from .. import jit
 from . import native_ir
 
-__all__ = ["available", "stage_mma"]
+__all__ = ["available", "stage_mma", "fast_mma", "fma32_mma", "widen"]
 
 _LOCK = threading.Lock()
 #: columns per vector in the explicit-vector kernel (two AVX2 registers of doubles)
@@ -514,8 +517,11 @@ def _pool() -> ThreadPoolExecutor:
     """The process's worker threads for the kernels (one per CPU, made once: starting threads per call cost
     0.3-0.7 ms, a tenth of a 1024^3 GEMM on 16 cores)."""
     with _LOCK:
-        if "pool" not in _STATE:
+        # a forked child inherits the executor but not its threads (work submitted there would never run): one
+        # pool per process
+        if _STATE.get("pool_pid") != os.getpid():
             _STATE["pool"] = ThreadPoolExecutor(_ncpu(), thread_name_prefix="systolic-xmx")
+            _STATE["pool_pid"] = os.getpid()
         return _STATE["pool"]
 
 

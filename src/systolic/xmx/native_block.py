@@ -105,6 +105,11 @@ def gemm(a32: np.ndarray, b32: np.ndarray, c, kd: int, model: M.NumericsModel, *
     et = np.float64 if wide else np.float32
     if fn is None:
         return None
+    if n < W and m > n:
+        # a narrow B fills few lanes: D^T = C^T + B^T A^T has, element for element, the same products (x * y is
+        # y * x exactly) in the same K order, hence the same bits, and puts the long side across the lanes
+        ct = None if c is None else np.asarray(c).T
+        return gemm(np.ascontiguousarray(b32.T), np.ascontiguousarray(a32.T), ct, kd, model, threads=threads).T
     mp, npn = -(-m // R) * R, -(-n // W) * W
     panels = npn // W
     A = np.zeros((mp, k), dtype=et)
@@ -120,13 +125,18 @@ def gemm(a32: np.ndarray, b32: np.ndarray, c, kd: int, model: M.NumericsModel, *
         with np.errstate(invalid="ignore"):   # fp32 values (a signalling NaN may widen with a flag): exact
             C[:m, :n] = np.asarray(c).astype(np.float32)
     O = np.empty((mp, npn), dtype=np.uint32)
-    args = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, O.ctypes.data, npn, k, 0, mp)
+    head = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, O.ctypes.data, npn, k)
     tail = (model.fraction_bits, model.nan_bits)
-    nthreads = max(1, min(threads or os.cpu_count() or 1, panels))
-    if nthreads == 1:
-        fn(*args, 0, panels, *tail)
-    else:   # ctypes releases the GIL during each call; about four runs of panels per thread
-        step = -(-panels // (nthreads * 4))
-        with ThreadPoolExecutor(nthreads) as ex:
-            list(ex.map(lambda p0: fn(*args, p0, min(panels, p0 + step), *tail), range(0, panels, step)))
+    nthreads = max(1, threads or os.cpu_count() or 1)
+    # jobs of (row range, panel range), about four per thread: panels first, rows too when panels are few
+    pstep = -(-panels // (nthreads * 4))
+    rchunks = max(1, min(mp // R, -(-nthreads * 4 // -(-panels // pstep))))
+    rstep = -(-(mp // R) // rchunks) * R
+    jobs = [(i0, min(mp, i0 + rstep), p0, min(panels, p0 + pstep))
+            for p0 in range(0, panels, pstep) for i0 in range(0, mp, rstep)]
+    if nthreads == 1 or len(jobs) == 1:
+        fn(*head, 0, mp, 0, panels, *tail)
+    else:   # ctypes releases the GIL during each call
+        with ThreadPoolExecutor(min(nthreads, len(jobs))) as ex:
+            list(ex.map(lambda j: fn(*head, *j, *tail), jobs))
     return O[:m, :n]
