@@ -167,6 +167,13 @@ def test_sycl_takes_the_engines_device_names():
     assert set(CPUS) >= {d.engine for d in sycl.devices() if d.backend == "amx"}
 
 
+def test_xmx_get_model_device():
+    assert xmx.get_model(device="dg2") == xmx.get_model(None, xmx.get_platform("dg2"))
+    assert xmx.get_model(device="bmg").name == xmx.get_platform("bmg").default_model
+    with pytest.warns(DeprecationWarning, match="xmx.get_model: platform= is deprecated"):
+        assert xmx.get_model(platform=xmx.get_platform("dg2")) == xmx.get_model(device="dg2")
+
+
 def test_cl_prelude_device():
     from systolic import cl
     with pytest.warns(DeprecationWarning, match="cl.prelude: platform= is deprecated"):
@@ -257,16 +264,87 @@ def test_layout_get_device():
 
 def test_sycl_queue_amx_backend():
     from systolic import sycl
-    assert sycl.queue("spr", amx="compiled").amx_backend == "emulator"      # the tile compiler's own words
-    assert sycl.queue("spr", amx="compiled", path="spec").amx_backend == "spec"
-    assert sycl.queue("spr", amx="compiled", amx_backend="native").amx_backend == "llvm"
-    for old, new in (("emulator", "emulator"), ("spec", "spec"), ("llvm", "llvm")):
+    def how(q):                                   # in the tile compiler's words (Module.run backend=, path=)
+        return q.amx_backend, q.amx_path
+    assert how(sycl.queue("spr", amx="compiled")) == ("cpu", "fast")
+    assert how(sycl.queue("spr", amx="compiled", path="spec")) == ("cpu", "spec")
+    assert how(sycl.queue("spr", amx="compiled", amx_backend="native")) == ("llvm", "fast")
+    for old, new in (("emulator", ("cpu", "fast")), ("spec", ("cpu", "spec")), ("llvm", ("llvm", "fast"))):
         with pytest.warns(DeprecationWarning, match=f"sycl.queue: amx_backend='{old}' is deprecated"):
-            assert sycl.queue("spr", amx="compiled", amx_backend=old).amx_backend == new
+            assert how(sycl.queue("spr", amx="compiled", amx_backend=old)) == new
     with pytest.raises(InvalidValue, match="unknown backend of the compiled AMX path"):
         sycl.queue("spr", amx_backend="gpu")
     with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
         sycl.queue("spr", path="exact")
+
+
+#: one TDPBF8PS on tiles loaded from @a, @b, @c (AMX-FP8: Diamond Rapids, not Sapphire Rapids)
+_FP8_DOT = """
+@a = global [1024 x i8] zeroinitializer, align 64
+@b = global [1024 x i8] zeroinitializer, align 64
+@c = global [1024 x i8] zeroinitializer, align 64
+define void @dot(i16 %m, i16 %n, i16 %k) {
+entry:
+  %ta = call x86_amx @llvm.x86.tileloadd64.internal(i16 %m, i16 %k, ptr @a, i64 64)
+  %k4 = lshr i16 %k, 2
+  %tb = call x86_amx @llvm.x86.tileloadd64.internal(i16 %k4, i16 %n, ptr @b, i64 64)
+  %tc = call x86_amx @llvm.x86.tileloadd64.internal(i16 %m, i16 %n, ptr @c, i64 64)
+  %r = call x86_amx @llvm.x86.tdpbf8ps.internal(i16 %m, i16 %n, i16 %k, x86_amx %tc, x86_amx %ta, x86_amx %tb)
+  call void @llvm.x86.tilestored64.internal(i16 %m, i16 %n, ptr @c, i64 64, x86_amx %r)
+  ret void
+}
+declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
+declare x86_amx @llvm.x86.tdpbf8ps.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
+declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
+"""
+
+
+def test_compiler_module_run_device():
+    """Module.run / run_eager take device= (the CPU model); cpu= warns and decides the same: Sapphire Rapids
+    has no AMX-FP8 (#UD), Diamond Rapids has it."""
+    from systolic.compiler import compile_ir
+    from systolic.errors import InvalidOpcode
+    mod = compile_ir(_FP8_DOT)
+    mem = lambda: {k: np.zeros(1024, np.uint8) for k in "abc"}                        # noqa: E731
+    for run in (mod.run, mod.run_eager):
+        run("dot", 16, 64, 64, memory=mem(), device="dmr")
+        with pytest.raises(InvalidOpcode):
+            run("dot", 16, 64, 64, memory=mem(), device="spr")
+        with pytest.warns(DeprecationWarning, match="cpu= is deprecated, use device="):
+            run("dot", 16, 64, 64, memory=mem(), cpu="dmr")
+        with pytest.warns(DeprecationWarning), pytest.raises(InvalidOpcode):
+            run("dot", 16, 64, 64, memory=mem(), cpu="spr")
+        with pytest.raises(InvalidValue, match="give device= only"):
+            run("dot", 16, 64, 64, memory=mem(), cpu="spr", device="dmr")
+        for old, path in (("emulator", "fast"), ("spec", "spec")):   # backend= says where, path= how
+            new = run("dot", 16, 64, 64, memory=mem(), device="dmr", backend="cpu", path=path).machine.backend.name
+            with pytest.warns(DeprecationWarning, match=f"backend='{old}' is deprecated, use backend='cpu', "
+                                                        f"path='{path}'"):
+                assert run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old).machine.backend.name == new
+        with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
+            run("dot", 16, 64, 64, memory=mem(), device="dmr", backend="native", path="spec")
+
+
+def test_distributed_backend_and_path():
+    """Campaign shards: backend= says where (cpu, native, cuda), path= how; backend='spec' is the older spelling
+    of cpu + the spec path (same bytes), and the spec path runs on cpu only."""
+    from systolic.distributed import Campaign, Spec
+    from systolic.distributed.campaign import make_shard, verify_shard
+    c = Campaign(Spec("amx:spr", "tdpbf16ps", shape=(2, 2, 2)), profile="specials", count=4, shard_size=2,
+                 format="npz")
+    fast = make_shard(c.args(), 0, "cpu")["data"]
+    spec = make_shard(c.args(), 0, "cpu", path="spec")["data"]
+    assert spec == fast                                          # the paths are proven bit-identical
+    with pytest.warns(DeprecationWarning, match="make_shard: backend='spec' is deprecated, use backend='cpu', "
+                                                "path='spec'"):
+        assert make_shard(c.args(), 0, "spec")["data"] == spec
+    with pytest.warns(DeprecationWarning, match="verify_shard: backend='spec'"):
+        assert verify_shard(c.args(), 0, spec, "spec")["bad_rows"] == 0
+    assert verify_shard(c.args(), 0, spec, "cpu", path="spec")["bad_rows"] == 0
+    with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
+        make_shard(c.args(), 0, "cuda", path="spec")
+    with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
+        make_shard(c.args(), 0, "cpu", path="exact")
 
 
 def test_the_shim_itself():

@@ -30,7 +30,7 @@ PATHS = ("spec", "fast")
 
 def check_path(path: str, where: str) -> str:
     """``path`` if it is ``"spec"`` or ``"fast"``, else InvalidValue naming ``where``."""
-    if path not in PATHS:
+    if not isinstance(path, str) or path not in PATHS:       # (an array's `in` would compare element-wise)
         raise InvalidValue("path is 'spec' or 'fast'", rule=f"{where}: path='spec' (the manual) or 'fast'",
                            values={"path": path})
     return path

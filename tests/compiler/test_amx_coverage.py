@@ -54,8 +54,8 @@ def test_every_modelled_tmul_compiles_equal_to_eager(mnemonic):
     for m, n, k in ((16, 64, 64), (5, 16, 32)):
         m1 = {"a": a.copy(), "b": b.copy(), "c": c.copy()}
         m2 = {"a": a.copy(), "b": b.copy(), "c": c.copy()}
-        mod.run("dot", m, n, k, memory=m1, cpu="diamondrapids")
-        mod.run_eager("dot", m, n, k, memory=m2, cpu="diamondrapids")
+        mod.run("dot", m, n, k, memory=m1, device="diamondrapids")
+        mod.run_eager("dot", m, n, k, memory=m2, device="diamondrapids")
         assert np.array_equal(m1["c"], m2["c"])
         assert not np.array_equal(m1["c"][:64], c[:64])
 
@@ -66,9 +66,9 @@ def test_missing_feature_faults_alike(mnemonic):
     mod = compile_ir(DOT.format(m=mnemonic))
     mem = {"a": np.zeros(1024, np.uint8), "b": np.zeros(1024, np.uint8), "c": np.zeros(1024, np.uint8)}
     with pytest.raises(InvalidOpcode, match=mnemonic.upper()):
-        mod.run("dot", 16, 64, 64, memory={k: v.copy() for k, v in mem.items()}, cpu="sapphirerapids")
+        mod.run("dot", 16, 64, 64, memory={k: v.copy() for k, v in mem.items()}, device="sapphirerapids")
     with pytest.raises(InvalidOpcode, match=mnemonic.upper()):
-        mod.run_eager("dot", 16, 64, 64, memory={k: v.copy() for k, v in mem.items()}, cpu="sapphirerapids")
+        mod.run_eager("dot", 16, 64, 64, memory={k: v.copy() for k, v in mem.items()}, device="sapphirerapids")
 
 
 CASTS = """

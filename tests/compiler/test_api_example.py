@@ -94,7 +94,7 @@ def test_spec_path_backend_gives_the_same_bytes(api):
     m1 = {"buf": buf.copy(), "buf2": buf2.copy()}
     m2 = {"buf": buf.copy(), "buf2": buf2.copy()}
     api.run("api", 0, 16, 64, memory=m1)
-    r = api.run("api", 0, 16, 64, memory=m2, backend="spec")
+    r = api.run("api", 0, 16, 64, memory=m2, path="spec")
     assert r.machine.backend.name == "spec"
     assert np.array_equal(m1["buf"], m2["buf"])
 

@@ -239,7 +239,7 @@ SOAK = int(os.environ.get("SYSTOLIC_SOAK", "1"))
 SCALARS = {"sel": "i32", "cnt0": "i32", "cnt1": "i32", "cnt2": "i32"}
 
 
-def check(prog, sel, counts, seed, backend="emulator"):
+def check(prog, sel, counts, seed, backend="cpu"):
     kernel = build(prog)
     dims = dim_args(prog)
     module = trace(helper, scalars={"o": "i32"}, buffers={"A": ABUF, "C": CBUF})

@@ -304,7 +304,7 @@ def test_fp16_needs_a_cpu_with_amx_fp16():
     with pytest.raises(InvalidOpcode):
         mod.run("k", memory={"A": A.copy(), "C": np.zeros(1024, np.uint8)})
     C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
-    mod.run("k", memory={"A": A.copy(), "C": C1}, cpu="graniterapids")
+    mod.run("k", memory={"A": A.copy(), "C": C1}, device="graniterapids")
     from systolic.compiler.tracing import run_eager
     run_eager(k, buffers={"A": A.copy(), "C": C2}, machine=TileMachine("graniterapids"))
     assert np.array_equal(C1, C2) and C1.any()

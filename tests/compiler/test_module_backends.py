@@ -24,16 +24,16 @@ entry:
 """
 
 
-@pytest.mark.parametrize("backend, machine_backend", [("emulator", "emulator"), ("spec", "spec")])
-def test_run_backends_use_tilemachine_current_keywords(backend, machine_backend):
+@pytest.mark.parametrize("path, machine_backend", [("fast", "emulator"), ("spec", "spec")])
+def test_run_backends_use_tilemachine_current_keywords(path, machine_backend):
     mod = compile_ir(COPY)
     buf = np.random.default_rng(5).integers(0, 256, 1024).astype(np.uint8)
     want = buf.copy()
     want[512:] = buf[:512]
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)   # TileMachine(cpu, backend="emulator") warned
-        r = mod.run("f", 8, memory={"buf": buf}, backend=backend)
-        e = mod.run_eager("f", 8, memory={"buf": buf.copy()}, backend=backend)
+        warnings.simplefilter("error", DeprecationWarning)   # the run uses no older keyword (systolic.vocabulary)
+        r = mod.run("f", 8, memory={"buf": buf}, backend="cpu", path=path)
+        e = mod.run_eager("f", 8, memory={"buf": buf.copy()}, path=path)
     assert r.machine.backend.name == e.machine.backend.name == machine_backend
     assert np.array_equal(buf, want)
 

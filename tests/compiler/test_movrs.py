@@ -40,8 +40,8 @@ def test_the_c_example_equals_numpy_compiled_and_eager():
     for ktiles in (1, 4):
         m1 = {"A": A.copy(), "B": B.copy(), "C": C.copy()}
         m2 = {"A": A.copy(), "B": B.copy(), "C": C.copy()}
-        mod.run("gemm16", "A", "B", "C", ktiles, memory=m1, cpu="dmr")
-        mod.run_eager("gemm16", "A", "B", "C", ktiles, memory=m2, cpu="dmr")
+        mod.run("gemm16", "A", "B", "C", ktiles, memory=m1, device="dmr")
+        mod.run_eager("gemm16", "A", "B", "C", ktiles, memory=m2, device="dmr")
         assert np.array_equal(m1["C"].view(np.int32).reshape(16, 16), _gemm_oracle(A, B, C, ktiles))
         assert np.array_equal(m1["C"], m2["C"])
 
@@ -52,7 +52,7 @@ def test_a_cpu_without_movrs_faults_in_both_runs():
     for run in (mod.run, mod.run_eager):
         mem = {"A": np.zeros(4096, np.uint8), "B": np.zeros(4096, np.uint8), "C": np.zeros(1024, np.uint8)}
         with pytest.raises(InvalidOpcode, match="TILELOADDRS needs AMX-MOVRS"):
-            run("gemm16", "A", "B", "C", 1, memory=mem, cpu="graniterapids-d")
+            run("gemm16", "A", "B", "C", 1, memory=mem, device="graniterapids-d")
 
 
 def test_systolic_amx_run_takes_the_c_program():
@@ -96,8 +96,8 @@ def test_the_shaped_intrinsics_load_what_tileloadd_loads(load):
     for r, cb, stride in ((16, 64, 64), (3, 20, 100), (7, 64, 256), (1, 4, 0)):
         m1 = {"a": a.copy(), "c": np.zeros(1024, np.uint8)}
         m2 = {"a": a.copy(), "c": np.zeros(1024, np.uint8)}
-        mine.run("f", r, cb, stride, memory=m1, cpu="dmr")
-        ref.run("f", r, cb, stride, memory=m2, cpu="dmr")
+        mine.run("f", r, cb, stride, memory=m1, device="dmr")
+        ref.run("f", r, cb, stride, memory=m2, device="dmr")
         want = np.zeros((16, 64), np.uint8)
         for i in range(r):
             want[i, :cb] = a[i * stride:i * stride + cb]
@@ -125,8 +125,8 @@ def test_the_traced_python_intrinsics_emit_the_movrs_loads():
     mod = compile_module(m)
     A = np.random.default_rng(3).integers(0, 256, 1024, dtype=np.uint8)
     C1, C2 = np.zeros(1024, np.uint8), np.zeros(1024, np.uint8)
-    mod.run("k", memory={"A": A.copy(), "C": C1}, cpu="dmr")
-    mod.run_eager("k", memory={"A": A.copy(), "C": C2}, cpu="dmr")
+    mod.run("k", memory={"A": A.copy(), "C": C1}, device="dmr")
+    mod.run_eager("k", memory={"A": A.copy(), "C": C2}, device="dmr")
     a = A[:512].view(np.int8).reshape(8, 64)[:, :32].astype(np.int64).reshape(8, 8, 4)
     b = A[512:].view(np.int8).reshape(8, 64)[:, :32].astype(np.int64).reshape(8, 8, 4)
     want = np.einsum("mkq,knq->mn", a, b).astype(np.int32)

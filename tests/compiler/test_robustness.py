@@ -183,7 +183,7 @@ _ARG = st.one_of(st.integers(-(2 ** 70), 2 ** 70), st.sampled_from(["A", "B", "C
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), name=st.sampled_from(["gemm_o2.ll", "api.ll"]), backend=st.sampled_from(["emulator", "llvm"]))
+@given(data=st.data(), name=st.sampled_from(["gemm_o2.ll", "api.ll"]), backend=st.sampled_from(["cpu", "llvm"]))
 def test_fuzzed_run_arguments_give_typed_errors(data, name, backend):
     mod = _MODS[name]
     fname = {"gemm_o2.ll": "gemm", "api.ll": "api"}[name]

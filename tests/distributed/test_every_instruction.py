@@ -22,7 +22,7 @@ def test_amx_kind_fast_equals_spec(cpu, mn):
     c = Campaign(Spec(f"amx:{cpu}", mn, shape=(2, 2, 2)), profile="extremes" if is_int else "specials", count=3,
                  seed=9, shard_size=3)
     r = make_shard(c.args(), 0, "cpu")
-    out = verify_shard(c.args(), 0, r["data"], "spec")
+    out = verify_shard(c.args(), 0, r["data"], "cpu", path="spec")
     assert out["problem"] is None and out["checked"] == 3 and out["bad_rows"] == 0, out
 
 
@@ -32,5 +32,5 @@ def test_xmx_kind_fast_equals_spec(plat, prec, dst, rc):
     c = Campaign(Spec(f"xmx:{plat}", precision=prec, dst_type=dst, rc=rc), profile="extremes" if is_int else "specials",
                  count=2, seed=4, shard_size=2)
     r = make_shard(c.args(), 0, "cpu")
-    out = verify_shard(c.args(), 0, r["data"], "spec")
+    out = verify_shard(c.args(), 0, r["data"], "cpu", path="spec")
     assert out["problem"] is None and out["checked"] == 2 and out["bad_rows"] == 0, out

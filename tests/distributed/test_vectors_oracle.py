@@ -50,7 +50,7 @@ def test_float_results_match_the_spec_backend():
     c = Campaign(Spec("amx:spr", "tdpbf16ps", shape=(2, 4, 3)), profile="all", count=10, seed=5, shard_size=2)
     for i in range(c.shard_count):
         r = make_shard(c.args(), i, "cpu")
-        out = verify_shard(c.args(), i, r["data"], "spec")                    # the SDM pseudo-code, exact arithmetic
+        out = verify_shard(c.args(), i, r["data"], "cpu", path="spec")                    # the SDM pseudo-code, exact arithmetic
         assert out["problem"] is None and out["bad_rows"] == 0 and out["checked"] == 2
 
 

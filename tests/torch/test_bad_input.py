@@ -220,3 +220,10 @@ def test_compare_restores_training_flags():
     before = [m.training for m in model.modules()]
     st.compare(model, torch.randn(5, 4), engines=["amx:spr"])
     assert [m.training for m in model.modules()] == before == [True, True, True, False]
+
+
+@pytest.mark.parametrize("kw", [{"precision": np.array([1, 2])}, {"model": np.array([1, 2])}])
+def test_an_array_option_is_a_typed_error(kw):
+    # hypothesis (tests/fuzz/test_fuzz_torch.py) found `precision or "bf16"` asking an array its truth value
+    with pytest.raises(InvalidValue):
+        st.parse_engine("xmx:dg2", **kw)

@@ -85,8 +85,12 @@ compile_cmd.name = "compile"
 @click.option("--function", "-f", "function", required=True, help="The function to run.")
 @click.option("--arg", "args", multiple=True, help="An argument: integer, or @global[+offset] for a pointer.")
 @click.option("--mem", "mems", multiple=True, help="NAME=file.npy: the initial bytes of global @NAME.")
-@click.option("--backend", type=click.Choice(["emulator", "spec", "native", "llvm"]), default="emulator",
-              show_default=True, help="Where the tile instructions run (native/llvm need a CPU with AMX).")
+@click.option("--backend", type=click.Choice(["cpu", "native", "llvm", "emulator", "spec"]), default="cpu",
+              show_default=True, help="Where the tile instructions run: cpu (the emulator, by --path), native (each "
+                                      "instruction) or llvm (the whole function JIT-compiled; both need a CPU with "
+                                      "AMX); emulator / spec = cpu with --path fast / spec.")
+@click.option("--path", type=click.Choice(["fast", "spec"]), default="fast", show_default=True,
+              help="cpu backend: the fast path or the spec path (the SDM pseudo-code).")
 @device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
                help="AMX CPU of the TileMachine (systolic amx cpus; any alias): decides which AMX instructions exist")
 @click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
@@ -94,16 +98,19 @@ compile_cmd.name = "compile"
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_CFLAGS
-def run_cmd(file, function, args, mems, backend, cpu, eager, save, show_trace, as_json, cflags):
+def run_cmd(file, function, args, mems, backend, path, cpu, eager, save, show_trace, as_json, cflags):
     """Compile FILE (LLVM IR, or C/C++ through clang) and run FUNCTION; print its result and a digest of every
     global."""
+    if backend in ("emulator", "spec"):          # the older names of cpu + a path (systolic.vocabulary)
+        backend, path = "cpu", "fast" if backend == "emulator" else "spec"
     mod = _compile(file, cflags)
     memory = dict(load_global_npy(m) for m in mems)
     values = [parse_call_arg(a) for a in args]
     if eager:
-        res = mod.run_eager(function, *values, memory=memory, cpu=cpu)
+        res = mod.run_eager(function, *values, memory=memory, device=cpu)
     else:
-        res = mod.run(function, *values, memory=memory, backend=backend, cpu=cpu, record=show_trace)
+        res = mod.run(function, *values, memory=memory, backend=backend, path=path, device=cpu,
+                      record=show_trace)
     out = {"function": function, "value": res.value, "backend": "eager" if eager else backend,
            "globals": {k: {"bytes": int(v.size), "sha256": hashlib.sha256(v.tobytes()).hexdigest()[:16],
                            "head": v[:16].tolist()} for k, v in res.memory.items()}}

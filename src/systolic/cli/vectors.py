@@ -32,10 +32,21 @@ def _shape(text):
     return (m, k, n)
 
 
-def _backend(backend, gpu):
+def _backend(backend, gpu, path):
+    """(backend, path) of the options: ``--backend spec`` is the cpu backend's spec path (``--path spec``)."""
     if gpu and backend not in (None, "cuda"):
         raise click.BadParameter(f"--gpu computes with backend cuda, not {backend}", param_hint="--backend")
-    return "cuda" if gpu else (backend or "cpu")
+    backend = "cuda" if gpu else (backend or "cpu")
+    if backend == "spec":
+        backend, path = "cpu", "spec"
+    if path == "spec" and backend != "cpu":
+        raise click.BadParameter(f"the spec path runs on the cpu backend, not {backend}", param_hint="--path")
+    return backend, path
+
+
+def _path_option(f):
+    return click.option("--path", type=click.Choice(["fast", "spec"]), default="fast", show_default=True,
+                        help="cpu backend: the fast path or the spec path (the manual's pseudo-code).")(f)
 
 
 @click.group("vectors", cls=SuggestingGroup)
@@ -60,12 +71,13 @@ def group():
 @click.option("--format", "fmt", type=click.Choice(["parquet", "npz", "text"]), default="parquet",
               show_default=True, help="Shard file format.")
 @click.option("--backend", type=click.Choice(["cpu", "spec", "native", "cuda"]), default=None,
-              help="How workers compute results (default cpu; --gpu: cuda).")
+              help="Where workers compute results (default cpu; --gpu: cuda; spec = cpu with --path spec).")
+@_path_option
 @cluster_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def generate_cmd(engine, instruction, precision, model, dst_type, rc, shape, profile, count, seed, shard_size, out,
-                 fmt, backend, gpu, workers, scheduler, quiet, as_json):
+                 fmt, backend, path, gpu, workers, scheduler, quiet, as_json):
     """Generate a campaign (resumes when OUT holds the same one: digest-verified shards are kept)."""
     from ..distributed.campaign import Campaign, generate, open_directory
     from ..distributed.cluster import open_client
@@ -74,18 +86,18 @@ def generate_cmd(engine, instruction, precision, model, dst_type, rc, shape, pro
     spec = Spec(engine=engine, instruction=instruction, precision=precision, model=model, dst_type=dst_type, rc=rc,
                 shape=_shape(shape))
     campaign = Campaign(spec, profile, count, seed, shard_size, fmt).canonical()   # checked before a cluster starts
-    backend = _backend(backend, gpu)
+    backend, path = _backend(backend, gpu, path)
     open_directory(campaign, out)                  # the directory and a manifest already there, likewise
     notes = []
     with open_client(scheduler, workers, gpu) as client, \
             progress_bar("generate", enabled=not quiet and not as_json) as bar:
-        res = generate(client, campaign, out, backend=backend, on_progress=bar, on_event=notes.append)
+        res = generate(client, campaign, out, backend=backend, path=path, on_progress=bar, on_event=notes.append)
     rate = res.vectors / res.seconds if res.seconds else 0.0
     summary = {"out": str(out), "shards": len(res.manifest["shards"]), "vectors": res.manifest["vector_count"],
                "computed_shards": len(res.computed), "skipped_shards": len(res.skipped),
                "rejected_shards": [{"index": i, "reason": r} for i, r in res.rejected],
                "vectors_computed": res.vectors, "seconds": round(res.seconds, 3),
-               "vectors_per_second": round(rate, 1), "backend": backend}
+               "vectors_per_second": round(rate, 1), "backend": backend, "path": path}
     if as_json:
         emit_json(summary)
         return
@@ -99,24 +111,27 @@ def generate_cmd(engine, instruction, precision, model, dst_type, rc, shape, pro
 @group.command("verify")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @click.option("--backend", type=click.Choice(["cpu", "spec", "native", "cuda"]), default=None,
-              help="Recompute results with this backend (default cpu; --gpu: cuda; native: this CPU's AMX).")
+              help="Recompute results with this backend (default cpu; --gpu: cuda; native: this CPU's AMX; spec = "
+                   "cpu with --path spec).")
+@_path_option
 @cluster_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def verify_cmd(directory, backend, gpu, workers, scheduler, quiet, as_json):
+def verify_cmd(directory, backend, path, gpu, workers, scheduler, quiet, as_json):
     """Recompute every shard on the cluster; exit status 1 on a bad shard or a mismatching row."""
     from ..distributed.campaign import read_campaign, verify
     from ..distributed.cluster import open_client
     from ..distributed.progress import progress_bar
-    backend = _backend(backend, gpu)
+    backend, path = _backend(backend, gpu, path)
     read_campaign(directory)                       # the manifest, checked before a cluster starts
     with open_client(scheduler, workers, gpu) as client, \
             progress_bar("verify", enabled=not quiet and not as_json) as bar:
-        res = verify(client, directory, backend=backend, on_progress=bar)
+        res = verify(client, directory, backend=backend, path=path, on_progress=bar)
     if as_json:
         emit_json({"ok": res.ok, "shards": res.shards, "vectors_checked": res.vectors,
                    "bad_shards": res.bad_shards, "mismatched_rows": res.mismatched_rows,
-                   "mismatches": res.mismatches, "seconds": round(res.seconds, 3), "backend": backend})
+                   "mismatches": res.mismatches, "seconds": round(res.seconds, 3), "backend": backend,
+                   "path": path})
     else:
         for b in res.bad_shards:
             what = f"bad shard {b['index']} ({b['file']})" if b["index"] is not None else b["file"]

@@ -16,6 +16,7 @@ import itertools
 import numpy as np
 
 from ..errors import AmxUnavailable, CompileError, InvalidValue
+from ..vocabulary import check_path, deprecated, renamed
 from .passes import PASS_NAMES, PIPELINE, run_pipeline
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
@@ -25,20 +26,38 @@ from .to_machine import DEFAULT_MAX_STEPS, Runner, RunResult, listing, memory_ar
 __all__ = ["compile_ir", "compile_c", "compile_module", "CompiledModule", "PASSES", "BACKENDS"]
 
 PASSES = PASS_NAMES
-BACKENDS = ("emulator", "spec", "native", "llvm")
+#: where a compiled function runs (docs/ARCHITECTURE.md "Vocabulary"): "cpu" (the TileMachine in this process, its
+#: fast or spec path), "native" (each tile instruction on this CPU's AMX), "llvm" (the whole function
+#: JIT-compiled for this CPU's AMX)
+BACKENDS = ("cpu", "native", "llvm")
+#: the older backend names: the cpu backend's fast / spec path
+_OLD_BACKENDS = {"emulator": "fast", "spec": "spec"}
 _jit_ids = itertools.count()
 
 
-def _tile_machine(cpu: str, backend: str):
-    """The TileMachine for one of this module's run backends, in TileMachine's vocabulary (device=, backend=
-    "cpu"|"native", path="fast"|"spec"): "emulator" is the cpu backend's fast path, "spec" its spec path."""
-    from ..amx import TileMachine
-    if backend not in BACKENDS or backend == "llvm":
+def _where(backend, path, where: str, known: tuple[str, ...] = BACKENDS) -> tuple[str, str]:
+    """(backend, path) of a run: ``backend="emulator" | "spec"`` are the older spellings of ``backend="cpu"``
+    with ``path="fast" | "spec"`` (DeprecationWarning); the spec path runs on cpu only."""
+    if isinstance(backend, str) and backend in _OLD_BACKENDS:
+        new = _OLD_BACKENDS[backend]
+        deprecated(f"backend={backend!r}", f"backend='cpu', path={new!r}", where, stacklevel=3)
+        backend, path = "cpu", new
+    if not isinstance(backend, str) or backend not in known:
         raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
-                           values={"backend": backend, "known": [b for b in BACKENDS if b != "llvm"]})
+                           values={"backend": backend, "known": list(known)})
+    check_path(path, where)
+    if path == "spec" and backend != "cpu":
+        raise InvalidValue(f"the spec path runs on the cpu backend, not {backend}", rule="module.run path",
+                           values={"backend": backend, "path": path})
+    return backend, path
+
+
+def _tile_machine(cpu: str, backend: str, path: str = "fast"):
+    """The TileMachine for a run on ``backend`` ("cpu" by ``path``, or "native")."""
+    from ..amx import TileMachine
     if backend == "native":
         return TileMachine(device=cpu, backend="native")
-    return TileMachine(device=cpu, backend="cpu", path="fast" if backend == "emulator" else "spec")
+    return TileMachine(device=cpu, backend="cpu", path=path)
 
 
 class CompiledModule:
@@ -94,34 +113,45 @@ class CompiledModule:
                                                            "asm", "asm-internal"]})
 
     # ------------------------------------------------------------------ running
-    def run(self, function: str, *args, memory: dict[str, np.ndarray] | None = None, backend: str = "emulator",
-            cpu: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False) -> RunResult:
+    def run(self, function: str, *args, memory: dict[str, np.ndarray] | None = None, backend: str = "cpu",
+            device: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False,
+            path: str = "fast", **renamed_keywords) -> RunResult:
         """Run compiled ``function`` with ``args`` (ints; pointers as a global name or (name, offset)).
 
         Globals live in ``memory`` (1-D uint8 arrays, updated in place; missing ones are made from their
-        initialisers). ``backend``: ``emulator`` / ``spec`` (TileMachine backends), ``native`` (each tile
-        instruction on real AMX through the native backend) or ``llvm`` (the whole function JIT-compiled from
+        initialisers). ``backend``: ``cpu`` (the TileMachine in this process; ``path``: its fast path or the
+        spec path; ``emulator`` / ``spec`` are the older names of the two, DeprecationWarning), ``native`` (each
+        tile instruction on real AMX through the native backend) or ``llvm`` (the whole function JIT-compiled from
         :func:`to_llvm.physical_ir` and run on real AMX, after the same program ran on the emulator on copies
-        of the memory to catch every fault first). A fault raises the systolic.errors exception.
+        of the memory to catch every fault first). A fault raises the systolic.errors exception. ``device``:
+        the CPU model (``cpu=`` is its older name, DeprecationWarning).
         """
-        if backend not in BACKENDS:
-            raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
-                               values={"backend": backend, "known": list(BACKENDS)})
+        if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run",
+                             device=None if device == "sapphirerapids" else device)["device"]
+        cpu = device
+        backend, path = _where(backend, path, "Module.run")
         f = self.machine.function(function)
         function = f.name  # a C++ function may be named by its source name (Module.function)
         if backend == "llvm":
             return self._run_jit(function, args, memory, cpu, max_steps)
-        tm = _tile_machine(cpu, backend)
+        tm = _tile_machine(cpu, backend, path)
         r = Runner(self.machine, tm, "machine", max_steps, record=record)
         r.bind_memory(memory)
         value = r.call(f, list(args))
         return RunResult(value, r.memory(), tm, r.steps, r.trace)
 
     def run_eager(self, function: str, *args, memory: dict[str, np.ndarray] | None = None,
-                  cpu: str = "sapphirerapids", backend: str = "emulator",
-                  max_steps: int = DEFAULT_MAX_STEPS) -> RunResult:
-        """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference)."""
-        tm = _tile_machine(cpu, backend)
+                  device: str = "sapphirerapids", backend: str = "cpu",
+                  max_steps: int = DEFAULT_MAX_STEPS, path: str = "fast", **renamed_keywords) -> RunResult:
+        """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference). ``device``:
+        the CPU model (``cpu=`` is its older name, DeprecationWarning); ``backend``: ``cpu`` (by ``path``) or
+        ``native``, as :meth:`run`'s."""
+        if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run_eager",
+                             device=None if device == "sapphirerapids" else device)["device"]
+        backend, path = _where(backend, path, "Module.run_eager", ("cpu", "native"))
+        tm = _tile_machine(device, backend, path)
         r = Runner(self.source, tm, "eager", max_steps)
         r.bind_memory(memory)
         value = r.call(self.source.function(function), list(args))
@@ -136,7 +166,7 @@ class CompiledModule:
         require_native()
         # 1. the emulator first, on copies: any #GP/#UD/fault is raised here, never as SIGILL/SIGSEGV
         copies = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in memory_arrays(memory).items()}
-        self.run(function, *args, memory=copies, backend="emulator", cpu=cpu, max_steps=max_steps)
+        self.run(function, *args, memory=copies, backend="cpu", device=cpu, max_steps=max_steps)
         # 2. the real arrays, bound to the JIT's external globals
         return self._jit_call(function, args, memory)
 

@@ -5,9 +5,10 @@ the number of vectors, the seed, the shard size and the file format. Shard ``i``
 ``i * shard_size ..`` and is computed from the seed pair ``(seed, i)`` alone
 (``numpy.random.SeedSequence([seed, i])``), with profile ``profiles[i % len(profiles)]`` for ``--profile all``;
 so its bytes do not depend on which worker made it, how many workers there were, or whether it was made
-again after a worker died or the client was interrupted. The backend that computes the results (``cpu``,
-``spec``, ``native``, ``cuda``) is not part of a shard either: the engines are bit-identical across backends,
-and ``verify --backend`` is how that is checked on a machine.
+again after a worker died or the client was interrupted. Where the results are computed (``backend``: ``cpu``,
+``native``, ``cuda``) and how (``path``: the fast path or, on cpu, the spec path) is not part of a shard either:
+the engines are bit-identical across backends and paths, and ``verify --backend / --path`` is how that is checked
+on a machine.
 
 Workers compute; the client writes every file (atomically, :mod:`systolic.distributed.store`), so workers
 need no shared file system and a killed worker can leave no partial file behind.
@@ -27,7 +28,7 @@ from .. import __version__
 from ..errors import CampaignError, InvalidValue
 from ..suggest import did_you_mean
 from . import formats, store
-from .kinds import IMAGES, Spec, check_backend, make_kind, spec_dict
+from .kinds import IMAGES, Spec, execution, make_kind, spec_dict
 
 __all__ = ["Campaign", "make_shard", "verify_shard", "open_directory", "read_campaign", "generate", "verify",
            "GenerateResult", "VerifyResult"]
@@ -130,25 +131,26 @@ def _inputs(c: Campaign, plan: dict) -> dict[str, np.ndarray]:
     return c.kind.draw(rng, plan["profile"], plan["count"])
 
 
-def make_shard(args: dict, i: int, backend: str) -> dict:
-    """Worker task: shard ``i`` of the campaign ``args`` as file bytes, with its sha256 and count."""
+def make_shard(args: dict, i: int, backend: str, path: str = "fast") -> dict:
+    """Worker task: shard ``i`` of the campaign ``args`` as file bytes, with its sha256 and count, computed on
+    ``backend`` (cpu, native, cuda) by ``path`` (fast, or spec on cpu)."""
     t0 = time.perf_counter()
-    check_backend(backend)
+    backend, path, how = execution(backend, path, "make_shard")
     c = Campaign.from_args(args)
     plan = c.shard(i)
     imgs = _inputs(c, plan)
-    imgs["d"] = c.kind.compute(imgs, backend)
+    imgs["d"] = c.kind.compute(imgs, how)
     cols = {"index": np.arange(plan["first"], plan["first"] + plan["count"], dtype=np.uint64), **imgs}
     data = formats.encode(c.format, cols, _shard_meta(c, plan))
     return {"index": i, "data": data, "count": plan["count"], "sha256": store.sha256_bytes(data),
             "seconds": time.perf_counter() - t0}
 
 
-def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 20) -> dict:
+def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 20, path: str = "fast") -> dict:
     """Worker task: parse shard ``i``'s bytes, regenerate its inputs from the seed pair, recompute its results on
-    ``backend``; the rows that differ (``image``: ``d`` for a result, ``a``/``b``/``c`` for an input that is not
-    the seed's) and the reason when the bytes do not parse or do not belong to this shard."""
-    check_backend(backend)
+    ``backend`` by ``path``; the rows that differ (``image``: ``d`` for a result, ``a``/``b``/``c`` for an input
+    that is not the seed's) and the reason when the bytes do not parse or do not belong to this shard."""
+    backend, path, how = execution(backend, path, "verify_shard")
     if isinstance(max_rows, (bool, np.bool_)) or not isinstance(max_rows, (int, np.integer)) or max_rows < 0:
         raise InvalidValue("max_rows must be an integer >= 0", rule="verify_shard max_rows: rows listed, >= 0",
                            values={"max_rows": max_rows})
@@ -172,7 +174,7 @@ def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 
             f"{k} {cols[k].shape[1]} (expected {nb[k]})" for k in IMAGES)
         return out
     fresh = _inputs(c, plan)
-    fresh["d"] = c.kind.compute({k: cols[k] for k in "abc"}, backend)
+    fresh["d"] = c.kind.compute({k: cols[k] for k in "abc"}, how)
     bad = np.zeros(n, bool)
     per_image = {}
     for k in IMAGES:
@@ -211,7 +213,6 @@ def _manifest(c: Campaign, shards: list[dict] | None) -> dict:
     return m
 
 
-_check_backend = check_backend
 
 
 def _check_window(window) -> None:
@@ -272,15 +273,17 @@ def read_campaign(out) -> tuple[Campaign, dict]:
     return c, man
 
 
-def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: int | None = None,
-             on_progress=None, on_event=None) -> GenerateResult:
+def generate(client, campaign: Campaign, out, *, backend: str = "cpu", path: str = "fast",
+             window: int | None = None, on_progress=None, on_event=None) -> GenerateResult:
     """Run ``campaign`` on the Dask ``client``, writing shards and ``manifest.json`` under ``out``.
 
     Resumes: when ``out`` holds this campaign, shards whose sha256 equals the journal's or the manifest's are
     kept; bad or missing ones are computed. ``window``: shards in flight (default 2 per worker thread).
-    ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes."""
+    ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes. ``backend``: where the
+    workers compute (cpu, native, cuda); ``path``: the cpu backend's fast path or the spec path.
+    ``backend="spec"`` is the older spelling of ``backend="cpu", path="spec"`` (DeprecationWarning)."""
     from distributed import as_completed
-    _check_backend(backend)
+    backend, how_path, _ = execution(backend, path, "generate")
     _check_window(window)
     c, out, known = open_directory(campaign, out)
     t0 = time.perf_counter()
@@ -332,7 +335,7 @@ def generate(client, campaign: Campaign, out, *, backend: str = "cpu", window: i
         tag = store.sha256_bytes(repr(args).encode())[:10]
         # GPU work goes to workers that offer the GPU resource, where any does (--gpu, or dask worker --resources)
         extra = {"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}
-        submit = lambda p: client.submit(make_shard, args, p["index"], backend, pure=False,   # noqa: E731
+        submit = lambda p: client.submit(make_shard, args, p["index"], backend, how_path, pure=False,  # noqa: E731
                                          key=f"systolic-shard-{p['index']}-{tag}", **extra)
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         journal = store.Journal(out)
@@ -389,11 +392,13 @@ class VerifyResult:
         return not self.bad_shards and not self.mismatched_rows
 
 
-def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_progress=None) -> VerifyResult:
+def verify(client, out, *, backend: str = "cpu", path: str = "fast", window: int | None = None,
+           on_progress=None) -> VerifyResult:
     """Check every shard of the campaign in ``out``: file present, sha256 and count as in the manifest, inputs
-    equal to the seed's, results recomputed on ``backend`` (on the cluster) bit for bit."""
+    equal to the seed's, results recomputed on ``backend`` by ``path`` (on the cluster) bit for bit
+    (``backend="spec"``: the older spelling of ``backend="cpu", path="spec"``, DeprecationWarning)."""
     from distributed import as_completed
-    _check_backend(backend)
+    backend, how_path, _ = execution(backend, path, "verify")
     _check_window(window)
     out = _directory(out)
     t0 = time.perf_counter()
@@ -435,7 +440,8 @@ def verify(client, out, *, backend: str = "cpu", window: int | None = None, on_p
         args = c.args()
         pending = list(reversed(jobs))
         extra = {"resources": {"GPU": 1}} if backend == "cuda" and _has_gpu_resources(client) else {}
-        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, pure=False, **extra)   # noqa: E731
+        submit = lambda i: client.submit(verify_shard, args, i, read(i), backend, 20, how_path,  # noqa: E731
+                                         pure=False, **extra)
         ac = as_completed([submit(pending.pop()) for _ in range(min(window, len(pending)))])
         for fut in ac:
             r = fut.result()

@@ -31,12 +31,17 @@ import numpy as np
 from .. import types as T
 from ..errors import IllegalInstruction, InvalidValue, UnsupportedCombination
 from ..suggest import did_you_mean
+from ..vocabulary import check_path, deprecated
 from .profiles import draw_bits, profiles_for
 
-__all__ = ["Spec", "VectorKind", "AmxKind", "XmxKind", "make_kind", "check_backend", "BACKENDS", "IMAGES"]
+__all__ = ["Spec", "VectorKind", "AmxKind", "XmxKind", "make_kind", "check_backend", "execution", "BACKENDS",
+           "IMAGES"]
 
-#: backends a campaign may compute with
-BACKENDS = ("cpu", "spec", "native", "cuda")
+#: where a campaign may compute (backend=; docs/ARCHITECTURE.md "Vocabulary"); path= picks the cpu backend's
+#: fast path or the spec path
+BACKENDS = ("cpu", "native", "cuda")
+#: how a kind computes: a backend, or "spec" (the cpu backend's spec path)
+_HOW = ("cpu", "spec", "native", "cuda")
 #: the image columns of a vector, in file order
 IMAGES = ("c", "a", "b", "d")
 
@@ -146,6 +151,7 @@ class VectorKind:
         raise NotImplementedError
 
     def compute(self, images: dict[str, np.ndarray], backend: str) -> np.ndarray:
+        """The result images; ``backend``: how (cpu, spec = the cpu backend's spec path, native, cuda)."""
         raise NotImplementedError
 
     def draw(self, rng: np.random.Generator, profile: str, count: int) -> dict[str, np.ndarray]:
@@ -218,7 +224,7 @@ class AmxKind(VectorKind):
         return {"a": _bytes_of(a, sa), "b": _bytes_of(b, sb), "c": _bytes_of(c, 32)}
 
     def compute(self, images, backend):
-        check_backend(backend)
+        check_backend(backend, _HOW)
         if backend == "cuda":
             return self._compute_cuda(images)
         from ..amx import TileConfig
@@ -353,7 +359,7 @@ class XmxKind(VectorKind):
         return o2, o1, o0, od
 
     def compute(self, images, backend):
-        check_backend(backend)
+        check_backend(backend, _HOW)
         if backend == "cuda":
             return self._compute_cuda(images)
         if backend == "native":
@@ -406,11 +412,27 @@ def _gemm_operand(bits: np.ndarray, p: str) -> np.ndarray:
     return _values(bits.astype(np.uint64), p)
 
 
-def check_backend(backend) -> None:
-    if not isinstance(backend, str) or backend not in BACKENDS:
-        hint = did_you_mean(backend, BACKENDS) if isinstance(backend, str) else ""
-        raise InvalidValue(f"unknown backend {backend!r}{hint}", rule="backends: " + ", ".join(BACKENDS),
+def check_backend(backend, known: tuple[str, ...] = BACKENDS) -> None:
+    if not isinstance(backend, str) or backend not in known:
+        hint = did_you_mean(backend, known) if isinstance(backend, str) else ""
+        raise InvalidValue(f"unknown backend {backend!r}{hint}", rule="backends: " + ", ".join(known),
                            values={"backend": backend})
+
+
+def execution(backend, path="fast", where: str = "campaign", stacklevel: int = 3) -> tuple[str, str, str]:
+    """(backend, path, how) of a campaign call: ``how`` is what a kind computes with (the backend, or "spec" for
+    the cpu backend's spec path). ``backend="spec"`` is the older spelling of ``backend="cpu", path="spec"``
+    (DeprecationWarning); the spec path runs on the cpu backend only."""
+    if isinstance(backend, str) and backend == "spec":
+        deprecated("backend='spec'", "backend='cpu', path='spec'", where, stacklevel=stacklevel)
+        backend, path = "cpu", "spec"
+    check_backend(backend)
+    check_path(path, where)
+    if path == "spec" and backend != "cpu":
+        raise InvalidValue(f"the spec path runs on the cpu backend, not {backend}",
+                           rule="path='spec': the SDM / visa-DPAS pseudo-code, in this process",
+                           values={"backend": backend, "path": path})
+    return backend, path, ("spec" if path == "spec" else backend)
 
 
 def spec_from_dict(d) -> Spec:

@@ -191,7 +191,7 @@ def run(path: Path, device: str | None = None, *, function: str | None = None, a
     oracles = [(name_tok, *gemm_int8(memory, name_tok, spec, line)) for name_tok, spec, line in h.oracles]
     with counters.recording() as rec:
         t1 = time.perf_counter()
-        res = mod.run(fn, *values, memory=memory, cpu=cpu)
+        res = mod.run(fn, *values, memory=memory, device=cpu)
         t2 = time.perf_counter()
     checks = [compare(name_tok, after(), want) for name_tok, want, after in oracles]
 

@@ -18,7 +18,7 @@ mad(C, A, B, C)                       ``tile_dpbssd`` / ``dpbsud`` / ``dpbusd`` 
 ====================================  ==========================================================================
 
 USM allocations become the module's globals (bound to the same memory when it runs). The compiled function runs
-on the TileMachine emulator (``backend="emulator"``) or natively (``backend="llvm"``: after the same program
+on the TileMachine emulator (``backend="cpu"``, its fast or spec path) or natively (``backend="llvm"``: after the same program
 ran on the emulator on copies of the memory, so a fault is an exception, never a signal). Operations the
 tile path cannot express (B not VNNI-packed, fill with a nonzero value, apply, checked access, D != C) raise
 :class:`~systolic.errors.CompileError` naming the rule.
@@ -131,8 +131,9 @@ def trace_collective(ctx: TraceContext, name: str, args: tuple, kw: dict) -> Non
                        "mad, prefetch", values={"call": name})
 
 
-def run_compiled(launch, kernel, make_item, backend: str = "emulator"):
-    """Trace every work-item of ``launch`` into one function, compile it and run it on ``backend``."""
+def run_compiled(launch, kernel, make_item, backend: str = "cpu", path: str = "fast"):
+    """Trace every work-item of ``launch`` into one function, compile it and run it on ``backend`` (the tile
+    compiler's: cpu by ``path``, or llvm)."""
     from ..compiler.ir import VOID, Instr
     from ..compiler.module import compile_module
     from ..amx.intrinsics import ACTIVE_TRACER      # the tracer slot the tile intrinsics hand their calls to
@@ -148,7 +149,7 @@ def run_compiled(launch, kernel, make_item, backend: str = "emulator"):
     ctx.tracer.emit(Instr("ret", VOID, []))
     cm = compile_module(ctx.module)
     memory = {name: mem.view(np.uint8) for name, mem in ctx.globals.values()}
-    result = cm.run("sycl_kernel", memory=memory, backend=backend)
+    result = cm.run("sycl_kernel", memory=memory, backend=backend, path=path)
     # the runner works on the arrays given (views of the USM memory); copy back if it made copies
     for name, mem in ctx.globals.values():
         out = result.memory.get(name)

@@ -349,8 +349,10 @@ class queue:
         if amx_backend not in ("cpu", "native"):
             raise InvalidValue("unknown backend of the compiled AMX path", rule="amx_backend: cpu, native",
                                values={"amx_backend": amx_backend})
-        #: where the compiled program runs, in the tile compiler's words (systolic.compiler.module.run)
-        self.amx_backend = "llvm" if amx_backend == "native" else ("emulator" if path == "fast" else "spec")
+        #: where and how the compiled program runs, in the tile compiler's words (systolic.compiler Module.run:
+        #: "native" there runs each instruction on AMX, "llvm" the whole JIT-compiled program, which is ours)
+        self.amx_backend = "llvm" if amx_backend == "native" else "cpu"
+        self.amx_path = path
         self.last_compiled = None
         if mode not in ("auto", "vector", "per-item"):
             raise InvalidValue("unknown execution mode", rule="auto, vector, per-item", values={"mode": mode})
@@ -409,7 +411,8 @@ class queue:
         if rec.backend == "amx" and self.amx == "compiled":
             from .lower_amx_compiled import run_compiled
             with simt.launched(launch):
-                self.last_compiled = run_compiled(launch, kernel, lambda w: nd_item(launch, w), self.amx_backend)
+                self.last_compiled = run_compiled(launch, kernel, lambda w: nd_item(launch, w), self.amx_backend,
+                                                  self.amx_path)
             self.last_event = event("compiled", launch.counts)
             return self.last_event
         mode = simt.run_kernel(launch, kernel, lambda: nd_item(launch, None),

@@ -164,7 +164,7 @@ def parse_engine(engine: str | Engine, *, precision: str | None = None, model: s
         raise InvalidValue("an engine is named 'amx:<cpu>' or 'xmx:<platform>'", values={"engine": engine})
     kind, _, dev = engine.partition(":")
     kind = kind.strip().lower()
-    p = _norm_precision(precision or "bf16")
+    p = _norm_precision("bf16" if precision is None else precision)   # "or" would ask an array its truth
     if weight_scales not in ("channel", "tensor"):
         raise InvalidValue("weight_scales is 'channel' or 'tensor'", values={"weight_scales": weight_scales})
     resolve_backend(backend)                         # an unknown name is the engines' own InvalidValue
@@ -199,7 +199,7 @@ def parse_engine(engine: str | Engine, *, precision: str | None = None, model: s
                                values={"engine": engine, "model": model})
         m = None
         if p != "int8":
-            m = model or plat.default_model
+            m = plat.default_model if model is None else model
             get_model(m, plat)                       # validates the name / parameters now
         return Engine("xmx", plat.name, p, m, weight_scales, backend)
     raise InvalidValue("unknown engine kind", rule="'amx:<cpu>' or 'xmx:<platform>'", values={"engine": engine})

@@ -136,12 +136,20 @@ def block(L: int, F: int, **kw) -> NumericsModel:
 _BLOCK_RE = re.compile(r"^block\s*[\(:]\s*(?:L\s*=\s*)?(\d+)\s*[,:]\s*(?:F\s*=\s*)?(\d+)\s*\)?$", re.I)
 
 
-def get_model(spec: str | NumericsModel | None = None, platform=None) -> NumericsModel:
-    """A model from a name (``"stage"``, ``"block(16,24)"``, ``"block:16:24"``) or a model; None = platform default."""
+def get_model(spec: str | NumericsModel | None = None, device=None, **renamed_keywords) -> NumericsModel:
+    """A model from a name (``"stage"``, ``"block(16,24)"``, ``"block:16:24"``) or a model; None = the default
+    of ``device`` (a :class:`~systolic.xmx.platform.Platform` or its name; ``platform=`` is its older keyword,
+    DeprecationWarning), else stage."""
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        from ..vocabulary import renamed
+        device = renamed(renamed_keywords, {"platform": "device"}, "xmx.get_model", device=device)["device"]
     if isinstance(spec, NumericsModel):
         return spec
     if spec is None:
-        return NumericsModel(platform.default_model if platform is not None else "stage")
+        if device is None:
+            return NumericsModel("stage")
+        from .platform import get_platform
+        return NumericsModel(get_platform(device).default_model)
     s = str(spec).strip()
     m = _BLOCK_RE.match(s)
     if m:
