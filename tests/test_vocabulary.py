@@ -353,3 +353,28 @@ def test_the_shim_itself():
         assert renamed({"cpu": "emr"}, {"cpu": "device"}, "f", device=None) == {"device": "emr"}
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpux'"):
         renamed({"cpux": 1}, {"cpu": "device"}, "f", device=None)
+
+
+def test_xmx_layout_device_keyword():
+    """xmx.layout.layout / shape / operand_layout: device= (positional as before); platform= warns, same result.
+    Oracle for the shape: DPAS on PVC is 8 rows x SIMD16, bf16 K = 16 (visa-DPAS.md "Semantics")."""
+    from systolic.xmx.layout import layout as dpas_layout
+    from systolic.xmx.layout import operand_layout, shape
+    new = dpas_layout(device="pvc", operand="b", src1_precision="bf")
+    assert (new.rows, new.cols) == (16, 16)
+    assert np.array_equal(dpas_layout("pvc", "b", "bf").index, new.index)
+    with pytest.warns(RenamedWarning, match="xmx.layout.layout: platform= is deprecated, use device=") as rec:
+        old = dpas_layout(platform="pvc", operand="b", src1_precision="bf")
+    assert [w.filename for w in rec] == [__file__]
+    assert np.array_equal(old.index, new.index) and np.array_equal(old.bit, new.bit)
+    with pytest.warns(RenamedWarning, match="xmx.layout.shape: platform="):
+        assert shape(platform="dg2", src1_precision="s8") == shape("dg2", "s8")
+    with pytest.warns(RenamedWarning, match="xmx.layout.operand_layout: platform="):
+        assert operand_layout(platform="dg2", src1_precision="s8", operand="dst") == \
+            operand_layout("dg2", "s8", "s8", "dst")
+    with pytest.raises(InvalidValue, match="give device= only"):
+        dpas_layout("pvc", "b", "bf", platform="dg2")
+    with pytest.raises(InvalidValue, match="device= not given"):
+        dpas_layout(operand="b", src1_precision="bf")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'platfrom'"):
+        shape(platfrom="pvc", src1_precision="bf")

@@ -42,7 +42,7 @@ def test_examples_compute_what_their_comments_say():
     a = np.array([[k - 8 + m for k in range(16)] for m in range(8)], float)
     b = np.array([[(k == n) + (k == n + 1) for n in range(16)] for k in range(16)], float)
     assert np.array_equal(d, 1000 * np.arange(8)[:, None] + a @ b)
-    assert run_json(EX / "dpas_gemm_bf16.visa", "--out", "D", "--fast")["D"] == d.ravel().tolist()
+    assert run_json(EX / "dpas_gemm_bf16.visa", "--out", "D", "--path", "fast")["D"] == d.ravel().tolist()
     out = run_json(EX / "masks.visa")
     assert out["Y"] == [1, 1, 1, 1, 0, 0, 0, 0] and out["Z"] == [0] * 8 and out["U"] == [0x0F0F00FF]
     assert run_json(EX / "masks.visa", "--em", "0")["W"] == [0, 0, 0, 0, 3, 3, 3, 3]

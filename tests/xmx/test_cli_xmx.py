@@ -30,8 +30,8 @@ def test_dpas_int_json_matches_numpy():
 
 
 def test_dpas_float_spec_and_fast_agree():
-    outs = [json.loads(run("dpas", "--precision", "bf", "--rc", "2", flag, "--json").output)["D"]
-            for flag in ("--spec", "--fast")]
+    outs = [json.loads(run("dpas", "--precision", "bf", "--rc", "2", "--path", path, "--json").output)["D"]
+            for path in ("spec", "fast")]
     assert outs[0] == outs[1]
 
 

@@ -75,3 +75,28 @@ def device_option(kind: str, default: str | None = None, *, dest: str = "device"
             wrapper = click.option(*o.split("/"), f"_device_alias_{i}", default=None, hidden=True)(wrapper)
         return click.option("--device", "-d", "_device", default=None, metavar="DEVICE", help=text)(wrapper)
     return deco
+
+
+def path_option(default: str = "spec", aliases=("--spec", "--fast"), help: str | None = None):
+    """``--path spec|fast`` (docs/ARCHITECTURE.md "Vocabulary") plus the older flags in ``aliases`` (hidden, still
+    working: ``--fast`` is ``--path fast``); the function gets ``path``. Two spellings naming different paths are
+    a usage error (the older ``--spec --fast`` pair too: it used to mean whichever came last)."""
+    text = (help or "Spec path (the manual, transcribed) or fast path (vectorised, proven bit-identical).") \
+        + f" [default: {default}]"
+
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(*a, **kw):
+            value = kw.pop("_path", None)
+            names = [("--path", value)] if value is not None else []
+            names += [(o, o[2:]) for o in aliases if kw.pop(f"_path_alias_{o[2:]}", False)]
+            if len({v for _, v in names}) > 1:
+                raise click.UsageError(" and ".join(o if o != "--path" else f"--path {v}" for o, v in names)
+                                       + " name two paths; give one --path")
+            kw["path"] = names[0][1] if names else default
+            return f(*a, **kw)
+
+        for o in reversed(aliases):
+            wrapper = click.option(o, f"_path_alias_{o[2:]}", is_flag=True, default=False, hidden=True)(wrapper)
+        return click.option("--path", "_path", type=click.Choice(["spec", "fast"]), default=None, help=text)(wrapper)
+    return deco

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .options import SuggestingGroup, device_option
+from .options import SuggestingGroup, device_option, path_option
 import numpy as np
 
 from ..errors import InvalidValue
@@ -36,11 +36,12 @@ def group():
 @click.option("--em", default="0xffffffff", show_default=True, help="Execution mask EM (32 bits).")
 @click.option("--num-grf", type=int, default=None, help="GRF count (large-GRF mode, e.g. 256 on pvc).")
 @click.option("--trace", is_flag=True, help="Print each instruction and the variable it wrote.")
-@click.option("--fast", is_flag=True, help="Vectorised ALU and DPAS fast paths (same bits, faster).")
+@path_option("spec", ("--fast",), help="Spec path (the manual, transcribed) or the vectorised ALU and DPAS fast "
+             "paths (same bits, faster).")
 @click.option("--two-grf-rule", type=click.Choice(["spec", "igc"]), default="spec", show_default=True,
               help="Region rule 6 on every operand (spec) or, as IGC's verifier, not on mov/logic/cmp/arith.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast, two_grf_rule, as_json):
+def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, path, two_grf_rule, as_json):
     """Run PROG (vISA text) on one thread and print its variables."""
     from ..visa import asm
     from ..visa.interp import Machine
@@ -49,7 +50,7 @@ def run_cmd(prog, platform, inputs, outputs, save_dir, em, num_grf, trace, fast,
         em_v = int(em, 0)
     except ValueError:
         raise InvalidValue("--em must be an integer", values={"em": em}) from None
-    m = Machine(p, platform, num_grf=num_grf, em=em_v, path="fast" if fast else "spec", two_grf_rule=two_grf_rule)
+    m = Machine(p, platform, num_grf=num_grf, em=em_v, path=path, two_grf_rule=two_grf_rule)
     for name, arr in (parse_var_input(s) for s in inputs):
         m.write(name, arr)
 

@@ -6,7 +6,7 @@ import click
 import numpy as np
 
 from . import emit_json
-from .options import DST_TYPE_HELP, SuggestingGroup, device_option
+from .options import DST_TYPE_HELP, SuggestingGroup, device_option, path_option
 
 
 @click.group("xmx", cls=SuggestingGroup)
@@ -63,13 +63,12 @@ def _random_logical(rng, prec, shape):
 @click.option("--model", default=None, help="Numerics model: stage, sequential, exact, block(L,F).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random operands.")
 @click.option("--null-src0", is_flag=True, help="Src0 = null (C = 0).")
-@click.option("--spec/--fast", default=True, show_default=True, help="Spec path (pseudo-code) or vectorised path.")
+@path_option("spec", ("--spec", "--fast"), help="Spec path (pseudo-code) or fast path (vectorised, same bits).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, null_src0, spec, as_json):
+def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, null_src0, path, as_json):
     """Run one DPAS on random operands placed in a register file; show A, B, C and D."""
     from ..xmx import GRF, dpas
     from ..xmx import pack as PK
-    from ..xmx.kernels import dpas_fast
     from ..xmx.models import get_model
     from ..xmx.rules import canonical_precision, check, ops_per_chan, precision_class
     from .. import types as T
@@ -97,7 +96,7 @@ def dpas_cmd(platform, precision, src2_precision, dst_type, rc, model, seed, nul
     if c is not None:
         g.write(64 * gb, PK.pack_acc(c.astype(np.int32) if is_int else c.astype(np.float32), acc_t))
     mdl = get_model(model, P)
-    (dpas if spec else dpas_fast)(g, **off, dst_type=dt, src1_precision=p1, src2_precision=p2, rc=rc, model=mdl)
+    dpas(g, **off, dst_type=dt, src1_precision=p1, src2_precision=p2, rc=rc, model=mdl, path=path)
     d = PK.unpack_acc(g.read(off["dst"], rc * n * PK.acc_dtype(acc_t).itemsize), acc_t, rc, n)
     out = {"platform": P.name, "instruction": f"dpas.{p1}.{p2}.8.{rc} ({n}) r96 {'null' if c is None else 'r64'} "
                                               f"r32 r0", "model": mdl.label if not is_int else None,

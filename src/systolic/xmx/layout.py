@@ -4,6 +4,9 @@
 returns the operand's :class:`systolic.layout.Layout`, built once by :mod:`systolic.layout.dpas`;
 :func:`operand_layout` (``systolic xmx layout``) is that object read per dword. The packers of
 :mod:`systolic.xmx.pack` are proven to write the same map (tests/layout/test_dpas_layouts.py).
+
+Each takes the GPU platform first, as ``device`` (docs/ARCHITECTURE.md "Vocabulary"); ``platform=`` is its older
+keyword (a :class:`systolic.vocabulary.RenamedWarning`, for one release).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from ..errors import InvalidValue
 from ..layout import Layout
 from ..layout import dpas as LD
+from ..vocabulary import renamed
 from .checks import int_field
 from .platform import get_platform
 from .rules import DpasShape, canonical_precision, check, precision_class
@@ -30,10 +34,28 @@ def canonical_operand(operand: str) -> str:
     return op
 
 
-def shape(platform, src1_precision, src2_precision=None, *, rc: int = 8, dst_type: str | None = None,
-          opcode: str = "dpas") -> DpasShape:
-    """The validated shape of one DPAS/DPASW with these fields (raises dpas's own errors)."""
-    P = get_platform(platform)
+def _required(where: str, renamed_keywords: dict, **given) -> dict:
+    """``given`` with ``platform=`` folded into ``device`` (RenamedWarning, attributed to the caller of
+    ``where``); InvalidValue naming every one still missing. The parameters have defaults only so that the older
+    keyword can stand in for the first positional one."""
+    if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
+        given["device"] = renamed(renamed_keywords, {"platform": "device"}, where, stacklevel=4,
+                                  device=given["device"])["device"]
+    missing = [k for k, v in given.items() if v is None]
+    if missing:
+        raise InvalidValue(f"{where}: {', '.join(k + '=' for k in missing)} not given",
+                           rule=f"{where}: {', '.join(given)} are required",
+                           values={k: None for k in missing})
+    return given
+
+
+def shape(device=None, src1_precision=None, src2_precision=None, *, rc: int = 8, dst_type: str | None = None,
+          opcode: str = "dpas", **renamed_keywords) -> DpasShape:
+    """The validated shape of one DPAS/DPASW with these fields (raises dpas's own errors). ``device``: the GPU
+    platform (name, alias or :class:`~systolic.xmx.platform.Platform`); ``platform=`` is its older keyword."""
+    g = _required("xmx.layout.shape", renamed_keywords, device=device, src1_precision=src1_precision)
+    device, src1_precision = g["device"], g["src1_precision"]
+    P = get_platform(device)
     rc = int_field(rc, "rc")
     src2_precision = src1_precision if src2_precision is None else src2_precision
     if dst_type is None:
@@ -42,18 +64,22 @@ def shape(platform, src1_precision, src2_precision=None, *, rc: int = 8, dst_typ
                  src1_precision=src1_precision, src2_precision=src2_precision, dst=0, src0=0, src1=0, src2=0)
 
 
-def layout(platform, operand: str, src1_precision, src2_precision=None, *, rc: int = 8,
-           dst_type: str | None = None, opcode: str = "dpas") -> Layout:
+def layout(device=None, operand: str | None = None, src1_precision=None, src2_precision=None, *, rc: int = 8,
+           dst_type: str | None = None, opcode: str = "dpas", **renamed_keywords) -> Layout:
     """The :class:`~systolic.layout.Layout` of one DPAS (``opcode="dpasw"``: DPASW) operand.
 
     ``operand``: ``src1``/``b``, ``src2``/``a``, ``src0``/``c``, ``dst``/``d``. Platform, precisions, repeat
-    count and Dst type are checked exactly as :func:`systolic.xmx.dpas` checks them.
+    count and Dst type are checked exactly as :func:`systolic.xmx.dpas` checks them. ``device``: the GPU
+    platform; ``platform=`` is its older keyword (RenamedWarning).
     """
+    g = _required("xmx.layout.layout", renamed_keywords, device=device, operand=operand,
+                  src1_precision=src1_precision)
+    device, operand, src1_precision = g["device"], g["operand"], g["src1_precision"]
     op = canonical_operand(operand)
     opcode = str(opcode).lower()
     if opcode not in ("dpas", "dpasw"):
         raise InvalidValue("opcode is dpas or dpasw", values={"opcode": opcode})
-    s = shape(platform, src1_precision, src2_precision, rc=rc, dst_type=dst_type, opcode=opcode)
+    s = shape(device, src1_precision, src2_precision, rc=rc, dst_type=dst_type, opcode=opcode)
     P = s.platform
     common = dict(platform=P.name, opcode=opcode, rc=s.rc, sd=s.sd, ops_per_chan=s.ops_per_chan,
                   src1_precision=s.src1_precision, src2_precision=s.src2_precision, dst_type=s.dst_type)
@@ -70,16 +96,20 @@ def layout(platform, operand: str, src1_precision, src2_precision=None, *, rc: i
     return LD.acc(s.rc, s.exec_size, t, T.get(t).bits, grf_bytes=P.grf_bytes, operand=op, **common)
 
 
-def operand_layout(platform, src1_precision, src2_precision, operand: str = "src1", rc: int = 8,
-                   dst_type: str | None = None) -> list[dict]:
+def operand_layout(device=None, src1_precision=None, src2_precision=None, operand: str = "src1", rc: int = 8,
+                   dst_type: str | None = None, **renamed_keywords) -> list[dict]:
     """One entry per dword of the operand: its GRF (relative to the operand), dword in that GRF, byte offset,
     and the logical (row, col) elements it holds, lowest bits first (the :func:`layout` object, per dword).
 
     ``src1`` is B (K x N), ``src2`` is A (M x K), ``dst`` is D (M x N, 32-bit accumulator unless ``dst_type``).
+    ``device``: the GPU platform; ``platform=`` is its older keyword (RenamedWarning). ``src2_precision``
+    defaults to ``src1_precision``.
     """
+    g = _required("xmx.layout.operand_layout", renamed_keywords, device=device, src1_precision=src1_precision)
+    device, src1_precision = g["device"], g["src1_precision"]
     if operand not in ("src1", "src2", "dst"):
         raise InvalidValue("operand is src1, src2 or dst", values={"operand": operand})
-    L = layout(platform, operand, src1_precision, src2_precision, rc=rc, dst_type=dst_type)
+    L = layout(device, operand, src1_precision, src2_precision, rc=rc, dst_type=dst_type)
     gb = L.params["grf_bytes"]
     groups: dict[tuple[int, int], list] = {}
     for r in range(L.rows):
