@@ -489,6 +489,62 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
     return shares, bm, bn
 
 
+def _check_schedule_options(runtime, order, prefetch, micro, t1, schedule) -> None:
+    """The schedule options of :func:`matmul` (none changes a bit): each outside its set is an InvalidValue."""
+    if runtime not in ("pool", "spawn"):
+        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
+    if order not in (None, "n", "m"):
+        raise InvalidValue("unknown loop order", rule="native GEMM order: n, m", values={"order": order})
+    if prefetch is not None and not 0 <= int(prefetch) <= 15:
+        raise InvalidValue("prefetch distance out of range", rule="native GEMM prefetch: 0..15 K steps",
+                           values={"prefetch": prefetch})
+    if micro not in (None,) + native_gemm_ir.MICRO_KERNELS:
+        raise InvalidValue("unknown micro-kernel", rule="native GEMM micro: " + ", ".join(
+            native_gemm_ir.MICRO_KERNELS), values={"micro": micro})
+    if t1 is not None and (not isinstance(t1, str) or set(t1) - set("ab")):
+        raise InvalidValue("t1 names the operands loaded with TILELOADDT1", rule="native GEMM t1: '', a, b, ab",
+                           values={"t1": t1})
+    if schedule not in (None, "static", "dynamic"):
+        raise InvalidValue("unknown schedule", rule="native GEMM schedule: static, dynamic",
+                           values={"schedule": schedule})
+
+
+def _kernel_operands(a: np.ndarray, pb: PackedB, c, cdt, mp: int):
+    """A as the kernel reads it (M padded to ``mp`` rows and K to the packed K, zeros; ``a`` itself where it
+    already fits), the C the kernel writes, the C it starts from, and whether the result is a padded view."""
+    m, k = a.shape
+    if mp != m or pb.kp != k or not a.flags.c_contiguous:
+        ap = aligned_empty((mp, pb.kp), a.dtype)
+        ap[:m, :k] = a
+        ap[m:] = 0
+        ap[:m, k:] = 0
+    else:
+        ap = a
+    padded = mp != m or pb.np_ != pb.n
+    if c is None:
+        cp = aligned_empty((mp, pb.np_), cdt)
+        return ap, cp, cp, padded
+    if padded or c.strides[1] != c.itemsize:
+        cp = np.zeros((mp, pb.np_), cdt)
+        cp[:m, :pb.n] = c
+        return ap, cp, cp, padded
+    # the kernel reads the caller's C in place and writes the sum to a buffer of its own
+    return ap, aligned_empty((mp, pb.np_), cdt), c, padded
+
+
+def _with_defaults(tuned: dict, k_block, order, prefetch, schedule, micro, t1, block_m, block_n):
+    """The schedule options with :func:`tuning`'s choice for each one not given."""
+    k_block = tuned["k_block"] if k_block is None else max(0, int(k_block))
+    order = tuned["order"] if order is None else order
+    prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
+    schedule = tuned["schedule"] if schedule is None else schedule
+    micro = tuned["micro"] if micro is None else micro
+    t1 = tuned["t1"] if t1 is None else "".join(sorted(set(t1)))
+    if block_m is None and block_n is None and schedule == tuned["schedule"]:
+        block_m, block_n = tuned["block_m"], tuned["block_n"]
+    return k_block, order, prefetch, schedule, micro, t1, block_m, block_n
+
+
 def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None = None,
            block_n: int | None = None, pack_a: bool = True, runtime: str = "pool", k_block: int | None = None,
            order: str | None = None, prefetch: int | None = None, schedule: str | None = None,
@@ -531,22 +587,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if c is not None and (c.shape != (m, pb.n) or c.dtype != cdt):
         raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
                            values={"shape": c.shape, "dtype": str(c.dtype)})
-    if runtime not in ("pool", "spawn"):
-        raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
-    if order not in (None, "n", "m"):
-        raise InvalidValue("unknown loop order", rule="native GEMM order: n, m", values={"order": order})
-    if prefetch is not None and not 0 <= int(prefetch) <= 15:
-        raise InvalidValue("prefetch distance out of range", rule="native GEMM prefetch: 0..15 K steps",
-                           values={"prefetch": prefetch})
-    if micro not in (None,) + native_gemm_ir.MICRO_KERNELS:
-        raise InvalidValue("unknown micro-kernel", rule="native GEMM micro: " + ", ".join(
-            native_gemm_ir.MICRO_KERNELS), values={"micro": micro})
-    if t1 is not None and (not isinstance(t1, str) or set(t1) - set("ab")):
-        raise InvalidValue("t1 names the operands loaded with TILELOADDT1", rule="native GEMM t1: '', a, b, ab",
-                           values={"t1": t1})
-    if schedule not in (None, "static", "dynamic"):
-        raise InvalidValue("unknown schedule", rule="native GEMM schedule: static, dynamic",
-                           values={"schedule": schedule})
+    _check_schedule_options(runtime, order, prefetch, micro, t1, schedule)
     if m == 0 or pb.n == 0 or k == 0:
         # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
         res = np.zeros((m, pb.n), cdt) if c is None else c.copy()
@@ -556,24 +597,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         return res
     _require_native()          # before any allocation or thread: AmxUnavailable says why
     mp = -(-m // 32) * 32
-    if mp != m or pb.kp != k or not a.flags.c_contiguous:
-        ap = aligned_empty((mp, pb.kp), a.dtype)
-        ap[:m, :k] = a
-        ap[m:] = 0
-        ap[:m, k:] = 0
-    else:
-        ap = a
-    padded = mp != m or pb.np_ != pb.n
-    if c is None:
-        cp = aligned_empty((mp, pb.np_), cdt)
-        cin = cp
-    elif padded or c.strides[1] != c.itemsize:
-        cp = np.zeros((mp, pb.np_), cdt)
-        cp[:m, :pb.n] = c
-        cin = cp
-    else:
-        cp = aligned_empty((mp, pb.np_), cdt)   # the kernel reads the caller's C in place and writes the sum here
-        cin = c
+    ap, cp, cin, padded = _kernel_operands(a, pb, c, cdt, mp)
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
     pool = _pool() if runtime == "pool" else None
@@ -581,15 +605,9 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if pool is not None:
         nthreads = min(nthreads, pool.size)
     tuned = tuning(mp, pb.np_, ksteps, nthreads, esize)
-    k_block = tuned["k_block"] if k_block is None else max(0, int(k_block))
-    order = tuned["order"] if order is None else order
-    prefetch = tuned["prefetch"] if prefetch is None else int(prefetch)
-    schedule = tuned["schedule"] if schedule is None else schedule
-    micro = tuned["micro"] if micro is None else micro
-    t1 = tuned["t1"] if t1 is None else "".join(sorted(set(t1)))
+    k_block, order, prefetch, schedule, micro, t1, block_m, block_n = _with_defaults(
+        tuned, k_block, order, prefetch, schedule, micro, t1, block_m, block_n)
     _, f, fmt = _compiled(mnemonic, prefetch, micro, t1)
-    if block_m is None and block_n is None and schedule == tuned["schedule"]:
-        block_m, block_n = tuned["block_m"], tuned["block_n"]
     table, bm, bn, _regions = _work(mp, pb.np_, nthreads, block_m, block_n, schedule)
     nthreads = len(table)
     counter = np.zeros(8, np.int64) if schedule == "dynamic" else None   # a cache line of its own
