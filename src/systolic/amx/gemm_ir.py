@@ -12,7 +12,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..jit.build import (F32, F64, I1, I8, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, intrinsic,
-                         splat, vec, vload, vstore)
+                         no_unroll, splat, vec, vload, vstore)
 
 __all__ = ["module", "fast_module", "TWO_M126", "TWO_64", "TWO_M62", "TILE_DWORDS"]
 
@@ -392,7 +392,7 @@ def _micro_fast(ops: _Ops, R: int, G: int):
     b.position_at_end(blk_part)
     lk = Loop(b, i64(0), tl, 1, name="k", carry=[zero] * (R * 2 * G))
     part = lk.close(step(b.add(t0, lk.index), lk.values))
-    _no_unroll(m, lk)
+    no_unroll(m, lk)
     end_part = b.block
     b.branch(blk_join)
     b.position_at_end(blk_join)
@@ -427,18 +427,6 @@ def _micro_fast(ops: _Ops, R: int, G: int):
     lt.close()
     b.ret_void()
     return fn
-
-
-def _no_unroll(m: ir.Module, loop: Loop) -> None:
-    """Mark ``loop``'s back edge not to be unrolled (the accumulators fill the vector registers: unrolled, some
-    were spilled)."""
-    back = [blk for blk in loop.b.function.blocks if blk is not loop.pre and blk.terminator is not None
-            and (loop.head or loop.body) in getattr(blk.terminator, "operands", ())]
-    opt = m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.disable")])
-    md = m.add_metadata([ir.MetaDataString(m, "loop"), opt])
-    md.operands = (md, opt)                        # a loop ID's first operand is the node itself
-    for blk in back:
-        blk.terminator.set_metadata("llvm.loop", md)
 
 
 def fast_module(lanes: int, R: int, G: int) -> ir.Module:

@@ -206,6 +206,18 @@ class _VolatileStore(ir.instructions.StoreInstr):
         buf[-1] = buf[-1].replace("store ", "store volatile ", 1)
 
 
+def no_unroll(module: ir.Module, loop: Loop) -> None:
+    """Mark ``loop`` (its back edge) not to be unrolled: in the register-blocked GEMM kernels the accumulators fill
+    the vector registers, and LLVM's unrolling by two spilled some of them to the stack (seen in the assembly)."""
+    back = [blk for blk in loop.b.function.blocks if blk is not loop.pre and blk.terminator is not None
+            and (loop.head or loop.body) in getattr(blk.terminator, "operands", ())]
+    opt = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    md = module.add_metadata([ir.MetaDataString(module, "loop"), opt])
+    md.operands = (md, opt)                        # a loop ID's first operand is the node itself
+    for blk in back:
+        blk.terminator.set_metadata("llvm.loop", md)
+
+
 def load_volatile(b: ir.IRBuilder, ptr, ty, align: int | None = None, name: str = ""):
     """A volatile load (llvmlite's builder has none): LLVM keeps it, and the value lives in memory."""
     ld = _VolatileLoad(b.block, ptr, name, typ=ty)

@@ -36,7 +36,8 @@ import numpy as np
 from llvmlite import ir
 
 from . import scratch
-from .build import I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, vec, vload, vstore
+from .build import (I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, no_unroll, vec, vload,
+                    vstore)
 
 __all__ = ["available", "gemm", "module", "BLOCK", "KC", "MC", "SMALL_WORK"]
 
@@ -148,7 +149,7 @@ def _micro(m: ir.Module, lanes: int, R: int, V: int, pmadd):
         for v in range(V):
             new.append(b.add(lk.values[r * V + v], b.call(pmadd, [av, bv[v]])))
     acc = lk.close(new)
-    _no_unroll(m, lk)
+    no_unroll(m, lk)
     full = b.icmp_signed(">=", ncols, i64(W))
     with b.if_else(full) as (then, otherwise):
         with then:
@@ -189,18 +190,6 @@ def _if_load(b, cond, load, zero):
     phi.add_incoming(v, loaded)
     phi.add_incoming(zero, here)
     return phi
-
-
-def _no_unroll(m: ir.Module, loop: Loop) -> None:
-    """Mark ``loop`` (its back edge) not to be unrolled: the accumulators fill the vector registers, and LLVM's
-    unrolling by two spilled some of them to the stack (seen in the assembly; slower)."""
-    back = [blk for blk in loop.b.function.blocks if blk is not loop.pre and blk.terminator is not None
-            and (loop.head or loop.body) in getattr(blk.terminator, "operands", ())]
-    opt = m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.disable")])
-    md = m.add_metadata([ir.MetaDataString(m, "loop"), opt])
-    md.operands = (md, opt)                        # a loop ID's first operand is the node itself
-    for blk in back:
-        blk.terminator.set_metadata("llvm.loop", md)
 
 
 def _generic_pmadd(m: ir.Module, lanes: int):
