@@ -158,23 +158,38 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
     def load_b(t, base, s):
         amx.tileloadd(b, t, at(b, I8, base, b.mul(s, i64(1024))), 64, t1="b" in t1)
 
+    def c_tiles_in(tiles):
+        """Each (register, C tile) pair starts its K block: from the caller's C (accumulate) or zero in the first
+        block, from the worker's partial-sum buffer in the later ones."""
+        with b.if_else(first) as (fst, later):
+            with fst:
+                with b.if_else(accumulate) as (acc, zero):
+                    with acc:
+                        for t, i in tiles:
+                            amx.tileloadd(b, t, itiles[i], ldcin)
+                    with zero:
+                        for t, _ in tiles:
+                            amx.tilezero(b, t)
+            with later:
+                for t, i in tiles:
+                    amx.tileloadd(b, t, at(b, I8, cb, 1024 * i), 64)
+
+    def c_tiles_out(tiles):
+        """Each (register, C tile) pair ends its K block: into C after the last block, else into the buffer."""
+        with b.if_else(last) as (fin, part):
+            with fin:
+                for t, i in tiles:
+                    amx.tilestored(b, t, ctiles[i], ldc)
+            with part:
+                for t, i in tiles:
+                    amx.tilestored(b, t, at(b, I8, cb, 1024 * i), 64)
+
     if micro == "db":
         # two passes over the K block per 32x32 block, one per 16-column half; the half's two C tiles (tmm0-1)
         # take two A tiles and one B tile per step, in two register sets used on alternate K steps (tmm2-4,
         # tmm5-7), so a step's loads never wait for the previous step's TDPs to release their sources
         for h, bbase in enumerate((b0base, b1base)):
-            with b.if_else(first) as (fst, later):
-                with fst:
-                    with b.if_else(accumulate) as (acc, zero):
-                        with acc:
-                            amx.tileloadd(b, 0, itiles[h], ldcin)
-                            amx.tileloadd(b, 1, itiles[2 + h], ldcin)
-                        with zero:
-                            amx.tilezero(b, 0)
-                            amx.tilezero(b, 1)
-                with later:
-                    amx.tileloadd(b, 0, at(b, I8, cb, 1024 * h), 64)
-                    amx.tileloadd(b, 1, at(b, I8, cb, 1024 * (2 + h)), 64)
+            c_tiles_in(((0, h), (1, 2 + h)))
 
             def dbstep(s, ta0, ta1, tb, bbase=bbase):
                 load_a(ta0, a0base, s)
@@ -193,26 +208,9 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
             with b.if_then(b.icmp_unsigned("<", s1, kend)):
                 dbstep(s1, 5, 6, 7)
             lk.close()
-            with b.if_else(last) as (fin, part):
-                with fin:
-                    amx.tilestored(b, 0, ctiles[h], ldc)
-                    amx.tilestored(b, 1, ctiles[2 + h], ldc)
-                with part:
-                    amx.tilestored(b, 0, at(b, I8, cb, 1024 * h), 64)
-                    amx.tilestored(b, 1, at(b, I8, cb, 1024 * (2 + h)), 64)
+            c_tiles_out(((0, h), (1, 2 + h)))
     else:
-        with b.if_else(first) as (fst, later):
-            with fst:
-                with b.if_else(accumulate) as (acc, zero):
-                    with acc:
-                        for t, p in enumerate(itiles):
-                            amx.tileloadd(b, t, p, ldcin)
-                    with zero:
-                        for t in range(4):
-                            amx.tilezero(b, t)
-            with later:
-                for t in range(4):
-                    amx.tileloadd(b, t, at(b, I8, cb, 1024 * t), 64)
+        c_tiles_in(tuple((t, t) for t in range(4)))
         lk = Loop(b, kb, kend, 1, name="s", unsigned=True, do_while=True)
         s = lk.index
         load_a(4, a0base, s)
@@ -235,13 +233,7 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
         fetch_ahead(s, pf1)
         amx.dot(b, tmul, 3, 5, 7)
         lk.close()
-        with b.if_else(last) as (fin, part):
-            with fin:
-                for t, p in enumerate(ctiles):
-                    amx.tilestored(b, t, p, ldc)
-            with part:
-                for t in range(4):
-                    amx.tilestored(b, t, at(b, I8, cb, 1024 * t), 64)
+        c_tiles_out(tuple((t, t) for t in range(4)))
     lb.close()
     lkb.close()
     nseq.add_incoming(b.add(nseq, i64(1)), b.block)
