@@ -203,6 +203,15 @@ def test_bad_arguments_are_typed_errors():
     for pad in (32, -64, 1.5):
         with pytest.raises(InvalidValue, match="multiple of 64"):
             G.pack_b(np.zeros((4, 4), np.int8), pad=pad)
+    # the schedule options and out are refused, not rounded or converted (checked before any AMX is needed)
+    a, pb = np.zeros((4, 8), np.int8), G.pack_b(np.zeros((8, 4), np.int8))
+    for bad in (dict(threads=0), dict(threads=1.5), dict(k_block=-1), dict(k_block=2.7), dict(prefetch=2.9),
+                dict(prefetch="3"), dict(block_m=100), dict(block_n=0), dict(block_m=True)):
+        with pytest.raises(InvalidValue, match="must be an integer"):
+            G.matmul(a, pb, **bad)
+    for out in (np.zeros((4, 4), np.float32), np.zeros((4, 5), np.int32), [[0] * 4] * 4):
+        with pytest.raises(InvalidValue, match="out must be"):
+            G.matmul(a, pb, out=out)
 
 
 @pytest.mark.native

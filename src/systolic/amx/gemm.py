@@ -159,7 +159,7 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     count_tmuls(mn, M, N, kp // per, path="emulator")
     counters.note_path(f"amx.matmul {mn}", "emulator")
     if integer:
-        return _int8(a, b, c_given)                   # None: int_gemm starts from zero itself
+        return _int8(a, b, c_given, threads, compiled=method != "numpy")   # None: C starts from zero
     return _float(mn, a, b, c, method, threads)
 
 
@@ -236,7 +236,7 @@ def _by_instructions(mn, a, b, c, model, backend) -> np.ndarray:
 
 # ---------------------------------------------------------------- int8: exact integer GEMM
 
-def _int8(a, b, c) -> np.ndarray:
+def _int8(a, b, c, threads: int | None = None, compiled: bool = True) -> np.ndarray:
     """``(C + A @ B) mod 2^32`` exactly, with fp32 BLAS.
 
     Unsigned operands are shifted to signed ones (A = A_s + alpha, alpha in {0, 128}; the same for B),
@@ -245,9 +245,10 @@ def _int8(a, b, c) -> np.ndarray:
     exactly in int64: A @ B = A_s @ B_s + beta * rowsum(A_s) + alpha * colsum(B_s) + alpha * beta * K.
     """
     from ..jit import int_gemm
-    if not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
-        # int8/uint8 values fit 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm)
-        return int_gemm.gemm(a, b, c)
+    if compiled and not os.environ.get("SYSTOLIC_NO_NATIVE") and int_gemm.available():
+        # int8/uint8 values fit 16 bits: PMADDWD pairs, int32 lanes wrapping modulo 2**32 (systolic.jit.int_gemm);
+        # method="numpy" (the native self-check's reference) keeps the BLAS chunks below
+        return int_gemm.gemm(a, b, c, threads)
     if c is None:
         c = np.zeros((a.shape[0], b.shape[1]), np.int32)
     alpha = 128 if a.dtype == np.uint8 else 0

@@ -272,9 +272,11 @@ def pack_b(b: np.ndarray, threads: int | None = None, pad: int | None = None) ->
     (default :data:`PANEL_PAD`; the layout of the panels themselves does not change)."""
     if b.ndim != 2:
         raise InvalidValue("B must be a matrix", rule="matmul: B is K x N", values={"shape": b.shape})
+    if b.dtype.name not in {y for _, y in KERNELS}:
+        raise InvalidValue(f"B must be one of {sorted({y for _, y in KERNELS})}",
+                           rule="native GEMM dtypes: " + ", ".join(f"{x}x{y}" for x, y in KERNELS),
+                           values={"dtype": str(b.dtype)})
     esize = b.dtype.itemsize
-    if esize not in (1, 2):
-        raise InvalidValue("B must be bf16, int8 or uint8", values={"dtype": str(b.dtype)})
     pad = _check_pad(pad)
     k, n = b.shape
     step = _kstep(esize)
@@ -489,8 +491,22 @@ def plan(m: int, n: int, threads: int, block_m: int | None = None, block_n: int 
     return shares, bm, bn
 
 
-def _check_schedule_options(runtime, order, prefetch, micro, t1, schedule) -> None:
+def _whole(name: str, v, low: int, step: int = 1) -> None:
+    """An integer option, None (the default) or an int >= ``low`` and a multiple of ``step``: never rounded."""
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low or v % step):
+        rule = f"native GEMM {name}: an integer >= {low}" + (f", a multiple of {step}" if step > 1 else "")
+        raise InvalidValue(f"{name} must be an integer >= {low}" + (f" and a multiple of {step}" if step > 1 else ""),
+                           rule=rule, values={name: v})
+
+
+def _check_schedule_options(runtime, order, prefetch, micro, t1, schedule, threads=None, k_block=None,
+                            block_m=None, block_n=None) -> None:
     """The schedule options of :func:`matmul` (none changes a bit): each outside its set is an InvalidValue."""
+    _whole("threads", threads, 1)
+    _whole("k_block", k_block, 0)
+    _whole("prefetch", prefetch, 0)
+    _whole("block_m", block_m, 32, 32)
+    _whole("block_n", block_n, 32, 32)
     if runtime not in ("pool", "spawn"):
         raise InvalidValue("unknown runtime", rule="matmul runtime: pool, spawn", values={"runtime": runtime})
     if order not in (None, "n", "m"):
@@ -587,7 +603,11 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     if c is not None and (c.shape != (m, pb.n) or c.dtype != cdt):
         raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
                            values={"shape": c.shape, "dtype": str(c.dtype)})
-    _check_schedule_options(runtime, order, prefetch, micro, t1, schedule)
+    _check_schedule_options(runtime, order, prefetch, micro, t1, schedule, threads, k_block, block_m, block_n)
+    if out is not None and (not isinstance(out, np.ndarray) or out.shape != (m, pb.n) or out.dtype != cdt):
+        raise InvalidValue(f"out must be a ({m}, {pb.n}) {np.dtype(cdt)} array", rule="native GEMM: out is M x N of "
+                           "the C dtype", values={"shape": getattr(out, "shape", None),
+                                                  "dtype": str(getattr(out, "dtype", type(out).__name__))})
     if m == 0 or pb.n == 0 or k == 0:
         # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
         res = np.zeros((m, pb.n), cdt) if c is None else c.copy()

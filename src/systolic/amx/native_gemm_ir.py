@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..errors import InvalidValue
+
 from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
                          store_atomic, vec)
 from ..jit.x86amx import Amx
@@ -313,7 +315,8 @@ def kernel_module(mnemonic: str, amx_class=Amx, prefetch: int = 0, micro: str = 
     the data will not be reused soon). All are compile-time constants; none changes a bit of the result (every
     C tile is the same TDP chain over the K steps in increasing order)."""
     if micro not in MICRO_KERNELS or set(t1) - set("ab"):
-        raise ValueError(f"micro {micro!r} / t1 {t1!r}")
+        raise InvalidValue("unknown micro-kernel or TILELOADDT1 operands", rule="native GEMM micro: "
+                           + ", ".join(MICRO_KERNELS) + "; t1: '', a, b, ab", values={"micro": micro, "t1": t1})
     tag = (f"_pf{prefetch}" if prefetch else "") + ("" if micro == "row" else f"_{micro}") + (f"_t1{t1}" if t1 else "")
     m = ir.Module(name=f"amx_gemm_{mnemonic}{tag}")
     _threads(m, _gemm(m, mnemonic, amx_class, prefetch, micro, t1))
