@@ -378,7 +378,6 @@ def _micro_fast(ops: _Ops, R: int, G: int):
 
     # a whole tile: its 16 steps written out (no loop exit to predict at every tile); a partial last tile: a loop
     whole = b.icmp_signed("==", tl, i64(TILE_DWORDS))
-    pre = b.block
     blk_whole = b.append_basic_block("tile.whole")
     blk_part = b.append_basic_block("tile.part")
     blk_join = b.append_basic_block("tile.join")
@@ -402,7 +401,6 @@ def _micro_fast(ops: _Ops, R: int, G: int):
         phi.add_incoming(x, end_whole)
         phi.add_incoming(y, end_part)
         acc.append(phi)
-    del pre
     full = b.icmp_signed(">=", ncols, i64(NR))
     masks = []
     nc = b.trunc(ncols, I32)

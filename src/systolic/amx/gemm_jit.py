@@ -222,7 +222,6 @@ class FastJob:
             raise
         # a piece with no rows / panels / elements leaves its keys at 0xFFFFFFFF (no value), its NaN flag at 0
         self.ea, self.eb, self.ec = (_min_exp(stat[:, j, 0]) for j in range(3))
-        self.c_nan = bool(stat[:, 2, 1].any())
         self.bad_rows, self.bad_cols = np.nonzero(badr)[0], np.nonzero(badc)[0]
 
     def close(self) -> None:

@@ -17,10 +17,12 @@ import textwrap
 
 from . import intrinsics
 
-__all__ = ["stub_text"]
+__all__ = ["stub_text", "signature"]
 
 
-def _signature(fn, skip_self: bool = False) -> str:
+def signature(fn, skip_self: bool = False) -> str:
+    """``fn``'s parameters as stub text, every type ``Any`` and every default ``...`` (also used by
+    :mod:`systolic.opencl.stubgen`)."""
     parts, star = [], False
     params = list(inspect.signature(fn).parameters.values())
     for p in params[1:] if skip_self else params:
@@ -63,13 +65,13 @@ def stub_text() -> str:
             out += [f"    {a}: Any" for a in sorted(_instance_attributes(obj))]
             for attr, fn in sorted(vars(obj).items()):
                 if inspect.isfunction(fn) and (not attr.startswith("_") or attr in ("__init__", "__add__")):
-                    out.append(f"    def {attr}{_signature(fn, skip_self=True)} -> Any: ...")
+                    out.append(f"    def {attr}{signature(fn, skip_self=True)} -> Any: ...")
             out.append("")
         elif callable(obj):
             doc = (obj.__doc__ or "").strip().splitlines()
             if doc:
                 out.append(f"# {doc[0][:110]}")
-            out.append(f"def {name}{_signature(obj)} -> Any: ...")
+            out.append(f"def {name}{signature(obj)} -> Any: ...")
         else:
             out.append(f"{name}: Any")
     return "\n".join(out).rstrip() + "\n"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ..errors import CompileError
+from ..amx.isa import INSTRUCTIONS
 from .amx_table import FAMILIES, physical_name
 from .ir import (ArrayType, Block, ConstantInt, ConstantSpecial, ConstGEP, FloatType, Function, GlobalVariable,
                  Instr, IntType, LabelType, Module, OpaqueType, PtrType, StructType, TileType, Type, Value,
@@ -33,7 +34,7 @@ from .ops import OPS
 __all__ = ["physical_ir", "internal_ir", "physical_module", "internal_module"]
 
 #: machine opcode -> physical-register intrinsic: configuration, then every modelled tile instruction (its record's)
-_PHYS = {"LDTILECFG": "llvm.x86.ldtilecfg", "TILERELEASE": "llvm.x86.tilerelease",
+_PHYS = {**{m.upper(): INSTRUCTIONS[m].intrinsic for m in ("ldtilecfg", "tilerelease")},
          **{m.upper(): physical_name(m) for m, (_k, _f, ok) in FAMILIES.items() if ok}}
 
 _TRIPLE = "x86_64-unknown-linux-gnu"
