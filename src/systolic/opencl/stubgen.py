@@ -11,7 +11,6 @@ name with its signature. Regenerate after a change to either table::
 
 from __future__ import annotations
 
-
 from ..amx.intrinsics_stub import signature
 from .blockio import BLOCK_FUNCTIONS
 from .table import NAMES
