@@ -62,6 +62,28 @@ def bursts(fns: dict, reps: int) -> dict:
     return out
 
 
+def parse_variant(name: str) -> dict | None:
+    """A variant named by its options, comma-separated: kbN (k_block), n / m (order), row / col / db (micro),
+    pfN (prefetch), t1a / t1b / t1ab, dyn / static (schedule), bmN / bnN (block_m / block_n); None when a token
+    is none of these (the named extras: out, torch,out, overhead, zeros)."""
+    import re
+    out = {}
+    for tok in name.split(","):
+        if m := re.fullmatch(r"(kb|pf|bm|bn)(\d+)", tok):
+            out[{"kb": "k_block", "pf": "prefetch", "bm": "block_m", "bn": "block_n"}[m[1]]] = int(m[2])
+        elif tok in ("n", "m"):
+            out["order"] = tok
+        elif tok in ("row", "col", "db"):
+            out["micro"] = tok
+        elif tok in ("t1a", "t1b", "t1ab"):
+            out["t1"] = tok[2:]
+        elif tok in ("dyn", "static"):
+            out["schedule"] = "dynamic" if tok == "dyn" else "static"
+        else:
+            return None
+    return out
+
+
 def minor_faults(f) -> int:
     """Minor page faults of the process during one call of f (every thread: RUSAGE_SELF)."""
     import resource
@@ -185,7 +207,8 @@ def main(argv=None):
                         variants[f"pad{pad}"] = dict(pad=pad)
                         variants[f"pad{pad},db"] = dict(pad=pad, micro="db")
                     if a.variants:
-                        variants = {k: v for k, v in variants.items() if k in a.variants.split(";")}
+                        variants = {k: variants[k] if k in variants else parse_variant(k)
+                                    for k in a.variants.split(";") if k in variants or parse_variant(k)}
                     pbs = {G.PANEL_PAD: pb}
                     for name, v in variants.items():
                         vb = pb
