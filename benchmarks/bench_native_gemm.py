@@ -84,6 +84,32 @@ def parse_variant(name: str) -> dict | None:
     return out
 
 
+def wake_probe(G, ncpu: int, rounds: int = 40) -> None:
+    """Per worker count w: one 32 x 64 x (32 w) int8 GEMM, static schedule, so each worker owns exactly one 32x32
+    block (a few microseconds of TDPs): the call's time is Python, waking the workers and the last one's
+    arrival. Timed after a 50 ms pause (parked workers) and back to back (spinning workers); median and max."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(-128, 128, (32, 64), dtype=np.int8)
+    for w in sorted({1, 2, 4, 8, ncpu}):
+        if w > ncpu:
+            continue
+        pb = G.pack_b(rng.integers(-128, 128, (64, 32 * w), dtype=np.int8))
+        G.matmul(a, pb, threads=w, schedule="static", block_m=32, block_n=32)
+        idle, busy = [], []
+        for _ in range(rounds):
+            time.sleep(PAUSE)
+            t = time.perf_counter()
+            G.matmul(a, pb, threads=w, schedule="static", block_m=32, block_n=32)
+            idle.append(time.perf_counter() - t)
+        for _ in range(rounds):
+            t = time.perf_counter()
+            G.matmul(a, pb, threads=w, schedule="static", block_m=32, block_n=32)
+            busy.append(time.perf_counter() - t)
+        print(f"wake: {w:2d} workers: after a pause median {statistics.median(idle) * 1e6:.0f} us, max "
+              f"{max(idle) * 1e6:.0f} us | back to back median {statistics.median(busy) * 1e6:.0f} us, max "
+              f"{max(busy) * 1e6:.0f} us", flush=True)
+
+
 def minor_faults(f) -> int:
     """Minor page faults of the process during one call of f (every thread: RUSAGE_SELF)."""
     import resource
@@ -108,6 +134,9 @@ def main(argv=None):
     ap.add_argument("--pad", type=int, default=None,
                     help="bytes of padding after every packed panel for this run (native_gemm.PANEL_PAD)")
     ap.add_argument("--faults", action="store_true", help="print each contender's minor page faults per call")
+    ap.add_argument("--wake", action="store_true",
+                    help="the fixed cost of a call on 1..all workers: a tiny GEMM (one 32x32 block per worker) "
+                         "after a 50 ms pause and back to back")
     a = ap.parse_args(argv)
     import torch
 
@@ -135,6 +164,8 @@ def main(argv=None):
                     line.append(f"{pat} {name} {r / 1e6:.0f}{pct}")
             probes.append(f"| {mn} | " + ", ".join(line) + " |")
             print("probe " + probes[-1], flush=True)
+    if a.wake:
+        wake_probe(G, ncpu)
     threads = [int(x) for x in a.threads.split(",")] if a.threads else [1, ncpu]
     sizes = [int(x) for x in a.sizes.split(",")]
     rng = np.random.default_rng(0)
