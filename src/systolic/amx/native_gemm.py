@@ -438,7 +438,7 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
         out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
         if small:
             # 32-row regions over the whole K (device calls 6, this session: 1024^3 on 16 threads, the best of ten
-            # region/K-block variants in all four rounds, 4-8% over 64 x 256 with K blocks)
+            # region/K-block variants in all four rounds, 3-9% over 64 x 256 with K blocks)
             out.update(block_m=32, k_block=0)
     elif ksteps <= 32:
         out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
