@@ -62,6 +62,54 @@ def bursts(fns: dict, reps: int) -> dict:
     return out
 
 
+def parse_variant(name: str) -> dict | None:
+    """A variant named by its options, comma-separated: kbN (k_block), n / m (order), row / col / db (micro),
+    pfN (prefetch), t1a / t1b / t1ab, dyn / static (schedule), bmN / bnN (block_m / block_n); None when a token
+    is none of these (the named extras: out, torch,out, overhead, zeros)."""
+    import re
+    out = {}
+    for tok in name.split(","):
+        if m := re.fullmatch(r"(kb|pf|bm|bn)(\d+)", tok):
+            out[{"kb": "k_block", "pf": "prefetch", "bm": "block_m", "bn": "block_n"}[m[1]]] = int(m[2])
+        elif tok in ("n", "m"):
+            out["order"] = tok
+        elif tok in ("row", "col", "db"):
+            out["micro"] = tok
+        elif tok in ("t1a", "t1b", "t1ab"):
+            out["t1"] = tok[2:]
+        elif tok in ("dyn", "static"):
+            out["schedule"] = "dynamic" if tok == "dyn" else "static"
+        else:
+            return None
+    return out
+
+
+def wake_probe(G, ncpu: int, rounds: int = 40) -> None:
+    """Per worker count w: one 32 x 64 x (32 w) int8 GEMM, static schedule, so each worker owns exactly one 32x32
+    block (a few microseconds of TDPs): the call's time is Python, waking the workers and the last one's
+    arrival. Timed after a 50 ms pause (parked workers) and back to back (spinning workers); median and max."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(-128, 128, (32, 64), dtype=np.int8)
+    for w in sorted({1, 2, 4, 8, ncpu}):
+        if w > ncpu:
+            continue
+        pb = G.pack_b(rng.integers(-128, 128, (64, 32 * w), dtype=np.int8))
+        G.matmul(a, pb, threads=w, schedule="static", block_m=32, block_n=32)
+        idle, busy = [], []
+        for _ in range(rounds):
+            time.sleep(PAUSE)
+            t = time.perf_counter()
+            G.matmul(a, pb, threads=w, schedule="static", block_m=32, block_n=32)
+            idle.append(time.perf_counter() - t)
+        for _ in range(rounds):
+            t = time.perf_counter()
+            G.matmul(a, pb, threads=w, schedule="static", block_m=32, block_n=32)
+            busy.append(time.perf_counter() - t)
+        print(f"wake: {w:2d} workers: after a pause median {statistics.median(idle) * 1e6:.0f} us, max "
+              f"{max(idle) * 1e6:.0f} us | back to back median {statistics.median(busy) * 1e6:.0f} us, max "
+              f"{max(busy) * 1e6:.0f} us", flush=True)
+
+
 def minor_faults(f) -> int:
     """Minor page faults of the process during one call of f (every thread: RUSAGE_SELF)."""
     import resource
@@ -86,6 +134,9 @@ def main(argv=None):
     ap.add_argument("--pad", type=int, default=None,
                     help="bytes of padding after every packed panel for this run (native_gemm.PANEL_PAD)")
     ap.add_argument("--faults", action="store_true", help="print each contender's minor page faults per call")
+    ap.add_argument("--wake", action="store_true",
+                    help="the fixed cost of a call on 1..all workers: a tiny GEMM (one 32x32 block per worker) "
+                         "after a 50 ms pause and back to back")
     a = ap.parse_args(argv)
     import torch
 
@@ -113,6 +164,8 @@ def main(argv=None):
                     line.append(f"{pat} {name} {r / 1e6:.0f}{pct}")
             probes.append(f"| {mn} | " + ", ".join(line) + " |")
             print("probe " + probes[-1], flush=True)
+    if a.wake:
+        wake_probe(G, ncpu)
     threads = [int(x) for x in a.threads.split(",")] if a.threads else [1, ncpu]
     sizes = [int(x) for x in a.sizes.split(",")]
     rng = np.random.default_rng(0)
@@ -185,7 +238,8 @@ def main(argv=None):
                         variants[f"pad{pad}"] = dict(pad=pad)
                         variants[f"pad{pad},db"] = dict(pad=pad, micro="db")
                     if a.variants:
-                        variants = {k: v for k, v in variants.items() if k in a.variants.split(";")}
+                        variants = {k: variants[k] if k in variants else parse_variant(k)
+                                    for k in a.variants.split(";") if k in variants or parse_variant(k)}
                     pbs = {G.PANEL_PAD: pb}
                     for name, v in variants.items():
                         vb = pb

@@ -421,7 +421,8 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
     sweeps (benchmarks/results/native_gemm_wave2.md; ``bench_native_gemm.py --sweep``). None of them changes a bit.
 
     * several workers on a small product: the dynamic schedule over 64 x 256 regions (workers woken late take
-      fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles);
+      fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles), 32 x 256 over the whole K on
+      8 or more workers (benchmarks/results/native_gemm_wave3.md, call 6);
     * otherwise the static rectangles of :func:`plan`, 128 x 512 regions;
     * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
       few workers on a short K: K blocks of 8 (16 on one worker), A pair resident;
@@ -435,6 +436,10 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
                block_m=64 if small and threads > 1 else BLOCK_M, block_n=256 if small and threads > 1 else BLOCK_N)
     if threads >= 8:
         out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
+        if small:
+            # 32-row regions over the whole K (device calls 6, this session: 1024^3 on 16 threads, the best of ten
+            # region/K-block variants in all four rounds, 3-9% over 64 x 256 with K blocks)
+            out.update(block_m=32, k_block=0)
     elif ksteps <= 32:
         out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
     elif esize == 2:

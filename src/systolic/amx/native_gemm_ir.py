@@ -23,21 +23,25 @@ from llvmlite import ir
 
 from ..errors import InvalidValue
 
-from ..jit.build import (I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
+from ..jit.build import (I1, I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
                          store_atomic, vec)
 from ..jit.x86amx import Amx
 from . import isa
 
 __all__ = ["kernel_module", "MICRO_KERNELS", "pool_module", "pack_module", "PACK_SLOTS", "SHARE_FIELDS", "POOL_FN",
            "FLAG_PACK_A", "FLAG_ACCUMULATE", "FLAG_M_OUTER", "FLAG_KC_SHIFT", "FLAG_APAD_SHIFT", "CTRL_PENDING", "CTRL_SHARES",
-           "CTRL_STOP", "CTRL_DONE", "CTRL_WORKERS"]
+           "CTRL_STOP", "CTRL_DONE", "CTRL_WORKERS", "CTRL_INVITE", "INVITED", "JOINED", "REVOKED"]
 
 #: i64 fields of one worker's share: the 16 arguments of @gemm, then its index, the worker count, the
 #: address of share 0 and the address of the thread-id array
 SHARE_FIELDS = 20
 #: control block of the resident worker pool (byte offsets of i64 slots; futex words are their low 32 bits);
-#: worker w's generation word at CTRL_WORKERS + 64 w (a cache line each)
+#: worker w's generation word at CTRL_WORKERS + 64 w (a cache line each), its invitation word (i64) at
+#: CTRL_WORKERS + 64 w + CTRL_INVITE
 CTRL_PENDING, CTRL_SHARES, CTRL_STOP, CTRL_DONE, CTRL_WORKERS = 8, 16, 32, 40, 64
+CTRL_INVITE = 8
+#: the invitation word: generation << 2 | state
+INVITED, JOINED, REVOKED = 1, 2, 3
 #: in a pool share, slot 16 holds the address of the @gemm to call (the pool serves every kernel)
 POOL_FN = 16
 
@@ -328,10 +332,19 @@ def pool_module() -> ir.Module:
 
     Each worker has its own futex word (a generation counter, one cache line each from :data:`CTRL_WORKERS`), so
     a call wakes exactly the workers it uses. pool_worker(ctrl, w): worker w waits (spins briefly, then
-    FUTEX_WAIT) until its generation moves, runs share w (an indirect call of the share's @gemm), counts
-    ``pending`` down and wakes the caller when it was the last; returns when ``stop`` is set.
-    pool_run(ctrl, n): the caller publishes a job of n shares (shares already stored), bumps the generations of
-    workers 1..n-1 and wakes them, runs share 0 itself and waits until those workers have reported."""
+    FUTEX_WAIT) until its generation moves, then accepts the call's invitation (a compare-and-swap of its
+    invitation word from INVITED to JOINED for that generation); if it got in, it runs share w (an indirect call
+    of the share's @gemm), counts ``pending`` down and wakes the caller when it was the last; returns when
+    ``stop`` is set. pool_run(ctrl, n): the caller publishes a job of n shares (shares already stored), invites
+    workers 1..n-1 and wakes them, runs share 0 itself, then revokes every invitation not yet accepted (the same
+    compare-and-swap, to REVOKED) and runs those shares itself, and waits only for the workers that joined.
+
+    Why the revocation: on a VM a parked worker's vCPU can take milliseconds to run again (device call 4,
+    benchmarks/results/native_gemm_wave3.md: 16 workers on 16 vCPUs cost 0.66 ms a call back to back where 8
+    cost 0.056 ms). With the dynamic schedule every region has been claimed when the caller's share returns, so
+    a revoked share claims nothing and the call no longer waits for a worker that never came; with static
+    rectangles the caller computes the latecomer's rectangle. A worker that wakes after being revoked finds its
+    compare-and-swap failing and parks again without reading the call's shares (which may be gone by then)."""
     m = ir.Module(name="amx_gemm_pool")
     syscall = declare(m, "syscall", I64, [I64], var_arg=True)
     pause = declare(m, "llvm.x86.sse2.pause", VOID, [])
@@ -376,9 +389,19 @@ def pool_module() -> ir.Module:
     b.call(syscall, [i64(SYS_FUTEX), addr, i64(FUTEX_WAKE_PRIVATE), count])
     b.ret_void()
 
+    def invitation(b, g, state):
+        return b.or_(b.shl(b.zext(g, I64), i64(2)), i64(state))
+
+    # one party moves an invitation on: the worker (INVITED -> JOINED) or the caller (INVITED -> REVOKED)
+    take, b, (invp, g, state) = define(m, "take", I1, [PTR, I32, I64], internal=True)
+    got = b.cmpxchg(invp, invitation(b, g, INVITED), b.or_(b.shl(b.zext(g, I64), i64(2)), state), "acq_rel",
+                    "acquire")
+    b.ret(b.extract_value(got, 1))
+
     fn, b, (ctrl, w) = define(m, "pool_worker", VOID, [PTR, I64])
     pendp, sharesp, stopp, donep = (at(b, I8, ctrl, off) for off in (CTRL_PENDING, CTRL_SHARES, CTRL_STOP, CTRL_DONE))
     genp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(w, i64(64))))
+    invp = at(b, I8, genp, CTRL_INVITE)
     entry = b.block
     loop = fn.append_basic_block("loop")
     b.branch(loop)
@@ -391,11 +414,12 @@ def pool_module() -> ir.Module:
     work = fn.append_basic_block("work")
     b.cbranch(b.icmp_unsigned("!=", stop, i64(0)), exit_, work)
     b.position_at_end(work)
-    b.call(run_share, [b.load(sharesp, typ=PTR), w])
-    old = b.atomic_rmw("sub", pendp, i64(1), "acq_rel")
-    with b.if_then(b.icmp_unsigned("==", old, i64(1))):
-        store_atomic(b, ir.Constant(I32, 1), donep, "release", 4)
-        b.call(wake, [donep, ir.Constant(I32, 1)])
+    with b.if_then(b.call(take, [invp, g, i64(JOINED)])):      # else: revoked, the caller ran the share
+        b.call(run_share, [b.load(sharesp, typ=PTR), w])
+        old = b.atomic_rmw("sub", pendp, i64(1), "acq_rel")
+        with b.if_then(b.icmp_unsigned("==", old, i64(1))):
+            store_atomic(b, ir.Constant(I32, 1), donep, "release", 4)
+            b.call(wake, [donep, ir.Constant(I32, 1)])
     seen.add_incoming(g, b.block)
     b.branch(loop)
     b.position_at_end(exit_)
@@ -408,15 +432,29 @@ def pool_module() -> ir.Module:
     store_atomic(b, helpers, pendp, "release", 8)
     store_atomic(b, ir.Constant(I32, 0), donep, "release", 4)
     some = b.icmp_unsigned("!=", helpers, i64(0))
+    lastp = b.alloca(I1)                  # the caller counted `pending` down to zero itself (no one sets done)
+    b.store(ir.Constant(I1, 0), lastp)
     with b.if_then(some):
+        # the invitation first, then the generation: a worker that sees the new generation finds it
         lw = Loop(b, i64(1), n, 1, name="w", unsigned=True, do_while=True)
         gp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(lw.index, i64(64))))
+        gnew = b.add(b.load(gp, typ=I32), ir.Constant(I32, 1))      # only this (locked) caller moves generations
+        store_atomic(b, invitation(b, gnew, INVITED), at(b, I8, gp, CTRL_INVITE), "release", 8)
         b.atomic_rmw("add", gp, ir.Constant(I32, 1), "acq_rel")
         b.call(wake, [gp, ir.Constant(I32, 1)])
         lw.close()
     b.call(run_share, [b.load(sharesp, typ=PTR), i64(0)])
     with b.if_then(some):
-        b.call(wait_change, [donep, ir.Constant(I32, 0), i64(200000)])
+        lr = Loop(b, i64(1), n, 1, name="r", unsigned=True, do_while=True)
+        gp = at(b, I8, ctrl, b.add(i64(CTRL_WORKERS), b.mul(lr.index, i64(64))))
+        with b.if_then(b.call(take, [at(b, I8, gp, CTRL_INVITE), b.load(gp, typ=I32), i64(REVOKED)])):
+            b.call(run_share, [b.load(sharesp, typ=PTR), lr.index])
+            left = b.atomic_rmw("sub", pendp, i64(1), "acq_rel")
+            with b.if_then(b.icmp_unsigned("==", left, i64(1))):
+                b.store(ir.Constant(I1, 1), lastp)
+        lr.close()
+        with b.if_then(b.not_(b.load(lastp, typ=I1))):
+            b.call(wait_change, [donep, ir.Constant(I32, 0), i64(200000)])
     b.ret_void()
     return m
 
