@@ -355,6 +355,85 @@ def test_the_shim_itself():
         renamed({"cpux": 1}, {"cpu": "device"}, "f", device=None)
 
 
+def _ran_or_refused(f):
+    """What a call decided from its CPU model / platform: "ran", or the name of the error that refused it (an
+    InvalidValue, as for two keywords naming one thing, goes on up)."""
+    from systolic.errors import InvalidOpcode, UnsupportedCombination
+    try:
+        f()
+    except (InvalidOpcode, UnsupportedCombination) as e:
+        return type(e).__name__
+    return "ran"
+
+
+def _amx_fp16(**kw):
+    """amx.matmul of float16: TDPFP16PS, AMX-FP16, Granite Rapids on (Sapphire Rapids: #UD, InvalidOpcode)."""
+    a, b = np.ones((3, 8), np.float16), np.ones((8, 5), np.float16)
+    return _ran_or_refused(lambda: amx_matmul(a, b, **kw))
+
+
+def _xmx_tf32(**kw):
+    """xmx.matmul in tf32: pvc and bmg take it, dg2 refuses (UnsupportedCombination)."""
+    a, b = np.ones((8, 8), np.float32), np.ones((8, 16), np.float32)
+    return _ran_or_refused(lambda: xmx.matmul(a, b, precision="tf32", **kw))
+
+
+def _module_fp8(method):
+    """Module.run / run_eager of the TDPBF8PS program: AMX-FP8 runs on Diamond Rapids, is #UD (InvalidOpcode) on
+    Sapphire Rapids."""
+    def call(**kw):
+        from systolic.compiler import compile_ir
+        mem = {k: np.zeros(1024, np.uint8) for k in "abc"}
+        return _ran_or_refused(lambda: getattr(compile_ir(_FP8_DOT), method)("dot", 16, 64, 64, memory=mem, **kw))
+    return call
+
+
+def _cl_prelude_platform(**kw):
+    from systolic import cl
+    return cl.prelude(**kw).splitlines()[1].split(",")[0]     # "// platform <name>"
+
+
+#: every signature whose device= has a default: (call -> what it modelled, the old keyword, an old value, what
+#: that models, device='s default, what the default models)
+_DEFAULTED = {
+    "amx.matmul": (_amx_fp16, "cpu", "gnr", "ran", "sapphirerapids", "InvalidOpcode"),
+    "TileMachine": (lambda **kw: TileMachine(**kw).cpu.name, "cpu", "emr", "emeraldrapids", "sapphirerapids",
+                    "sapphirerapids"),
+    "Module.run": (_module_fp8("run"), "cpu", "dmr", "ran", "sapphirerapids", "InvalidOpcode"),
+    "Module.run_eager": (_module_fp8("run_eager"), "cpu", "dmr", "ran", "sapphirerapids", "InvalidOpcode"),
+    "xmx.GRF": (lambda **kw: xmx.GRF(**kw).platform.name, "platform", "dg2", "dg2", "pvc", "pvc"),
+    "xmx.matmul": (_xmx_tf32, "platform", "dg2", "UnsupportedCombination", "pvc", "ran"),
+    "cl.prelude": (_cl_prelude_platform, "platform", "dg2", "// platform dg2", "pvc", "// platform pvc"),
+}
+
+
+@pytest.mark.parametrize("where", list(_DEFAULTED))
+def test_a_new_keyword_given_at_its_default_still_conflicts_with_the_old(where):
+    """device= given at its default value is still given: beside the older keyword it is InvalidValue, not
+    silently overridden by the old one (xmx.matmul(device="pvc", platform="dg2") ran dg2)."""
+    call, old, value, modelled, default, default_models = _DEFAULTED[where]
+    assert modelled != default_models                                # the observation tells the two apart
+    with pytest.raises(InvalidValue, match=f"{old}= and device= name the same thing"):
+        call(**{old: value, "device": default})
+    with pytest.warns(RenamedWarning, match=f"{old}= is deprecated, use device="):
+        assert call(**{old: value}) == modelled                      # the old keyword alone: as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert call(device=default) == call() == default_models    # the new keyword alone, and the default
+        assert call(device=value) == modelled
+
+
+def test_device_positional_at_its_default_conflicts_with_the_old_keyword():
+    """The positional spellings (TileMachine, xmx.GRF, cl.prelude, xmx.matmul's fourth argument) are given too."""
+    from systolic import cl
+    a, b = _ints(0, (8, 32)), _ints(1, (32, 16))
+    for call in (lambda: TileMachine("sapphirerapids", cpu="emr"), lambda: xmx.GRF("pvc", platform="dg2"),
+                 lambda: cl.prelude("pvc", platform="dg2"), lambda: xmx.matmul(a, b, None, "pvc", platform="xe2")):
+        with pytest.raises(InvalidValue, match="name the same thing"):
+            call()
+    assert TileMachine("sapphirerapids").cpu.name == "sapphirerapids" and xmx.GRF("dg2").platform.name == "dg2"
+
+
 def test_xmx_layout_device_keyword():
     """xmx.layout.layout / shape / operand_layout: device= (positional as before); platform= warns, same result.
     Oracle for the shape: DPAS on PVC is 8 rows x SIMD16, bf16 K = 16 (visa-DPAS.md "Semantics")."""

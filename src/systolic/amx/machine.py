@@ -75,18 +75,19 @@ class TileMachine:
     >>> m.configured
     True
 
-    ``device``: the CPU model (``"sapphirerapids"``, ``"spr"``, ...: decides which instructions exist).
+    ``device``: the CPU model (``"sapphirerapids"``, ``"spr"``, ...: decides which instructions exist; default:
+    sapphirerapids).
     ``path``: ``"fast"`` (vectorised numpy kernels, proven bit-identical) or ``"spec"`` (the SDM pseudo-code,
     slow). ``backend``: where the instructions run: ``"cpu"`` (this process, by ``path``) or ``"native"`` (real
     AMX, when the CPU has it), or a Backend object. The older spellings ``cpu=`` and ``backend="emulator"`` /
     ``"spec"`` keep working for one release (DeprecationWarning).
     """
 
-    def __init__(self, device: str | CpuModel = "sapphirerapids", backend: str | Backend = "cpu", *,
+    def __init__(self, device: str | CpuModel | None = None, backend: str | Backend = "cpu", *,
                  path: str = "fast", **renamed_keywords) -> None:
-        if renamed_keywords:
-            device = renamed(renamed_keywords, {"cpu": "device"}, "TileMachine",
-                             device=None if device == "sapphirerapids" else device)["device"]
+        if renamed_keywords:             # device=None: not given (an older cpu= beside a given device= raises)
+            device = renamed(renamed_keywords, {"cpu": "device"}, "TileMachine", device=device)["device"]
+        device = "sapphirerapids" if device is None else device
         check_path(path, "TileMachine")
         if backend in ("emulator", "spec"):      # the older spelling of path=
             new = "fast" if backend == "emulator" else "spec"

@@ -114,7 +114,7 @@ class CompiledModule:
 
     # ------------------------------------------------------------------ running
     def run(self, function: str, *args, memory: dict[str, np.ndarray] | None = None, backend: str = "cpu",
-            device: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False,
+            device: str | None = None, max_steps: int = DEFAULT_MAX_STEPS, record: bool = False,
             path: str = "fast", **renamed_keywords) -> RunResult:
         """Run compiled ``function`` with ``args`` (ints; pointers as a global name or (name, offset)).
 
@@ -124,12 +124,11 @@ class CompiledModule:
         tile instruction on real AMX through the native backend) or ``llvm`` (the whole function JIT-compiled from
         :func:`to_llvm.physical_ir` and run on real AMX, after the same program ran on the emulator on copies
         of the memory to catch every fault first). A fault raises the systolic.errors exception. ``device``:
-        the CPU model (``cpu=`` is its older name, DeprecationWarning).
+        the CPU model (default: sapphirerapids; ``cpu=`` is its older name, DeprecationWarning).
         """
         if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
-            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run",
-                             device=None if device == "sapphirerapids" else device)["device"]
-        cpu = device
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run", device=device)["device"]
+        cpu = "sapphirerapids" if device is None else device
         backend, path = _where(backend, path, "Module.run")
         f = self.machine.function(function)
         function = f.name  # a C++ function may be named by its source name (Module.function)
@@ -142,14 +141,14 @@ class CompiledModule:
         return RunResult(value, r.memory(), tm, r.steps, r.trace)
 
     def run_eager(self, function: str, *args, memory: dict[str, np.ndarray] | None = None,
-                  device: str = "sapphirerapids", backend: str = "cpu",
+                  device: str | None = None, backend: str = "cpu",
                   max_steps: int = DEFAULT_MAX_STEPS, path: str = "fast", **renamed_keywords) -> RunResult:
         """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference). ``device``:
-        the CPU model (``cpu=`` is its older name, DeprecationWarning); ``backend``: ``cpu`` (by ``path``) or
+        the CPU model (default: sapphirerapids; ``cpu=`` is its older name, DeprecationWarning); ``backend``: ``cpu`` (by ``path``) or
         ``native``, as :meth:`run`'s."""
         if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
-            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run_eager",
-                             device=None if device == "sapphirerapids" else device)["device"]
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run_eager", device=device)["device"]
+        device = "sapphirerapids" if device is None else device
         backend, path = _where(backend, path, "Module.run_eager", ("cpu", "native"))
         tm = _tile_machine(device, backend, path)
         r = Runner(self.source, tm, "eager", max_steps)
