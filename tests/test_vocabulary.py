@@ -17,7 +17,7 @@ from systolic import opencl as cl
 from systolic.amx import TileMachine
 from systolic.amx import matmul as amx_matmul
 from systolic.errors import InvalidValue
-from systolic.vocabulary import RenamedWarning, renamed
+from systolic.vocabulary import RenamedWarning, renamed, spelled
 
 def OLD():
     return pytest.warns(DeprecationWarning)
@@ -264,18 +264,42 @@ def test_layout_get_device():
 
 def test_sycl_queue_amx_backend():
     from systolic import sycl
-    def how(q):                                   # in the tile compiler's words (Module.run backend=, path=)
+    def how(q):                                   # in the caller's words: what was given reads back
         return q.amx_backend, q.amx_path
     assert how(sycl.queue("spr", amx="compiled")) == ("cpu", "fast")
     assert how(sycl.queue("spr", amx="compiled", path="spec")) == ("cpu", "spec")
-    assert how(sycl.queue("spr", amx="compiled", amx_backend="native")) == ("llvm", "fast")
-    for old, new in (("emulator", ("cpu", "fast")), ("spec", ("cpu", "spec")), ("llvm", ("llvm", "fast"))):
+    assert how(sycl.queue("spr", amx="compiled", path="fast")) == ("cpu", "fast")
+    assert how(sycl.queue("spr", amx="compiled", amx_backend="native")) == ("native", "fast")
+    for old, new in (("emulator", ("cpu", "fast")), ("spec", ("cpu", "spec")), ("llvm", ("native", "fast"))):
         with pytest.warns(DeprecationWarning, match=f"sycl.queue: amx_backend='{old}' is deprecated"):
             assert how(sycl.queue("spr", amx="compiled", amx_backend=old)) == new
+        with pytest.warns(DeprecationWarning):                # given again in the new words, the same: fine
+            assert how(sycl.queue("spr", amx="compiled", amx_backend=old, path=new[1])) == new
+    for old, path in (("spec", "fast"), ("emulator", "spec"), ("llvm", "spec")):   # an explicit path says otherwise
+        with pytest.raises(InvalidValue, match=f"amx_backend='{old}' means path=.*not the path='{path}' also given"):
+            sycl.queue("spr", amx="compiled", amx_backend=old, path=path)
+    with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend, not native"):
+        sycl.queue("spr", amx="compiled", amx_backend="native", path="spec")
     with pytest.raises(InvalidValue, match="unknown backend of the compiled AMX path"):
         sycl.queue("spr", amx_backend="gpu")
     with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
         sycl.queue("spr", path="exact")
+
+
+
+def test_sycl_queue_hands_the_tile_compiler_its_own_backend_name(monkeypatch):
+    """amx_backend="native" reads back as given, and the compiled program is still run by the tile compiler's
+    whole-program JIT (its backend "llvm"; its "native" would run each instruction on its own)."""
+    from systolic import sycl
+    import systolic.sycl.lower_amx_compiled as LC
+    seen = []
+    monkeypatch.setattr(LC, "run_compiled", lambda launch, kernel, make_item, backend, path: seen.append(
+        (backend, path)))
+    for kw, want in (({"amx_backend": "native"}, ("llvm", "fast")), ({}, ("cpu", "fast")),
+                     ({"path": "spec"}, ("cpu", "spec"))):
+        q = sycl.queue("spr", amx="compiled", **kw)
+        q.parallel_for(sycl.nd_range((1, 16), (1, 16)), lambda item: None)
+        assert seen.pop() == want
 
 
 #: one TDPBF8PS on tiles loaded from @a, @b, @c (AMX-FP8: Diamond Rapids, not Sapphire Rapids)
@@ -353,6 +377,12 @@ def test_the_shim_itself():
         assert renamed({"cpu": "emr"}, {"cpu": "device"}, "f", device=None) == {"device": "emr"}
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpux'"):
         renamed({"cpux": 1}, {"cpu": "device"}, "f", device=None)
+    means = {"backend": "cpu", "path": "spec"}
+    for given in ({}, {"path": None}, {"path": "spec"}, {"backend": "cpu", "path": None}):
+        with pytest.warns(RenamedWarning, match="f: backend='spec' is deprecated, use backend='cpu', path='spec'"):
+            assert spelled("backend='spec'", means, "f", **given) == means
+    with pytest.raises(InvalidValue, match="f: backend='spec' means path='spec', not the path='fast' also given"):
+        spelled("backend='spec'", means, "f", path="fast")
 
 
 def _ran_or_refused(f):
