@@ -195,6 +195,15 @@ def test_opencl_builtin_device_and_path():
                     "use device="]
     with pytest.raises(InvalidValue, match="give device= only"):
         f(a, b, acc, platform="pvc", device="pvc")
+    for call in (f, lambda *args, **kw: cl.call(f.__name__, *args, **kw)):
+        for path in ("fast", "spec"):          # path= given, even at its default, is given: beside engine= it clashes
+            with pytest.raises(InvalidValue, match="engine= and path= name the same thing; give path= only"):
+                call(a, b, acc, engine="spec", path=path)
+        with pytest.warns(RenamedWarning, match="engine= is deprecated, use path="):
+            assert np.array_equal(call(a, b, acc, engine="fast"), d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.array_equal(call(a, b, acc, path="fast"), d) and np.array_equal(call(a, b, acc), d)
 
 
 @pytest.mark.parametrize("fn, args", [
