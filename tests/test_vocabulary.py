@@ -80,6 +80,22 @@ def test_tile_machine_vocabulary():
         TileMachine(cpu="emr", device="spr")
 
 
+def test_tile_machine_older_backend_beside_a_path_that_says_otherwise():
+    """backend="emulator" / "spec" stand for the cpu backend's fast / spec path: a path= given beside one that says
+    otherwise was silently ignored (the old backend ran); now InvalidValue naming both. Agreeing: fine."""
+    for old, path, other in (("emulator", "fast", "spec"), ("spec", "spec", "fast")):
+        with pytest.raises(InvalidValue, match=f"backend='{old}' means path='{path}', not the path='{other}'"):
+            TileMachine(backend=old, path=other)
+        with pytest.warns(RenamedWarning, match=f"backend='{old}' is deprecated"):
+            assert TileMachine(backend=old, path=path).backend.name == old
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert TileMachine(backend="cpu", path="fast").backend.name == TileMachine().backend.name == "emulator"
+        assert TileMachine(backend="cpu", path="spec").backend.name == "spec"
+    with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
+        TileMachine(backend="native", path="spec")             # was: path ignored, the native backend made
+
+
 def _dpas_operands(platform="pvc"):
     """A GRF with an s8 DPAS's operands in place (exec size = the platform's), and the exact D."""
     g = xmx.GRF(platform)
@@ -260,6 +276,20 @@ def test_visa_device():
     with pytest.warns(DeprecationWarning, match="fast_alu= is deprecated"):
         m = visa.run_text(_VISA, device="dg2", fast_alu=True)
     assert m.read("V1").tolist() == want
+    prog = visa.parse(_VISA)
+    for old in ("fast_dpas", "fast_alu"):      # a flag saying otherwise than a given path was silently obeyed
+        for v, path in ((True, "spec"), (False, "fast")):
+            with pytest.raises(InvalidValue, match=f"{old}={v} says otherwise than the path='{path}' also given"):
+                visa.Machine(prog, **{old: v, "path": path})
+        with pytest.warns(RenamedWarning):
+            m = visa.Machine(prog, **{old: True, "path": "fast"})
+        assert m.fast_dpas and m.fast_alu
+        with pytest.warns(RenamedWarning):                     # a flag alone: that unit only, as before
+            m = visa.Machine(prog, **{old: True})
+        assert (m.fast_dpas, m.fast_alu) == (old == "fast_dpas", old == "fast_alu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (visa.Machine(prog).fast_dpas, visa.Machine(prog, path="fast").fast_alu) == (False, True)
 
 
 def test_layout_get_device():
@@ -356,6 +386,12 @@ def test_compiler_module_run_device():
                 assert run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old).machine.backend.name == new
         with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
             run("dot", 16, 64, 64, memory=mem(), device="dmr", backend="native", path="spec")
+        for old, path, other in (("emulator", "fast", "spec"), ("spec", "spec", "fast")):   # a path saying otherwise
+            with pytest.raises(InvalidValue, match=f"backend='{old}' means path='{path}', not the path='{other}'"):
+                run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old, path=other)
+            with pytest.warns(RenamedWarning):
+                assert run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old,
+                           path=path).machine.backend.name == old
 
 
 def test_distributed_backend_and_path():
@@ -378,6 +414,12 @@ def test_distributed_backend_and_path():
         make_shard(c.args(), 0, "cuda", path="spec")
     with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
         make_shard(c.args(), 0, "cpu", path="exact")
+    with pytest.raises(InvalidValue, match="make_shard: backend='spec' means path='spec', not the path='fast'"):
+        make_shard(c.args(), 0, "spec", path="fast")              # was: silently the spec path
+    with pytest.raises(InvalidValue, match="verify_shard: backend='spec' means path='spec'"):
+        verify_shard(c.args(), 0, spec, "spec", path="fast")
+    with pytest.warns(RenamedWarning):
+        assert make_shard(c.args(), 0, "spec", path="spec")["data"] == spec
 
 
 def test_the_shim_itself():
