@@ -17,7 +17,7 @@ from systolic import opencl as cl
 from systolic.amx import TileMachine
 from systolic.amx import matmul as amx_matmul
 from systolic.errors import InvalidValue
-from systolic.vocabulary import RenamedWarning, renamed
+from systolic.vocabulary import RenamedWarning, renamed, spelled
 
 def OLD():
     return pytest.warns(DeprecationWarning)
@@ -78,6 +78,22 @@ def test_tile_machine_vocabulary():
         assert TileMachine(cpu="emr").cpu.name == "emeraldrapids"
     with pytest.raises(InvalidValue, match="give device= only"):
         TileMachine(cpu="emr", device="spr")
+
+
+def test_tile_machine_older_backend_beside_a_path_that_says_otherwise():
+    """backend="emulator" / "spec" stand for the cpu backend's fast / spec path: a path= given beside one that says
+    otherwise was silently ignored (the old backend ran); now InvalidValue naming both. Agreeing: fine."""
+    for old, path, other in (("emulator", "fast", "spec"), ("spec", "spec", "fast")):
+        with pytest.raises(InvalidValue, match=f"backend='{old}' means path='{path}', not the path='{other}'"):
+            TileMachine(backend=old, path=other)
+        with pytest.warns(RenamedWarning, match=f"backend='{old}' is deprecated"):
+            assert TileMachine(backend=old, path=path).backend.name == old
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert TileMachine(backend="cpu", path="fast").backend.name == TileMachine().backend.name == "emulator"
+        assert TileMachine(backend="cpu", path="spec").backend.name == "spec"
+    with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
+        TileMachine(backend="native", path="spec")             # was: path ignored, the native backend made
 
 
 def _dpas_operands(platform="pvc"):
@@ -195,6 +211,15 @@ def test_opencl_builtin_device_and_path():
                     "use device="]
     with pytest.raises(InvalidValue, match="give device= only"):
         f(a, b, acc, platform="pvc", device="pvc")
+    for call in (f, lambda *args, **kw: cl.call(f.__name__, *args, **kw)):
+        for path in ("fast", "spec"):          # path= given, even at its default, is given: beside engine= it clashes
+            with pytest.raises(InvalidValue, match="engine= and path= name the same thing; give path= only"):
+                call(a, b, acc, engine="spec", path=path)
+        with pytest.warns(RenamedWarning, match="engine= is deprecated, use path="):
+            assert np.array_equal(call(a, b, acc, engine="fast"), d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.array_equal(call(a, b, acc, path="fast"), d) and np.array_equal(call(a, b, acc), d)
 
 
 @pytest.mark.parametrize("fn, args", [
@@ -251,6 +276,20 @@ def test_visa_device():
     with pytest.warns(DeprecationWarning, match="fast_alu= is deprecated"):
         m = visa.run_text(_VISA, device="dg2", fast_alu=True)
     assert m.read("V1").tolist() == want
+    prog = visa.parse(_VISA)
+    for old in ("fast_dpas", "fast_alu"):      # a flag saying otherwise than a given path was silently obeyed
+        for v, path in ((True, "spec"), (False, "fast")):
+            with pytest.raises(InvalidValue, match=f"{old}={v} says otherwise than the path='{path}' also given"):
+                visa.Machine(prog, **{old: v, "path": path})
+        with pytest.warns(RenamedWarning):
+            m = visa.Machine(prog, **{old: True, "path": "fast"})
+        assert m.fast_dpas and m.fast_alu
+        with pytest.warns(RenamedWarning):                     # a flag alone: that unit only, as before
+            m = visa.Machine(prog, **{old: True})
+        assert (m.fast_dpas, m.fast_alu) == (old == "fast_dpas", old == "fast_alu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (visa.Machine(prog).fast_dpas, visa.Machine(prog, path="fast").fast_alu) == (False, True)
 
 
 def test_layout_get_device():
@@ -264,18 +303,42 @@ def test_layout_get_device():
 
 def test_sycl_queue_amx_backend():
     from systolic import sycl
-    def how(q):                                   # in the tile compiler's words (Module.run backend=, path=)
+    def how(q):                                   # in the caller's words: what was given reads back
         return q.amx_backend, q.amx_path
     assert how(sycl.queue("spr", amx="compiled")) == ("cpu", "fast")
     assert how(sycl.queue("spr", amx="compiled", path="spec")) == ("cpu", "spec")
-    assert how(sycl.queue("spr", amx="compiled", amx_backend="native")) == ("llvm", "fast")
-    for old, new in (("emulator", ("cpu", "fast")), ("spec", ("cpu", "spec")), ("llvm", ("llvm", "fast"))):
+    assert how(sycl.queue("spr", amx="compiled", path="fast")) == ("cpu", "fast")
+    assert how(sycl.queue("spr", amx="compiled", amx_backend="native")) == ("native", "fast")
+    for old, new in (("emulator", ("cpu", "fast")), ("spec", ("cpu", "spec")), ("llvm", ("native", "fast"))):
         with pytest.warns(DeprecationWarning, match=f"sycl.queue: amx_backend='{old}' is deprecated"):
             assert how(sycl.queue("spr", amx="compiled", amx_backend=old)) == new
+        with pytest.warns(DeprecationWarning):                # given again in the new words, the same: fine
+            assert how(sycl.queue("spr", amx="compiled", amx_backend=old, path=new[1])) == new
+    for old, path in (("spec", "fast"), ("emulator", "spec"), ("llvm", "spec")):   # an explicit path says otherwise
+        with pytest.raises(InvalidValue, match=f"amx_backend='{old}' means path=.*not the path='{path}' also given"):
+            sycl.queue("spr", amx="compiled", amx_backend=old, path=path)
+    with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend, not native"):
+        sycl.queue("spr", amx="compiled", amx_backend="native", path="spec")
     with pytest.raises(InvalidValue, match="unknown backend of the compiled AMX path"):
         sycl.queue("spr", amx_backend="gpu")
     with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
         sycl.queue("spr", path="exact")
+
+
+
+def test_sycl_queue_hands_the_tile_compiler_its_own_backend_name(monkeypatch):
+    """amx_backend="native" reads back as given, and the compiled program is still run by the tile compiler's
+    whole-program JIT (its backend "llvm"; its "native" would run each instruction on its own)."""
+    from systolic import sycl
+    import systolic.sycl.lower_amx_compiled as LC
+    seen = []
+    monkeypatch.setattr(LC, "run_compiled", lambda launch, kernel, make_item, backend, path: seen.append(
+        (backend, path)))
+    for kw, want in (({"amx_backend": "native"}, ("llvm", "fast")), ({}, ("cpu", "fast")),
+                     ({"path": "spec"}, ("cpu", "spec"))):
+        q = sycl.queue("spr", amx="compiled", **kw)
+        q.parallel_for(sycl.nd_range((1, 16), (1, 16)), lambda item: None)
+        assert seen.pop() == want
 
 
 #: one TDPBF8PS on tiles loaded from @a, @b, @c (AMX-FP8: Diamond Rapids, not Sapphire Rapids)
@@ -323,6 +386,12 @@ def test_compiler_module_run_device():
                 assert run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old).machine.backend.name == new
         with pytest.raises(InvalidValue, match="the spec path runs on the cpu backend"):
             run("dot", 16, 64, 64, memory=mem(), device="dmr", backend="native", path="spec")
+        for old, path, other in (("emulator", "fast", "spec"), ("spec", "spec", "fast")):   # a path saying otherwise
+            with pytest.raises(InvalidValue, match=f"backend='{old}' means path='{path}', not the path='{other}'"):
+                run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old, path=other)
+            with pytest.warns(RenamedWarning):
+                assert run("dot", 16, 64, 64, memory=mem(), device="dmr", backend=old,
+                           path=path).machine.backend.name == old
 
 
 def test_distributed_backend_and_path():
@@ -345,6 +414,12 @@ def test_distributed_backend_and_path():
         make_shard(c.args(), 0, "cuda", path="spec")
     with pytest.raises(InvalidValue, match="path is 'spec' or 'fast'"):
         make_shard(c.args(), 0, "cpu", path="exact")
+    with pytest.raises(InvalidValue, match="make_shard: backend='spec' means path='spec', not the path='fast'"):
+        make_shard(c.args(), 0, "spec", path="fast")              # was: silently the spec path
+    with pytest.raises(InvalidValue, match="verify_shard: backend='spec' means path='spec'"):
+        verify_shard(c.args(), 0, spec, "spec", path="fast")
+    with pytest.warns(RenamedWarning):
+        assert make_shard(c.args(), 0, "spec", path="spec")["data"] == spec
 
 
 def test_the_shim_itself():
@@ -353,6 +428,91 @@ def test_the_shim_itself():
         assert renamed({"cpu": "emr"}, {"cpu": "device"}, "f", device=None) == {"device": "emr"}
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpux'"):
         renamed({"cpux": 1}, {"cpu": "device"}, "f", device=None)
+    means = {"backend": "cpu", "path": "spec"}
+    for given in ({}, {"path": None}, {"path": "spec"}, {"backend": "cpu", "path": None}):
+        with pytest.warns(RenamedWarning, match="f: backend='spec' is deprecated, use backend='cpu', path='spec'"):
+            assert spelled("backend='spec'", means, "f", **given) == means
+    with pytest.raises(InvalidValue, match="f: backend='spec' means path='spec', not the path='fast' also given"):
+        spelled("backend='spec'", means, "f", path="fast")
+
+
+def _ran_or_refused(f):
+    """What a call decided from its CPU model / platform: "ran", or the name of the error that refused it (an
+    InvalidValue, as for two keywords naming one thing, goes on up)."""
+    from systolic.errors import InvalidOpcode, UnsupportedCombination
+    try:
+        f()
+    except (InvalidOpcode, UnsupportedCombination) as e:
+        return type(e).__name__
+    return "ran"
+
+
+def _amx_fp16(**kw):
+    """amx.matmul of float16: TDPFP16PS, AMX-FP16, Granite Rapids on (Sapphire Rapids: #UD, InvalidOpcode)."""
+    a, b = np.ones((3, 8), np.float16), np.ones((8, 5), np.float16)
+    return _ran_or_refused(lambda: amx_matmul(a, b, **kw))
+
+
+def _xmx_tf32(**kw):
+    """xmx.matmul in tf32: pvc and bmg take it, dg2 refuses (UnsupportedCombination)."""
+    a, b = np.ones((8, 8), np.float32), np.ones((8, 16), np.float32)
+    return _ran_or_refused(lambda: xmx.matmul(a, b, precision="tf32", **kw))
+
+
+def _module_fp8(method):
+    """Module.run / run_eager of the TDPBF8PS program: AMX-FP8 runs on Diamond Rapids, is #UD (InvalidOpcode) on
+    Sapphire Rapids."""
+    def call(**kw):
+        from systolic.compiler import compile_ir
+        mem = {k: np.zeros(1024, np.uint8) for k in "abc"}
+        return _ran_or_refused(lambda: getattr(compile_ir(_FP8_DOT), method)("dot", 16, 64, 64, memory=mem, **kw))
+    return call
+
+
+def _cl_prelude_platform(**kw):
+    from systolic import cl
+    return cl.prelude(**kw).splitlines()[1].split(",")[0]     # "// platform <name>"
+
+
+#: every signature whose device= has a default: (call -> what it modelled, the old keyword, an old value, what
+#: that models, device='s default, what the default models)
+_DEFAULTED = {
+    "amx.matmul": (_amx_fp16, "cpu", "gnr", "ran", "sapphirerapids", "InvalidOpcode"),
+    "TileMachine": (lambda **kw: TileMachine(**kw).cpu.name, "cpu", "emr", "emeraldrapids", "sapphirerapids",
+                    "sapphirerapids"),
+    "Module.run": (_module_fp8("run"), "cpu", "dmr", "ran", "sapphirerapids", "InvalidOpcode"),
+    "Module.run_eager": (_module_fp8("run_eager"), "cpu", "dmr", "ran", "sapphirerapids", "InvalidOpcode"),
+    "xmx.GRF": (lambda **kw: xmx.GRF(**kw).platform.name, "platform", "dg2", "dg2", "pvc", "pvc"),
+    "xmx.matmul": (_xmx_tf32, "platform", "dg2", "UnsupportedCombination", "pvc", "ran"),
+    "cl.prelude": (_cl_prelude_platform, "platform", "dg2", "// platform dg2", "pvc", "// platform pvc"),
+}
+
+
+@pytest.mark.parametrize("where", list(_DEFAULTED))
+def test_a_new_keyword_given_at_its_default_still_conflicts_with_the_old(where):
+    """device= given at its default value is still given: beside the older keyword it is InvalidValue, not
+    silently overridden by the old one (xmx.matmul(device="pvc", platform="dg2") ran dg2)."""
+    call, old, value, modelled, default, default_models = _DEFAULTED[where]
+    assert modelled != default_models                                # the observation tells the two apart
+    with pytest.raises(InvalidValue, match=f"{old}= and device= name the same thing"):
+        call(**{old: value, "device": default})
+    with pytest.warns(RenamedWarning, match=f"{old}= is deprecated, use device="):
+        assert call(**{old: value}) == modelled                      # the old keyword alone: as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert call(device=default) == call() == default_models    # the new keyword alone, and the default
+        assert call(device=value) == modelled
+
+
+def test_device_positional_at_its_default_conflicts_with_the_old_keyword():
+    """The positional spellings (TileMachine, xmx.GRF, cl.prelude, xmx.matmul's fourth argument) are given too."""
+    from systolic import cl
+    a, b = _ints(0, (8, 32)), _ints(1, (32, 16))
+    for call in (lambda: TileMachine("sapphirerapids", cpu="emr"), lambda: xmx.GRF("pvc", platform="dg2"),
+                 lambda: cl.prelude("pvc", platform="dg2"), lambda: xmx.matmul(a, b, None, "pvc", platform="xe2")):
+        with pytest.raises(InvalidValue, match="name the same thing"):
+            call()
+    assert TileMachine("sapphirerapids").cpu.name == "sapphirerapids" and xmx.GRF("dg2").platform.name == "dg2"
 
 
 def test_xmx_layout_device_keyword():

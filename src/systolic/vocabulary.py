@@ -7,7 +7,10 @@
 
 The older keywords (``cpu=``, ``platform=``, ``engine=``, ``fast_dpas=`` / ``fast_alu=``, the tile machine's
 ``backend="emulator" | "spec"``) keep working for one release with a :class:`DeprecationWarning` naming the new
-one. :func:`renamed` is the shim each signature calls.
+one. :func:`renamed` is the shim each signature calls for a renamed keyword, :func:`spelled` for an older value
+that stands for new keywords' values. Either way the new keyword defaults to None (documented as its real
+default), so a caller who gave it, even at that default, is told of a clash instead of one spelling silently
+winning.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import warnings
 
 from .errors import InvalidValue
 
-__all__ = ["PATHS", "RenamedWarning", "check_path", "renamed", "deprecated"]
+__all__ = ["PATHS", "RenamedWarning", "check_path", "renamed", "deprecated", "spelled"]
 
 
 class RenamedWarning(DeprecationWarning):
@@ -58,3 +61,21 @@ def renamed(old_kwargs: dict, names: dict[str, str], where: str, *, stacklevel: 
         out[key] = value
     return out
 
+
+
+def spelled(old: str, means: dict, where: str, *, stacklevel: int = 3, **given) -> dict:
+    """The new keywords' values that an older value stands for, with a DeprecationWarning. ``old``: the older
+    spelling as the caller wrote it (``"backend='spec'"``); ``means``: the new keywords it stands for
+    (``{"backend": "cpu", "path": "spec"}``); ``given``: those new keywords as the caller received them (None:
+    not given). A given one that says otherwise than ``old`` is InvalidValue naming both: the old spelling never
+    silently overrides a keyword the caller gave, nor the reverse."""
+    clash = {k: v for k, v in given.items() if v is not None and k in means and v != means[k]}
+    if clash:
+        said = ", ".join(f"{k}={v!r}" for k, v in clash.items())
+        raise InvalidValue(f"{where}: {old} means {', '.join(f'{k}={means[k]!r}' for k in clash)}, "
+                           f"not the {said} also given; give the new keywords only",
+                           rule=f"{where}: {old} is the older spelling of "
+                                + ", ".join(f"{k}={v!r}" for k, v in means.items()),
+                           values={"old": old, **clash})
+    deprecated(old, ", ".join(f"{k}={v!r}" for k, v in means.items()), where, stacklevel=stacklevel + 1)
+    return dict(means)

@@ -67,6 +67,19 @@ def test_context_device_is_a_name(device):
         cl.Context(device=device)
 
 
+def test_context_devices_names_one_device():
+    """pyopencl's devices= names the device too: beside a device= naming another one, or as anything but one name,
+    it was silently dropped (the context became device= or pvc); now InvalidValue."""
+    assert cl.Context("dg2").platform.name == cl.Context(["dg2"]).platform.name == "dg2"
+    assert cl.Context("xehpc", device="pvc").platform.name == "pvc"          # one device, two of its names: fine
+    assert cl.Context(["spr"], device="sapphirerapids").platform.name == "spr"   # a CPU device too
+    with pytest.raises(InvalidValue, match="devices= and device= name two devices"):
+        cl.Context("dg2", device="pvc")
+    for bad in (["dg2", "pvc"], [object()], 3, []):
+        with pytest.raises(InvalidValue, match="devices is one device name or a one-name list"):
+            cl.Context(bad)
+
+
 def test_a_launch_beyond_the_interpreters_reach_is_refused_at_once(ctx, prg):
     # 2^40 work-items would build a list of 2^36 work-groups (MemoryError or hours): refused before any work
     q = cl.CommandQueue(ctx)

@@ -189,6 +189,31 @@ def test_cli_run_and_errors(tmp_path, capsys):
     assert "--mem" in main_error(capsys, "amx", "run", api, "-f", "api", "--mem", "nofile")
 
 
+def test_cli_run_older_backend_beside_a_path_that_says_otherwise(monkeypatch):
+    """--backend emulator / spec are --backend cpu --path fast / spec: a --path saying otherwise was silently
+    overridden; now a usage error. Agreeing spellings run, and give the default run's bits (api.ll)."""
+    api = str(EXAMPLES / "api.ll")
+    base = ("amx", "run", api, "--function", "api", "--arg", "1", "--arg", "8", "--arg", "32", "--json")
+    want = json.loads(run_cli(*base).output)["globals"]
+    for old, path, other in (("emulator", "fast", "spec"), ("spec", "spec", "fast")):
+        r = CliRunner().invoke(cli, [*base, "--backend", old, "--path", other])
+        assert r.exit_code == 2 and f"--backend {old} is the older spelling of --backend cpu --path {path}, not " \
+            f"the --path {other} also given" in r.output, r.output
+        assert json.loads(run_cli(*base, "--backend", old, "--path", path).output)["globals"] == want
+        assert json.loads(run_cli(*base, "--backend", old).output)["globals"] == want
+    from systolic.compiler.module import CompiledModule
+    seen = []                                  # --eager runs where --backend / --path say (was: always cpu, fast)
+    real = CompiledModule.run_eager
+
+    def spy(self, *args, **kw):
+        seen.append((kw.get("backend"), kw.get("path")))
+        return real(self, *args, **kw)
+    monkeypatch.setattr(CompiledModule, "run_eager", spy)
+    for opts in ([], ["--path", "spec"], ["--backend", "spec"]):
+        assert json.loads(run_cli(*base, "--eager", *opts).output)["globals"] == want
+    assert seen == [("cpu", "fast"), ("cpu", "spec"), ("cpu", "spec")]
+
+
 # ------------------------------------------------------------------------------------------------ native
 @native
 @pytest.mark.parametrize("cond, row, col", [(1, 8, 32), (0, 16, 64)])

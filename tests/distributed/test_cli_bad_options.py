@@ -61,6 +61,15 @@ def test_generate_usage_errors(capsys, tmp_path, opts):
     assert code == 2 and any("Invalid value" in line or "Error" in line for line in err), err
 
 
+def test_backend_spec_beside_path_fast_is_a_usage_error(capsys, tmp_path):
+    """--backend spec is the older spelling of --backend cpu --path spec: an explicit --path fast beside it was
+    silently overridden (the spec path ran); now a usage error naming both."""
+    for argv in (GEN + ["--out", tmp_path / "c"], ["vectors", "verify", tmp_path, "--quiet"]):
+        code, err = run(capsys, argv + ["--backend", "spec", "--path", "fast"])
+        assert code == 2 and any("--backend spec is the older spelling of --backend cpu --path spec, not the "
+                                 "--path fast also given" in line for line in err), err
+
+
 def test_generate_out_is_a_file(capsys, tmp_path):
     f = tmp_path / "f"
     f.write_text("x")

@@ -68,9 +68,10 @@ def mnemonic_for(a_dtype, b_dtype) -> str:
                             "float16 x float16 (TDPFP16PS)", values={"a": str(da), "b": str(db)})
 
 
-def matmul(a, b, c=None, *, device="sapphirerapids", path: str = "fast", method: str = "auto",
+def matmul(a, b, c=None, *, device: str | None = None, path: str = "fast", method: str = "auto",
            threads: int | None = None, backend: str = "auto", **renamed_keywords):
-    """``c + a @ b`` computed exactly as a tiled AMX kernel on CPU model ``device`` computes it.
+    """``c + a @ b`` computed exactly as a tiled AMX kernel on CPU model ``device`` (default: sapphirerapids)
+    computes it.
 
     ``a``: (M, K) int8/uint8 (signedness picks TDPBSSD/SUD/USD/UUD), bfloat16
     (ml_dtypes) or float16; ``b``: (K, N) of the matching kind; ``c``: (M, N)
@@ -97,9 +98,9 @@ def matmul(a, b, c=None, *, device="sapphirerapids", path: str = "fast", method:
 
 def _vocabulary(device, path, method, old: dict):
     """(CPU model, method) from device= / path= and the older cpu= (systolic.vocabulary)."""
-    if old:
-        device = renamed(old, {"cpu": "device"}, "amx.matmul", stacklevel=4,
-                         device=None if device == "sapphirerapids" else device)["device"]
+    if old:             # device=None: not given, so an older cpu= beside any given device= is InvalidValue
+        device = renamed(old, {"cpu": "device"}, "amx.matmul", stacklevel=4, device=device)["device"]
+    device = "sapphirerapids" if device is None else device
     if check_path(path, "amx.matmul") == "spec":
         if method not in ("auto", "spec"):
             raise InvalidValue("path='spec' runs the spec backend: it takes no other method",

@@ -30,7 +30,7 @@ from . import isa as ISA
 from .backends import Backend, get_backend
 from .cpu import CpuModel, INSTRUCTION_FEATURE, get_cpu
 from .tilecfg import NTILES, TileConfig, check_ldtilecfg
-from ..vocabulary import check_path, deprecated, renamed
+from ..vocabulary import check_path, renamed, spelled
 
 __all__ = ["TileMachine", "TMUL_MNEMONICS"]
 
@@ -75,24 +75,30 @@ class TileMachine:
     >>> m.configured
     True
 
-    ``device``: the CPU model (``"sapphirerapids"``, ``"spr"``, ...: decides which instructions exist).
-    ``path``: ``"fast"`` (vectorised numpy kernels, proven bit-identical) or ``"spec"`` (the SDM pseudo-code,
-    slow). ``backend``: where the instructions run: ``"cpu"`` (this process, by ``path``) or ``"native"`` (real
-    AMX, when the CPU has it), or a Backend object. The older spellings ``cpu=`` and ``backend="emulator"`` /
-    ``"spec"`` keep working for one release (DeprecationWarning).
+    ``device``: the CPU model (``"sapphirerapids"``, ``"spr"``, ...: decides which instructions exist; default:
+    sapphirerapids).
+    ``path``: ``"fast"`` (vectorised numpy kernels, proven bit-identical; the default) or ``"spec"`` (the SDM
+    pseudo-code, slow; cpu backend only). ``backend``: where the instructions run: ``"cpu"`` (this process, by
+    ``path``) or ``"native"`` (real AMX, when the CPU has it), or a Backend object. The older spellings ``cpu=``
+    and ``backend="emulator"`` / ``"spec"`` keep working for one release (DeprecationWarning); a ``device=`` or
+    ``path=`` given beside one that says otherwise is InvalidValue.
     """
 
-    def __init__(self, device: str | CpuModel = "sapphirerapids", backend: str | Backend = "cpu", *,
-                 path: str = "fast", **renamed_keywords) -> None:
-        if renamed_keywords:
-            device = renamed(renamed_keywords, {"cpu": "device"}, "TileMachine",
-                             device=None if device == "sapphirerapids" else device)["device"]
-        check_path(path, "TileMachine")
-        if backend in ("emulator", "spec"):      # the older spelling of path=
-            new = "fast" if backend == "emulator" else "spec"
-            deprecated(f"backend={backend!r}", f"backend='cpu', path={new!r}", "TileMachine", stacklevel=2)
-        elif backend == "cpu":
-            backend = "emulator" if path == "fast" else "spec"
+    def __init__(self, device: str | CpuModel | None = None, backend: str | Backend = "cpu", *,
+                 path: str | None = None, **renamed_keywords) -> None:
+        if renamed_keywords:             # device=None: not given (an older cpu= beside a given device= raises)
+            device = renamed(renamed_keywords, {"cpu": "device"}, "TileMachine", device=device)["device"]
+        device = "sapphirerapids" if device is None else device
+        if path is not None:             # None: not given (fast, unless an older backend= spelling says spec)
+            check_path(path, "TileMachine")
+        if isinstance(backend, str) and backend in ("emulator", "spec"):      # the older spelling of path=
+            spelled(f"backend={backend!r}", {"backend": "cpu", "path": "fast" if backend == "emulator" else "spec"},
+                    "TileMachine", stacklevel=2, path=path)
+        elif isinstance(backend, str) and backend == "cpu":
+            backend = "spec" if path == "spec" else "emulator"          # the cpu backend's two paths
+        elif path == "spec":
+            raise InvalidValue("the spec path runs on the cpu backend", rule="TileMachine: path='spec' is the "
+                               "cpu backend's", values={"backend": getattr(backend, "name", backend), "path": path})
         self.cpu: CpuModel = get_cpu(device)
         self.backend: Backend = get_backend(backend)
         self.configured: bool = False

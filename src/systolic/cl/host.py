@@ -75,18 +75,28 @@ def _device(name):
 
 
 class Context:
-    """A device: ``Context(device="pvc")`` (a platform name or alias of :mod:`systolic.xmx`). ``engine``:
-    ``"batched"`` (default) or ``"per-call"`` for the matrix built-ins (:mod:`systolic.cl.matrix`); ``model``: a
-    :mod:`systolic.xmx` numerics model (default the platform's)."""
+    """A device: ``Context(device="pvc")`` (a platform name or alias of :mod:`systolic.xmx`; default pvc).
+    ``devices``: pyopencl's spelling, one name or a one-name list (a context holds one device here); beside a
+    ``device=`` naming another device it is InvalidValue. ``engine``: ``"batched"`` (default) or ``"per-call"`` for
+    the matrix built-ins (:mod:`systolic.cl.matrix`); ``model``: a :mod:`systolic.xmx` numerics model (default the
+    platform's)."""
 
     def __init__(self, devices=None, *, device: str | None = None, engine: str = "batched", model=None) -> None:
-        if device is None and isinstance(devices, str):
-            device = devices
-        if device is None and isinstance(devices, (list, tuple)) and devices and isinstance(devices[0], str):
-            device = devices[0]
         if device is not None and not isinstance(device, str):
             raise InvalidValue(f"device is a platform name (str), got {type(device).__name__}",
                                rule="systolic.cl.Context(device=NAME)", values={"device": repr(device)[:60]})
+        if devices is not None:          # was: anything but a name (or a list starting with one) silently gave pvc
+            one = devices if isinstance(devices, str) else (
+                devices[0] if isinstance(devices, (list, tuple)) and len(devices) == 1 else None)
+            if not isinstance(one, str):
+                raise InvalidValue("devices is one device name or a one-name list",
+                                   rule="systolic.cl.Context(devices=NAME | [NAME]): one device per context",
+                                   values={"devices": repr(devices)[:60]})
+            if device is not None and _device(device).name != _device(one).name:
+                raise InvalidValue("devices= and device= name two devices; give device= only",
+                                   rule="systolic.cl.Context: one device per context",
+                                   values={"devices": one, "device": device})
+            device = one if device is None else device
         self.platform = _device(device or "pvc")
         if engine not in ("batched", "per-call"):
             raise InvalidValue("engine is 'batched' or 'per-call'", rule="systolic.cl.Context(engine=...)",

@@ -191,13 +191,13 @@ def _cpu_prelude(name) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prelude(device: str = "pvc", **renamed_keywords) -> str:
-    """The prelude text for ``device`` (an XMX platform or a CPU device; ``-include`` it; cached per device).
+def prelude(device: str | None = None, **renamed_keywords) -> str:
+    """The prelude text for ``device`` (an XMX platform or a CPU device; default: pvc; ``-include`` it; cached per
+    device).
     ``platform=`` is the older name of ``device=`` (DeprecationWarning)."""
     if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
-        device = renamed(renamed_keywords, {"platform": "device"}, "cl.prelude",
-                         device=None if device == "pvc" else device)["device"]
-    return _prelude(device)
+        device = renamed(renamed_keywords, {"platform": "device"}, "cl.prelude", device=device)["device"]
+    return _prelude("pvc" if device is None else device)
 
 
 @functools.cache

@@ -89,11 +89,12 @@ compile_cmd.name = "compile"
               show_default=True, help="Where the tile instructions run: cpu (the emulator, by --path), native (each "
                                       "instruction) or llvm (the whole function JIT-compiled; both need a CPU with "
                                       "AMX); emulator / spec = cpu with --path fast / spec.")
-@click.option("--path", type=click.Choice(["fast", "spec"]), default="fast", show_default=True,
-              help="cpu backend: the fast path or the spec path (the SDM pseudo-code).")
+@click.option("--path", type=click.Choice(["fast", "spec"]), default=None,
+              help="cpu backend: the fast path or the spec path (the SDM pseudo-code). [default: fast]")
 @device_option("cpu", "spr", dest="cpu", aliases=("--cpu",),
                help="AMX CPU of the TileMachine (systolic amx cpus; any alias): decides which AMX instructions exist")
-@click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference).")
+@click.option("--eager", is_flag=True, help="Run the uncompiled IR, one intrinsic at a time (the reference), where "
+                                          "--backend (cpu or native) and --path say.")
 @click.option("--save", type=click.Path(file_okay=False), help="Write every global after the run as NAME.npy here.")
 @click.option("--trace", "show_trace", is_flag=True, help="List the tile instructions executed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -102,12 +103,17 @@ def run_cmd(file, function, args, mems, backend, path, cpu, eager, save, show_tr
     """Compile FILE (LLVM IR, or C/C++ through clang) and run FUNCTION; print its result and a digest of every
     global."""
     if backend in ("emulator", "spec"):          # the older names of cpu + a path (systolic.vocabulary)
-        backend, path = "cpu", "fast" if backend == "emulator" else "spec"
+        old = "fast" if backend == "emulator" else "spec"
+        if path not in (None, old):
+            raise click.UsageError(f"--backend {backend} is the older spelling of --backend cpu --path {old}, not "
+                                   f"the --path {path} also given; give --backend cpu --path ...")
+        backend, path = "cpu", old
+    path = "fast" if path is None else path
     mod = _compile(file, cflags)
     memory = dict(load_global_npy(m) for m in mems)
     values = [parse_call_arg(a) for a in args]
     if eager:
-        res = mod.run_eager(function, *values, memory=memory, device=cpu)
+        res = mod.run_eager(function, *values, memory=memory, device=cpu, backend=backend, path=path)
     else:
         res = mod.run(function, *values, memory=memory, backend=backend, path=path, device=cpu,
                       record=show_trace)

@@ -33,20 +33,26 @@ def _shape(text):
 
 
 def _backend(backend, gpu, path):
-    """(backend, path) of the options: ``--backend spec`` is the cpu backend's spec path (``--path spec``)."""
+    """(backend, path) of the options: ``--backend spec`` is the cpu backend's spec path (``--path spec``; a
+    ``--path fast`` beside it is a usage error); ``path`` None: not given (fast)."""
     if gpu and backend not in (None, "cuda"):
         raise click.BadParameter(f"--gpu computes with backend cuda, not {backend}", param_hint="--backend")
     backend = "cuda" if gpu else (backend or "cpu")
     if backend == "spec":
+        if path not in (None, "spec"):
+            raise click.UsageError(f"--backend spec is the older spelling of --backend cpu --path spec, not the "
+                                   f"--path {path} also given; give --backend cpu --path ...")
         backend, path = "cpu", "spec"
+    path = "fast" if path is None else path
     if path == "spec" and backend != "cpu":
         raise click.BadParameter(f"the spec path runs on the cpu backend, not {backend}", param_hint="--path")
     return backend, path
 
 
 def _path_option(f):
-    return click.option("--path", type=click.Choice(["fast", "spec"]), default="fast", show_default=True,
-                        help="cpu backend: the fast path or the spec path (the manual's pseudo-code).")(f)
+    return click.option("--path", type=click.Choice(["fast", "spec"]), default=None,
+                        help="cpu backend: the fast path or the spec path (the manual's pseudo-code). "
+                             "[default: fast]")(f)
 
 
 @click.group("vectors", cls=SuggestingGroup)

@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 
 from ..errors import AmxUnavailable, CompileError, InvalidValue
-from ..vocabulary import check_path, deprecated, renamed
+from ..vocabulary import check_path, renamed, spelled
 from .passes import PASS_NAMES, PIPELINE, run_pipeline
 from .ir import IntType, Module, PtrType
 from .llvm_reader import parse
@@ -37,15 +37,18 @@ _jit_ids = itertools.count()
 
 def _where(backend, path, where: str, known: tuple[str, ...] = BACKENDS) -> tuple[str, str]:
     """(backend, path) of a run: ``backend="emulator" | "spec"`` are the older spellings of ``backend="cpu"``
-    with ``path="fast" | "spec"`` (DeprecationWarning); the spec path runs on cpu only."""
+    with ``path="fast" | "spec"`` (DeprecationWarning; a given ``path`` that says otherwise is InvalidValue);
+    ``path=None``: not given (fast); the spec path runs on cpu only."""
+    if path is not None:
+        check_path(path, where)
     if isinstance(backend, str) and backend in _OLD_BACKENDS:
-        new = _OLD_BACKENDS[backend]
-        deprecated(f"backend={backend!r}", f"backend='cpu', path={new!r}", where, stacklevel=3)
-        backend, path = "cpu", new
+        new = spelled(f"backend={backend!r}", {"backend": "cpu", "path": _OLD_BACKENDS[backend]}, where,
+                      stacklevel=3, path=path)
+        backend, path = new["backend"], new["path"]
+    path = "fast" if path is None else path
     if not isinstance(backend, str) or backend not in known:
         raise InvalidValue(f"unknown backend {backend!r}", rule="module.run backend",
                            values={"backend": backend, "known": list(known)})
-    check_path(path, where)
     if path == "spec" and backend != "cpu":
         raise InvalidValue(f"the spec path runs on the cpu backend, not {backend}", rule="module.run path",
                            values={"backend": backend, "path": path})
@@ -114,22 +117,22 @@ class CompiledModule:
 
     # ------------------------------------------------------------------ running
     def run(self, function: str, *args, memory: dict[str, np.ndarray] | None = None, backend: str = "cpu",
-            device: str = "sapphirerapids", max_steps: int = DEFAULT_MAX_STEPS, record: bool = False,
-            path: str = "fast", **renamed_keywords) -> RunResult:
+            device: str | None = None, max_steps: int = DEFAULT_MAX_STEPS, record: bool = False,
+            path: str | None = None, **renamed_keywords) -> RunResult:
         """Run compiled ``function`` with ``args`` (ints; pointers as a global name or (name, offset)).
 
         Globals live in ``memory`` (1-D uint8 arrays, updated in place; missing ones are made from their
-        initialisers). ``backend``: ``cpu`` (the TileMachine in this process; ``path``: its fast path or the
-        spec path; ``emulator`` / ``spec`` are the older names of the two, DeprecationWarning), ``native`` (each
+        initialisers). ``backend``: ``cpu`` (the TileMachine in this process; ``path``: its fast path, the
+        default, or the spec path; ``emulator`` / ``spec`` are the older names of the two, DeprecationWarning, and
+        a ``path`` given beside one that says otherwise is InvalidValue), ``native`` (each
         tile instruction on real AMX through the native backend) or ``llvm`` (the whole function JIT-compiled from
         :func:`to_llvm.physical_ir` and run on real AMX, after the same program ran on the emulator on copies
         of the memory to catch every fault first). A fault raises the systolic.errors exception. ``device``:
-        the CPU model (``cpu=`` is its older name, DeprecationWarning).
+        the CPU model (default: sapphirerapids; ``cpu=`` is its older name, DeprecationWarning).
         """
         if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
-            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run",
-                             device=None if device == "sapphirerapids" else device)["device"]
-        cpu = device
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run", device=device)["device"]
+        cpu = "sapphirerapids" if device is None else device
         backend, path = _where(backend, path, "Module.run")
         f = self.machine.function(function)
         function = f.name  # a C++ function may be named by its source name (Module.function)
@@ -142,14 +145,14 @@ class CompiledModule:
         return RunResult(value, r.memory(), tm, r.steps, r.trace)
 
     def run_eager(self, function: str, *args, memory: dict[str, np.ndarray] | None = None,
-                  device: str = "sapphirerapids", backend: str = "cpu",
-                  max_steps: int = DEFAULT_MAX_STEPS, path: str = "fast", **renamed_keywords) -> RunResult:
+                  device: str | None = None, backend: str = "cpu",
+                  max_steps: int = DEFAULT_MAX_STEPS, path: str | None = None, **renamed_keywords) -> RunResult:
         """Run the *uncompiled* IR, each tile intrinsic executed on its own (the eager reference). ``device``:
-        the CPU model (``cpu=`` is its older name, DeprecationWarning); ``backend``: ``cpu`` (by ``path``) or
+        the CPU model (default: sapphirerapids; ``cpu=`` is its older name, DeprecationWarning); ``backend``: ``cpu`` (by ``path``) or
         ``native``, as :meth:`run`'s."""
         if renamed_keywords:             # cpu=: the older name of device= (systolic.vocabulary)
-            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run_eager",
-                             device=None if device == "sapphirerapids" else device)["device"]
+            device = renamed(renamed_keywords, {"cpu": "device"}, "Module.run_eager", device=device)["device"]
+        device = "sapphirerapids" if device is None else device
         backend, path = _where(backend, path, "Module.run_eager", ("cpu", "native"))
         tm = _tile_machine(device, backend, path)
         r = Runner(self.source, tm, "eager", max_steps)

@@ -131,9 +131,9 @@ def _inputs(c: Campaign, plan: dict) -> dict[str, np.ndarray]:
     return c.kind.draw(rng, plan["profile"], plan["count"])
 
 
-def make_shard(args: dict, i: int, backend: str, path: str = "fast") -> dict:
+def make_shard(args: dict, i: int, backend: str, path: str | None = None) -> dict:
     """Worker task: shard ``i`` of the campaign ``args`` as file bytes, with its sha256 and count, computed on
-    ``backend`` (cpu, native, cuda) by ``path`` (fast, or spec on cpu)."""
+    ``backend`` (cpu, native, cuda) by ``path`` (fast, the default, or spec on cpu)."""
     t0 = time.perf_counter()
     backend, path, how = execution(backend, path, "make_shard")
     c = Campaign.from_args(args)
@@ -146,10 +146,12 @@ def make_shard(args: dict, i: int, backend: str, path: str = "fast") -> dict:
             "seconds": time.perf_counter() - t0}
 
 
-def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 20, path: str = "fast") -> dict:
+def verify_shard(args: dict, i: int, data: bytes, backend: str, max_rows: int = 20,
+                 path: str | None = None) -> dict:
     """Worker task: parse shard ``i``'s bytes, regenerate its inputs from the seed pair, recompute its results on
-    ``backend`` by ``path``; the rows that differ (``image``: ``d`` for a result, ``a``/``b``/``c`` for an input
-    that is not the seed's) and the reason when the bytes do not parse or do not belong to this shard."""
+    ``backend`` by ``path`` (default fast); the rows that differ (``image``: ``d`` for a result, ``a``/``b``/``c``
+    for an input that is not the seed's) and the reason when the bytes do not parse or do not belong to this
+    shard."""
     backend, path, how = execution(backend, path, "verify_shard")
     if isinstance(max_rows, (bool, np.bool_)) or not isinstance(max_rows, (int, np.integer)) or max_rows < 0:
         raise InvalidValue("max_rows must be an integer >= 0", rule="verify_shard max_rows: rows listed, >= 0",
@@ -273,15 +275,16 @@ def read_campaign(out) -> tuple[Campaign, dict]:
     return c, man
 
 
-def generate(client, campaign: Campaign, out, *, backend: str = "cpu", path: str = "fast",
+def generate(client, campaign: Campaign, out, *, backend: str = "cpu", path: str | None = None,
              window: int | None = None, on_progress=None, on_event=None) -> GenerateResult:
     """Run ``campaign`` on the Dask ``client``, writing shards and ``manifest.json`` under ``out``.
 
     Resumes: when ``out`` holds this campaign, shards whose sha256 equals the journal's or the manifest's are
     kept; bad or missing ones are computed. ``window``: shards in flight (default 2 per worker thread).
     ``on_progress(vectors, total)`` after each shard; ``on_event(text)`` for resume notes. ``backend``: where the
-    workers compute (cpu, native, cuda); ``path``: the cpu backend's fast path or the spec path.
-    ``backend="spec"`` is the older spelling of ``backend="cpu", path="spec"`` (DeprecationWarning)."""
+    workers compute (cpu, native, cuda); ``path``: the cpu backend's fast path (the default) or the spec path.
+    ``backend="spec"`` is the older spelling of ``backend="cpu", path="spec"`` (DeprecationWarning; a given
+    ``path="fast"`` beside it is InvalidValue)."""
     from distributed import as_completed
     backend, how_path, _ = execution(backend, path, "generate")
     _check_window(window)
@@ -392,11 +395,12 @@ class VerifyResult:
         return not self.bad_shards and not self.mismatched_rows
 
 
-def verify(client, out, *, backend: str = "cpu", path: str = "fast", window: int | None = None,
+def verify(client, out, *, backend: str = "cpu", path: str | None = None, window: int | None = None,
            on_progress=None) -> VerifyResult:
     """Check every shard of the campaign in ``out``: file present, sha256 and count as in the manifest, inputs
-    equal to the seed's, results recomputed on ``backend`` by ``path`` (on the cluster) bit for bit
-    (``backend="spec"``: the older spelling of ``backend="cpu", path="spec"``, DeprecationWarning)."""
+    equal to the seed's, results recomputed on ``backend`` by ``path`` (default fast; on the cluster) bit for bit
+    (``backend="spec"``: the older spelling of ``backend="cpu", path="spec"``, DeprecationWarning; a given
+    ``path="fast"`` beside it is InvalidValue)."""
     from distributed import as_completed
     backend, how_path, _ = execution(backend, path, "verify")
     _check_window(window)

@@ -31,7 +31,7 @@ import numpy as np
 from .. import types as T
 from ..errors import IllegalInstruction, InvalidValue, UnsupportedCombination
 from ..suggest import did_you_mean
-from ..vocabulary import check_path, deprecated
+from ..vocabulary import check_path, spelled
 from .profiles import draw_bits, profiles_for
 
 __all__ = ["Spec", "VectorKind", "AmxKind", "XmxKind", "make_kind", "check_backend", "execution", "BACKENDS",
@@ -419,15 +419,18 @@ def check_backend(backend, known: tuple[str, ...] = BACKENDS) -> None:
                            values={"backend": backend})
 
 
-def execution(backend, path="fast", where: str = "campaign", stacklevel: int = 3) -> tuple[str, str, str]:
+def execution(backend, path=None, where: str = "campaign", stacklevel: int = 3) -> tuple[str, str, str]:
     """(backend, path, how) of a campaign call: ``how`` is what a kind computes with (the backend, or "spec" for
-    the cpu backend's spec path). ``backend="spec"`` is the older spelling of ``backend="cpu", path="spec"``
-    (DeprecationWarning); the spec path runs on the cpu backend only."""
+    the cpu backend's spec path). ``path=None``: not given (fast). ``backend="spec"`` is the older spelling of
+    ``backend="cpu", path="spec"`` (DeprecationWarning; a given ``path="fast"`` beside it is InvalidValue); the
+    spec path runs on the cpu backend only."""
+    if path is not None:
+        check_path(path, where)
     if isinstance(backend, str) and backend == "spec":
-        deprecated("backend='spec'", "backend='cpu', path='spec'", where, stacklevel=stacklevel)
-        backend, path = "cpu", "spec"
+        new = spelled("backend='spec'", {"backend": "cpu", "path": "spec"}, where, stacklevel=stacklevel, path=path)
+        backend, path = new["backend"], new["path"]
+    path = "fast" if path is None else path
     check_backend(backend)
-    check_path(path, where)
     if path == "spec" and backend != "cpu":
         raise InvalidValue(f"the spec path runs on the cpu backend, not {backend}",
                            rule="path='spec': the SDM / visa-DPAS pseudo-code, in this process",

@@ -50,18 +50,20 @@ _MADE: dict = {}          # built-in name -> its function, made on first access 
 def _builtin(name: str):
     recs = [r for r in BUILTINS if r.name == name]
 
-    def f(a, b, acc, *, device=None, model=None, path: str = "fast", **renamed_keywords):
+    def f(a, b, acc, *, device=None, model=None, path: str | None = None, **renamed_keywords):
         if renamed_keywords:                   # platform= / engine=: the older names (here, so the warning
             new = renamed(renamed_keywords, {"platform": "device", "engine": "path"}, name,  # names the caller)
-                          device=device, path=None)
-            device, path = new["device"], new["path"] or path
+                          device=device, path=path)
+            device, path = new["device"], new["path"]
         return call(name, a, b, acc, device=device, model=model, path=path)
 
     f.__name__ = f.__qualname__ = name
     f.__module__ = __name__
     sigs = "\n".join(f"    {r.signature};  // sub-group {r.sub_group_size}, {r.dpas}" for r in recs)
     f.__doc__ = (f"OpenCL ``{name}``: {len(recs)} overloads ({recs[0].source}).\n\n{sigs}\n\n"
-                 "Per-work-item arguments, work-item on the leading axis (see systolic.opencl).")
+                 "Per-work-item arguments, work-item on the leading axis (see systolic.opencl). ``path``: "
+                 "\"fast\" (the default) or \"spec\"; ``device``: the GPU platform (default: the running kernel's, "
+                 "else the first that has the built-in, pvc first).")
     return f
 
 

@@ -50,13 +50,14 @@ def _choose(name: str, here: list[TB.Builtin], acc: np.ndarray, s: int) -> TB.Bu
                        values={"shape": acc.shape, "dtype": str(acc.dtype)})
 
 
-def call(name: str, a, b, acc, *, device=None, model=None, path: str = "fast", **renamed_keywords):
+def call(name: str, a, b, acc, *, device=None, model=None, path: str | None = None, **renamed_keywords):
     """Execute built-in ``name`` with per-work-item arguments (see :mod:`systolic.opencl`). ``device``: the GPU
-    platform; ``path``: "fast" or "spec" (``platform=`` / ``engine=`` are the older names, DeprecationWarning)."""
-    if renamed_keywords:
-        new = renamed(renamed_keywords, {"platform": "device", "engine": "path"}, name, device=device, path=None)
-        device, path = new["device"], new["path"] or path
-    check_path(path, name)
+    platform; ``path``: "fast" (default) or "spec" (``platform=`` / ``engine=`` are the older names,
+    DeprecationWarning; an older and its new keyword both given is InvalidValue)."""
+    if renamed_keywords:                 # path=None: not given, so engine= beside any given path= is InvalidValue
+        new = renamed(renamed_keywords, {"platform": "device", "engine": "path"}, name, device=device, path=path)
+        device, path = new["device"], new["path"]
+    path = check_path("fast" if path is None else path, name)
     P = _platform(name, device)
     recs = TB.by_name(name)
     here = [r for r in recs if MP.available(r, P) is None]

@@ -34,8 +34,8 @@ TF32_CONVERTS = ("intel_convert_tfloat322_as_float2", "intel_convert_tfloat323_a
                  "intel_convert_tfloat324_as_float4", "intel_convert_tfloat328_as_float8",
                  "intel_convert_tfloat3216_as_float16")
 
-_BUILTIN_SIGNATURE = ("(a: Any, b: Any, acc: Any, *, device: Any = ..., model: Any = ..., path: str = ..., "
-                      "**renamed_keywords: Any)")
+_BUILTIN_SIGNATURE = ("(a: Any, b: Any, acc: Any, *, device: Any = ..., model: Any = ..., "
+                      "path: str | None = ..., **renamed_keywords: Any)")
 
 
 def stub_text() -> str:

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from ..errors import InvalidValue, MemoryFault, UnsupportedCombination
-from ..vocabulary import check_path, deprecated
+from ..vocabulary import check_path, spelled
 from . import simt
 from .devices import Device, get_device
 from .simt import USMPtrLike, Varying
@@ -319,6 +319,9 @@ class device:
 
 #: queue(amx_backend=) older spellings -> (where it runs, path)
 _OLD_AMX_BACKENDS = {"emulator": ("cpu", "fast"), "spec": ("cpu", "spec"), "llvm": ("native", "fast")}
+#: queue(amx_backend=) -> the tile compiler's backend= (systolic.compiler Module.run: its "native" runs each
+#: instruction on AMX, its "llvm" the whole JIT-compiled program, which is what amx_backend="native" means here)
+_COMPILER_BACKEND = {"cpu": "cpu", "native": "llvm"}
 
 
 class queue:
@@ -327,32 +330,39 @@ class queue:
     ``amx``: how AMX devices execute joint_matrix ("fast": :func:`systolic.amx.matmul`, proven equal to the tile
     instructions; "tiles": each mad as :mod:`systolic.amx.intrinsics` calls on the TileMachine emulator;
     "compiled": the whole kernel traced to tile IR by :mod:`systolic.compiler` and run where ``amx_backend``
-    says: "cpu" (the TileMachine emulator, its ``path`` "fast" or "spec") or "native" (JIT-compiled for this
-    CPU's AMX); see :mod:`systolic.sycl.lower_amx_compiled`). ``amx_backend="emulator" | "spec" | "llvm"`` are
-    the older spellings of cpu / cpu with path="spec" / native (DeprecationWarning).
+    says: "cpu" (the TileMachine emulator, its ``path`` "fast" or "spec"; default: fast) or "native" (JIT-compiled
+    for this CPU's AMX); see :mod:`systolic.sycl.lower_amx_compiled`). ``amx_backend="emulator" | "spec" |
+    "llvm"`` are the older spellings of cpu / cpu with path="spec" / native (DeprecationWarning; a ``path=`` given
+    beside one that says otherwise is InvalidValue). ``.amx_backend`` and ``.amx_path`` read back the new
+    spellings (``"cpu"`` or ``"native"``; ``"fast"`` or ``"spec"``).
     ``mode``: "auto" (vectorised, per work-item when control flow diverges), "vector" or "per-item".
     """
 
     def __init__(self, dev="pvc", *, amx: str = "fast", mode: str = "auto", amx_backend: str = "cpu",
-                 path: str = "fast") -> None:
+                 path: str | None = None) -> None:
         if isinstance(dev, device):
             dev = dev.record
         self._device = device(get_device(dev))
         if amx not in ("fast", "tiles", "compiled"):
             raise InvalidValue("unknown AMX execution", rule="amx='fast', 'tiles' or 'compiled'", values={"amx": amx})
-        check_path(path, "sycl.queue")
-        if amx_backend in _OLD_AMX_BACKENDS:             # the older spellings (systolic.vocabulary)
+        if path is not None:             # None: not given (the fast path, unless an older amx_backend says spec)
+            check_path(path, "sycl.queue")
+        if isinstance(amx_backend, str) and amx_backend in _OLD_AMX_BACKENDS:   # the older spellings
             where, old_path = _OLD_AMX_BACKENDS[amx_backend]
-            deprecated(f"amx_backend={amx_backend!r}", f"amx_backend={where!r}" +
-                       (f", path={old_path!r}" if old_path != "fast" else ""), "sycl.queue", stacklevel=2)
-            amx_backend, path = where, old_path if old_path != "fast" else path
-        if amx_backend not in ("cpu", "native"):
+            new = spelled(f"amx_backend={amx_backend!r}", {"amx_backend": where, "path": old_path}, "sycl.queue",
+                          stacklevel=2, path=path)
+            amx_backend, path = new["amx_backend"], new["path"]
+        if not isinstance(amx_backend, str) or amx_backend not in _COMPILER_BACKEND:
             raise InvalidValue("unknown backend of the compiled AMX path", rule="amx_backend: cpu, native",
                                values={"amx_backend": amx_backend})
-        #: where and how the compiled program runs, in the tile compiler's words (systolic.compiler Module.run:
-        #: "native" there runs each instruction on AMX, "llvm" the whole JIT-compiled program, which is ours)
-        self.amx_backend = "llvm" if amx_backend == "native" else "cpu"
-        self.amx_path = path
+        #: where the compiled program runs ("cpu" or "native") and by which path, in the caller's words; the tile
+        #: compiler's name for the backend is passed down where it runs (parallel_for)
+        self.amx_backend: str = amx_backend
+        self.amx_path: str = "fast" if path is None else path
+        if self.amx_path == "spec" and amx_backend != "cpu":
+            raise InvalidValue(f"the spec path runs on the cpu backend, not {amx_backend}",
+                               rule="sycl.queue: path='spec' is the TileMachine's, in this process",
+                               values={"amx_backend": amx_backend, "path": path})
         self.last_compiled = None
         if mode not in ("auto", "vector", "per-item"):
             raise InvalidValue("unknown execution mode", rule="auto, vector, per-item", values={"mode": mode})
@@ -411,8 +421,8 @@ class queue:
         if rec.backend == "amx" and self.amx == "compiled":
             from .lower_amx_compiled import run_compiled
             with simt.launched(launch):
-                self.last_compiled = run_compiled(launch, kernel, lambda w: nd_item(launch, w), self.amx_backend,
-                                                  self.amx_path)
+                self.last_compiled = run_compiled(launch, kernel, lambda w: nd_item(launch, w),
+                                                  _COMPILER_BACKEND[self.amx_backend], self.amx_path)
             self.last_event = event("compiled", launch.counts)
             return self.last_event
         mode = simt.run_kernel(launch, kernel, lambda: nd_item(launch, None),

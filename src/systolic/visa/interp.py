@@ -53,21 +53,27 @@ class Machine:
     DPASW executes, i.e. both fused threads ran the same program on the same data).
     ``path``: ``"spec"`` (every instruction element by element, the default) or ``"fast"`` (DPAS through
     :func:`systolic.xmx.kernels.dpas_fast` and the common ALU cases through :mod:`systolic.visa.alu_fast`, both
-    proven bit-identical); ``fast_dpas=`` / ``fast_alu=`` are its older, separate spellings (DeprecationWarning).
+    proven bit-identical); ``fast_dpas=`` / ``fast_alu=`` are its older, separate spellings (DeprecationWarning;
+    one that says otherwise than a ``path=`` given beside it is InvalidValue).
     ``device``: the GPU platform (name or alias, default pvc); ``platform=`` is its older name
     (DeprecationWarning).
     """
 
     def __init__(self, program: Program, device=None, *, num_grf: int | None = None, em: int = 0xFFFFFFFF,
                  model: alu.FloatModel = alu.DEFAULT_MODEL, dpas_model=None, pair: GRF | None = None,
-                 path: str = "spec", fast_dpas: bool | None = None, fast_alu: bool | None = None,
+                 path: str | None = None, fast_dpas: bool | None = None, fast_alu: bool | None = None,
                  two_grf_rule: str = "spec", **renamed_keywords):
         if renamed_keywords:             # platform=: the older name of device= (systolic.vocabulary)
             device = renamed(renamed_keywords, {"platform": "device"}, "visa Machine", device=device)["device"]
-        fast = check_path(path, "visa Machine") == "fast"
+        fast = path is not None and check_path(path, "visa Machine") == "fast"     # None: not given (spec)
         for old, v in (("fast_dpas", fast_dpas), ("fast_alu", fast_alu)):
-            if v is not None:
-                deprecated(f"{old}=", "path='fast' (both) or path='spec'", "visa Machine", stacklevel=2)
+            if v is None:
+                continue
+            if path is not None and bool(v) != fast:   # was: the old flag silently won over the given path
+                raise InvalidValue(f"visa Machine: {old}={v!r} says otherwise than the path={path!r} also given; "
+                                   "give path= only", rule="visa Machine: path='fast' is fast_dpas and fast_alu, "
+                                   "path='spec' neither", values={old: v, "path": path})
+            deprecated(f"{old}=", "path='fast' (both) or path='spec'", "visa Machine", stacklevel=2)
         fast_dpas = fast if fast_dpas is None else fast_dpas
         fast_alu = fast if fast_alu is None else fast_alu
         if not isinstance(program, Program):

@@ -59,9 +59,9 @@ def precision_of(x: np.ndarray, precision: str | None = None) -> str:
     return _DTYPE_PRECISION[name]
 
 
-def matmul(a, b, c=None, device: str | Platform = "pvc", model="stage", precision: str | None = None,
+def matmul(a, b, c=None, device: str | Platform | None = None, model="stage", precision: str | None = None,
            *, row_block: int | None = None, backend: str = "auto", **renamed_keywords):
-    """D = C + A @ B computed by DPAS tiles on GPU platform ``device`` with the numerics ``model``.
+    """D = C + A @ B computed by DPAS tiles on GPU platform ``device`` (default: pvc) with the numerics ``model``.
 
     ``a`` (M x K) is Src2, ``b`` (K x N) is Src1; precisions come from their dtypes (ml_dtypes int2/int4/int8,
     uint*, bfloat16, float16, float8_e5m2, float8_e4m3fn, float4_e2m1fn; ``precision="tf32"`` for float32).
@@ -73,10 +73,9 @@ def matmul(a, b, c=None, device: str | Platform = "pvc", model="stage", precisio
     or GPU arrays, the result comes back as the kind of the first GPU input). See docs/gpu.md.
     ``platform=`` is the older name of ``device=`` (DeprecationWarning).
     """
-    platform = device
     if renamed_keywords:                 # platform=: the older name of device= (systolic.vocabulary)
-        given = None if device == "pvc" else device
-        platform = renamed(renamed_keywords, {"platform": "device"}, "xmx.matmul", device=given)["device"]
+        device = renamed(renamed_keywords, {"platform": "device"}, "xmx.matmul", device=device)["device"]
+    platform = "pvc" if device is None else device
     if backend != "cpu":
         where = backend_registry.resolve(backend, a, b, c)  # loads no provider for numpy inputs
         if where != "cpu":               # a provider above the engines (systolic.gpu) registered its kernels

@@ -23,19 +23,18 @@ __all__ = ["GRF"]
 
 class GRF:
     """A register file of ``num_grf`` (default: the platform's) registers of the platform's ``grf_bytes`` bytes;
-    ``device``: the GPU platform (name, alias or :class:`Platform`; ``platform=`` is its older keyword,
-    DeprecationWarning). The platform record is ``.platform``.
+    ``device``: the GPU platform (name, alias or :class:`Platform`; default: pvc; ``platform=`` is its older
+    keyword, DeprecationWarning). The platform record is ``.platform``.
 
     >>> g = GRF("dg2"); g.write(32, np.arange(8, dtype=np.uint32)); int(g.view(36, np.uint32, 1)[0])
     1
     """
 
-    def __init__(self, device: str | Platform | None = "pvc", num_grf: int | None = None,
+    def __init__(self, device: str | Platform | None = None, num_grf: int | None = None,
                  data: np.ndarray | None = None, **renamed_keywords) -> None:
         if renamed_keywords:             # platform=: the older name of device= (systolic.vocabulary)
-            device = renamed(renamed_keywords, {"platform": "device"}, "xmx.GRF",
-                             device=None if device == "pvc" else device)["device"]
-        self.platform = get_platform(device)
+            device = renamed(renamed_keywords, {"platform": "device"}, "xmx.GRF", device=device)["device"]
+        self.platform = get_platform(device)          # None: pvc
         n = self.platform.num_grf if num_grf is None else num_grf
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
             raise InvalidValue("num_grf must be an integer register count",
