@@ -75,3 +75,24 @@ def test_many_flagged_elements_are_recomputed_in_chunks():
     got = KN.float_mma(a, b, c, ops_per_chan=2, k_per_instr=16, model=M.stage, native=True)
     np.testing.assert_array_equal(got, want)
     assert np.all(got == M.DEFAULT_NAN)
+
+
+@pytest.mark.skipif(not native.available(), reason="no JIT kernel on this CPU")
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 90), st.integers(0, 2**32 - 1))
+@settings(max_examples=25, deadline=None)
+def test_fma32_result_buffer_is_never_read_without_c(m, k, n, seed):
+    """The sequential kernel's result buffer starts uninitialised when C is zero: fill it with NaNs and the bits
+    must equal those from a zeroed buffer (numpy's float32 FMA-free reference is not bit-exact here; the
+    oracle is the same kernel on a buffer the kernel cannot have mistaken for C)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    real = native._result_buffer
+    try:
+        native._result_buffer = lambda shape: np.full(shape, np.nan, np.float32)
+        poisoned, _ = native.fma32_mma(a, b, None)
+        native._result_buffer = lambda shape: np.zeros(shape, np.float32)
+        zeroed, _ = native.fma32_mma(a, b, None)
+    finally:
+        native._result_buffer = real
+    assert np.array_equal(poisoned.view(np.uint32), zeroed.view(np.uint32))
