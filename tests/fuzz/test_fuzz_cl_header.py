@@ -11,6 +11,7 @@ is accepted twice. Nothing is compiled (the header is checked before clang runs)
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -90,3 +91,12 @@ def test_cl_header(lines):
     r = outcome(P.parse_header, text)
     if ok(r):
         _check(r[1], lines)
+
+
+@pytest.mark.parametrize("spec", ["random -9223372036854775809 0 0", "random 0 9223372036854775808 0"])
+def test_random_fill_bounds_beyond_int64_are_typed(spec):
+    """Found by test_cl_header: a bound outside the int64 generator's range was numpy's bare ValueError."""
+    from systolic.errors import ProgramError
+    with pytest.raises(ProgramError, match="64-bit") as e:
+        P.parse_header(f"// systolic-run: buffer A:bf16[1] = {spec}\nkernel void k() {{}}\n")
+    assert "2**63" in e.value.rule

@@ -107,6 +107,11 @@ def _check_fill(name, typ, count, spec, line):
         if lo > hi:
             raise ProgramError(f"buffer {name}: random {lo} {hi} has LO > HI", rule="systolic-run buffer: "
                                "random LO HI SEED with LO <= HI", values={"line": line, "random": f"{lo} {hi}"})
+        if lo < -2**63 or hi > 2**63 - 1:
+            # the generator draws int64 values; the element type's own range is checked on the values drawn
+            raise ProgramError(f"buffer {name}: random {lo} {hi} leaves the 64-bit integers the generator draws",
+                               rule="systolic-run buffer: random LO HI SEED with -2**63 <= LO <= HI <= 2**63 - 1",
+                               values={"line": line, "random": f"{lo} {hi}"})
         return ("random", lo, hi, seed)
     return None
 
