@@ -62,6 +62,14 @@ def bursts(fns: dict, reps: int) -> dict:
     return out
 
 
+def minor_faults(f) -> int:
+    """Minor page faults of the process during one call of f (every thread: RUSAGE_SELF)."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    f()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1024,4096")
@@ -77,6 +85,7 @@ def main(argv=None):
                     help="one worker's TDP*/s of the micro-kernel's K step on synthetic L1 / L2 / L3 operands")
     ap.add_argument("--pad", type=int, default=None,
                     help="bytes of padding after every packed panel for this run (native_gemm.PANEL_PAD)")
+    ap.add_argument("--faults", action="store_true", help="print each contender's minor page faults per call")
     a = ap.parse_args(argv)
     import torch
 
@@ -168,6 +177,10 @@ def main(argv=None):
                                 "dyn64x256,db": dict(schedule="dynamic", block_m=64, block_n=256, micro="db")}
                     # the defaults with other panel paddings (A's copies and B's panels: B packed again), and
                     # with the double-buffered micro-kernel
+                    # fewer workers than asked (a small product: each worker's share against its wake-up)
+                    for w in (2, 4, 8):
+                        if w < t:
+                            variants[f"t{w}"] = dict(threads=w)
                     for pad in (0, 64, 256, 1024, 4096):
                         variants[f"pad{pad}"] = dict(pad=pad)
                         variants[f"pad{pad},db"] = dict(pad=pad, micro="db")
@@ -178,10 +191,22 @@ def main(argv=None):
                         vb = pb
                         if "pad" in v:
                             vb = pbs[v["pad"]] = pbs.get(v["pad"]) or G.pack_b(bn, pad=v["pad"])
-                        fns[name] = (lambda v=v, vb=vb: G.matmul(an, vb, threads=t, **v))
+                        fns[name] = (lambda v=v, vb=vb: G.matmul(an, vb, **dict(dict(threads=t), **v)))
                         if not np.array_equal(fns[name]().view(np.uint32), ours.view(np.uint32)):
                             print(f"BITS DIFFER: variant {name}", flush=True)
                             check += f"; variant {name} DIFFERS"
+                    # both libraries writing into a preallocated, already faulted-in result (no fresh pages: a
+                    # fresh n x n result is n*n*4/4096 page faults, microseconds each in a VM)
+                    if not a.variants or "out" in a.variants.split(";"):
+                        o_ours = np.zeros_like(ours)
+                        fns["out"] = lambda o=o_ours: G.matmul(an, pb, threads=t, out=o)
+                        if not np.array_equal(fns["out"]().view(np.uint32), ours.view(np.uint32)):
+                            print("BITS DIFFER: variant out", flush=True)
+                            check += "; variant out DIFFERS"
+                    if not a.variants or "torch,out" in a.variants.split(";"):
+                        o_t = tfn().clone()
+                        fns["torch,out"] = ((lambda o=o_t: torch.matmul(at, bt, out=o)) if dt == "bf16" else
+                                            (lambda o=o_t: torch._int_mm(at, bt, out=o)))
                     # the fixed cost of a call (wake-up, Python, output): one K step over 512 x 512
                     if not a.variants or "overhead" in a.variants.split(";"):
                         fns["overhead"] = lambda: G.matmul(small_a, small_b, threads=t)
@@ -191,6 +216,9 @@ def main(argv=None):
                         za, zb = np.zeros_like(an), G.pack_b(np.zeros_like(bn))
                         fns["zeros"] = lambda: G.matmul(za, zb, threads=t)
                 med = interleaved(fns, rounds)
+                if a.faults:
+                    print("    minor page faults per call: " + ", ".join(
+                        f"{k} {minor_faults(f)}" for k, f in fns.items()), flush=True)
                 warm = bursts({"ours": fns["ours"], "torch": tfn}, rounds)
                 if a.peak and (dt, t) not in peaks:
                     peaks[(dt, t)] = tile_peak("tdpbf16ps" if dt == "bf16" else "tdpbssd", t)

@@ -247,3 +247,48 @@ def test_tuned_defaults_are_valid_options(mb, ksteps, threads, esize):
     assert t["micro"] in GI.MICRO_KERNELS and set(t["t1"]) <= set("ab")
     if threads == 1:
         assert t["schedule"] == "static"        # nobody to share a counter with
+
+
+def test_writes_into_only_where_the_tiles_can_land_directly():
+    """out= is written by the kernel itself only when unpadded, unit-stride rows, and no memory shared with the
+    operands the workers still read (else the result is copied into it)."""
+    a, c = np.zeros((32, 64), np.int8), np.zeros((32, 32), np.int32)
+    out = np.zeros((32, 32), np.int32)
+    assert G._writes_into(out, a, None, False)
+    assert G._writes_into(out, a, c, False)
+    assert not G._writes_into(out, a, None, True)                      # padded: the kernel writes mp x np_
+    assert not G._writes_into(None, a, None, False)
+    wide = np.zeros((32, 64), np.int32)
+    assert G._writes_into(wide[:, :32], a, None, False)                # a row stride beyond the row: fine
+    assert not G._writes_into(wide[:, ::2], a, None, False)            # columns not unit-stride
+    assert not G._writes_into(wide[::-1, :32], a, None, False)         # negative row stride
+    assert not G._writes_into(c, a, c, False)                          # in place over c: copied
+    assert not G._writes_into(a.view(np.int32)[:, :16][:, :16], a, None, False)   # aliases A
+    ro = np.zeros((32, 32), np.int32)
+    ro.flags.writeable = False
+    assert not G._writes_into(ro, a, None, False)
+
+
+@pytest.mark.native
+@pytest.mark.skipif(not NATIVE, reason=f"native AMX unavailable: {NATIVE_WHY}")
+@pytest.mark.parametrize("dt", ["bf16", "int8"])
+def test_out_written_directly_or_copied_equals_the_plain_call(dt):
+    """Every form of out= gives the bits of the call without it, and leaves memory outside out untouched."""
+    rng = np.random.default_rng(7)
+    a, b = _rand(rng, (64, 96), DTYPES[dt]), _rand(rng, (96, 64), DTYPES[dt])
+    cdt = np.float32 if dt == "bf16" else np.int32
+    c = _rand(rng, (64, 64), np.int8).astype(cdt)
+    for cc in (None, c):
+        want = G.matmul(a, b, c=cc)
+        direct = np.full((64, 64), 7, cdt)
+        assert G.matmul(a, b, c=cc, out=direct) is direct
+        assert np.array_equal(direct.view(np.uint32), want.view(np.uint32))
+        wide = np.full((64, 100), 9, cdt)
+        assert G.matmul(a, b, c=cc, out=wide[:, 3:67]) is not None
+        assert np.array_equal(wide[:, 3:67].view(np.uint32), want.view(np.uint32))
+        assert (wide[:, :3] == 9).all() and (wide[:, 67:] == 9).all()
+    inplace = c.copy()                                   # out is c: copied after the kernel, not written over
+    G.matmul(a, b, c=inplace, out=inplace)
+    assert np.array_equal(inplace.view(np.uint32), G.matmul(a, b, c=c).view(np.uint32))
+    odd = np.zeros((33, 64), cdt)                        # padded M: computed in a buffer, then copied
+    assert np.array_equal(G.matmul(a[:33], b, out=odd).view(np.uint32), G.matmul(a[:33], b).view(np.uint32))

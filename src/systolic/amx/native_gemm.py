@@ -508,9 +508,19 @@ def _check_schedule_options(runtime, order, prefetch, micro, t1, schedule, threa
                            values={"schedule": schedule})
 
 
-def _kernel_operands(a: np.ndarray, pb: PackedB, c, cdt, mp: int):
+def _writes_into(out, a: np.ndarray, c, padded: bool) -> bool:
+    """Whether the kernel can store its tiles straight into the caller's ``out`` (no result buffer, no copy, no
+    fresh pages to fault in): unpadded, rows of unit-stride elements on a non-negative row stride, and no memory
+    shared with A or with C (the kernel reads A and C while other workers write)."""
+    return (out is not None and not padded and out.strides[1] == out.itemsize and out.strides[0] >= out.shape[1]
+            * out.itemsize and out.flags.writeable and not np.shares_memory(out, a)
+            and (c is None or not np.shares_memory(out, c)))
+
+
+def _kernel_operands(a: np.ndarray, pb: PackedB, c, cdt, mp: int, out=None):
     """A as the kernel reads it (M padded to ``mp`` rows and K to the packed K, zeros; ``a`` itself where it
-    already fits), the C the kernel writes, the C it starts from, and whether the result is a padded view."""
+    already fits), the C the kernel writes (``out`` itself where :func:`_writes_into` allows), the C it starts
+    from, and whether the result is a padded view."""
     m, k = a.shape
     if mp != m or pb.kp != k or not a.flags.c_contiguous:
         ap = aligned_empty((mp, pb.kp), a.dtype)
@@ -520,15 +530,16 @@ def _kernel_operands(a: np.ndarray, pb: PackedB, c, cdt, mp: int):
     else:
         ap = a
     padded = mp != m or pb.np_ != pb.n
+    direct = _writes_into(out, a, c, padded)
     if c is None:
-        cp = aligned_empty((mp, pb.np_), cdt)
+        cp = out if direct else aligned_empty((mp, pb.np_), cdt)
         return ap, cp, cp, padded
     if padded or c.strides[1] != c.itemsize:
         cp = np.zeros((mp, pb.np_), cdt)
         cp[:m, :pb.n] = c
         return ap, cp, cp, padded
-    # the kernel reads the caller's C in place and writes the sum to a buffer of its own
-    return ap, aligned_empty((mp, pb.np_), cdt), c, padded
+    # the kernel reads the caller's C in place and writes the sum to a buffer of its own (or to out)
+    return ap, out if direct else aligned_empty((mp, pb.np_), cdt), c, padded
 
 
 def _with_defaults(tuned: dict, k_block, order, prefetch, schedule, micro, t1, block_m, block_n):
@@ -566,7 +577,9 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
     ``micro``: the micro-kernel (``"row"``, ``"col"``: 2x2 C tiles, TDP order by rows or by columns; ``"db"``:
     each 16-column half of a 32x32 block in turn, operands double-buffered over alternate K steps). ``t1``: the
     operands (``"a"``, ``"b"``, ``"ab"``, ``""``) loaded with TILELOADDT1. ``pad``: bytes of padding after each
-    packed panel of A (and of B when B is packed here; default :data:`PANEL_PAD`). The result does not depend on any of
+    packed panel of A (and of B when B is packed here; default :data:`PANEL_PAD`). ``out``: where the result goes
+    (M x N, the C dtype); the tiles are stored straight into it where its rows are unit-stride and it shares no
+    memory with ``a`` or ``c`` (no result buffer and no copy), else copied. The result does not depend on any of
     these: every 16 x 16 tile of C is the same chain of TDP* over the K
     steps in increasing order. Raises AmxUnavailable where the CPU cannot run it.
     """
@@ -600,7 +613,7 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         return res
     _require_native()          # before any allocation or thread: AmxUnavailable says why
     mp = -(-m // 32) * 32
-    ap, cp, cin, padded = _kernel_operands(a, pb, c, cdt, mp)
+    ap, cp, cin, padded = _kernel_operands(a, pb, c, cdt, mp, out)
     lda, ldc = ap.strides[0], cp.strides[0]
     ksteps = pb.kp * esize // 64
     pool = _pool() if runtime == "pool" else None
@@ -640,7 +653,8 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         fmt(args_at, nthreads, tids.ctypes.data)
     res = cp[:m, :pb.n]
     if out is not None:
-        out[...] = res
+        if cp is not out:
+            out[...] = res
         return out
     return np.ascontiguousarray(res) if padded else res
 
