@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import functools
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .. import backend_registry, counters, fpenv
 from ..errors import InvalidOpcode, InvalidValue
 from ..host import out_of_memory, refuse_beyond_memory
+from ..jit import workers
 from ..vocabulary import check_path, renamed
 from . import fp_x86 as fp
 from . import native_matmul
@@ -196,7 +196,8 @@ def check_arguments(a_shape, a_dtype, b_shape, b_dtype, c_meta, cpu, method, thr
         raise InvalidValue("unknown matmul method", rule="auto, numpy, instructions, spec", values={"method": method})
     if threads is not None and (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
                                 or threads < 1):
-        raise InvalidValue("threads is a positive integer (or None: up to 8, one per core)",
+        raise InvalidValue("threads is a positive integer (or None: one per CPU this process may run on, at most 8 "
+                           "in the register-blocked kernel)",
                            values={"threads": threads})
     return mn, model, integer, cdt
 
@@ -395,7 +396,7 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
         out[:, :N] = c32.view(np.float32)
     af = np.ascontiguousarray(a32).view(np.float32)
     check = _ftz_possible(a32, b32, c32, mn)
-    nthreads = threads or min(os.cpu_count() or 1, 8)
+    nthreads = threads or workers.cpus()          # an explicit threads= wins; else the affinity mask's CPUs
     nthreads = max(1, min(nthreads, M // 16 or 1))
     # several row chunks per thread, handed out dynamically: a thread slowed by other work gets fewer
     nchunks = 1 if nthreads == 1 else min(4 * nthreads, max(1, M // 16))
@@ -403,11 +404,7 @@ def _float(mn, a, b, c, method, threads) -> np.ndarray:
 
     def run(i):
         gemm_jit.chain_gemm(af, bef, bof, out, int(bounds[i]), int(bounds[i + 1]), kt, check=check)
-    if nthreads == 1:
-        run(0)
-    else:
-        with ThreadPoolExecutor(nthreads) as ex:
-            list(ex.map(run, range(nchunks)))
+    workers.for_each(run, range(nchunks), nthreads)   # the process's pool (jit.workers): no threads started per call
     if npad != N:
         out = np.ascontiguousarray(out[:, :N])
     ob = out.view(np.uint32)

@@ -38,9 +38,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import os
 
-from ..jit import scratch
+from ..jit import scratch, workers
 
 __all__ = ["available", "chain_gemm", "pack_b", "group", "FastJob", "FAST_BLOCK", "FAST_KC", "FAST_MC"]
 
@@ -122,9 +121,6 @@ FAST_KC = 512      # dwords per K block (a multiple of the 16-dword tile; 512 me
 FAST_MC = 96       # rows per M block: the A block stays in L2
 FAST_SMALL_WORK = 1 << 22   # 2 M K N below this: one thread
 _KINDS = {"tdpbf16ps": "bf16", "tdpfp16ps": "fp16"}
-_pool: list = []
-if hasattr(os, "register_at_fork"):   # a forked child has none of the parent's pool threads: it makes its own
-    os.register_at_fork(after_in_child=_pool.clear)
 
 
 @functools.lru_cache(maxsize=None)
@@ -141,26 +137,6 @@ def _fast_for(lanes: int):
         fns[f"fpacka_{kind}"] = mod.cfunc(f"fpacka_{kind}", None, vp, i64, i64, i64, vp, i64, i64, vp, vp)
         fns[f"fpackb_{kind}"] = mod.cfunc(f"fpackb_{kind}", None, vp, i64, i64, i64, vp, i64, i64, vp, vp)
     return mod, fns, R, G * lanes
-
-
-def _cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _map(fn, items, nthreads: int) -> None:
-    """fn over items on a pool kept for the process (ctypes releases the GIL during each call)."""
-    items = list(items)
-    if nthreads <= 1 or len(items) <= 1:
-        for x in items:
-            fn(x)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-    if not _pool or _pool[0][0] < nthreads:
-        _pool[:] = [(nthreads, ThreadPoolExecutor(nthreads, thread_name_prefix="amx_gemm"))]
-    list(_pool[0][1].map(fn, items))
 
 
 def _min_exp(keys) -> int | None:
@@ -195,7 +171,7 @@ class FastJob:
         self.Bp = self._stack.enter_context(scratch.buffer(self.panels * NR * kp, np.uint32))
         self.out = np.empty((M, N), np.float32)
         badr, badc = np.zeros(M, np.uint8), np.zeros(N, np.uint8)
-        nt = max(1, min(threads or _cpus(), 8))
+        nt = max(1, min(threads or workers.cpus(), 8))
         if 2 * M * kp * N < FAST_SMALL_WORK:
             nt = 1                                   # small products: threads cost more than they save
         self.nthreads = nt
@@ -216,7 +192,7 @@ class FastJob:
                badc.ctypes.data)
             f["fprepc"](c32f[es[i]:].ctypes.data, out32[es[i]:].ctypes.data, es[i + 1] - es[i], stat[i, 2].ctypes.data)
         try:
-            _map(pack, range(npk), nt)
+            workers.for_each(pack, range(npk), nt)
         except BaseException:
             self.close()
             raise
@@ -242,9 +218,10 @@ class FastJob:
         cs = [self.panels * i // chunks for i in range(chunks + 1)]
         args = (self.Ap.ctypes.data, self.Bp.ctypes.data, self.out.ctypes.data, self.M, self.N, self.N, self.k2)
         mc = max(self.R, FAST_MC // self.R * self.R)
-        _map(lambda i: f["fgemm"](*args, cs[i], cs[i + 1], FAST_KC, mc), range(chunks), nt)
+        workers.for_each(lambda i: f["fgemm"](*args, cs[i], cs[i + 1], FAST_KC, mc), range(chunks), nt)
         n = self.M * self.N
         es = [n * i // nt for i in range(nt + 1)]
         o, c = self.out.view(self.c32.dtype).reshape(-1), self.c32.reshape(-1)
-        _map(lambda i: f["fnan"](o[es[i]:].ctypes.data, c[es[i]:].ctypes.data, es[i + 1] - es[i], 1), range(nt), nt)
+        workers.for_each(lambda i: f["fnan"](o[es[i]:].ctypes.data, c[es[i]:].ctypes.data, es[i + 1] - es[i], 1),
+                         range(nt), nt)
         return self.out

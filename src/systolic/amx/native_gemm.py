@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import os
 import threading
 from dataclasses import dataclass
@@ -46,6 +45,8 @@ import numpy as np
 
 from .. import jit
 from ..errors import InvalidValue
+from ..jit.scratch import aligned_empty
+from ..jit.workers import cpus
 from . import isa, native_gemm_ir
 from .native_gemm_ir import (CTRL_SHARES, CTRL_STOP, CTRL_WORKERS, FLAG_ACCUMULATE, FLAG_APAD_SHIFT, FLAG_KC_SHIFT,
                              FLAG_M_OUTER, FLAG_PACK_A, PACK_SLOTS, POOL_FN, SHARE_FIELDS)
@@ -185,16 +186,6 @@ _CFG[0] = 1
 _CFG[16:32] = np.tile(np.array([64, 0], np.uint8), 8)
 _CFG[48:56] = 16
 _CFG_AT = _CFG.ctypes.data
-
-
-def aligned_empty(shape, dtype, align: int = 64) -> np.ndarray:
-    """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary (numpy's large arrays
-    start 16 bytes into a page: every 64-byte tile row would then straddle two cache lines)."""
-    dt = np.dtype(dtype)
-    nbytes = (shape if isinstance(shape, int) else math.prod(shape)) * dt.itemsize
-    raw = np.empty(nbytes + align, np.uint8)
-    off = (-raw.ctypes.data) % align
-    return raw[off:off + nbytes].view(dt).reshape(shape)
 
 
 def _dtype_name(a: np.ndarray) -> str:
@@ -396,14 +387,6 @@ def _fn_address(f) -> int:
 
 
 _fn_addresses: dict = {}
-
-
-def cpus() -> int:
-    """CPUs this process may run on (its affinity mask: ``taskset`` / cgroup cpusets shrink it), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 #: default region of C per K pass (rows x columns; see :func:`plan`)

@@ -6,6 +6,8 @@
 * :mod:`systolic.jit.build` -- helpers over :mod:`llvmlite.ir` builder values that the kernels are written
   with: types, splat constants, vector loads and stores, counted loops carrying values, TwoSum.
 * :mod:`systolic.jit.x86amx` -- declarations of LLVM's AMX physical-register intrinsics in an ``ir.Module``.
+* :mod:`systolic.jit.workers` -- the CPUs this process may use and the one worker pool the kernels' drivers
+  run their jobs on; :mod:`systolic.jit.scratch` -- reused, 64-byte aligned work buffers.
 
 Every kernel is an ``llvmlite.ir.Module`` built with ``ir.IRBuilder``; no IR is written as text.
 """

@@ -28,14 +28,12 @@ The vector width follows the host (AVX2: 8 lanes, AVX-512: 16; :func:`systolic.j
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from llvmlite import ir
 
-from . import scratch
+from . import scratch, workers
 from .build import (I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, no_unroll, vec, vload,
                     vstore)
 
@@ -51,9 +49,6 @@ _PMADD = {128: "llvm.x86.sse2.pmadd.wd", 256: "llvm.x86.avx2.pmadd.wd", 512: "ll
 _SRC = {"s8": (I8, "sext", np.int8), "u8": (I8, "zext", np.uint8), "s16": (I16, None, np.int16)}
 _lock = threading.Lock()
 _cache: dict = {}
-_pool: list = []
-if hasattr(os, "register_at_fork"):   # a forked child has none of the parent's pool threads: it makes its own
-    os.register_at_fork(after_in_child=_pool.clear)
 
 
 def module(bits: int, R: int, V: int) -> ir.Module:
@@ -315,21 +310,6 @@ def available() -> bool:
         return False
 
 
-def _cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _executor(n: int) -> ThreadPoolExecutor:
-    """A pool kept for the process (threads start once; ctypes releases the GIL during each call)."""
-    with _lock:
-        if not _pool or _pool[0][0] < n:
-            _pool[:] = [(n, ThreadPoolExecutor(n, thread_name_prefix="int_gemm"))]
-        return _pool[0][1]
-
-
 def _source(x: np.ndarray):
     """(array, kind, row stride in elements): int8 / uint8 / int16 read in place where rows are contiguous;
     anything else (values fitting 16 bits) converted to int16 first."""
@@ -374,7 +354,7 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, threads: int | None
 
 
 def _run(fn, packa, packb, asrc, ta, lsa, bsrc, tb, lsb, Ap, Bp, cv, C, m, k, n, k2, mp, panels, R, threads):
-    nthreads = max(1, min(threads or _cpus(), panels))
+    nthreads = max(1, min(threads or workers.cpus(), panels))
     if 2 * m * k * n < SMALL_WORK:
         nthreads = 1
     # phase 1: pack (pieces of rows of A and of panels of B)
@@ -392,10 +372,5 @@ def _run(fn, packa, packb, asrc, ta, lsa, bsrc, tb, lsb, Ap, Bp, cv, C, m, k, n,
 
     def run(i):
         fn(*args, chunks[i], chunks[i + 1], KC, max(R, MC // R * R))
-    if nthreads == 1:
-        pack(0)
-        run(0)
-    else:
-        ex = _executor(nthreads)
-        list(ex.map(pack, range(npk)))
-        list(ex.map(run, range(nchunks)))
+    workers.for_each(pack, range(npk), nthreads)     # the process's pool (jit.workers); one piece: inline
+    workers.for_each(run, range(nchunks), nthreads)

@@ -10,11 +10,12 @@ by side). No value written to a buffer is ever read before the kernels write it 
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 
 import numpy as np
 
-__all__ = ["buffer", "KEEP_BYTES", "KEEP_COUNT"]
+__all__ = ["buffer", "aligned_empty", "KEEP_BYTES", "KEEP_COUNT"]
 
 KEEP_BYTES = 32 << 20
 KEEP_COUNT = 4
@@ -22,10 +23,15 @@ _lock = threading.Lock()
 _free: list[np.ndarray] = []
 
 
-def _aligned(nbytes: int) -> np.ndarray:
-    raw = np.empty(nbytes + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    return raw[off:off + nbytes]
+def aligned_empty(shape, dtype, align: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary (numpy's large arrays
+    start 16 bytes into a page: every 64-byte row of a packed panel or AMX tile would then straddle two cache
+    lines). The one such helper: the scratch buffers below and the AMX native GEMM's operands use it."""
+    dt = np.dtype(dtype)
+    nbytes = (shape if isinstance(shape, int) else math.prod(shape)) * dt.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + nbytes].view(dt).reshape(shape)
 
 
 @contextlib.contextmanager
@@ -36,7 +42,7 @@ def buffer(n: int, dtype):
         fits = [i for i, b in enumerate(_free) if b.size >= nbytes]
         buf = _free.pop(min(fits, key=lambda i: _free[i].size)) if fits else None
     if buf is None:
-        buf = _aligned(nbytes)
+        buf = aligned_empty(nbytes, np.uint8)
     try:
         yield buf[:nbytes].view(dtype)[:n]
     finally:

@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import counters, fpenv
 from .. import types as T
+from ..jit import workers
 from ..vocabulary import renamed
 from . import models as M
 from . import pack as PK
@@ -293,7 +294,7 @@ def _recheck(a32, b32, acc0, res, flag, step, group: int = 1) -> np.ndarray:
         res[np.ix_(rows, cols)] = np.where(blk, r2, cur)
         out[np.ix_(rows, cols)] = blk & (f2 != 0)
 
-    NT._run_jobs(block, list(range(0, urows.size, group)), NT._ncpu())
+    workers.run_jobs(block, list(range(0, urows.size, group)), workers.cpus())
     return out
 
 

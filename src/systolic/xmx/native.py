@@ -23,7 +23,8 @@ with llvmlite's IR builder in :mod:`systolic.xmx.native_ir` and compiled by :mod
 width follows the host (:func:`systolic.jit.vector_bits`: AVX-512 or AVX2). The preparation around them is
 compiled too (issue 24): :func:`widen` (bf16 / fp16 inputs to float32, denormals flushed), B's panels packed and
 widened by the thread that uses them, A's binary64 copy and statistics, the refinement's per-element statistics;
-jobs run on one worker pool per process (:func:`_run_jobs`), as many threads as the CPU affinity allows.
+jobs run on the process's one worker pool (:mod:`systolic.jit.workers`), as many threads as the CPU affinity
+allows.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ import ctypes
 import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .. import jit
+from ..jit import workers
 from . import native_ir
 
 __all__ = ["available", "stage_mma", "fast_mma", "fma32_mma", "widen"]
@@ -48,14 +49,6 @@ VW = 8
 VR = 4
 _CACHE: dict[tuple, object] = {}
 _STATE: dict[str, object] = {}
-
-
-def _ncpu() -> int:
-    """CPUs this process may run on (its affinity: ``taskset -c 0,1`` gives 2 on a 16-core host)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _engine():
@@ -130,7 +123,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
         return acc, flag
     pa, pb, pc, pf = (x.ctypes.data for x in (a32, b32, acc, flag))
     jobs = [(j0, min(n, j0 + col_block)) for j0 in range(0, n, col_block)]
-    nthreads = threads or min(_ncpu(), len(jobs))
+    nthreads = threads or min(workers.cpus(), len(jobs))
 
     scalar_fn, vector_fn, vector_rows = fn
     mr = 0 if robust else m // VR * VR
@@ -146,12 +139,7 @@ def stage_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, thread
         if j1 > jv:
             scalar_fn(pa, pb, pc, pf, n, k, 0, m, jv, j1)
 
-    if nthreads <= 1:
-        for job in jobs:
-            work(job)
-    else:
-        with ThreadPoolExecutor(nthreads) as ex:
-            list(ex.map(work, jobs))
+    workers.for_each(work, jobs, nthreads)         # the process's pool (jit.workers): no threads started per call
     return acc, flag
 
 
@@ -341,10 +329,10 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
     A64, RAC, MAC = _take((m, k)), _take((m, nch)), _take((m, nch))
     MX = np.empty((m, n))   # written only where read (the kernel's comment): mostly never touched
     F = np.empty((m, n), dtype=np.uint8)
-    nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
+    nthreads = threads or min(workers.cpus(), panels * max(1, m // (8 * R)))
     # A's widening and statistics, rows over the threads
     rstep = max(1, -(-m // (nthreads * 2)))
-    _run_jobs(lambda q, i0: astat(A.ctypes.data, A64.ctypes.data, RAC.ctypes.data, MAC.ctypes.data, i0,
+    workers.run_jobs(lambda q, i0: astat(A.ctypes.data, A64.ctypes.data, RAC.ctypes.data, MAC.ctypes.data, i0,
                                   min(m, i0 + rstep), k, kc, sig[0], float(S * T)), list(range(0, m, rstep)),
               nthreads)
     jobs = _jobs(panels, m, nthreads, R)
@@ -357,7 +345,7 @@ def fast_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, T: int, *, sig_bit
         fn(*head, Pk[q].ctypes.data, RB[q].ctypes.data, MB[q].ctypes.data, *tail, p0, p1, i0, i1,
            0 if zero_c else 1, sig[1])
 
-    _run_jobs(call, jobs, nthreads)
+    workers.run_jobs(call, jobs, nthreads)
     _give(A64, RAC, MAC, Pk, RB, MB)
     flag = F.view(bool)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -393,18 +381,18 @@ def _refine(a32, b32, c, acc, mx, flag, T, sig_bits, chunk: int = 1 << 16) -> No
         return
     fn, tpose = fns
     n = b32.shape[1]
-    nthreads = _ncpu()
+    nthreads = workers.cpus()
     B = np.ascontiguousarray(b32, dtype=np.float32)
     Bt = np.empty((n, k), dtype=np.float32)   # B transposed by the compiled kernel, columns over the threads
     cstep = -(-n // (nthreads * _sv())) * _sv()
-    _run_jobs(lambda q, c0: tpose(B.ctypes.data, Bt.ctypes.data, k, n, c0, min(n, c0 + cstep)),
+    workers.run_jobs(lambda q, c0: tpose(B.ctypes.data, Bt.ctypes.data, k, n, c0, min(n, c0 + cstep)),
               list(range(0, n, cstep)), nthreads)
     A = np.ascontiguousarray(a32, dtype=np.float32)
     r_all, q_all = rows.astype(np.int64), cols.astype(np.int64)
     L = np.empty(rows.size, dtype=np.int64)
     P = np.empty(rows.size)
     step = max(256, -(-rows.size // nthreads))
-    _run_jobs(lambda q, s0: fn(A.ctypes.data, Bt.ctypes.data, k, r_all[s0:].ctypes.data, q_all[s0:].ctypes.data,
+    workers.run_jobs(lambda q, s0: fn(A.ctypes.data, Bt.ctypes.data, k, r_all[s0:].ctypes.data, q_all[s0:].ctypes.data,
                                min(rows.size, s0 + step) - s0, L[s0:].ctypes.data, P[s0:].ctypes.data,
                                int(sig_bits[0]), int(sig_bits[1])),
               list(range(0, rows.size, step)), nthreads)
@@ -513,42 +501,6 @@ def _give(*arrays: np.ndarray) -> None:
                     del _SCRATCH[k0]
 
 
-def _pool() -> ThreadPoolExecutor:
-    """The process's worker threads for the kernels (one per CPU, made once: starting threads per call cost
-    0.3-0.7 ms, a tenth of a 1024^3 GEMM on 16 cores)."""
-    with _LOCK:
-        # a forked child inherits the executor but not its threads (work submitted there would never run): one
-        # pool per process
-        if _STATE.get("pool_pid") != os.getpid():
-            _STATE["pool"] = ThreadPoolExecutor(_ncpu(), thread_name_prefix="systolic-xmx")
-            _STATE["pool_pid"] = os.getpid()
-        return _STATE["pool"]
-
-
-def _run_jobs(call, jobs, nthreads: int) -> None:
-    """``call(job_index, job)`` for every job, on up to ``nthreads`` threads of :func:`_pool` (ctypes releases
-    the GIL in the kernels); the calling thread takes a share too."""
-    if nthreads <= 1 or len(jobs) == 1:
-        for q, job in enumerate(jobs):
-            call(q, job)
-        return
-    nxt = iter(range(len(jobs)))
-    lock = threading.Lock()
-
-    def worker():
-        while True:
-            with lock:
-                q = next(nxt, None)
-            if q is None:
-                return
-            call(q, jobs[q])
-
-    futs = [_pool().submit(worker) for _ in range(min(nthreads, len(jobs)) - 1)]
-    worker()
-    for f in futs:
-        f.result()
-
-
 def _result_buffer(shape) -> np.ndarray:
     """An uninitialised float32 result (a seam for the test that proves the kernel never reads it)."""
     return np.empty(shape, dtype=np.float32)
@@ -584,7 +536,7 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
     B = np.ascontiguousarray(b32, dtype=np.float32)
     W = _sv() * V
     panels = -(-n // W)
-    nthreads = threads or min(_ncpu(), panels * max(1, m // (8 * R)))
+    nthreads = threads or min(workers.cpus(), panels * max(1, m // (8 * R)))
     jobs = _jobs(panels, m, nthreads, R)
     KC = SKC if KC is None else KC
     scratch = _take((len(jobs), (KC or k) * W), np.float32)
@@ -595,7 +547,7 @@ def fma32_mma(a32: np.ndarray, b32: np.ndarray, c: np.ndarray, *, threads: int |
         p0, p1, i0, i1 = job
         fn(*ptr, scratch[q].ctypes.data, bad[q:].ctypes.data, m, n, k, p0, p1, i0, i1, 0 if zero_c else 1)
 
-    _run_jobs(call, jobs, nthreads)
+    workers.run_jobs(call, jobs, nthreads)
     _give(scratch)
     # no result non-finite (the usual case): a read-only all-False view, no 1 MB of zeroed pages
     flag = ~np.isfinite(out) if bad.any() else np.broadcast_to(np.False_, (m, n))
@@ -632,11 +584,11 @@ def widen(x: np.ndarray, fmt: str, min_normal: float, *, threads: int | None = N
         return out
     s, d = src.reshape(-1), out.reshape(-1)
     # one pass at memory speed (0.2 ms per 10**6 elements on one Zen 3 core): threads pay only for large arrays
-    nthreads = threads or max(1, min(_ncpu(), size // (1 << 21)))
+    nthreads = threads or max(1, min(workers.cpus(), size // (1 << 21)))
     step = -(-size // nthreads)
 
     def part(q, i0):
         fn(s[i0:].ctypes.data, d[i0:].ctypes.data, min(size, i0 + step) - i0, min_normal)
 
-    _run_jobs(part, list(range(0, size, step)), nthreads)
+    workers.run_jobs(part, list(range(0, size, step)), nthreads)
     return out

@@ -26,8 +26,8 @@ import threading
 import numpy as np
 
 from .. import jit
+from ..jit import workers
 from . import models as M
-from . import native as NT
 from . import native_block_ir as IR
 
 __all__ = ["applies", "available", "gemm", "kernel_shape"]
@@ -127,13 +127,13 @@ def gemm(a32: np.ndarray, b32: np.ndarray, c, kd: int, model: M.NumericsModel, *
     O = np.empty((mp, npn), dtype=np.uint32)
     head = (A.ctypes.data, Bp.ctypes.data, C.ctypes.data, O.ctypes.data, npn, k)
     tail = (model.fraction_bits, model.nan_bits)
-    nthreads = max(1, threads or NT._ncpu())       # the CPUs of this process's affinity mask
+    nthreads = max(1, threads or workers.cpus())       # the CPUs of this process's affinity mask
     # jobs of (row range, panel range), about four per thread: panels first, rows too when panels are few
     pstep = -(-panels // (nthreads * 4))
     rchunks = max(1, min(mp // R, -(-nthreads * 4 // -(-panels // pstep))))
     rstep = -(-(mp // R) // rchunks) * R
     jobs = [(i0, min(mp, i0 + rstep), p0, min(panels, p0 + pstep))
             for p0 in range(0, panels, pstep) for i0 in range(0, mp, rstep)]
-    # the xmx kernels' one worker pool (made once per process; ctypes releases the GIL during each call)
-    NT._run_jobs(lambda _q, j: fn(*head, *j, *tail), jobs, nthreads)
+    # the process's one worker pool (jit.workers; ctypes releases the GIL during each call)
+    workers.run_jobs(lambda _q, j: fn(*head, *j, *tail), jobs, nthreads)
     return O[:m, :n]
