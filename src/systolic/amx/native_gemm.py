@@ -39,6 +39,7 @@ import ctypes
 import functools
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,8 +127,27 @@ def _compiled(mnemonic: str, prefetch: int = 0, micro: str = "row", t1: str = ""
     return got
 
 
+def _stop_workers(ctrl: np.ndarray, size: int, pid: int, lock: threading.Lock, threads: list) -> None:
+    """Tell a pool's workers to return (stop flag, then each generation moved and woken) and join them. A no-op
+    in a forked child (the workers are the parent's; the lock may have been copied held)."""
+    if os.getpid() != pid:
+        return
+    with lock:
+        ctrl[CTRL_STOP // 8] = 1
+        libc = ctypes.CDLL(None)
+        for w in range(1, size):
+            g = ctrl[(CTRL_WORKERS + 64 * w) // 8:(CTRL_WORKERS + 64 * w) // 8 + 1].view(np.int32)
+            g[0] += 1
+            # FUTEX_WAKE_PRIVATE on the worker's generation word, through the C library
+            libc.syscall(ctypes.c_long(202), ctypes.c_void_p(g.ctypes.data), ctypes.c_long(129), ctypes.c_int(1))
+    for t in threads:
+        t.join(timeout=1.0)
+
+
 class _Pool:
-    """Resident worker threads (``size - 1`` of them; the caller is worker 0), parked in pool_worker."""
+    """Resident worker threads (``size - 1`` of them; the caller is worker 0), parked in pool_worker. They are
+    told to return when the pool is collected or the interpreter exits (a finalizer that holds the control block,
+    so no worker ever touches freed memory)."""
 
     def __init__(self, size: int):
         self.size = size
@@ -143,25 +163,21 @@ class _Pool:
                                          name=f"amx-gemm-{w}") for w in range(1, size)]
         for t in self.threads:
             t.start()
+        self._finalizer = weakref.finalize(self, _stop_workers, self.ctrl, size, self.pid, self.lock, self.threads)
 
     def run(self, shares: np.ndarray, address: int) -> None:
         """Run the len(shares) <= size shares (at ``address``): share 0 here, share w on worker w (only those
         are woken)."""
+        if not 1 <= len(shares) <= self.size:
+            # pool_run would index control words past the block (or loop 2**64 times on zero shares)
+            raise InvalidValue("a pool job has 1 to size shares", rule="native GEMM pool: 1 <= shares <= workers",
+                               values={"shares": len(shares), "size": self.size})
         with self.lock:
             self.ctrl[CTRL_SHARES // 8] = address
             self._run(self.ctrl_at, len(shares))
 
     def stop(self) -> None:
-        with self.lock:
-            self.ctrl[CTRL_STOP // 8] = 1
-            libc = ctypes.CDLL(None)
-            for w in range(1, self.size):
-                g = self.ctrl[(CTRL_WORKERS + 64 * w) // 8:(CTRL_WORKERS + 64 * w) // 8 + 1].view(np.int32)
-                g[0] += 1
-                # FUTEX_WAKE_PRIVATE on the worker's generation word, through the C library
-                libc.syscall(ctypes.c_long(202), ctypes.c_void_p(g.ctypes.data), ctypes.c_long(129), ctypes.c_int(1))
-        for t in self.threads:
-            t.join(timeout=1.0)
+        self._finalizer()
 
 
 _pool_obj: list = []
@@ -173,11 +189,20 @@ def _pool() -> _Pool:
         if _pool_obj and _pool_obj[0].pid != os.getpid():
             _pool_obj.clear()  # a forked child has the pool's memory but not its threads: start a new one
         if not _pool_obj:
-            import atexit
-            pool = _Pool(cpus())
-            _pool_obj.append(pool)
-            atexit.register(pool.stop)
+            _pool_obj.append(_Pool(cpus()))
         return _pool_obj[0]
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while another thread held the module lock (compiling, packing, making the pool) would
+    deadlock on its first GEMM: it gets a fresh lock, and no pool (the parent's workers are not its own)."""
+    global _lock
+    _lock = threading.Lock()
+    _pool_obj.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 #: all eight tiles 16 rows x 64 bytes
