@@ -19,6 +19,8 @@ def test_matmul_memory_error_while_computing_is_typed(monkeypatch, dtype):
     monkeypatch.setattr(xmx_gemm.KN, "float_mma", boom)
     from systolic.jit import int_gemm
     monkeypatch.setattr(int_gemm, "gemm", boom)          # the integer fast path of hosts without AMX
+    from systolic.amx import native_matmul
+    monkeypatch.setattr(native_matmul, "run", boom)      # and of hosts with AMX-INT8 (xmx on AMX)
     with pytest.raises(InvalidValue) as e:
         xmx.matmul(np.ones((8, 32), dtype), np.ones((32, 16), dtype))
     assert e.value.values == {"M": 8, "K": 32, "N": 16}
