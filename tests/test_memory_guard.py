@@ -18,7 +18,8 @@ from systolic.xmx import gemm as xmx_gemm
 #: engine -> (matmul, the gemm module that calls the guard, keyword arguments per operand dtype, the smallest
 #: charge per result of its cheapest path)
 ENGINES = {
-    "amx": (amx.matmul, amx_gemm, lambda dt: {"device": "graniterapids" if dt == np.float16 else "sapphirerapids"}, 8),
+    # amx: native AMX where the host has it, 5 bytes a result at M = N = K (int8 B packed, int32 C); 8 elsewhere
+    "amx": (amx.matmul, amx_gemm, lambda dt: {"device": "graniterapids" if dt == np.float16 else "sapphirerapids"}, 5),
     "xmx": (xmx.matmul, xmx_gemm, lambda dt: {}, 8),     # the integer path charges 10 bytes a result (int16 A/B, int32 C)
 }
 

@@ -190,3 +190,18 @@ def test_self_check_tmuls_stay_out_of_the_callers_recording(monkeypatch):
         ok, detail = native_matmul.self_check("tdpbsud")
     assert ok, detail
     assert rec.total("amx") == 0
+
+
+def test_a_reference_that_cannot_run_is_no_verdict(monkeypatch):
+    """The self-check's emulator reference running out of memory is no verdict on the hardware: not passed now,
+    and no outcome kept, so the next use checks again (it once disabled the native path for the rest of the
+    process: a test that makes the emulator raise MemoryError, run first in an xdist worker, failed later tests
+    there, and the caller saw an error about the self-check's shapes instead of its own)."""
+    monkeypatch.setattr(NM, "_checks", {})
+
+    def boom(*args, **kw):
+        raise MemoryError("Unable to allocate 256. GiB")
+    monkeypatch.setattr(NM, "_emulator", [boom])
+    passed, why = NM.self_check("tdpbssd")
+    assert not passed and "reference could not run" in why and "MemoryError" in why
+    assert "tdpbssd" not in NM._checks

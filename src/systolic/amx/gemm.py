@@ -119,12 +119,17 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
     N = b.shape[1]
     per = 4 if integer else 2                      # elements per dword
     kp = -(-K // per) * per                        # K padded to whole dwords
-    # a lower bound of the path's peak (tracemalloc, tests/test_memory_guard.py). int8 (jit.int_gemm or native
-    # AMX): A and B as int16 (2 bytes an element: jit.int_gemm's packed copies), C as int32; floats: A and B as
-    # 32-bit words (the packed fp32 copies) and 4 bytes a result (C is read in place)
-    need = (2 * M * kp + 2 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 4 * M * N)
-    refuse_beyond_memory("amx.matmul", M, K, N, need)
-    try:
+    # a lower bound of the path's peak (tracemalloc, tests/test_memory_guard.py). Native AMX (where it will
+    # run): B packed at its own element size (A is read in place) and the 4-byte result; the emulator paths:
+    # int8 (jit.int_gemm) A and B as int16 (2 bytes an element: its packed copies), C as int32; floats A and B
+    # as 32-bit words (the packed fp32 copies) and 4 bytes a result (C is read in place). The native bound is
+    # the smaller: charging the emulator's on an AMX host refused GEMMs that fit (device call 9, this session)
+    try:           # (the native check may run the self-check, whose emulator reference may run out of memory)
+        if method == "auto" and M and N and kp and native_matmul.usable(mn, model.name)[0]:
+            need = a.dtype.itemsize * kp * N + 4 * M * N
+        else:
+            need = (2 * M * kp + 2 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 4 * M * N)
+        refuse_beyond_memory("amx.matmul", M, K, N, need)
         return _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
     except MemoryError as e:
         raise out_of_memory("amx.matmul", M, K, N, e) from None

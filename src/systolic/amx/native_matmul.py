@@ -165,31 +165,44 @@ def self_check(mnemonic: str) -> tuple[bool, str]:
         got = _checks.get(mnemonic)
         if got is not None:
             return got
-        try:
-            from . import native_gemm
-            if not _emulator:
-                # systolic.amx loads gemm lazily: a first native use through xmx.matmul (or this function called
-                # directly) comes before it, and the check must not fail for want of its reference
-                # systolic.amx.matmul (the package's lazy attribute) loads systolic.amx.gemm, which registers it
-                from . import matmul  # noqa: F401
-            emulate = _emulator[0]
-            # the check's own TMULs are not the caller's: kept out of any counters.recording() that is open
-            with counters.suspended():
-                bad, total = _compare(mnemonic, emulate, native_gemm)
-            got = (bad == 0, f"{total} dot products, {bad} differ" if bad else f"{total} dot products agree")
-        except Exception as exc:  # a failing native call must leave the emulator working
-            got = (False, f"{type(exc).__name__}: {exc}")
+        if not _emulator:
+            # systolic.amx loads gemm lazily: a first native use through xmx.matmul (or this function called
+            # directly) comes before it, and the check must not fail for want of its reference
+            # systolic.amx.matmul (the package's lazy attribute) loads systolic.amx.gemm, which registers it
+            from . import matmul  # noqa: F401
+        # the check's own TMULs are not the caller's: kept out of any counters.recording() that is open
+        with counters.suspended():
+            # the reference first, outside the verdict: an emulator that cannot run now (out of memory, say)
+            # says nothing about the hardware, so no outcome is kept (the next use checks again) and this call
+            # takes the emulator path, which reports its own failure with the caller's shapes
+            try:
+                refs = _references(mnemonic, _emulator[0])
+            except Exception as exc:
+                return False, f"the emulator's reference could not run ({type(exc).__name__}: {exc}); not kept"
+            try:
+                from . import native_gemm
+                bad, total = _compare(refs, native_gemm)
+                got = (bad == 0, f"{total} dot products, {bad} differ" if bad else f"{total} dot products agree")
+            except Exception as exc:  # a failing native call must leave the emulator working
+                got = (False, f"{type(exc).__name__}: {exc}")
         _checks[mnemonic] = got
         return got
 
 
-def _compare(mnemonic, emulate, native_gemm) -> tuple[int, int]:
-    """(differing, total) dot products of the self-check's operands, native against the emulator."""
-    bad = total = 0
+def _references(mnemonic, emulate) -> list:
+    """The self-check's operands (two seeds) with the emulator's results (never the native path)."""
+    cpu = "graniterapids" if mnemonic == "tdpfp16ps" else "sapphirerapids"
+    out = []
     for seed in (1, 2):
         a, b, c = _self_check_operands(mnemonic, seed)
-        cpu = "graniterapids" if mnemonic == "tdpfp16ps" else "sapphirerapids"
-        want = emulate(a, b, c, cpu)                           # the emulator (never the native path)
+        out.append((a, b, c, emulate(a, b, c, cpu)))
+    return out
+
+
+def _compare(refs, native_gemm) -> tuple[int, int]:
+    """(differing, total) dot products of the self-check's operands, native against the emulator."""
+    bad = total = 0
+    for a, b, c, want in refs:
         have = native_gemm.matmul(a, b, c=c, threads=1)
         total += want.size
         bad += int(np.count_nonzero(want.view(np.uint32) != have.view(np.uint32)))
