@@ -11,6 +11,7 @@ import pytest
 
 from systolic import amx, host, xmx
 from systolic.amx import gemm as amx_gemm
+from systolic.amx import native_matmul
 from systolic.errors import InvalidValue
 from systolic.jit import scratch
 from systolic.xmx import gemm as xmx_gemm
@@ -19,7 +20,8 @@ from systolic.xmx import gemm as xmx_gemm
 #: charge per result of its cheapest path)
 ENGINES = {
     # amx: native AMX where the host has it, 5 bytes a result at M = N = K (int8 B packed, int32 C); 8 elsewhere
-    "amx": (amx.matmul, amx_gemm, lambda dt: {"device": "graniterapids" if dt == np.float16 else "sapphirerapids"}, 5),
+    "amx": (amx.matmul, amx_gemm, lambda dt: {"device": "graniterapids" if dt == np.float16 else "sapphirerapids"},
+            5 if native_matmul.usable("tdpbssd", "sapphirerapids")[0] else 8),
     "xmx": (xmx.matmul, xmx_gemm, lambda dt: {}, 8),     # the integer path charges 10 bytes a result (int16 A/B, int32 C)
 }
 

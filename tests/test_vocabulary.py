@@ -325,7 +325,6 @@ def test_sycl_queue_amx_backend():
         sycl.queue("spr", path="exact")
 
 
-
 def test_sycl_queue_hands_the_tile_compiler_its_own_backend_name(monkeypatch):
     """amx_backend="native" reads back as given, and the compiled program is still run by the tile compiler's
     whole-program JIT (its backend "llvm"; its "native" would run each instruction on its own)."""

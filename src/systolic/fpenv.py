@@ -8,8 +8,8 @@ or another rounding mode for its thread, and the threads it creates inherit it. 
 every result, for a rounding mode) would then be silently wrong.
 
 So the entry points that compute floats run under :func:`default`: MXCSR's control bits are set to the
-IEEE defaults (0x1F80) for the call, and the caller's MXCSR is restored afterwards; threads started inside
-(the kernels' worker pools) inherit the defaults. Reading and writing MXCSR takes ``stmxcsr``/``ldmxcsr``
+IEEE defaults (0x1F80) for the call, and the caller's MXCSR is restored afterwards; the kernels' shared worker
+pool (:mod:`systolic.jit.workers`) runs each share under the caller's control bits and restores its own after. Reading and writing MXCSR takes ``stmxcsr``/``ldmxcsr``
 (Intel SDM Vol. 1 §10.2.3), compiled once by llvmlite; where that is impossible (not x86-64) this module does
 nothing, and :func:`read` returns None.
 """

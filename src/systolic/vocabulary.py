@@ -62,7 +62,6 @@ def renamed(old_kwargs: dict, names: dict[str, str], where: str, *, stacklevel: 
     return out
 
 
-
 def spelled(old: str, means: dict, where: str, *, stacklevel: int = 3, **given) -> dict:
     """The new keywords' values that an older value stands for, with a DeprecationWarning. ``old``: the older
     spelling as the caller wrote it (``"backend='spec'"``); ``means``: the new keywords it stands for

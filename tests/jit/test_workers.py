@@ -128,7 +128,8 @@ def test_nested_calls_do_not_wait_for_a_busy_pool():
     # every pool thread runs an outer job that calls run_jobs again (asking for no more threads than the pool
     # has, so no larger pool is made): the inner shares cannot get a thread, the inner callers must do the work
     # themselves and not wait for shares queued behind the outer jobs
-    outer = workers.cpus() + 1
+    # (sized from the pool as it is now: an earlier test may have grown it beyond cpus())
+    outer = workers.executor()._max_workers + 1
     gate = threading.Barrier(outer, timeout=WAIT)
     total = []
     lock = threading.Lock()

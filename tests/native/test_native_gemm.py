@@ -209,7 +209,9 @@ def test_bad_arguments_are_typed_errors():
                 dict(prefetch="3"), dict(block_m=100), dict(block_n=0), dict(block_m=True)):
         with pytest.raises(InvalidValue, match="must be an integer"):
             G.matmul(a, pb, **bad)
-    for out in (np.zeros((4, 4), np.float32), np.zeros((4, 5), np.int32), [[0] * 4] * 4):
+    ro = np.zeros((4, 4), np.int32)
+    ro.flags.writeable = False          # (was numpy's bare ValueError when the result was copied into it)
+    for out in (np.zeros((4, 4), np.float32), np.zeros((4, 5), np.int32), [[0] * 4] * 4, ro):
         with pytest.raises(InvalidValue, match="out must be"):
             G.matmul(a, pb, out=out)
 

@@ -125,7 +125,8 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
     # as 32-bit words (the packed fp32 copies) and 4 bytes a result (C is read in place). The native bound is
     # the smaller: charging the emulator's on an AMX host refused GEMMs that fit (device call 9, this session)
     try:           # (the native check may run the self-check, whose emulator reference may run out of memory)
-        if method == "auto" and M and N and kp and native_matmul.usable(mn, model.name)[0]:
+        if (method == "auto" and M and N and kp and (integer or kp >= 32)
+                and native_matmul.usable(mn, model.name)[0]):
             need = a.dtype.itemsize * kp * N + 4 * M * N
         else:
             need = (2 * M * kp + 2 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 4 * M * N)

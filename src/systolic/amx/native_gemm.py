@@ -430,7 +430,7 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
 
     * several workers on a small product: the dynamic schedule over 64 x 256 regions (workers woken late take
       fewer; 2 and 16 workers at 1024^3 gained 10-60% over the static rectangles), 32 x 256 over the whole K on
-      8 or more workers (benchmarks/results/native_gemm_wave3.md, call 6);
+      8 or more workers (measured on 16: benchmarks/results/native_gemm_wave3.md, call 6);
     * otherwise the static rectangles of :func:`plan`, 128 x 512 regions;
     * bf16 on many workers: K blocks of 16 steps, B pair resident; int8 on many workers: whole K, prefetch 2;
       few workers on a short K: K blocks of 8 (16 on one worker), A pair resident;
@@ -445,8 +445,9 @@ def tuning(mp: int, np_: int, ksteps: int, threads: int, esize: int) -> dict:
     if threads >= 8:
         out.update(dict(k_block=16, order="n", prefetch=0) if esize == 2 else dict(k_block=0, order="n", prefetch=2))
         if small:
-            # 32-row regions over the whole K (device calls 6, this session: 1024^3 on 16 threads, the best of ten
-            # region/K-block variants in all four rounds, 3-9% over 64 x 256 with K blocks)
+            # 32-row regions over the whole K (device call 6 of benchmarks/results/native_gemm_wave3.md, 1024^3 on
+            # 16 workers only: above the previous default in all four rounds, 3-9%, and the best of ten
+            # region/K-block variants in three of them)
             out.update(block_m=32, k_block=0)
     elif ksteps <= 32:
         out.update(dict(k_block=16, order="m", prefetch=2) if threads == 1 else dict(k_block=8, order="m", prefetch=0))
@@ -538,13 +539,14 @@ def _check_schedule_options(runtime, order, prefetch, micro, t1, schedule, threa
                            values={"schedule": schedule})
 
 
-def _writes_into(out, a: np.ndarray, c, padded: bool) -> bool:
+def _writes_into(out, a: np.ndarray, c, padded: bool, packed=None) -> bool:
     """Whether the kernel can store its tiles straight into the caller's ``out`` (no result buffer, no copy, no
     fresh pages to fault in): unpadded, rows of unit-stride elements on a non-negative row stride, and no memory
-    shared with A or with C (the kernel reads A and C while other workers write)."""
+    possibly shared with A, C or packed B (the kernel reads them while other workers write; numpy's cautious
+    overlap test: an exact one can take long on interleaved views, and a false alarm only costs a copy)."""
     return (out is not None and not padded and out.strides[1] == out.itemsize and out.strides[0] >= out.shape[1]
-            * out.itemsize and out.flags.writeable and not np.shares_memory(out, a)
-            and (c is None or not np.shares_memory(out, c)))
+            * out.itemsize and out.flags.writeable
+            and not any(x is not None and np.may_share_memory(out, x) for x in (a, c, packed)))
 
 
 def _kernel_operands(a: np.ndarray, pb: PackedB, c, cdt, mp: int, out=None):
@@ -560,7 +562,7 @@ def _kernel_operands(a: np.ndarray, pb: PackedB, c, cdt, mp: int, out=None):
     else:
         ap = a
     padded = mp != m or pb.np_ != pb.n
-    direct = _writes_into(out, a, c, padded)
+    direct = _writes_into(out, a, c, padded, pb.data)
     if c is None:
         cp = out if direct else aligned_empty((mp, pb.np_), cdt)
         return ap, cp, cp, padded
@@ -630,10 +632,13 @@ def matmul(a: np.ndarray, b, *, threads: int | None = None, block_m: int | None 
         raise InvalidValue(f"c must be ({m}, {pb.n}) {np.dtype(cdt)}", rule="native GEMM: c is M x N of the C dtype",
                            values={"shape": c.shape, "dtype": str(c.dtype)})
     _check_schedule_options(runtime, order, prefetch, micro, t1, schedule, threads, k_block, block_m, block_n)
-    if out is not None and (not isinstance(out, np.ndarray) or out.shape != (m, pb.n) or out.dtype != cdt):
-        raise InvalidValue(f"out must be a ({m}, {pb.n}) {np.dtype(cdt)} array", rule="native GEMM: out is M x N of "
-                           "the C dtype", values={"shape": getattr(out, "shape", None),
-                                                  "dtype": str(getattr(out, "dtype", type(out).__name__))})
+    if out is not None and (not isinstance(out, np.ndarray) or out.shape != (m, pb.n) or out.dtype != cdt
+                            or not out.flags.writeable):
+        raise InvalidValue(f"out must be a writeable ({m}, {pb.n}) {np.dtype(cdt)} array", rule="native GEMM: out "
+                           "is a writeable M x N array of the C dtype", values={
+                               "shape": getattr(out, "shape", None),
+                               "dtype": str(getattr(out, "dtype", type(out).__name__)),
+                               "writeable": bool(getattr(getattr(out, "flags", None), "writeable", False))})
     if m == 0 or pb.n == 0 or k == 0:
         # nothing to multiply (the kernel's loops run at least once): the empty sum is +0, or c untouched
         res = np.zeros((m, pb.n), cdt) if c is None else c.copy()

@@ -160,7 +160,8 @@ def _self_check_operands(mnemonic: str, seed: int):
 
 def self_check(mnemonic: str) -> tuple[bool, str]:
     """Compare native AMX with the emulator on 3840 dot products with specials (once per process per
-    instruction; the outcome is kept). Returns (passed, detail)."""
+    instruction; the outcome is kept, except where the emulator's reference itself could not run: then
+    (False, why) now and the next use checks again). Returns (passed, detail)."""
     with _lock:
         got = _checks.get(mnemonic)
         if got is not None:
