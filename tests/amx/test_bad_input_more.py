@@ -107,6 +107,8 @@ def test_matmul_memory_error_while_computing_is_typed(monkeypatch, inner, dtype)
     def boom(*args, **kw):
         raise MemoryError("Unable to allocate 256. GiB")
     monkeypatch.setattr(amx_gemm, inner, boom)
+    from systolic.amx import native_matmul
+    monkeypatch.setattr(native_matmul, "run", boom)      # AMX hosts: the native path, where it runs, fails too
     with pytest.raises(InvalidValue) as e:
         matmul(np.ones((4, 8), dtype), np.ones((8, 2), dtype))
     assert e.value.values == {"M": 4, "K": 8, "N": 2}
