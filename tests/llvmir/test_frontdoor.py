@@ -161,7 +161,9 @@ def test_missing_clang_names_both_ways(monkeypatch):
     assert "systolic[clang]" in str(e.value) and "PATH" in str(e.value)
 
 
-def test_bad_inputs_to_the_facts_are_typed():
+def test_bad_inputs_to_the_facts_are_typed(monkeypatch):
+    # no clang at all: bad arguments are InvalidValue before clang is looked for (not ClangUnavailable)
+    monkeypatch.setenv("SYSTOLIC_CLANG", "/nonexistent/clang-99")
     with pytest.raises(InvalidValue):
         facts.int_value(None)
     with pytest.raises(InvalidValue):

@@ -173,6 +173,20 @@ def compile_file(path: str | os.PathLike, *, language: str | None = None, triple
         raise InvalidValue(f"opt must be one of -O0 -O1 -O2 -O3 -Os -Oz, not {opt!r}", rule="llvmir.clang: opt",
                            values={"opt": opt})
     user = _check_str_seq("flags", flags)
+    # every argument is checked before clang is looked for: bad input is InvalidValue on any machine
+    if defines is not None and not isinstance(defines, Mapping):
+        raise InvalidValue("defines must be a mapping of NAME -> value (None for a bare -DNAME)",
+                           rule="llvmir.clang: defines", values={"defines": defines})
+    extra = []
+    for name, value in (defines or {}).items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise InvalidValue(f"a define's name must be a C identifier, not {name!r}",
+                               rule="llvmir.clang: defines", values={"name": name})
+        extra.append(f"-D{name}" if value is None else f"-D{name}={value}")
+    for d in _check_str_seq("include_dirs", include_dirs):
+        extra += ["-I", d]
+    for f in _check_str_seq("include_files", include_files):
+        extra += ["-include", f]
     cmd = find_clang()
     args = [*cmd, "-x", xname, *_resource_flags(cmd)]
     if not any(f.startswith("--target=") or f == "-target" for f in user):
@@ -183,18 +197,7 @@ def compile_file(path: str | os.PathLike, *, language: str | None = None, triple
     args.append(opt)
     if debug:
         args.append("-g")
-    if defines is not None and not isinstance(defines, Mapping):
-        raise InvalidValue("defines must be a mapping of NAME -> value (None for a bare -DNAME)",
-                           rule="llvmir.clang: defines", values={"defines": defines})
-    for name, value in (defines or {}).items():
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
-            raise InvalidValue(f"a define's name must be a C identifier, not {name!r}",
-                               rule="llvmir.clang: defines", values={"name": name})
-        args.append(f"-D{name}" if value is None else f"-D{name}={value}")
-    for d in _check_str_seq("include_dirs", include_dirs):
-        args += ["-I", d]
-    for f in _check_str_seq("include_files", include_files):
-        args += ["-include", f]
+    args += extra
     args += user
     with tempfile.TemporaryDirectory(prefix="systolic-clang-") as tmp:
         out_ll = Path(tmp) / "out.ll"
