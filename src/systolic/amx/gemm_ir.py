@@ -12,7 +12,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..jit.build import (F32, F64, I1, I8, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, intrinsic,
-                         no_unroll, splat, vec, vload, vstore)
+                         no_unroll, smin, splat, vec, vload, vstore)
 
 __all__ = ["module", "fast_module", "TWO_M126", "TWO_64", "TWO_M62", "TILE_DWORDS"]
 
@@ -136,7 +136,7 @@ def module(lanes: int, u_check: int, u_fast: int, prefetch_rows: int) -> ir.Modu
     lkt = Loop(b, i64(0), K2, KT, name="kt")
     k0 = lkt.index
     krest = b.sub(K2, k0)
-    klen = b.select(b.icmp_signed("<", krest, KT), krest, KT)
+    klen = smin(b, krest, KT)
     k02 = b.shl(k0, i64(1))
     lg = Loop(b, i64(0), N, group, name="g")
     g = lg.index
@@ -362,7 +362,7 @@ def _micro_fast(ops: _Ops, R: int, G: int):
     lt = Loop(b, i64(0), klen, TILE_DWORDS, name="t")
     t0 = lt.index
     rest = b.sub(klen, t0)
-    tl = b.select(b.icmp_signed("<", rest, i64(TILE_DWORDS)), rest, i64(TILE_DWORDS))
+    tl = smin(b, rest, i64(TILE_DWORDS))
     def step(k, accs):
         """One dword step of every chain of the block: 2G vectors of B, R broadcast pairs of A, 2 R G FMAs."""
         brow = at(b, F32, bp, b.mul(k, i64(2 * NR)))
@@ -449,17 +449,17 @@ def fast_module(lanes: int, R: int, G: int) -> ir.Module:
     lk = Loop(b, i64(0), K2, kc, name="kb")
     k0 = lk.index
     rest = b.sub(K2, k0)
-    klen = b.select(b.icmp_signed("<", rest, kc), rest, kc)
+    klen = smin(b, rest, kc)
     lm = Loop(b, i64(0), mp, mc, name="mb")
     i0 = lm.index
     iend = b.add(i0, mc)
-    i1 = b.select(b.icmp_signed("<", iend, mp), iend, mp)
+    i1 = smin(b, iend, mp)
     lp = Loop(b, p0, p1, 1, name="p")
     p = lp.index
     bblk = at(b, F32, Bp, b.mul(b.add(b.mul(p, K2), k0), i64(2 * NR)))
     col = b.mul(p, i64(NR))
     ncol = b.sub(N, col)
-    ncol = b.select(b.icmp_signed("<", ncol, i64(NR)), ncol, i64(NR))
+    ncol = smin(b, ncol, i64(NR))
     # while the row blocks run on this panel's block of B (in L1), the next panel's block is prefetched in equal
     # shares (at the first row block it would come from L3 / memory at the kernel's pace otherwise)
     nxt = at(b, F32, Bp, b.mul(b.add(b.mul(b.add(p, i64(1)), K2), k0), i64(2 * NR)))
@@ -472,7 +472,7 @@ def fast_module(lanes: int, R: int, G: int) -> ir.Module:
     with b.if_then(b.and_(has_next, ir.Constant(I1, int(PREFETCH_B)))):
         first = b.mul(b.sdiv(b.sub(i, i0), i64(R)), share)
         last = b.add(first, share)
-        last = b.select(b.icmp_signed("<", last, lines), last, lines)
+        last = smin(b, last, lines)
         lf = Loop(b, first, last, 1, name="pf")
         b.call(prefetch, [at(b, I8, nxt, b.mul(lf.index, i64(64))), ir.Constant(I32, 0), ir.Constant(I32, 3),
                           ir.Constant(I32, 1)])

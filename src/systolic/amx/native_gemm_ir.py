@@ -24,7 +24,7 @@ from llvmlite import ir
 from ..errors import InvalidValue
 
 from ..jit.build import (I1, I8, I16, I32, I64, PTR, VOID, Loop, at, declare, define, function_pointer, i64,
-                         store_atomic, vec)
+                         store_atomic, umin, vec)
 from ..jit.x86amx import Amx
 from . import isa
 
@@ -124,7 +124,7 @@ def _gemm(m: ir.Module, mnemonic: str, amx_class=Amx, prefetch_steps: int = 0, m
     lkb = Loop(b, i64(0), ksteps, kc, name="kb", unsigned=True, do_while=True)
     kb = lkb.index
     kend0 = b.add(kb, kc)
-    kend = b.select(b.icmp_unsigned(">", kend0, ksteps), ksteps, kend0)
+    kend = umin(b, kend0, ksteps)
     first = b.icmp_unsigned("==", kb, i64(0))
     last = b.icmp_unsigned("==", kend, ksteps)
     # the region's 32x32 blocks, one order or the other (a division per block: nothing next to its K loop)

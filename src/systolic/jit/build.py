@@ -15,7 +15,7 @@ from llvmlite import ir
 
 __all__ = ["I1", "I8", "I16", "I32", "I64", "F32", "F64", "VOID", "PTR", "vec", "splat", "f64_bits", "i64", "define",
            "declare", "intrinsic", "at", "vload", "vstore", "broadcast", "Loop", "two_sum", "or_all",
-           "new_module", "load_volatile", "store_volatile", "function_pointer", "store_atomic"]
+           "new_module", "load_volatile", "store_volatile", "function_pointer", "store_atomic", "smin", "umin"]
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 F32, F64, VOID = ir.FloatType(), ir.DoubleType(), ir.VoidType()
@@ -103,6 +103,16 @@ def broadcast(b: ir.IRBuilder, scalar, n: int, name: str = ""):
     ty = vec(scalar.type, n)
     v = b.insert_element(ir.Constant(ty, ir.Undefined), scalar, ir.Constant(I32, 0))
     return b.shuffle_vector(v, ir.Constant(ty, ir.Undefined), ir.Constant(vec(I32, n), [0] * n), name=name)
+
+
+def smin(b: ir.IRBuilder, x, y):
+    """min(x, y) of signed integers (scalars or vectors): the clamp of a block's end or length to what is left."""
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def umin(b: ir.IRBuilder, x, y):
+    """min(x, y) of unsigned integers (scalars or vectors)."""
+    return b.select(b.icmp_unsigned("<", x, y), x, y)
 
 
 def two_sum(b: ir.IRBuilder, x, y):

@@ -34,7 +34,7 @@ import numpy as np
 from llvmlite import ir
 
 from . import scratch, workers
-from .build import (I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, no_unroll, vec, vload,
+from .build import (I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, i64, no_unroll, smin, vec, vload,
                     vstore)
 
 __all__ = ["available", "gemm", "module", "BLOCK", "KC", "MC", "SMALL_WORK"]
@@ -80,20 +80,20 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
     lk = Loop(b, i64(0), K2, kc, name="kb")
     k0 = lk.index
     rest = b.sub(K2, k0)
-    klen = b.select(b.icmp_signed("<", rest, kc), rest, kc)
+    klen = smin(b, rest, kc)
     first = b.icmp_signed("==", k0, i64(0))
     src = b.select(first, Cin, C)                  # the first K block reads C's initial values, the others its sums
     useold = b.zext(b.or_(b.not_(first), has_cin), I64)
     lm = Loop(b, i64(0), mp, mc, name="mb")
     i0 = lm.index
     iend = b.add(i0, mc)
-    i1 = b.select(b.icmp_signed("<", iend, mp), iend, mp)
+    i1 = smin(b, iend, mp)
     lp = Loop(b, p0, p1, 1, name="p")
     p = lp.index
     bblk = at(b, I32, Bp, b.mul(b.add(b.mul(p, K2), k0), i64(W)))     # panel p, pair row k0
     col = b.mul(p, i64(W))
     ncol = b.sub(N, col)
-    ncol = b.select(b.icmp_signed("<", ncol, i64(W)), ncol, i64(W))
+    ncol = smin(b, ncol, i64(W))
     # while the row blocks run on this panel's block of B (in L1), the next panel's block is prefetched in equal
     # shares (its first row block would otherwise wait for it from L3 / memory)
     nxt = at(b, I32, Bp, b.mul(b.add(b.mul(b.add(p, i64(1)), K2), k0), i64(W)))
@@ -106,7 +106,7 @@ def _igemm(m: ir.Module, bits: int, R: int, V: int) -> None:
     with b.if_then(has_next):
         first = b.mul(b.sdiv(b.sub(i, i0), i64(R)), share)
         last = b.add(first, share)
-        lf = Loop(b, first, b.select(b.icmp_signed("<", last, lines), last, lines), 1, name="pf")
+        lf = Loop(b, first, smin(b, last, lines), 1, name="pf")
         b.call(prefetch, [at(b, I8, nxt, b.mul(lf.index, i64(64))), ir.Constant(I32, 0), ir.Constant(I32, 3),
                           ir.Constant(I32, 1)])
         lf.close()

@@ -28,7 +28,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..jit.build import (F32, F64, I1, I8, I16, I32, I64, PTR, VOID, Loop, at, broadcast, declare, define, f64_bits,
-                         i64, intrinsic, load_volatile, or_all, splat, store_volatile, two_sum, vec, vload, vstore)
+                         i64, intrinsic, load_volatile, or_all, smin, splat, store_volatile, two_sum, vec, vload, vstore)
 
 __all__ = ["checked_module", "fma32_module", "fast_module", "refine_module", "widen_module", "EXP_MASK", "masked_load",
            "masked_store", "lane_mask", "pack_panel"]
@@ -284,7 +284,7 @@ def build_gmma(m: ir.Module, R: int, V: int, SV: int, KC: int = 0) -> str:
     pcol = b.mul(lp.index, i64(W))
     lc = Loop(b, i64(0), K, kstep, name="kc")
     kc0 = lc.index
-    kc1 = b.select(b.icmp_signed("<", b.add(kc0, kstep), K), b.add(kc0, kstep), K)
+    kc1 = smin(b, b.add(kc0, kstep), K)
     klen = b.sub(kc1, kc0)
     masks = pack_panel(b, at(b, F32, B, b.mul(kc0, N)), Pk, N, pcol, N, klen, SV, V, F32)
     load_c = b.or_(b.icmp_signed("!=", hasC, i64(0)), b.icmp_signed(">", kc0, i64(0)))
