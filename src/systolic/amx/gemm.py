@@ -125,18 +125,19 @@ def _matmul_cpu(a, b, c, *, cpu, method, threads):
     # as 32-bit words (the packed fp32 copies) and 4 bytes a result (C is read in place). The native bound is
     # the smaller: charging the emulator's on an AMX host refused GEMMs that fit (device call 9, this session)
     try:           # (the native check may run the self-check, whose emulator reference may run out of memory)
-        if (method == "auto" and M and N and kp and (integer or kp >= 32)
-                and native_matmul.usable(mn, model.name)[0]):
+        # asked once per call: the guard's charge and the body's choice of path read the same answer
+        native = bool(method == "auto" and M and N and kp and native_matmul.usable(mn, model.name)[0])
+        if native and (integer or kp >= 32):       # (float K below one tile-K block runs on the emulator)
             need = a.dtype.itemsize * kp * N + 4 * M * N
         else:
             need = (2 * M * kp + 2 * kp * N + 4 * M * N) if integer else (4 * (M * kp + kp * N) + 4 * M * N)
         refuse_beyond_memory("amx.matmul", M, K, N, need)
-        return _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
+        return _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp, native)
     except MemoryError as e:
         raise out_of_memory("amx.matmul", M, K, N, e) from None
 
 
-def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp):
+def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp, native):
     M, K = a.shape
     N = b.shape[1]
     c_given = c                                    # None: the native kernel starts from TILEZERO (no zero-filled C)
@@ -149,18 +150,16 @@ def _matmul_cpu_body(a, b, c, mn, model, integer, cdt, method, threads, per, kp)
         return _by_instructions(mn, a, b, c, model, "emulator" if method == "instructions" else "spec")
     if M == 0 or N == 0 or kp == 0:
         return c.copy()                            # no TMUL runs: C is returned untouched (no DAZ either)
-    if method == "auto":
-        ok, _ = native_matmul.usable(mn, model.name)
-        if ok:
-            out, kn = native_matmul.run(mn, a, b, c_given, threads)
-            if out is not None:
-                path = "native" if kn == kp else "native+emulator"
-                count_tmuls(mn, M, N, kp // per, path=path)
-                counters.note_path(f"amx.matmul {mn}", path)
-                if kn == kp:
-                    return out
-                # the partial last tile-K block on the emulator, from the native result (native_matmul.run)
-                return _float(mn, a[:, kn:], b[kn:], out, method, threads)
+    if native:
+        out, kn = native_matmul.run(mn, a, b, c_given, threads)
+        if out is not None:
+            path = "native" if kn == kp else "native+emulator"
+            count_tmuls(mn, M, N, kp // per, path=path)
+            counters.note_path(f"amx.matmul {mn}", path)
+            if kn == kp:
+                return out
+            # the partial last tile-K block on the emulator, from the native result (native_matmul.run)
+            return _float(mn, a[:, kn:], b[kn:], out, method, threads)
     if c is None:
         c = np.zeros((M, N), cdt)
     count_tmuls(mn, M, N, kp // per, path="emulator")
